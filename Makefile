@@ -1,0 +1,49 @@
+# Thin wrapper over CMake. `make` builds, `make test` runs the whole suite (a normal build and an
+# AddressSanitizer + UndefinedBehaviorSanitizer build), `make sim` replays the default trace.
+BUILD      ?= build
+ASAN_BUILD ?= build/asan
+JOBS       ?= $(shell nproc)
+CMAKE_FLAGS ?=
+ifeq ($(CI),true)
+CMAKE_FLAGS += -DGP_WERROR=ON
+endif
+DATA ?= ../shared/data/alibaba-gpu-v2023
+SEEDS ?= 42-51
+
+.PHONY: all deps build test test-asan sim bench grid format clean
+
+all: build
+
+deps:
+	@scripts/deps.sh
+
+build: deps
+	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
+
+test: build test-asan
+	cd $(BUILD) && ctest --output-on-failure -j $(JOBS) -LE asan
+
+# The sanitizer build runs the unit tests and the sim contract tests; any report fails them.
+test-asan: deps
+	@cmake -S . -B $(ASAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	    -DGP_SANITIZE=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(ASAN_BUILD) -j $(JOBS)
+	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+	    ctest --output-on-failure -j $(JOBS) -L 'unit|integ'
+
+sim: build
+	$(BUILD)/bin/gpupool sim --nodes $(DATA)/openb_node_list_gpu_node.csv \
+	    --pods $(DATA)/openb_pod_list_default.csv --policy all --seeds $(SEEDS) \
+	    --jobs $(JOBS) --out out/sim-default
+	@cat out/sim-default/summary.md
+
+bench: build
+	bench/run.sh
+
+format:
+	clang-format -i $$(git ls-files '*.c' '*.h')
+
+clean:
+	rm -rf $(BUILD)

@@ -1,0 +1,193 @@
+/*
+ * The pool model of libgpcore: cluster -> nodes -> GPUs, requests, and assignments.
+ *
+ * A gp_cluster owns its nodes, GPUs, labels and the table of GPU models. Nodes and GPUs are
+ * exposed as read-only structs (gp_cluster_node, gp_cluster_gpu) so that policies and reports
+ * can read them without copies; only gp_cluster_* functions change them.
+ *
+ * Capacity invariants, asserted on every change:
+ *   0 <= cpu_free <= cpu_milli, 0 <= mem_free <= memory_mib                      (per node)
+ *   0 <= milli_free <= 1000, 0 <= mem_free_mib <= mem_mib                        (per GPU)
+ *   a GPU in MIG mode holds no whole or fractional allocation, and vice versa
+ * gp_cluster_assign and gp_cluster_release are exact inverses: release(assign(a)) restores the
+ * state bit for bit. Both validate first and change nothing when they fail.
+ *
+ * Pure: no I/O, no clock, no randomness, no globals. Not thread-safe; one writer at a time.
+ */
+#ifndef GPUPOOL_MODEL_H
+#define GPUPOOL_MODEL_H
+
+#include "gpupool/error.h"
+#include "gpupool/mig.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GP_MILLI_PER_GPU 1000
+#define GP_MAX_GPUS_PER_NODE 32
+#define GP_MAX_MODELS 64
+#define GP_NAME_MAX 64
+
+typedef struct gp_cluster gp_cluster;
+
+typedef enum gp_gpu_mode {
+    GP_GPU_FULL = 0, /* whole and fractional allocations */
+    GP_GPU_MIG = 1,  /* partitioned into MIG instances */
+} gp_gpu_mode;
+
+typedef struct gp_gpu_model {
+    char name[GP_NAME_MAX];
+    int64_t mem_mib;          /* memory of one GPU of this model; 0 = not tracked */
+    gp_mig_geometry mig;      /* GP_MIG_NONE when the model cannot be partitioned */
+} gp_gpu_model;
+
+typedef struct gp_gpu {
+    /* fixed at creation */
+    uint16_t model;           /* index into the cluster's model table */
+    int16_t numa;             /* NUMA node; -1 unknown */
+    uint32_t nvlink;          /* bit j: NVLink to GPU j of the same node */
+    int64_t mem_mib;          /* total memory; 0 = not tracked */
+    /* allocation state */
+    int32_t milli_free;       /* compute left, 0..1000 */
+    int64_t mem_free_mib;     /* memory left */
+    uint16_t holders;         /* whole or fractional allocations holding this GPU */
+    uint8_t mode;             /* gp_gpu_mode */
+    uint8_t mig_dynamic;      /* MIG was switched on by an allocation: back to FULL when empty */
+    uint8_t mig_mem_used;     /* memory slices in use (bit mask) */
+    uint8_t mig_compute_used; /* compute slices in use */
+    uint8_t mig_instances;    /* MIG instances allocated */
+} gp_gpu;
+
+typedef struct gp_label {
+    char key[GP_NAME_MAX];
+    char value[GP_NAME_MAX];
+} gp_label;
+
+typedef struct gp_node {
+    char name[GP_NAME_MAX];
+    int64_t cpu_milli, memory_mib; /* capacity */
+    int64_t cpu_free, mem_free;    /* left */
+    int ngpus;
+    int first_gpu;                 /* index of GPU 0 of this node in the cluster's GPU array */
+    int nlabels;
+    gp_label *labels;              /* owned by the cluster */
+    uint64_t models;               /* bit m: the node has a GPU of model m */
+    uint32_t version;              /* bumped on every change: caches key on it */
+    bool schedulable;
+} gp_node;
+
+typedef enum gp_gpu_kind {
+    GP_REQ_NONE = 0,     /* CPU and memory only */
+    GP_REQ_WHOLE = 1,    /* gpu_count whole GPUs on one node */
+    GP_REQ_FRACTION = 2, /* part of one GPU: gpu_milli and/or gpu_mem_mib */
+    GP_REQ_MIG = 3,      /* one MIG instance of profile mig_profile */
+} gp_gpu_kind;
+
+typedef struct gp_request {
+    int64_t cpu_milli;
+    int64_t memory_mib;
+    gp_gpu_kind kind;
+    int gpu_count;             /* WHOLE: 1..GP_MAX_GPUS_PER_NODE */
+    int gpu_milli;             /* FRACTION: 0..1000 (0 = memory only) */
+    int64_t gpu_mem_mib;       /* FRACTION: 0 = compute only */
+    char mig_profile[16];      /* MIG: "1g.10gb" */
+    uint64_t allowed_models;   /* bit m: model m allowed; 0 = any model */
+} gp_request;
+
+/* One GPU's share of an assignment. */
+typedef struct gp_gpu_share {
+    uint8_t gpu;               /* index within the node */
+    int32_t milli;             /* compute taken (1000 for whole GPUs, 0 for MIG) */
+    int64_t mem_mib;           /* memory taken (whole: all of it; MIG: 0, the slice holds it) */
+    int8_t mig_start;          /* MIG: first memory slice; -1 otherwise */
+    int8_t mig_memory_slices;  /* MIG: memory slices */
+    int8_t mig_compute_slices; /* MIG: compute slices */
+} gp_gpu_share;
+
+/* Where a request goes: a node, and its share of each GPU it uses. */
+typedef struct gp_assignment {
+    int node;
+    int64_t cpu_milli;
+    int64_t memory_mib;
+    int nshares;
+    gp_gpu_share shares[GP_MAX_GPUS_PER_NODE];
+} gp_assignment;
+
+/* ---- building a cluster ---- */
+
+gp_cluster *gp_cluster_new(void);
+void gp_cluster_free(gp_cluster *c);
+/* Deep copy (same models, nodes, state). NULL on out of memory. */
+gp_cluster *gp_cluster_clone(const gp_cluster *c);
+
+/* Index of the model named name, adding it (with mem_mib and the MIG geometry derived from the
+ * name) when new. GP_ERANGE past GP_MAX_MODELS. */
+int gp_cluster_model(gp_cluster *c, const char *name, int64_t mem_mib);
+/* Index of the model named name, or GP_ENOENT. */
+int gp_cluster_find_model(const gp_cluster *c, const char *name);
+int gp_cluster_model_count(const gp_cluster *c);
+const gp_gpu_model *gp_cluster_model_info(const gp_cluster *c, int model);
+
+/* Description of one GPU when adding a node. */
+typedef struct gp_gpu_spec {
+    int model;                 /* from gp_cluster_model */
+    int numa;                  /* -1 unknown */
+    uint32_t nvlink;           /* bit j: NVLink to GPU j of the same node */
+    int64_t mem_mib;           /* 0: take the model's */
+} gp_gpu_spec;
+
+/* Adds a node with ngpus GPUs (ngpus 0..GP_MAX_GPUS_PER_NODE; gpus may be NULL when 0) and
+ * returns its index, or GP_EINVAL (bad numbers, NVLink to a GPU out of range), GP_ENOMEM. */
+int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int64_t memory_mib,
+                        int ngpus, const gp_gpu_spec *gpus);
+/* Adds a label to a node (replacing a label of the same key). */
+int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *value);
+int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable);
+/* Whether MIG-capable GPUs with no allocation may be partitioned on demand (default false). */
+void gp_cluster_set_dynamic_mig(gp_cluster *c, bool allow);
+bool gp_cluster_dynamic_mig(const gp_cluster *c);
+/* Puts a MIG-capable, unallocated GPU into MIG mode (operator-partitioned: stays in MIG mode). */
+int gp_cluster_enable_mig(gp_cluster *c, int node, int gpu);
+
+/* ---- reading ---- */
+
+int gp_cluster_node_count(const gp_cluster *c);
+int gp_cluster_gpu_count(const gp_cluster *c);
+const gp_node *gp_cluster_node(const gp_cluster *c, int node);
+/* GPU gpu (0-based within the node) of node. */
+const gp_gpu *gp_cluster_gpu(const gp_cluster *c, int node, int gpu);
+/* Index of the node named name, or GP_ENOENT. Linear; for tools and tests. */
+int gp_cluster_find_node(const gp_cluster *c, const char *name);
+
+/* Totals over the whole cluster, in milli-GPU: capacity (1000 per GPU) and allocated (compute
+ * held by whole and fractional shares, plus whole GPUs in MIG mode counted by the compute slices
+ * in use, scaled to 1000). Maintained incrementally: O(1). */
+int64_t gp_cluster_gpu_milli_capacity(const gp_cluster *c);
+int64_t gp_cluster_gpu_milli_allocated(const gp_cluster *c);
+
+/* ---- feasibility, assignment, release ---- */
+
+/* Whether gpu of node can hold a request (model allowed, mode, compute and memory left), without
+ * looking at CPU or memory of the node. For WHOLE it means: entirely free. */
+bool gp_gpu_fits(const gp_cluster *c, int node, int gpu, const gp_request *r);
+/* Whether node passes the filter for r: schedulable, CPU, memory, allowed models, and enough
+ * GPUs that fit (count for WHOLE, one for FRACTION and MIG). */
+bool gp_node_fits(const gp_cluster *c, int node, const gp_request *r);
+
+/* Share of gpu for r: milli/mem for FULL GPUs; for MIG the chosen legal slice. GP_ENOSPC when the
+ * GPU cannot hold it. */
+int gp_gpu_share_for(const gp_cluster *c, int node, int gpu, const gp_request *r,
+                     gp_gpu_share *out);
+
+/* Applies a: takes its CPU, memory and GPU shares. Validates the whole assignment first;
+ * GP_EINVAL (malformed) or GP_ENOSPC (does not fit) leave the cluster unchanged. */
+int gp_cluster_assign(gp_cluster *c, const gp_assignment *a);
+/* Gives back what a took. GP_EINVAL when the cluster does not hold a (it would push a capacity
+ * past its total); then nothing changes. */
+int gp_cluster_release(gp_cluster *c, const gp_assignment *a);
+
+/* Checks every capacity invariant of the whole cluster, including the cached totals. 0 or
+ * GP_EINTERNAL with d naming the first broken one. O(nodes + GPUs); for tests and debug builds. */
+int gp_cluster_check(const gp_cluster *c, gp_diag *d);
+
+#endif

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Installs the Debian packages that building and testing gpupool need, when any is missing.
+# As root it runs apt-get itself; otherwise it prints the exact command to run and fails.
+set -euo pipefail
+
+packages=(
+    build-essential cmake pkg-config
+    libcmocka-dev   # unit-test harness
+    clang           # the sanitizer build (ASan + UBSan)
+    binutils        # nm, for the purity check of libgpcore
+    python3         # result-table generators in bench/
+)
+
+missing=()
+for p in "${packages[@]}"; do
+    if ! dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed'; then
+        missing+=("$p")
+    fi
+done
+
+if [ ${#missing[@]} -eq 0 ]; then
+    exit 0
+fi
+
+cmd="apt-get install -y --no-install-recommends ${missing[*]}"
+if [ "$(id -u)" -ne 0 ]; then
+    echo "deps.sh: missing packages: ${missing[*]}" >&2
+    echo "deps.sh: run as root: apt-get update && $cmd" >&2
+    exit 1
+fi
+echo "deps.sh: installing ${missing[*]}" >&2
+export DEBIAN_FRONTEND=noninteractive
+apt-get update -qq
+$cmd >/dev/null

@@ -1,0 +1,38 @@
+/*
+ * Private layout of gp_cluster, shared by the files of libgpcore only.
+ */
+#ifndef GP_CORE_CLUSTER_IMPL_H
+#define GP_CORE_CLUSTER_IMPL_H
+
+#include "gpupool/model.h"
+
+struct gp_cluster {
+    gp_gpu_model models[GP_MAX_MODELS];
+    int nmodels;
+    gp_node *nodes;
+    int nnodes, cap_nodes;
+    gp_gpu *gpus;
+    int ngpus, cap_gpus;
+    int64_t milli_capacity;
+    int64_t milli_allocated;
+    bool dynamic_mig;
+};
+
+static inline gp_gpu *cluster_gpu(gp_cluster *c, int node, int gpu)
+{
+    return &c->gpus[c->nodes[node].first_gpu + gpu];
+}
+
+static inline const gp_gpu *cluster_gpu_const(const gp_cluster *c, int node, int gpu)
+{
+    return &c->gpus[c->nodes[node].first_gpu + gpu];
+}
+
+/* Milli-GPU a MIG GPU counts as allocated when compute_used of its 7 compute slices are in use. */
+static inline int64_t mig_milli(int compute_used)
+{
+    return ((int64_t)compute_used * GP_MILLI_PER_GPU + GP_MIG_COMPUTE_SLICES / 2) /
+           GP_MIG_COMPUTE_SLICES;
+}
+
+#endif
