@@ -63,6 +63,13 @@ typedef struct gp_label {
     char value[GP_NAME_MAX];
 } gp_label;
 
+/* Workload classes a node holds, counted per node: what GPU-clustering policies look at.
+ * GP_TAG_SHARE: a fraction of one GPU; GP_TAG_MIG: a MIG instance; 1..32: that many whole GPUs.
+ * CPU-only allocations carry no tag. */
+#define GP_TAG_SHARE 0
+#define GP_TAG_MIG (GP_MAX_GPUS_PER_NODE + 1)
+#define GP_TAG_COUNT (GP_MAX_GPUS_PER_NODE + 2)
+
 typedef struct gp_node {
     char name[GP_NAME_MAX];
     int64_t cpu_milli, memory_mib; /* capacity */
@@ -72,7 +79,9 @@ typedef struct gp_node {
     int nlabels;
     gp_label *labels;              /* owned by the cluster */
     uint64_t models;               /* bit m: the node has a GPU of model m */
-    uint32_t version;              /* bumped on every change: caches key on it */
+    uint32_t version;              /* bumped on every change */
+    uint64_t tag_mask;             /* bit t: tags[t] > 0 */
+    uint16_t tags[GP_TAG_COUNT];   /* allocations per workload class */
     bool schedulable;
 } gp_node;
 
@@ -164,6 +173,15 @@ int gp_cluster_find_node(const gp_cluster *c, const char *name);
  * in use, scaled to 1000). Maintained incrementally: O(1). */
 int64_t gp_cluster_gpu_milli_capacity(const gp_cluster *c);
 int64_t gp_cluster_gpu_milli_allocated(const gp_cluster *c);
+
+/* The workload-class tag of an assignment (GP_TAG_*), or -1 for a CPU-only one. */
+int gp_assignment_tag(const gp_assignment *a);
+
+/* Nodes changed (added, assigned, released, relabelled) since the last gp_cluster_clear_changed,
+ * each listed once; *nodes points into the cluster and is valid until the next change. One
+ * consumer only (the placer). */
+int gp_cluster_changed_nodes(const gp_cluster *c, const int **nodes);
+void gp_cluster_clear_changed(gp_cluster *c);
 
 /* ---- feasibility, assignment, release ---- */
 

@@ -39,6 +39,17 @@ typedef struct gp_workload {
     int nitems;
 } gp_workload;
 
+/*
+ * The target workload of a list of requests, as FGD defines it: requests grouped by shape (CPU,
+ * GPU kind, count, compute, GPU memory, MIG profile, allowed models; host memory is left out),
+ * most frequent shapes first (ties: larger CPU, then larger GPU request first), taken until they
+ * cover coverage (0 < coverage <= 1) of the requests, the shape that crosses it included.
+ * Weights are the counts renormalised over the shapes taken. *out is malloc'd; the caller frees
+ * it. GP_EINVAL for n < 1 or a bad coverage, GP_ENOMEM.
+ */
+int gp_workload_typical(const gp_request *reqs, int n, double coverage, gp_workload_item **out,
+                        int *nout);
+
 /* Names of the built-in policies, in a stable order; *count receives their number. */
 const char *const *gp_policy_names(int *count);
 /* One-line description of a policy, or NULL for an unknown name. */
@@ -64,6 +75,10 @@ int gp_policy_choose(const gp_policy *p, const gp_cluster *c, int node, const gp
 /* Creates a placer over c with policy p. */
 int gp_placer_new(gp_cluster *c, const gp_policy *p, gp_placer **out);
 void gp_placer_free(gp_placer *pl);
+
+/* Breaks ties by the lowest rank[node] instead of at random (rank borrowed, one entry per node;
+ * NULL restores random tie-breaks). */
+void gp_placer_set_tie_rank(gp_placer *pl, const uint32_t *rank);
 
 /* Statistics of one placement decision. */
 typedef struct gp_place_info {

@@ -207,6 +207,33 @@ static bool node_consistent(const gp_cluster *c, int node)
     return true;
 }
 
+int gp_assignment_tag(const gp_assignment *a)
+{
+    if (a->nshares == 0) {
+        return -1;
+    }
+    if (a->shares[0].mig_start >= 0) {
+        return GP_TAG_MIG;
+    }
+    if (a->nshares == 1 && a->shares[0].milli < GP_MILLI_PER_GPU) {
+        return GP_TAG_SHARE;
+    }
+    return a->nshares;
+}
+
+static void add_tag(gp_node *n, int tag, int delta)
+{
+    if (tag < 0) {
+        return;
+    }
+    n->tags[tag] = (uint16_t)(n->tags[tag] + delta);
+    if (n->tags[tag]) {
+        n->tag_mask |= 1ull << tag;
+    } else {
+        n->tag_mask &= ~(1ull << tag);
+    }
+}
+
 int gp_cluster_assign(gp_cluster *c, const gp_assignment *a)
 {
     int rc = check_shape(c, a);
@@ -244,7 +271,8 @@ int gp_cluster_assign(gp_cluster *c, const gp_assignment *a)
         u->mig_instances++;
         c->milli_allocated += mig_milli(u->mig_compute_used) - before;
     }
-    n->version++;
+    add_tag(n, gp_assignment_tag(a), 1);
+    cluster_touch(c, a->node);
     GP_ALWAYS(node_consistent(c, a->node));
     return 0;
 }
@@ -263,6 +291,10 @@ int gp_cluster_release(gp_cluster *c, const gp_assignment *a)
         if (!share_held(c, a->node, &a->shares[i])) {
             return GP_EINVAL;
         }
+    }
+    int tag = gp_assignment_tag(a);
+    if (tag >= 0 && n->tags[tag] == 0) {
+        return GP_EINVAL;
     }
     n->cpu_free += a->cpu_milli;
     n->mem_free += a->memory_mib;
@@ -286,7 +318,8 @@ int gp_cluster_release(gp_cluster *c, const gp_assignment *a)
             u->mig_dynamic = 0;
         }
     }
-    n->version++;
+    add_tag(n, gp_assignment_tag(a), -1);
+    cluster_touch(c, a->node);
     GP_ALWAYS(node_consistent(c, a->node));
     return 0;
 }
@@ -309,7 +342,7 @@ int gp_cluster_enable_mig(gp_cluster *c, int node, int gpu)
     }
     u->mode = GP_GPU_MIG;
     u->mig_dynamic = 0;
-    c->nodes[node].version++;
+    cluster_touch(c, node);
     return 0;
 }
 

@@ -25,6 +25,8 @@ void gp_cluster_free(gp_cluster *c)
     }
     free(c->nodes);
     free(c->gpus);
+    free(c->changed);
+    free(c->changed_flag);
     free(c);
 }
 
@@ -35,18 +37,27 @@ gp_cluster *gp_cluster_clone(const gp_cluster *c)
         return NULL;
     }
     *n = *c;
-    n->nodes = malloc(sizeof(gp_node) * (size_t)(c->cap_nodes ? c->cap_nodes : 1));
+    size_t cap_nodes = (size_t)(c->cap_nodes ? c->cap_nodes : 1);
+    n->nodes = malloc(sizeof(gp_node) * cap_nodes);
     n->gpus = malloc(sizeof(gp_gpu) * (size_t)(c->cap_gpus ? c->cap_gpus : 1));
-    if (!n->nodes || !n->gpus) {
+    n->changed = malloc(sizeof(int) * cap_nodes);
+    n->changed_flag = malloc(cap_nodes);
+    if (!n->nodes || !n->gpus || !n->changed || !n->changed_flag) {
         free(n->nodes);
         free(n->gpus);
+        free(n->changed);
+        free(n->changed_flag);
         free(n);
         return NULL;
     }
     memcpy(n->nodes, c->nodes, sizeof(gp_node) * (size_t)c->nnodes);
     memcpy(n->gpus, c->gpus, sizeof(gp_gpu) * (size_t)c->ngpus);
+    /* The clone's consumer starts from scratch: every node is new to it. */
+    n->nchanged = c->nnodes;
     for (int i = 0; i < c->nnodes; i++) {
         n->nodes[i].labels = NULL;
+        n->changed[i] = i;
+        n->changed_flag[i] = 1;
     }
     for (int i = 0; i < c->nnodes; i++) {
         const gp_node *src = &c->nodes[i];
@@ -130,6 +141,36 @@ static int grow(void **p, int *cap, int need, size_t size)
     return 0;
 }
 
+/* Grows the node array and the change list together, so a change never needs memory. */
+static int grow_nodes(gp_cluster *c, int need)
+{
+    if (need <= c->cap_nodes) {
+        return 0;
+    }
+    int ncap = c->cap_nodes ? c->cap_nodes * 2 : 16;
+    while (ncap < need) {
+        ncap *= 2;
+    }
+    gp_node *nodes = realloc(c->nodes, sizeof(gp_node) * (size_t)ncap);
+    if (!nodes) {
+        return GP_ENOMEM;
+    }
+    c->nodes = nodes;
+    int *changed = realloc(c->changed, sizeof(int) * (size_t)ncap);
+    if (!changed) {
+        return GP_ENOMEM;
+    }
+    c->changed = changed;
+    uint8_t *flag = realloc(c->changed_flag, (size_t)ncap);
+    if (!flag) {
+        return GP_ENOMEM;
+    }
+    memset(flag + c->cap_nodes, 0, (size_t)(ncap - c->cap_nodes));
+    c->changed_flag = flag;
+    c->cap_nodes = ncap;
+    return 0;
+}
+
 static int check_gpu_specs(const gp_cluster *c, int ngpus, const gp_gpu_spec *gpus)
 {
     for (int g = 0; g < ngpus; g++) {
@@ -157,7 +198,7 @@ int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int6
     if (rc < 0) {
         return rc;
     }
-    if (grow((void **)&c->nodes, &c->cap_nodes, c->nnodes + 1, sizeof(gp_node)) < 0 ||
+    if (grow_nodes(c, c->nnodes + 1) < 0 ||
         grow((void **)&c->gpus, &c->cap_gpus, c->ngpus + ngpus, sizeof(gp_gpu)) < 0) {
         return GP_ENOMEM;
     }
@@ -183,6 +224,13 @@ int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int6
     }
     c->ngpus += ngpus;
     c->milli_capacity += (int64_t)ngpus * GP_MILLI_PER_GPU;
+    if (cpu_milli > c->max_cpu_milli) {
+        c->max_cpu_milli = cpu_milli;
+    }
+    if (ngpus > c->max_gpus) {
+        c->max_gpus = ngpus;
+    }
+    cluster_touch(c, c->nnodes);
     return c->nnodes++;
 }
 
@@ -196,7 +244,7 @@ int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *v
     for (int i = 0; i < n->nlabels; i++) {
         if (strcmp(n->labels[i].key, key) == 0) {
             copy_name(n->labels[i].value, value);
-            n->version++;
+            cluster_touch(c, node);
             return 0;
         }
     }
@@ -208,7 +256,7 @@ int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *v
     copy_name(l[n->nlabels].key, key);
     copy_name(l[n->nlabels].value, value);
     n->nlabels++;
-    n->version++;
+    cluster_touch(c, node);
     return 0;
 }
 
@@ -218,7 +266,7 @@ int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable)
         return GP_EINVAL;
     }
     c->nodes[node].schedulable = schedulable;
-    c->nodes[node].version++;
+    cluster_touch(c, node);
     return 0;
 }
 
@@ -273,4 +321,18 @@ int64_t gp_cluster_gpu_milli_capacity(const gp_cluster *c)
 int64_t gp_cluster_gpu_milli_allocated(const gp_cluster *c)
 {
     return c->milli_allocated;
+}
+
+int gp_cluster_changed_nodes(const gp_cluster *c, const int **nodes)
+{
+    *nodes = c->changed;
+    return c->nchanged;
+}
+
+void gp_cluster_clear_changed(gp_cluster *c)
+{
+    for (int i = 0; i < c->nchanged; i++) {
+        c->changed_flag[c->changed[i]] = 0;
+    }
+    c->nchanged = 0;
 }

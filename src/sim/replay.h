@@ -7,7 +7,10 @@
  *      GPU capacity (the pod that reaches it is included);
  *   3. pods only arrive: each is placed by the policy or, when no node fits, counted as failed
  *      and skipped;
- *   4. after every arrival, allocated and arrived milli-GPU are recorded as % of capacity
+ *   4. ties between equally scored nodes go to the first node of a node order drawn at random
+ *      per seed (the reference simulator's behaviour, GP_TIES_ORDERED) or, on request, to a node
+ *      drawn at random at every decision (GP_TIES_RANDOM);
+ *   5. after every arrival, allocated and arrived milli-GPU are recorded as % of capacity
  *      (arrived counts failed pods too, before the attempt).
  * The policy's target workload (FGD) is derived from the original pod list.
  */
@@ -35,11 +38,17 @@ typedef struct gp_replay_result {
     gp_replay_point *curve;     /* one point per arrival; owned, free with gp_replay_result_fini */
 } gp_replay_result;
 
+typedef enum gp_tie_mode {
+    GP_TIES_ORDERED = 0,
+    GP_TIES_RANDOM = 1,
+} gp_tie_mode;
+
 typedef struct gp_replay_params {
     const char *policy;         /* a name from gp_policy_names() */
     uint64_t seed;
     double inflate;             /* 1.3 in the published runs; > 0 */
     int keep_curve;             /* fill result->curve */
+    gp_tie_mode ties;           /* GP_TIES_ORDERED (0) unless set */
 } gp_replay_params;
 
 /* Runs one replay. t must hold nodes and pods. 0, or a negative code with d saying why

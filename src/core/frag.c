@@ -1,0 +1,101 @@
+/*
+ * Fragmentation arithmetic. One pass over the GPUs per type; nodes have at most 32 GPUs and the
+ * target workload tens of types, and the placer caches per node class, so this stays cheap.
+ */
+#include "core/frag.h"
+
+#include "core/cluster_impl.h"
+#include "gpupool/placement.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+int gp_frag_target_init(gp_frag_target *t, const gp_workload *w)
+{
+    memset(t, 0, sizeof(*t));
+    t->types = calloc((size_t)(w->nitems ? w->nitems : 1), sizeof(gp_frag_type));
+    if (!t->types) {
+        return GP_ENOMEM;
+    }
+    for (int i = 0; i < w->nitems; i++) {
+        const gp_request *r = &w->items[i].shape;
+        gp_frag_type *ft = &t->types[t->ntypes];
+        switch (r->kind) {
+        case GP_REQ_NONE:
+            ft->milli = 0;
+            ft->count = 0;
+            break;
+        case GP_REQ_WHOLE:
+            ft->milli = GP_MILLI_PER_GPU;
+            ft->count = r->gpu_count;
+            break;
+        case GP_REQ_FRACTION:
+            ft->milli = r->gpu_milli;
+            ft->count = 1;
+            break;
+        default:
+            continue;
+        }
+        ft->cpu_milli = r->cpu_milli;
+        ft->allowed_models = r->allowed_models;
+        ft->weight = w->items[i].weight;
+        t->ntypes++;
+    }
+    return 0;
+}
+
+void gp_frag_target_fini(gp_frag_target *t)
+{
+    free(t->types);
+    memset(t, 0, sizeof(*t));
+}
+
+void gp_frag_node_of(const gp_cluster *c, int node, gp_frag_node *out)
+{
+    const gp_node *n = &c->nodes[node];
+    out->cpu_free = n->cpu_free;
+    out->ngpus = n->ngpus;
+    for (int g = 0; g < n->ngpus; g++) {
+        const gp_gpu *u = cluster_gpu_const(c, node, g);
+        out->left[g] = u->mode == GP_GPU_FULL ? u->milli_free : 0;
+        out->model[g] = u->model;
+    }
+}
+
+/* Fragment of one type on n, given the node's total idle compute. */
+static double type_fragment(const gp_frag_type *t, const gp_frag_node *n, int64_t total)
+{
+    if (t->count == 0 || t->milli == 0) {
+        return (double)total;
+    }
+    int hosts = 0;
+    int64_t unusable = 0;
+    for (int g = 0; g < n->ngpus; g++) {
+        int allowed = t->allowed_models == 0 || (t->allowed_models & (1ull << n->model[g]));
+        if (allowed && n->left[g] >= t->milli) {
+            hosts++;
+        } else {
+            unusable += n->left[g];
+        }
+    }
+    if (hosts < t->count || n->cpu_free < t->cpu_milli) {
+        return (double)total;
+    }
+    return (double)unusable;
+}
+
+double gp_frag_amount(const gp_frag_target *t, const gp_frag_node *n)
+{
+    int64_t total = 0;
+    for (int g = 0; g < n->ngpus; g++) {
+        total += n->left[g];
+    }
+    if (total == 0) {
+        return 0.0;
+    }
+    double frag = 0.0;
+    for (int i = 0; i < t->ntypes; i++) {
+        frag += t->types[i].weight * type_fragment(&t->types[i], n, total);
+    }
+    return frag;
+}
