@@ -12,7 +12,9 @@ for lib in "$@"; do
         echo "purity: $(basename "$lib") references forbidden symbols:" $bad >&2
         status=1
     fi
-    defined_globals=$(nm --defined-only --format=posix "$lib" | awk '$2 ~ /^[BDGS]$/ {print $1}')
+    # Writable data: symbols in .data or .bss sections (.data.rel.ro is read-only after load).
+    defined_globals=$(nm --defined-only --format=sysv "$lib" |
+        awk -F'|' '{gsub(/ /, "", $1); gsub(/ /, "", $7)} $7 ~ /^\.(data|bss)/ && $7 !~ /^\.data\.rel\.ro/ && $1 !~ /^(\.|__)/ {print $1}')
     if [ -n "$defined_globals" ]; then
         echo "purity: $(basename "$lib") defines mutable globals:" $defined_globals >&2
         status=1

@@ -50,7 +50,6 @@ typedef struct gp_diag {
 void gp_diag_clear(gp_diag *d);
 /* Records code and a printf-style message in d (if d is not NULL) and returns code, so that
  * `return gp_diag_set(d, GP_EINVAL, "replicas: must be ...");` reads naturally. */
-int gp_diag_set(gp_diag *d, int code, const char *fmt, ...)
-    __attribute__((format(printf, 3, 4)));
+int gp_diag_set(gp_diag *d, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
 #endif

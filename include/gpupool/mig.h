@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 #define GP_MIG_COMPUTE_SLICES 7
-#define GP_MIG_MEMORY_SLICES 8
+#define GP_MIG_MEMORY_SLICES  8
 
 typedef enum gp_mig_geometry {
     GP_MIG_NONE = 0,
@@ -23,12 +23,12 @@ typedef enum gp_mig_geometry {
 } gp_mig_geometry;
 
 typedef struct gp_mig_profile {
-    const char *name;       /* "1g.10gb" */
-    int id;                 /* nvidia-smi GPU instance profile id */
-    int compute_slices;     /* 1, 2, 3, 4 or 7 */
-    int memory_slices;      /* 1, 2, 4 or 8 */
-    int max_instances;      /* as the driver reports it */
-    uint8_t legal_starts;   /* bit s: the instance may start at memory slice s */
+    const char *name;     /* "1g.10gb" */
+    int id;               /* nvidia-smi GPU instance profile id */
+    int compute_slices;   /* 1, 2, 3, 4 or 7 */
+    int memory_slices;    /* 1, 2, 4 or 8 */
+    int max_instances;    /* as the driver reports it */
+    uint8_t legal_starts; /* bit s: the instance may start at memory slice s */
 } gp_mig_profile;
 
 /* Name of a geometry ("A100-80GB"); "none" for GP_MIG_NONE. */

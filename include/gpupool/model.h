@@ -23,10 +23,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define GP_MILLI_PER_GPU 1000
+#define GP_MILLI_PER_GPU     1000
 #define GP_MAX_GPUS_PER_NODE 32
-#define GP_MAX_MODELS 64
-#define GP_NAME_MAX 64
+#define GP_MAX_MODELS        64
+#define GP_NAME_MAX          64
 
 typedef struct gp_cluster gp_cluster;
 
@@ -37,16 +37,16 @@ typedef enum gp_gpu_mode {
 
 typedef struct gp_gpu_model {
     char name[GP_NAME_MAX];
-    int64_t mem_mib;          /* memory of one GPU of this model; 0 = not tracked */
-    gp_mig_geometry mig;      /* GP_MIG_NONE when the model cannot be partitioned */
+    int64_t mem_mib;     /* memory of one GPU of this model; 0 = not tracked */
+    gp_mig_geometry mig; /* GP_MIG_NONE when the model cannot be partitioned */
 } gp_gpu_model;
 
 typedef struct gp_gpu {
     /* fixed at creation */
-    uint16_t model;           /* index into the cluster's model table */
-    int16_t numa;             /* NUMA node; -1 unknown */
-    uint32_t nvlink;          /* bit j: NVLink to GPU j of the same node */
-    int64_t mem_mib;          /* total memory; 0 = not tracked */
+    uint16_t model;  /* index into the cluster's model table */
+    int16_t numa;    /* NUMA node; -1 unknown */
+    uint32_t nvlink; /* bit j: NVLink to GPU j of the same node */
+    int64_t mem_mib; /* total memory; 0 = not tracked */
     /* allocation state */
     int32_t milli_free;       /* compute left, 0..1000 */
     int64_t mem_free_mib;     /* memory left */
@@ -67,7 +67,7 @@ typedef struct gp_label {
  * GP_TAG_SHARE: a fraction of one GPU; GP_TAG_MIG: a MIG instance; 1..32: that many whole GPUs.
  * CPU-only allocations carry no tag. */
 #define GP_TAG_SHARE 0
-#define GP_TAG_MIG (GP_MAX_GPUS_PER_NODE + 1)
+#define GP_TAG_MIG   (GP_MAX_GPUS_PER_NODE + 1)
 #define GP_TAG_COUNT (GP_MAX_GPUS_PER_NODE + 2)
 
 typedef struct gp_node {
@@ -75,13 +75,13 @@ typedef struct gp_node {
     int64_t cpu_milli, memory_mib; /* capacity */
     int64_t cpu_free, mem_free;    /* left */
     int ngpus;
-    int first_gpu;                 /* index of GPU 0 of this node in the cluster's GPU array */
+    int first_gpu; /* index of GPU 0 of this node in the cluster's GPU array */
     int nlabels;
-    gp_label *labels;              /* owned by the cluster */
-    uint64_t models;               /* bit m: the node has a GPU of model m */
-    uint32_t version;              /* bumped on every change */
-    uint64_t tag_mask;             /* bit t: tags[t] > 0 */
-    uint16_t tags[GP_TAG_COUNT];   /* allocations per workload class */
+    gp_label *labels;            /* owned by the cluster */
+    uint64_t models;             /* bit m: the node has a GPU of model m */
+    uint32_t version;            /* bumped on every change */
+    uint64_t tag_mask;           /* bit t: tags[t] > 0 */
+    uint16_t tags[GP_TAG_COUNT]; /* allocations per workload class */
     bool schedulable;
 } gp_node;
 
@@ -96,11 +96,11 @@ typedef struct gp_request {
     int64_t cpu_milli;
     int64_t memory_mib;
     gp_gpu_kind kind;
-    int gpu_count;             /* WHOLE: 1..GP_MAX_GPUS_PER_NODE */
-    int gpu_milli;             /* FRACTION: 0..1000 (0 = memory only) */
-    int64_t gpu_mem_mib;       /* FRACTION: 0 = compute only */
-    char mig_profile[16];      /* MIG: "1g.10gb" */
-    uint64_t allowed_models;   /* bit m: model m allowed; 0 = any model */
+    int gpu_count;           /* WHOLE: 1..GP_MAX_GPUS_PER_NODE */
+    int gpu_milli;           /* FRACTION: 0..1000 (0 = memory only) */
+    int64_t gpu_mem_mib;     /* FRACTION: 0 = compute only */
+    char mig_profile[16];    /* MIG: "1g.10gb" */
+    uint64_t allowed_models; /* bit m: model m allowed; 0 = any model */
 } gp_request;
 
 /* One GPU's share of an assignment. */
@@ -139,10 +139,10 @@ const gp_gpu_model *gp_cluster_model_info(const gp_cluster *c, int model);
 
 /* Description of one GPU when adding a node. */
 typedef struct gp_gpu_spec {
-    int model;                 /* from gp_cluster_model */
-    int numa;                  /* -1 unknown */
-    uint32_t nvlink;           /* bit j: NVLink to GPU j of the same node */
-    int64_t mem_mib;           /* 0: take the model's */
+    int model;       /* from gp_cluster_model */
+    int numa;        /* -1 unknown */
+    uint32_t nvlink; /* bit j: NVLink to GPU j of the same node */
+    int64_t mem_mib; /* 0: take the model's */
 } gp_gpu_spec;
 
 /* Adds a node with ngpus GPUs (ngpus 0..GP_MAX_GPUS_PER_NODE; gpus may be NULL when 0) and

@@ -82,9 +82,9 @@ void gp_placer_set_tie_rank(gp_placer *pl, const uint32_t *rank);
 
 /* Statistics of one placement decision. */
 typedef struct gp_place_info {
-    int feasible_nodes;      /* nodes that passed the filter */
-    int classes_scored;      /* node classes whose score was not cached */
-    int classes_seen;        /* live node classes examined */
+    int feasible_nodes; /* nodes that passed the filter */
+    int classes_scored; /* node classes whose score was not cached */
+    int classes_seen;   /* live node classes examined */
 } gp_place_info;
 
 /*

@@ -39,10 +39,10 @@ void gp_log_write(gp_log_level level, const char *subsystem, const char *fmt, ..
     struct tm tm;
     clock_gettime(CLOCK_REALTIME, &ts);
     gmtime_r(&ts.tv_sec, &tm);
-    int n = snprintf(line, sizeof(line), "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s sub=%s msg=\"",
-                     tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
-                     ts.tv_nsec / 1000000L, level_names[level < 0 || level > GP_LOG_OFF ? 0 : level],
-                     subsystem);
+    int n = snprintf(
+        line, sizeof(line), "ts=%04d-%02d-%02dT%02d:%02d:%02d.%03ldZ level=%s sub=%s msg=\"",
+        tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+        ts.tv_nsec / 1000000L, level_names[level < 0 || level > GP_LOG_OFF ? 0 : level], subsystem);
     if (n < 0 || (size_t)n >= sizeof(line)) {
         return;
     }

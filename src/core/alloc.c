@@ -27,8 +27,7 @@ static const gp_mig_profile *mig_profile_for(const gp_cluster *c, const gp_gpu *
     return g == GP_MIG_NONE ? NULL : gp_mig_find(g, r->mig_profile);
 }
 
-int gp_gpu_share_for(const gp_cluster *c, int node, int gpu, const gp_request *r,
-                     gp_gpu_share *out)
+int gp_gpu_share_for(const gp_cluster *c, int node, int gpu, const gp_request *r, gp_gpu_share *out)
 {
     const gp_gpu *u = cluster_gpu_const(c, node, gpu);
     memset(out, 0, sizeof(*out));

@@ -14,13 +14,13 @@ struct gp_cluster {
     gp_gpu *gpus;
     int ngpus, cap_gpus;
     int64_t milli_capacity;
-    int64_t max_cpu_milli;  /* largest node: CPU, GPU count (policies normalise by them) */
+    int64_t max_cpu_milli; /* largest node: CPU, GPU count (policies normalise by them) */
     int max_gpus;
     int64_t milli_allocated;
     bool dynamic_mig;
-    int *changed;           /* change list, capacity cap_nodes: never allocates on a change */
+    int *changed; /* change list, capacity cap_nodes: never allocates on a change */
     int nchanged;
-    uint8_t *changed_flag;  /* per node: already on the change list */
+    uint8_t *changed_flag; /* per node: already on the change list */
 };
 
 /* Records a change of node: bumps its version and puts it on the change list once. */

@@ -23,9 +23,9 @@
 
 typedef struct gp_frag_type {
     int64_t cpu_milli;
-    int32_t milli;            /* per GPU; 0 for a CPU-only type */
-    int count;                /* GPUs */
-    uint64_t allowed_models;  /* 0: any */
+    int32_t milli;           /* per GPU; 0 for a CPU-only type */
+    int count;               /* GPUs */
+    uint64_t allowed_models; /* 0: any */
     double weight;
 } gp_frag_type;
 
@@ -38,7 +38,7 @@ typedef struct gp_frag_target {
 typedef struct gp_frag_node {
     int64_t cpu_free;
     int ngpus;
-    int32_t left[GP_MAX_GPUS_PER_NODE];   /* compute left per GPU; 0 for MIG-mode GPUs */
+    int32_t left[GP_MAX_GPUS_PER_NODE]; /* compute left per GPU; 0 for MIG-mode GPUs */
     uint16_t model[GP_MAX_GPUS_PER_NODE];
 } gp_frag_node;
 

@@ -9,7 +9,7 @@
 #include <string.h>
 
 #define STARTS(...) (uint8_t)(__VA_ARGS__)
-#define S(n) (1u << (n))
+#define S(n)        (1u << (n))
 
 static const gp_mig_profile a100_40[] = {
     {"7g.40gb", 0, 7, 8, 1, STARTS(S(0))},
@@ -61,7 +61,8 @@ static int contains(const char *hay, const char *needle)
     size_t n = strlen(needle);
     for (; *hay; hay++) {
         size_t i = 0;
-        while (i < n && hay[i] && tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) {
+        while (i < n && hay[i] &&
+               tolower((unsigned char)hay[i]) == tolower((unsigned char)needle[i])) {
             i++;
         }
         if (i == n) {

@@ -25,16 +25,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEADER_WORDS 7
-#define GPU_WORDS 4
-#define MAX_KEY_WORDS (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
+#define HEADER_WORDS    7
+#define GPU_WORDS       4
+#define MAX_KEY_WORDS   (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
 #define SCORE_CACHE_MAX (8u << 20)
 
 typedef struct node_class {
     uint64_t hash;
     uint64_t *key;
     int keylen;
-    int next;       /* next class with the same hash, or -1 */
+    int next; /* next class with the same hash, or -1 */
     int *members;
     int nmembers, cap;
     int live_pos;   /* index in placer.live, or -1 */
@@ -44,8 +44,8 @@ typedef struct node_class {
 struct gp_placer {
     gp_cluster *c;
     const gp_policy *p;
-    int nnodes;          /* nodes classified */
-    bool dynamic_mig;    /* the cluster flag the cached scores assume */
+    int nnodes;       /* nodes classified */
+    bool dynamic_mig; /* the cluster flag the cached scores assume */
     int *node_class;
     int *node_pos;
     node_class *classes;
@@ -506,7 +506,8 @@ int gp_placer_place(gp_placer *pl, const gp_request *r, gp_rng *rng, gp_assignme
         return GP_ENOSPC;
     }
     const node_class *k = &pl->classes[chosen];
-    int node = ranked >= 0 ? ranked
-                           : k->members[k->nmembers == 1 ? 0 : gp_rng_below(rng, (uint64_t)k->nmembers)];
+    int node = ranked >= 0
+                   ? ranked
+                   : k->members[k->nmembers == 1 ? 0 : gp_rng_below(rng, (uint64_t)k->nmembers)];
     return gp_policy_choose(pl->p, pl->c, node, r, rng, out);
 }

@@ -66,7 +66,6 @@ int gp_policy_new(const char *name, const gp_workload *target, gp_policy **out, 
             free(p);
             return gp_diag_set(d, rc, "policy %s: target workload: %s", name, gp_strerror(rc));
         }
-
     }
     *out = p;
     return 0;

@@ -8,7 +8,6 @@
 #include "core/cluster_impl.h"
 #include "core/policy_impl.h"
 
-
 /* Per-GPU compute and GPU count a request asks for, in milli-GPU. */
 static void request_gpu(const gp_request *r, int64_t *milli, int *count)
 {
@@ -139,8 +138,7 @@ const policy_ops gp_policy_clustering = {
 
 /* ---- GpuPacking: fill partly used GPUs first, then partly used nodes, then empty ones. ---- */
 
-static double packing_score(const gp_policy *p, const gp_cluster *c, int node,
-                            const gp_request *r)
+static double packing_score(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r)
 {
     (void)p;
     int64_t milli;
@@ -192,8 +190,7 @@ const policy_ops gp_policy_packing = {
 
 /* ---- BestFit: least (CPU, GPU) left over after placement. ---- */
 
-static double bestfit_score(const gp_policy *p, const gp_cluster *c, int node,
-                            const gp_request *r)
+static double bestfit_score(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r)
 {
     (void)p;
     const gp_node *n = &c->nodes[node];

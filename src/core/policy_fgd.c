@@ -88,7 +88,7 @@ static double fgd_score(const gp_policy *p, const gp_cluster *c, int node, const
     gp_frag_node before;
     gp_frag_node_of(c, node, &before);
     return gp_fgd_sigmoid_score(gp_frag_amount(&p->target, &before),
-                         gp_fgd_frag_after(p, c, node, r, &before, -1));
+                                gp_fgd_frag_after(p, c, node, r, &before, -1));
 }
 
 static int fgd_share(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r,
@@ -107,4 +107,3 @@ const policy_ops gp_policy_fgd = {
     .score = fgd_score,
     .choose_share = fgd_share,
 };
-

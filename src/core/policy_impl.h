@@ -21,8 +21,8 @@ typedef struct policy_ops {
     const char *name;
     const char *summary;
     bool needs_target;
-    bool uses_tags;       /* the score reads gp_node.tag_mask */
-    bool uniform;         /* every feasible node equally likely: no tie rank applies */
+    bool uses_tags; /* the score reads gp_node.tag_mask */
+    bool uniform;   /* every feasible node equally likely: no tie rank applies */
     policy_score_fn score;
     policy_share_fn choose_share;
 } policy_ops;

@@ -14,7 +14,7 @@
 typedef struct gp_u64map {
     uint64_t *keys;
     uint64_t *vals;
-    size_t cap;   /* power of two, or 0 */
+    size_t cap; /* power of two, or 0 */
     size_t count;
 } gp_u64map;
 

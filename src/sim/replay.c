@@ -9,9 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define ORDER_STREAM 0x6f72646572ull    /* "order" */
-#define PLACE_STREAM 0x706c616365ull    /* "place" */
-#define RANK_STREAM 0x72616e6bull       /* "rank" */
+#define ORDER_STREAM     0x6f72646572ull /* "order" */
+#define PLACE_STREAM     0x706c616365ull /* "place" */
+#define RANK_STREAM      0x72616e6bull   /* "rank" */
 #define TYPICAL_COVERAGE 0.95
 
 static int64_t pod_gpu_milli(const gp_trace_pod *p)
@@ -20,8 +20,8 @@ static int64_t pod_gpu_milli(const gp_trace_pod *p)
 }
 
 /* The arrival sequence: the pods shuffled, then tuned to inflate x capacity. *out malloc'd. */
-static int arrivals(const gp_trace *t, int64_t capacity, double inflate, uint64_t seed,
-                    int **out, int *nout)
+static int arrivals(const gp_trace *t, int64_t capacity, double inflate, uint64_t seed, int **out,
+                    int *nout)
 {
     gp_rng rng;
     gp_rng_seed(&rng, seed ^ ORDER_STREAM);
@@ -41,8 +41,15 @@ static int arrivals(const gp_trace *t, int64_t capacity, double inflate, uint64_
         seq[i] = seq[j];
         seq[j] = tmp;
     }
+    /* Down to the target when the trace asks for more (random pods out), then up to it (random
+     * pods in, the one that reaches it included), so the last arrival is at >= target. */
     double target = inflate * (double)capacity;
-    int tune_down = (double)total > target;
+    while (n > 0 && (double)total > target) {
+        int k = (int)gp_rng_below(&rng, (uint64_t)n);
+        total -= pod_gpu_milli(&t->pods[seq[k]]);
+        memmove(seq + k, seq + k + 1, sizeof(int) * (size_t)(n - k - 1));
+        n--;
+    }
     while (total > 0 && (double)total < target) {
         int idx = (int)gp_rng_below(&rng, (uint64_t)t->npods);
         if (n == cap) {
@@ -56,12 +63,6 @@ static int arrivals(const gp_trace *t, int64_t capacity, double inflate, uint64_
         }
         seq[n++] = idx;
         total += pod_gpu_milli(&t->pods[idx]);
-    }
-    while (tune_down && n > 0 && (double)total > target) {
-        int k = (int)gp_rng_below(&rng, (uint64_t)n);
-        total -= pod_gpu_milli(&t->pods[seq[k]]);
-        memmove(seq + k, seq + k + 1, sizeof(int) * (size_t)(n - k - 1));
-        n--;
     }
     *out = seq;
     *nout = n;

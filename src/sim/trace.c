@@ -84,8 +84,7 @@ typedef struct column {
     int index;
 } column;
 
-static int find_columns(const csv_line *hdr, column *cols, int ncols, const char *path,
-                        gp_diag *d)
+static int find_columns(const csv_line *hdr, column *cols, int ncols, const char *path, gp_diag *d)
 {
     for (int c = 0; c < ncols; c++) {
         cols[c].index = -1;
@@ -95,8 +94,8 @@ static int find_columns(const csv_line *hdr, column *cols, int ncols, const char
             }
         }
         if (cols[c].index < 0 && cols[c].required) {
-            return gp_diag_set(d, GP_EPARSE, "%s:1: missing column \"%s\" in the header",
-                               path, cols[c].name);
+            return gp_diag_set(d, GP_EPARSE, "%s:1: missing column \"%s\" in the header", path,
+                               cols[c].name);
         }
     }
     return 0;
@@ -117,8 +116,8 @@ static int number(const csv_line *l, const column *c, int64_t lo, int64_t hi, in
     const char *s = field(l, c);
     int rc = parse_i64(s, lo, hi, out);
     if (rc == GP_ERANGE) {
-        return gp_diag_set(d, GP_EPARSE, "%s:%ld: %s: %s is out of range %lld..%lld", path,
-                           lineno, c->name, s, (long long)lo, (long long)hi);
+        return gp_diag_set(d, GP_EPARSE, "%s:%ld: %s: %s is out of range %lld..%lld", path, lineno,
+                           c->name, s, (long long)lo, (long long)hi);
     }
     if (rc < 0) {
         return gp_diag_set(d, GP_EPARSE, "%s:%ld: %s: malformed number \"%s\"", path, lineno,
@@ -211,17 +210,17 @@ static int node_row(const csv_line *l, const column *cols, void *item, const cha
     if (rc == 0 && !n->name[0]) {
         rc = gp_diag_set(d, GP_EPARSE, "%s:%ld: sn: empty node name", path, lineno);
     }
-    if (rc == 0 && (rc = number(l, &cols[N_CPU], 0, INT64_MAX / 4, &n->cpu_milli, path, lineno,
-                                d)) == 0 &&
+    if (rc == 0 &&
+        (rc = number(l, &cols[N_CPU], 0, INT64_MAX / 4, &n->cpu_milli, path, lineno, d)) == 0 &&
         (rc = number(l, &cols[N_MEM], 0, INT64_MAX / 4, &n->memory_mib, path, lineno, d)) == 0 &&
         (rc = number(l, &cols[N_GPU], 0, GP_MAX_GPUS_PER_NODE, &v, path, lineno, d)) == 0) {
         n->gpus = (int)v;
-        rc = copy_text(n->model, sizeof(n->model), field(l, &cols[N_MODEL]), "model", path,
-                       lineno, d);
+        rc = copy_text(n->model, sizeof(n->model), field(l, &cols[N_MODEL]), "model", path, lineno,
+                       d);
     }
     if (rc == 0 && n->gpus > 0 && !n->model[0]) {
-        rc = gp_diag_set(d, GP_EPARSE, "%s:%ld: model: empty for a node with %d GPUs", path,
-                         lineno, n->gpus);
+        rc = gp_diag_set(d, GP_EPARSE, "%s:%ld: model: empty for a node with %d GPUs", path, lineno,
+                         n->gpus);
     }
     return rc;
 }
@@ -229,8 +228,8 @@ static int node_row(const csv_line *l, const column *cols, void *item, const cha
 int gp_trace_read_nodes(gp_trace *t, const char *path, gp_diag *d)
 {
     column cols[N_COLS] = {
-        {"sn", 1, -1}, {"cpu_milli", 1, -1}, {"memory_mib", 1, -1}, {"gpu", 1, -1},
-        {"model", 1, -1},
+        {"sn", 1, -1},  {"cpu_milli", 1, -1}, {"memory_mib", 1, -1},
+        {"gpu", 1, -1}, {"model", 1, -1},
     };
     void *items;
     int n;
@@ -246,14 +245,14 @@ int gp_trace_read_nodes(gp_trace *t, const char *path, gp_diag *d)
 
 enum { P_NAME, P_CPU, P_MEM, P_NGPU, P_MILLI, P_SPEC, P_COLS };
 
-static int pod_row(const csv_line *l, const column *cols, void *item, const char *path,
-                   long lineno, gp_diag *d)
+static int pod_row(const csv_line *l, const column *cols, void *item, const char *path, long lineno,
+                   gp_diag *d)
 {
     gp_trace_pod *p = item;
     int64_t ngpu, milli;
     int rc = copy_text(p->name, sizeof(p->name), field(l, &cols[P_NAME]), "name", path, lineno, d);
-    if (rc == 0 && (rc = number(l, &cols[P_CPU], 0, INT64_MAX / 4, &p->cpu_milli, path, lineno,
-                                d)) == 0 &&
+    if (rc == 0 &&
+        (rc = number(l, &cols[P_CPU], 0, INT64_MAX / 4, &p->cpu_milli, path, lineno, d)) == 0 &&
         (rc = number(l, &cols[P_MEM], 0, INT64_MAX / 4, &p->memory_mib, path, lineno, d)) == 0 &&
         (rc = number(l, &cols[P_NGPU], 0, GP_MAX_GPUS_PER_NODE, &ngpu, path, lineno, d)) == 0 &&
         (rc = number(l, &cols[P_MILLI], 0, GP_MILLI_PER_GPU, &milli, path, lineno, d)) == 0) {
@@ -268,8 +267,8 @@ static int pod_row(const csv_line *l, const column *cols, void *item, const char
     }
     if (rc == 0 && p->num_gpu > 1 && p->gpu_milli != GP_MILLI_PER_GPU) {
         rc = gp_diag_set(d, GP_EPARSE,
-                         "%s:%ld: gpu_milli: %d, but a pod with num_gpu %d must ask for 1000",
-                         path, lineno, p->gpu_milli, p->num_gpu);
+                         "%s:%ld: gpu_milli: %d, but a pod with num_gpu %d must ask for 1000", path,
+                         lineno, p->gpu_milli, p->num_gpu);
     }
     if (rc == 0 && p->num_gpu == 0 && p->gpu_milli != 0) {
         rc = gp_diag_set(d, GP_EPARSE, "%s:%ld: gpu_milli: %d for a pod with num_gpu 0", path,
@@ -284,8 +283,8 @@ static int pod_row(const csv_line *l, const column *cols, void *item, const char
 int gp_trace_read_pods(gp_trace *t, const char *path, gp_diag *d)
 {
     column cols[P_COLS] = {
-        {"name", 1, -1},     {"cpu_milli", 1, -1}, {"memory_mib", 1, -1},
-        {"num_gpu", 1, -1},  {"gpu_milli", 1, -1}, {"gpu_spec", 0, -1},
+        {"name", 1, -1},    {"cpu_milli", 1, -1}, {"memory_mib", 1, -1},
+        {"num_gpu", 1, -1}, {"gpu_milli", 1, -1}, {"gpu_spec", 0, -1},
     };
     void *items;
     int n;

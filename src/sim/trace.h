@@ -27,9 +27,9 @@ typedef struct gp_trace_pod {
     char name[GP_NAME_MAX];
     int64_t cpu_milli;
     int64_t memory_mib;
-    int num_gpu;          /* 0..8 in the published traces; up to GP_MAX_GPUS_PER_NODE */
-    int gpu_milli;        /* per GPU, 0..1000 */
-    char gpu_spec[256];   /* "" or "V100M16|V100M32" */
+    int num_gpu;        /* 0..8 in the published traces; up to GP_MAX_GPUS_PER_NODE */
+    int gpu_milli;      /* per GPU, 0..1000 */
+    char gpu_spec[256]; /* "" or "V100M16|V100M32" */
 } gp_trace_pod;
 
 typedef struct gp_trace {

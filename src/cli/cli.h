@@ -1,0 +1,30 @@
+/*
+ * The gpupool command-line program: one function per command, dispatched by main() from a table
+ * of (name, function, one-line help).
+ *
+ * A command function gets the arguments from its own name on (argv[0] is the command name) and
+ * returns the process exit status; it prints its own output and its error messages (one line on
+ * stderr, prefixed "gpupool <command>: "), and never exits: main() returns what it returns.
+ */
+#ifndef GP_CLI_CLI_H
+#define GP_CLI_CLI_H
+
+/* Exit statuses of gpupool. */
+enum {
+    GP_EXIT_OK = 0,      /* success, --help */
+    GP_EXIT_FAILURE = 1, /* internal failure: out of memory, cannot write the output */
+    GP_EXIT_USAGE = 2,   /* bad input: usage, option values, input files */
+};
+
+typedef int gp_cli_fn(int argc, char **argv);
+
+typedef struct gp_cli_command {
+    const char *name;
+    gp_cli_fn *run;
+    const char *help; /* one line, for `gpupool --help` */
+} gp_cli_command;
+
+/* `gpupool sim`: replays pod traces through the placement policies (cmd_sim.c). */
+int gp_cli_sim(int argc, char **argv);
+
+#endif

@@ -1,0 +1,10 @@
+# Integration tests of the gpupool program: bash scripts run the built binary against the small
+# synthetic traces in tests/fixtures/sim, each in its own temporary directory. Included from
+# tests/CMakeLists.txt; `ctest -L integ` runs them (the ASan build too, so they stay fast).
+set(GP_INTEG_FIXTURES ${CMAKE_SOURCE_DIR}/tests/fixtures/sim)
+foreach(script cli sim_csv sim_out sim_errors)
+    add_test(NAME integ_${script}
+             COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/${script}.sh $<TARGET_FILE:gpupool>
+                     ${GP_INTEG_FIXTURES})
+    set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 60)
+endforeach()
