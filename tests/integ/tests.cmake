@@ -8,3 +8,10 @@ foreach(script cli sim_csv sim_out sim_errors)
                      ${GP_INTEG_FIXTURES})
     set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 60)
 endforeach()
+
+# Reproduction of published figures on the real trace (shared data beside the repository).
+set(GP_TRACE_DATA ${CMAKE_SOURCE_DIR}/../shared/data/alibaba-gpu-v2023)
+add_test(NAME integ_sim_reproduce
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/sim_reproduce.sh $<TARGET_FILE:gpupool>
+                 ${GP_INTEG_FIXTURES} ${GP_TRACE_DATA})
+set_tests_properties(integ_sim_reproduce PROPERTIES LABELS integ TIMEOUT 300)
