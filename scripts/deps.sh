@@ -7,6 +7,7 @@ packages=(
     build-essential cmake pkg-config
     libcmocka-dev   # unit-test harness
     clang           # the sanitizer build (ASan + UBSan)
+    libclang-rt-14-dev  # sanitizer and libFuzzer runtimes of clang
     binutils        # nm, for the purity check of libgpcore
     python3         # result-table generators in bench/
 )

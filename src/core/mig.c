@@ -29,15 +29,7 @@ static const gp_mig_profile a100_80[] = {
     {"1g.10gb", 19, 1, 1, 7, STARTS(S(0) | S(1) | S(2) | S(3) | S(4) | S(5) | S(6))},
 };
 
-/* H100-80GB has the same geometry and names as A100-80GB. */
-static const gp_mig_profile h100_80[] = {
-    {"7g.80gb", 0, 7, 8, 1, STARTS(S(0))},
-    {"4g.40gb", 5, 4, 4, 1, STARTS(S(0))},
-    {"3g.40gb", 9, 3, 4, 2, STARTS(S(0) | S(4))},
-    {"2g.20gb", 14, 2, 2, 3, STARTS(S(0) | S(2) | S(4))},
-    {"1g.20gb", 15, 1, 2, 4, STARTS(S(0) | S(2) | S(4) | S(6))},
-    {"1g.10gb", 19, 1, 1, 7, STARTS(S(0) | S(1) | S(2) | S(3) | S(4) | S(5) | S(6))},
-};
+/* H100-80GB has the same profiles, ids and placements as A100-80GB: one table serves both. */
 
 #define COUNT(a) ((int)(sizeof(a) / sizeof((a)[0])))
 
@@ -96,8 +88,8 @@ const gp_mig_profile *gp_mig_profiles(gp_mig_geometry g, int *count)
         *count = COUNT(a100_80);
         return a100_80;
     case GP_MIG_H100_80GB:
-        *count = COUNT(h100_80);
-        return h100_80;
+        *count = COUNT(a100_80);
+        return a100_80;
     default:
         *count = 0;
         return NULL;

@@ -66,7 +66,13 @@ static int parse_i64(const char *s, int64_t lo, int64_t hi, int64_t *out)
     if (*end || errno) {
         /* Accept "12.0"-style integers some exports write; reject real fractions. */
         double d = strtod(s, &end);
-        if (*end || d != (double)(long long)d) {
+        if (*end || end == s || !(d == d)) {
+            return GP_EPARSE;
+        }
+        if (d < -9.0e18 || d > 9.0e18) {
+            return GP_ERANGE;
+        }
+        if (d != (double)(long long)d) {
             return GP_EPARSE;
         }
         v = (long long)d;

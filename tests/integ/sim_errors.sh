@@ -12,6 +12,9 @@ run sim --nodes "$NODES" --pods "$FIX/pods_no_num_gpu.csv" --policy fgd --seeds 
 expect_error "pods_no_num_gpu.csv:1:" "num_gpu"
 run sim --nodes "$NODES" --pods "$FIX/pods_bad_number.csv" --policy fgd --seeds 1
 expect_error "pods_bad_number.csv:4:" "cpu_milli" "12x00"
+# A number too large for any integer (found by the fuzzer: the conversion was undefined).
+run sim --nodes "$NODES" --pods "$FIX/pods_huge_number.csv" --policy fgd --seeds 1
+expect_error "pods_huge_number.csv:3:" "memory_mib" "out of range"
 run sim --nodes "$FIX/nodes_bad_number.csv" --pods "$MINI" --policy fgd --seeds 1
 expect_error "nodes_bad_number.csv:3:" "gpu" "eight"
 # A bad second trace fails the run before any replay.
