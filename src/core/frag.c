@@ -63,25 +63,39 @@ void gp_frag_node_of(const gp_cluster *c, int node, gp_frag_node *out)
 }
 
 /* Fragment of one type on n, given the node's total idle compute. */
-static double type_fragment(const gp_frag_type *t, const gp_frag_node *n, int64_t total)
+static double type_fragment(const gp_frag_type *t, const gp_frag_node *n, int64_t total,
+                            bool cpu_aware)
 {
     if (t->count == 0 || t->milli == 0) {
         return (double)total;
     }
+    int32_t host[GP_MAX_GPUS_PER_NODE]; /* compute left of the GPUs that can host t, descending */
     int hosts = 0;
-    int64_t unusable = 0;
+    int64_t usable = 0;
     for (int g = 0; g < n->ngpus; g++) {
         int allowed = t->allowed_models == 0 || (t->allowed_models & (1ull << n->model[g]));
-        if (allowed && n->left[g] >= t->milli) {
-            hosts++;
-        } else {
-            unusable += n->left[g];
+        if (!allowed || n->left[g] < t->milli) {
+            continue;
         }
+        usable += n->left[g];
+        int k = hosts++;
+        while (k > 0 && host[k - 1] < n->left[g]) {
+            host[k] = host[k - 1];
+            k--;
+        }
+        host[k] = n->left[g];
     }
     if (hosts < t->count || n->cpu_free < t->cpu_milli) {
         return (double)total;
     }
-    return (double)unusable;
+    if (cpu_aware && t->milli < GP_MILLI_PER_GPU && t->cpu_milli > 0 &&
+        n->cpu_free / t->cpu_milli < hosts) {
+        usable = 0;
+        for (int k = 0; k < n->cpu_free / t->cpu_milli; k++) {
+            usable += host[k];
+        }
+    }
+    return (double)(total - usable);
 }
 
 double gp_frag_amount(const gp_frag_target *t, const gp_frag_node *n)
@@ -95,7 +109,7 @@ double gp_frag_amount(const gp_frag_target *t, const gp_frag_node *n)
     }
     double frag = 0.0;
     for (int i = 0; i < t->ntypes; i++) {
-        frag += t->types[i].weight * type_fragment(&t->types[i], n, total);
+        frag += t->types[i].weight * type_fragment(&t->types[i], n, total, t->cpu_aware);
     }
     return frag;
 }

@@ -9,6 +9,11 @@
  *   - otherwise: the idle compute of the GPUs that cannot host t (less than t.milli left, or a
  *     model t may not use).
  * The node's fragmentation is the sum over types weighted by each type's share of the workload.
+ *
+ * CPU-aware variant (the `ours` policy): a fractional pod holds one GPU and its own CPU, so a
+ * node with CPU left for m pods of a fractional type t can serve t on at most m GPUs. With
+ * cpu_aware set, only the m hosting GPUs with the most compute left are usable by t; the rest
+ * of the node's idle compute is t's fragment. Whole-GPU types keep the rule above.
  * GPUs in MIG mode count as having no compute left for this purpose; MIG shapes of the workload
  * are not types here (their slices are not milli-GPU shares).
  *
@@ -19,6 +24,7 @@
 
 #include "gpupool/model.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct gp_frag_type {
@@ -32,6 +38,7 @@ typedef struct gp_frag_type {
 typedef struct gp_frag_target {
     gp_frag_type *types;
     int ntypes;
+    bool cpu_aware; /* CPU-aware fragments for fractional types */
 } gp_frag_target;
 
 /* The allocation state fragmentation looks at. */

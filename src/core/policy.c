@@ -12,12 +12,12 @@
 
 static const policy_ops *const registry[] = {
     &gp_policy_random,  &gp_policy_dotproduct, &gp_policy_clustering, &gp_policy_packing,
-    &gp_policy_bestfit, &gp_policy_fgd,        &gp_policy_fgdbf,
+    &gp_policy_bestfit, &gp_policy_fgd,        &gp_policy_ours,
 };
 #define NPOLICIES ((int)(sizeof(registry) / sizeof(registry[0])))
 
 static const char *const names[] = {
-    "random", "dotproduct", "clustering", "packing", "bestfit", "fgd", "fgdbf",
+    "random", "dotproduct", "clustering", "packing", "bestfit", "fgd", "ours",
 };
 _Static_assert(sizeof(names) / sizeof(names[0]) == sizeof(registry) / sizeof(registry[0]),
                "policy name table and registry differ");
@@ -66,6 +66,7 @@ int gp_policy_new(const char *name, const gp_workload *target, gp_policy **out, 
             free(p);
             return gp_diag_set(d, rc, "policy %s: target workload: %s", name, gp_strerror(rc));
         }
+        p->target.cpu_aware = ops->cpu_aware_frag;
     }
     *out = p;
     return 0;

@@ -1,5 +1,6 @@
 /*
- * Fragmentation Gradient Descent (Weng et al., ATC'23).
+ * Fragmentation Gradient Descent (Weng et al., ATC'23), and ours: the same descent over a
+ * CPU-aware fragmentation measure (frag.h).
  *
  * fgd: a node scores int(100 * sigmoid((F_before - F_after) / 1000)), F being the node's GPU
  * fragmentation with respect to the target workload (frag.h); a fractional request takes the
@@ -8,13 +9,12 @@
  * between at random.
  */
 #include "core/cluster_impl.h"
-#include "core/fgd.h"
 #include "core/policy_impl.h"
 
 #include <math.h>
 
 /* The fragmentation of node after r takes gpu (or the GPUs a whole request would take). */
-double gp_fgd_frag_after(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r,
+static double frag_after(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r,
                          const gp_frag_node *before, int gpu)
 {
     gp_frag_node n = *before;
@@ -32,14 +32,14 @@ double gp_fgd_frag_after(const gp_policy *p, const gp_cluster *c, int node, cons
     return gp_frag_amount(&p->target, &n);
 }
 
-double gp_fgd_sigmoid_score(double f0, double f1)
+static double sigmoid_score(double f0, double f1)
 {
     return (double)(int64_t)(100.0 / (1.0 + exp(-(f0 - f1) / 1000.0)));
 }
 
 /* Best score over the GPUs a fractional request may take, and the first GPU reaching it.
  * GPUs with equal compute left give equal scores, so each distinct value is scored once. */
-double gp_fgd_best_share(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r,
+static double best_share(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r,
                          int exact, int *gpu_out)
 {
     gp_frag_node before;
@@ -62,8 +62,8 @@ double gp_fgd_best_share(const gp_policy *p, const gp_cluster *c, int node, cons
             }
         }
         if (s == HUGE_VAL) {
-            double f1 = gp_fgd_frag_after(p, c, node, r, &before, g);
-            s = exact ? f0 - f1 : gp_fgd_sigmoid_score(f0, f1);
+            double f1 = frag_after(p, c, node, r, &before, g);
+            s = exact ? f0 - f1 : sigmoid_score(f0, f1);
             if (nseen < GP_MAX_GPUS_PER_NODE) {
                 seen[nseen] = before.left[g];
                 seen_model[nseen] = before.model[g];
@@ -83,12 +83,12 @@ static double fgd_score(const gp_policy *p, const gp_cluster *c, int node, const
 {
     if (r->kind == GP_REQ_FRACTION) {
         int gpu;
-        return gp_fgd_best_share(p, c, node, r, 0, &gpu);
+        return best_share(p, c, node, r, 0, &gpu);
     }
     gp_frag_node before;
     gp_frag_node_of(c, node, &before);
-    return gp_fgd_sigmoid_score(gp_frag_amount(&p->target, &before),
-                                gp_fgd_frag_after(p, c, node, r, &before, -1));
+    return sigmoid_score(gp_frag_amount(&p->target, &before),
+                         frag_after(p, c, node, r, &before, -1));
 }
 
 static int fgd_share(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r,
@@ -96,7 +96,7 @@ static int fgd_share(const gp_policy *p, const gp_cluster *c, int node, const gp
 {
     (void)rng;
     int gpu;
-    gp_fgd_best_share(p, c, node, r, 0, &gpu);
+    best_share(p, c, node, r, 0, &gpu);
     return gpu;
 }
 
@@ -104,6 +104,20 @@ const policy_ops gp_policy_fgd = {
     .name = "fgd",
     .summary = "Fragmentation Gradient Descent: least growth of expected GPU fragmentation",
     .needs_target = true,
+    .score = fgd_score,
+    .choose_share = fgd_share,
+};
+
+/* ours: FGD's score, choice and ties over the CPU-aware measure (gp_frag_target.cpu_aware). It
+ * raises the score of placements that keep a node's CPU in proportion to its idle GPUs, so CPU-
+ * only and CPU-heavy pods go where CPU is plentiful and fewer GPUs end up idle for want of CPU
+ * near saturation. Whole-GPU types keep FGD's rule on purpose: counting their CPU stranding too
+ * pulls CPU-heavy multi-GPU pods onto the few CPU-rich 8-GPU nodes the largest pods need. */
+const policy_ops gp_policy_ours = {
+    .name = "ours",
+    .summary = "FGD over a CPU-aware fragmentation measure: GPUs a node lacks CPU to serve count",
+    .needs_target = true,
+    .cpu_aware_frag = true,
     .score = fgd_score,
     .choose_share = fgd_share,
 };

@@ -21,8 +21,9 @@ typedef struct policy_ops {
     const char *name;
     const char *summary;
     bool needs_target;
-    bool uses_tags; /* the score reads gp_node.tag_mask */
-    bool uniform;   /* every feasible node equally likely: no tie rank applies */
+    bool uses_tags;      /* the score reads gp_node.tag_mask */
+    bool uniform;        /* every feasible node equally likely: no tie rank applies */
+    bool cpu_aware_frag; /* fragmentation counts GPUs stranded for want of CPU (frag.h) */
     policy_score_fn score;
     policy_share_fn choose_share;
 } policy_ops;
@@ -45,7 +46,7 @@ static inline bool gp_policy_uniform(const gp_policy *p)
 
 /* The policies, defined in policy_baseline.c and policy_fgd.c. */
 extern const policy_ops gp_policy_random, gp_policy_dotproduct, gp_policy_clustering,
-    gp_policy_packing, gp_policy_bestfit, gp_policy_fgd, gp_policy_fgdbf;
+    gp_policy_packing, gp_policy_bestfit, gp_policy_fgd, gp_policy_ours;
 
 /* GPU choosers for fractional requests shared by several policies. */
 /* The fitting GPU with the least compute left (ties: lowest index). */

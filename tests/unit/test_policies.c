@@ -125,6 +125,26 @@ static void test_fragmentation(void **state)
     gp_frag_target_fini(&t);
 }
 
+/* The CPU-aware measure of `ours`: CPU for one share pod (1000 of 1500 left) means one GPU can
+ * host the type; the other hosting GPUs are its fragment. Whole-GPU types are unchanged. */
+static void test_fragmentation_cpu_aware(void **state)
+{
+    (void)state;
+    gp_workload_item one[2] = {{fx_frac(1000, 500), 0.5}, {fx_whole(1000, 1), 0.5}};
+    gp_workload w = {one, 2};
+    gp_frag_target t;
+    assert_int_equal(gp_frag_target_init(&t, &w), 0);
+    gp_frag_node n = {.cpu_free = 1500, .ngpus = 3, .left = {600, 1000, 900}, .model = {0}};
+    /* FGD: every GPU hosts the share type; whole GPU: 600 and 900 are fragments. */
+    assert_true(fabs(gp_frag_amount(&t, &n) - (0.0 + 0.5 * 1500)) < 1e-9);
+    t.cpu_aware = true;
+    /* Ours: CPU for one share pod, so only the GPU with 1000 left counts for it: 1500 stranded. */
+    assert_true(fabs(gp_frag_amount(&t, &n) - (0.5 * 1500 + 0.5 * 1500)) < 1e-9);
+    n.cpu_free = 3000; /* three pods' CPU: all hosts usable again */
+    assert_true(fabs(gp_frag_amount(&t, &n) - (0.0 + 0.5 * 1500)) < 1e-9);
+    gp_frag_target_fini(&t);
+}
+
 static void test_fgd(void **state)
 {
     (void)state;
@@ -315,8 +335,10 @@ static void test_names(void **state)
     (void)state;
     int n;
     const char *const *names = gp_policy_names(&n);
-    const char *want[] = {"random", "dotproduct", "clustering", "packing", "bestfit", "fgd"};
-    for (int i = 0; i < 6; i++) {
+    const char *want[] = {"random",  "dotproduct", "clustering", "packing",
+                          "bestfit", "fgd",        "ours"};
+    assert_int_equal(n, 7);
+    for (int i = 0; i < 7; i++) {
         assert_string_equal(names[i], want[i]);
     }
     for (int i = 0; i < n; i++) {
@@ -336,6 +358,7 @@ int main(void)
         cmocka_unit_test(test_packing),
         cmocka_unit_test(test_clustering),
         cmocka_unit_test(test_fragmentation),
+        cmocka_unit_test(test_fragmentation_cpu_aware),
         cmocka_unit_test(test_fgd),
         cmocka_unit_test(test_typical_workload),
         cmocka_unit_test(test_placer_brute_force),
