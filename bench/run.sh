@@ -2,7 +2,8 @@
 # Runs every benchmark and regenerates docs/results/ from what they print:
 #   1. one FGD replay of the default trace on one core (10 seeds, wall time of each);
 #   2. the full grid: 9 traces x every policy x 10 seeds on 2 cores (--jobs 2), timed;
-#   3. placement throughput on a synthetic 10,000-node x 8-GPU pool (FGD and BestFit).
+#   3. the default trace again with random tie-breaks (what tie-breaking does to each policy);
+#   4. placement throughput on a synthetic 10,000-node x 8-GPU pool (FGD and BestFit).
 # Raw outputs go to out/bench/; docs/results/*.md are written by bench/report.py from them.
 # Usage: bench/run.sh [--quick]   (--quick: 2 seeds, for trying the pipeline)
 set -euo pipefail
@@ -32,11 +33,16 @@ start=$(date +%s.%N)
 end=$(date +%s.%N)
 python3 -c "import sys; print(\"grid_seconds=%.1f cores=2 seeds=%s\" % (float(sys.argv[2]) - float(sys.argv[1]), sys.argv[3]))" "$start" "$end" "$SEEDS" > "$OUT/grid-time.txt"
 
+echo "bench: default trace with random tie-breaks, for comparison" >&2
+"$BIN/gpupool" sim --nodes "$nodes" --pods "$DATA/openb_pod_list_default.csv" --policy all \
+    --seeds "$SEEDS" --ties random --jobs 2 > "$OUT/ties-random.csv"
+
 echo "bench: placement throughput" >&2
 {
     pin "$BIN/placement_bench" --policy fgd
     pin "$BIN/placement_bench" --policy bestfit
 } > "$OUT/placement.txt"
 
+cp "$OUT"/grid/alloc-*.svg docs/results/
 python3 bench/report.py --out-dir "$OUT" --results docs/results
 echo "bench: wrote docs/results/alibaba-v2023.md and docs/results/speed.md" >&2

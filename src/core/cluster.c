@@ -6,6 +6,7 @@
  * Allocation arithmetic lives in alloc.c; this file never changes allocation state.
  */
 #include "core/cluster_impl.h"
+#include "core/grow.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -123,24 +124,6 @@ const gp_gpu_model *gp_cluster_model_info(const gp_cluster *c, int model)
     return model >= 0 && model < c->nmodels ? &c->models[model] : NULL;
 }
 
-static int grow(void **p, int *cap, int need, size_t size)
-{
-    if (need <= *cap) {
-        return 0;
-    }
-    int ncap = *cap ? *cap : 16;
-    while (ncap < need) {
-        ncap *= 2;
-    }
-    void *q = realloc(*p, size * (size_t)ncap);
-    if (!q) {
-        return GP_ENOMEM;
-    }
-    *p = q;
-    *cap = ncap;
-    return 0;
-}
-
 /* Grows the node array and the change list together, so a change never needs memory. */
 static int grow_nodes(gp_cluster *c, int need)
 {
@@ -199,7 +182,7 @@ int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int6
         return rc;
     }
     if (grow_nodes(c, c->nnodes + 1) < 0 ||
-        grow((void **)&c->gpus, &c->cap_gpus, c->ngpus + ngpus, sizeof(gp_gpu)) < 0) {
+        gp_grow((void **)&c->gpus, &c->cap_gpus, c->ngpus + ngpus, sizeof(gp_gpu), 16) < 0) {
         return GP_ENOMEM;
     }
     gp_node *n = &c->nodes[c->nnodes];

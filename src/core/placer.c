@@ -18,6 +18,7 @@
  * dropped when it exceeds SCORE_CACHE_MAX entries.
  */
 #include "core/cluster_impl.h"
+#include "core/grow.h"
 #include "core/policy_impl.h"
 #include "core/u64map.h"
 
@@ -168,14 +169,9 @@ static int find_or_add_class(gp_placer *pl, const uint64_t *key, int len)
             return id;
         }
     }
-    if (pl->nclasses == pl->cap_classes) {
-        int ncap = pl->cap_classes ? pl->cap_classes * 2 : 256;
-        node_class *nc = realloc(pl->classes, sizeof(node_class) * (size_t)ncap);
-        if (!nc) {
-            return GP_ENOMEM;
-        }
-        pl->classes = nc;
-        pl->cap_classes = ncap;
+    if (gp_grow((void **)&pl->classes, &pl->cap_classes, pl->nclasses + 1, sizeof(node_class),
+                256) < 0) {
+        return GP_ENOMEM;
     }
     node_class *k = &pl->classes[pl->nclasses];
     memset(k, 0, sizeof(*k));
@@ -219,14 +215,8 @@ static void class_remove(gp_placer *pl, int node)
 static int class_add(gp_placer *pl, int id, int node)
 {
     node_class *k = &pl->classes[id];
-    if (k->nmembers == k->cap) {
-        int ncap = k->cap ? k->cap * 2 : 4;
-        int *m = realloc(k->members, sizeof(int) * (size_t)ncap);
-        if (!m) {
-            return GP_ENOMEM;
-        }
-        k->members = m;
-        k->cap = ncap;
+    if (gp_grow((void **)&k->members, &k->cap, k->nmembers + 1, sizeof(int), 4) < 0) {
+        return GP_ENOMEM;
     }
     pl->node_pos[node] = k->nmembers;
     k->members[k->nmembers++] = node;
@@ -377,14 +367,9 @@ static int intern(gp_placer *pl, const gp_request *r)
             return (int)v;
         }
     }
-    if (pl->nrequests == pl->cap_requests) {
-        int ncap = pl->cap_requests ? pl->cap_requests * 2 : 64;
-        gp_request *nr = realloc(pl->requests, sizeof(gp_request) * (size_t)ncap);
-        if (!nr) {
-            return GP_ENOMEM;
-        }
-        pl->requests = nr;
-        pl->cap_requests = ncap;
+    if (gp_grow((void **)&pl->requests, &pl->cap_requests, pl->nrequests + 1, sizeof(gp_request),
+                64) < 0) {
+        return GP_ENOMEM;
     }
     if (gp_u64map_put(&pl->request_index, h, (uint64_t)pl->nrequests) < 0) {
         return GP_ENOMEM;
