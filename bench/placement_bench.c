@@ -25,11 +25,16 @@ typedef struct shape {
 
 /* Roughly the default trace's mix (shares of pods). */
 static const shape mix[] = {
-    {0, 0, GP_REQ_NONE, 0, 0, 0.13},           {8000, 32768, GP_REQ_WHOLE, 1, 0, 0.45},
-    {6000, 24576, GP_REQ_FRACTION, 1, 810, 0.13}, {4000, 16384, GP_REQ_FRACTION, 1, 470, 0.09},
-    {4000, 16384, GP_REQ_FRACTION, 1, 320, 0.05}, {8000, 30720, GP_REQ_FRACTION, 1, 650, 0.04},
-    {2000, 8192, GP_REQ_FRACTION, 1, 230, 0.03},  {16000, 65536, GP_REQ_WHOLE, 2, 0, 0.03},
-    {32000, 131072, GP_REQ_WHOLE, 4, 0, 0.03},    {64000, 262144, GP_REQ_WHOLE, 8, 0, 0.02},
+    {0, 0, GP_REQ_NONE, 0, 0, 0.13},
+    {8000, 32768, GP_REQ_WHOLE, 1, 0, 0.45},
+    {6000, 24576, GP_REQ_FRACTION, 1, 810, 0.13},
+    {4000, 16384, GP_REQ_FRACTION, 1, 470, 0.09},
+    {4000, 16384, GP_REQ_FRACTION, 1, 320, 0.05},
+    {8000, 30720, GP_REQ_FRACTION, 1, 650, 0.04},
+    {2000, 8192, GP_REQ_FRACTION, 1, 230, 0.03},
+    {16000, 65536, GP_REQ_WHOLE, 2, 0, 0.03},
+    {32000, 131072, GP_REQ_WHOLE, 4, 0, 0.03},
+    {64000, 262144, GP_REQ_WHOLE, 8, 0, 0.02},
 };
 #define NMIX ((int)(sizeof(mix) / sizeof(mix[0])))
 
@@ -64,34 +69,54 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
-int main(int argc, char **argv)
+typedef struct bench {
+    int nodes, gpus, steady;
+    double fill;
+    const char *policy;
+    gp_cluster *c;
+    gp_placer *pl;
+    gp_rng rng;
+    gp_assignment *live;
+    size_t nlive, cap;
+} bench;
+
+static int parse(bench *b, int argc, char **argv)
 {
-    int nodes = 10000, gpus = 8, steady = 20000;
-    double fill = 0.9;
-    const char *policy = "fgd";
     static const struct option opts[] = {
-        {"nodes", required_argument, NULL, 'n'}, {"gpus", required_argument, NULL, 'g'},
-        {"fill", required_argument, NULL, 'f'},  {"steady", required_argument, NULL, 's'},
+        {"nodes", required_argument, NULL, 'n'},  {"gpus", required_argument, NULL, 'g'},
+        {"fill", required_argument, NULL, 'f'},   {"steady", required_argument, NULL, 's'},
         {"policy", required_argument, NULL, 'p'}, {NULL, 0, NULL, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         switch (ch) {
-        case 'n': nodes = atoi(optarg); break;
-        case 'g': gpus = atoi(optarg); break;
-        case 'f': fill = atof(optarg); break;
-        case 's': steady = atoi(optarg); break;
-        case 'p': policy = optarg; break;
+        case 'n':
+            b->nodes = atoi(optarg);
+            break;
+        case 'g':
+            b->gpus = atoi(optarg);
+            break;
+        case 'f':
+            b->fill = atof(optarg);
+            break;
+        case 's':
+            b->steady = atoi(optarg);
+            break;
+        case 'p':
+            b->policy = optarg;
+            break;
         default:
-            fprintf(stderr, "usage: %s [--nodes N] [--gpus G] [--fill F] [--steady N] "
-                            "[--policy NAME]\n", argv[0]);
-            return 2;
+            return -1;
         }
     }
-    if (nodes < 1 || gpus < 1 || gpus > GP_MAX_GPUS_PER_NODE || fill <= 0 || fill > 1) {
-        fprintf(stderr, "placement_bench: bad --nodes/--gpus/--fill\n");
-        return 2;
-    }
+    return b->nodes < 1 || b->gpus < 1 || b->gpus > GP_MAX_GPUS_PER_NODE || b->fill <= 0 ||
+                   b->fill > 1
+               ? -1
+               : 0;
+}
+
+static gp_cluster *build(int nodes, int gpus)
+{
     gp_cluster *c = gp_cluster_new();
     int model = gp_cluster_model(c, "H100", 81920);
     gp_gpu_spec spec[GP_MAX_GPUS_PER_NODE];
@@ -103,72 +128,101 @@ int main(int argc, char **argv)
         snprintf(name, sizeof(name), "node-%05d", i);
         gp_cluster_add_node(c, name, 96000 * gpus / 8 + 32000, 786432, gpus, spec);
     }
+    return c;
+}
+
+/* One decision; the placement is kept when it succeeds. Counts classes into *seen, *scored. */
+static int place_one(bench *b, long *seen, long *scored)
+{
+    gp_request r = draw(&b->rng);
+    gp_assignment a;
+    gp_place_info info;
+    int rc = gp_placer_place(b->pl, &r, &b->rng, &a, &info);
+    *seen += info.classes_seen;
+    *scored += info.classes_scored;
+    if (rc == 0 && b->nlive < b->cap && gp_cluster_assign(b->c, &a) == 0) {
+        b->live[b->nlive++] = a;
+        return 0;
+    }
+    return -1;
+}
+
+static void fill_phase(bench *b)
+{
+    long placed = 0, failed = 0, seen = 0, scored = 0;
+    int64_t capacity = gp_cluster_gpu_milli_capacity(b->c);
+    double t0 = now();
+    while ((double)gp_cluster_gpu_milli_allocated(b->c) < b->fill * (double)capacity &&
+           b->nlive < b->cap && failed <= 1000) {
+        if (place_one(b, &seen, &scored) == 0) {
+            placed++;
+        } else {
+            failed++;
+        }
+    }
+    double dt = now() - t0;
+    long n = placed + failed;
+    printf("placement_bench phase=fill policy=%s nodes=%d gpus=%d placements=%ld failed=%ld "
+           "allocated_pct=%.1f classes_per_decision=%.1f scored_per_decision=%.1f seconds=%.3f "
+           "per_sec=%.0f\n",
+           b->policy, b->nodes, b->gpus, placed, failed,
+           100.0 * (double)gp_cluster_gpu_milli_allocated(b->c) / (double)capacity,
+           (double)seen / (double)n, (double)scored / (double)n, dt, (double)n / dt);
+}
+
+static void steady_phase(bench *b)
+{
+    long decisions = 0, seen = 0, scored = 0;
+    double t0 = now();
+    for (int i = 0; i < b->steady && b->nlive > 0; i++) {
+        size_t k = (size_t)gp_rng_below(&b->rng, b->nlive);
+        gp_cluster_release(b->c, &b->live[k]);
+        b->live[k] = b->live[--b->nlive];
+        place_one(b, &seen, &scored);
+        decisions++;
+    }
+    double dt = now() - t0;
+    printf("placement_bench phase=steady policy=%s nodes=%d gpus=%d placements=%ld "
+           "classes_per_decision=%.1f scored_per_decision=%.1f seconds=%.3f per_sec=%.0f\n",
+           b->policy, b->nodes, b->gpus, decisions, (double)seen / (double)decisions,
+           (double)scored / (double)decisions, dt, (double)decisions / dt);
+}
+
+int main(int argc, char **argv)
+{
+    bench b = {.nodes = 10000, .gpus = 8, .steady = 20000, .fill = 0.9, .policy = "fgd"};
+    if (parse(&b, argc, argv) < 0) {
+        fprintf(stderr,
+                "usage: %s [--nodes N] [--gpus 1..32] [--fill 0..1] [--steady N] "
+                "[--policy NAME]\n",
+                argv[0]);
+        return 2;
+    }
+    b.c = build(b.nodes, b.gpus);
     gp_workload_item items[NMIX];
     for (int i = 0; i < NMIX; i++) {
         items[i] = (gp_workload_item){request_of(&mix[i]), mix[i].share};
     }
     gp_workload w = {items, NMIX};
     gp_policy *p;
-    gp_placer *pl;
     gp_diag d;
-    if (gp_policy_new(policy, &w, &p, &d) < 0) {
+    if (gp_policy_new(b.policy, &w, &p, &d) < 0) {
         fprintf(stderr, "placement_bench: %s\n", d.msg);
+        gp_cluster_free(b.c);
         return 2;
     }
-    gp_placer_new(c, p, &pl);
-    gp_rng rng;
-    gp_rng_seed(&rng, 42);
-    size_t cap = (size_t)nodes * (size_t)gpus * 2 + 16, nlive = 0;
-    gp_assignment *live = malloc(sizeof(gp_assignment) * cap);
-    long placed = 0, failed = 0, seen = 0, scored = 0;
-    gp_place_info info;
-    double t0 = now();
-    int64_t capacity = gp_cluster_gpu_milli_capacity(c);
-    while ((double)gp_cluster_gpu_milli_allocated(c) < fill * (double)capacity && nlive < cap) {
-        gp_request r = draw(&rng);
-        gp_assignment a;
-        int rc = gp_placer_place(pl, &r, &rng, &a, &info);
-        seen += info.classes_seen;
-        scored += info.classes_scored;
-        if (rc == 0 && gp_cluster_assign(c, &a) == 0) {
-            live[nlive++] = a;
-            placed++;
-        } else if (++failed > 1000) {
-            break;
-        }
+    gp_placer_new(b.c, p, &b.pl);
+    gp_rng_seed(&b.rng, 42);
+    b.cap = (size_t)b.nodes * (size_t)b.gpus * 2 + 16;
+    b.live = malloc(sizeof(gp_assignment) * b.cap);
+    if (!b.live) {
+        return 1;
     }
-    double t1 = now();
-    printf("placement_bench phase=fill policy=%s nodes=%d gpus=%d placements=%ld failed=%ld "
-           "allocated_pct=%.1f classes_per_decision=%.1f scored_per_decision=%.1f seconds=%.3f "
-           "per_sec=%.0f\n",
-           policy, nodes, gpus, placed, failed,
-           100.0 * (double)gp_cluster_gpu_milli_allocated(c) / (double)capacity,
-           (double)seen / (double)(placed + failed), (double)scored / (double)(placed + failed),
-           t1 - t0, (double)(placed + failed) / (t1 - t0));
-    seen = scored = 0;
-    long decisions = 0;
-    for (int i = 0; i < steady && nlive > 0; i++) {
-        size_t k = (size_t)gp_rng_below(&rng, nlive);
-        gp_cluster_release(c, &live[k]);
-        live[k] = live[--nlive];
-        gp_request r = draw(&rng);
-        gp_assignment a;
-        decisions++;
-        int rc = gp_placer_place(pl, &r, &rng, &a, &info);
-        seen += info.classes_seen;
-        scored += info.classes_scored;
-        if (rc == 0 && gp_cluster_assign(c, &a) == 0) {
-            live[nlive++] = a;
-        }
-    }
-    double t2 = now();
-    printf("placement_bench phase=steady policy=%s nodes=%d gpus=%d placements=%ld "
-           "classes_per_decision=%.1f scored_per_decision=%.1f seconds=%.3f per_sec=%.0f\n",
-           policy, nodes, gpus, decisions, (double)seen / (double)decisions,
-           (double)scored / (double)decisions, t2 - t1, (double)decisions / (t2 - t1));
-    free(live);
-    gp_placer_free(pl);
+    fill_phase(&b);
+    steady_phase(&b);
+    free(b.live);
+    gp_placer_free(b.pl);
     gp_policy_free(p);
-    gp_cluster_free(c);
+    gp_cluster_free(b.c);
     return 0;
 }
