@@ -47,8 +47,8 @@ void gp_trace_fini(gp_trace *t);
 
 /* Builds a cluster of the trace's nodes (models interned, GPU memory not tracked). */
 int gp_trace_build_cluster(const gp_trace *t, gp_cluster **out, gp_diag *d);
-/* Translates a pod into a request against cluster c. A gpu_spec naming no model of c yields an
- * allowed-model mask of ~0 minus every known model: such a pod can never be placed. */
+/* Translates a pod into a request against cluster c. A gpu_spec naming only models c lacks
+ * allows just a model index no GPU has (the last one), so such a pod can never be placed. */
 void gp_trace_pod_request(const gp_cluster *c, const gp_trace_pod *p, gp_request *out);
 
 #endif
