@@ -6,6 +6,8 @@ set -euo pipefail
 packages=(
     build-essential cmake pkg-config
     libcmocka-dev   # unit-test harness
+    libjansson-dev  # JSON
+    libyaml-dev     # YAML
     clang           # the sanitizer build (ASan + UBSan)
     libclang-rt-14-dev  # sanitizer and libFuzzer runtimes of clang
     binutils        # nm, for the purity check of libgpcore

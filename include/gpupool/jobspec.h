@@ -1,0 +1,103 @@
+/*
+ * The job spec: what a user submits, in JSON or YAML (the same fields in both).
+ *
+ *   name: train-bert            # [a-z0-9-], 1..63, starts and ends alphanumeric; required
+ *   tenant: team-a              # default: the submitter's tenant
+ *   queue: default
+ *   priority_class: normal      # default: the cluster default
+ *   replicas: 4                 # a gang: all or nothing; 1..4096
+ *   resources:
+ *     gpus: 2                   # whole GPUs per replica, 1..32; or
+ *     gpu_milli: 500            #   a fraction: compute (1..1000) and/or
+ *     gpu_memory_mib: 10240     #   GPU memory; cores_percent 1..100 optional; or
+ *     mig_profile: 1g.10gb      #   one MIG instance
+ *     gpu_models: [A100-80GB]   # allowed models (default any)
+ *     cpu_milli: 8000
+ *     memory_mib: 32768
+ *   topology: any               # any | prefer-nvlink | require-nvlink
+ *   preemptible: false
+ *   command: [python, train.py] # required, non-empty
+ *   args: [--epochs, "3"]
+ *   env: {HF_HOME: /data/hf}    # names [A-Za-z_][A-Za-z0-9_]*; gpupool's own are refused
+ *   working_dir: /workspace     # absolute
+ *   max_runtime: 2h             # seconds, or a number with s, m, h or d
+ *   restart_policy: on-failure  # never | on-failure | always
+ *   max_restarts: 3             # 0..1000
+ *
+ * Unknown fields and bad values are refused with the field's path named:
+ * `replicas: must be between 1 and 4096`, `resources.gpu_mili: unknown field`. Syntax errors
+ * name the line and column. Parsing is all or nothing: on failure *out is untouched.
+ */
+#ifndef GPUPOOL_JOBSPEC_H
+#define GPUPOOL_JOBSPEC_H
+
+#include "gpupool/error.h"
+#include "gpupool/model.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define GP_JOB_NAME_MAX     64
+#define GP_JOB_MAX_REPLICAS 4096
+#define GP_JOB_MAX_MODELS   8
+
+typedef enum gp_topology_pref {
+    GP_TOPO_ANY = 0,
+    GP_TOPO_PREFER_NVLINK = 1,
+    GP_TOPO_REQUIRE_NVLINK = 2,
+} gp_topology_pref;
+
+typedef enum gp_restart_policy {
+    GP_RESTART_NEVER = 0,
+    GP_RESTART_ON_FAILURE = 1,
+    GP_RESTART_ALWAYS = 2,
+} gp_restart_policy;
+
+typedef struct gp_env_var {
+    char *name;
+    char *value;
+} gp_env_var;
+
+typedef struct gp_jobspec {
+    char name[GP_JOB_NAME_MAX];
+    char tenant[GP_JOB_NAME_MAX];         /* "" = the submitter's */
+    char queue[GP_JOB_NAME_MAX];          /* "default" unless given */
+    char priority_class[GP_JOB_NAME_MAX]; /* "" = the cluster default */
+    int replicas;
+    /* per replica */
+    gp_gpu_kind kind;
+    int gpus;
+    int gpu_milli;
+    int64_t gpu_memory_mib;
+    int cores_percent; /* 0 = not limited */
+    char mig_profile[16];
+    int ngpu_models;
+    char gpu_models[GP_JOB_MAX_MODELS][GP_NAME_MAX];
+    int64_t cpu_milli;
+    int64_t memory_mib;
+    gp_topology_pref topology;
+    bool preemptible;
+    char **command; /* NULL-terminated */
+    char **args;    /* NULL-terminated; may be empty */
+    gp_env_var *env;
+    int nenv;
+    char *working_dir;     /* NULL = the agent's default */
+    int64_t max_runtime_s; /* 0 = unlimited */
+    gp_restart_policy restart_policy;
+    int max_restarts;
+} gp_jobspec;
+
+/* Parses and validates a JSON job spec of len bytes. 0, or GP_EPARSE (syntax: line and column
+ * in d) or GP_EINVAL (d names the field). On success *out owns heap strings: free with
+ * gp_jobspec_fini. */
+int gp_jobspec_parse_json(const char *text, size_t len, gp_jobspec *out, gp_diag *d);
+/* The same for YAML (one document). */
+int gp_jobspec_parse_yaml(const char *text, size_t len, gp_jobspec *out, gp_diag *d);
+void gp_jobspec_fini(gp_jobspec *s);
+
+/* The placement request of one replica (allowed models resolved against c; a model c lacks
+ * makes the request unplaceable). */
+void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *out);
+
+#endif

@@ -1,0 +1,528 @@
+/*
+ * Job spec validation: one table of fields per object level drives parsing, so every field has
+ * exactly one place where its type and bounds are checked, and unknown fields are found by the
+ * same walk. JSON comes from jansson (duplicate keys refused), YAML through yaml_json.c.
+ */
+#include "gpupool/jobspec.h"
+
+#include "net/yaml_json.h"
+
+#include <ctype.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef int (*field_fn)(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+
+typedef struct field {
+    const char *name;
+    field_fn parse;
+} field;
+
+/* ---- typed getters; each names the field on error ---- */
+
+static int get_int(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t *out, gp_diag *d)
+{
+    if (!json_is_integer(v)) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be an integer", path);
+    }
+    json_int_t x = json_integer_value(v);
+    if (x < lo || x > hi) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be between %lld and %lld", path, (long long)lo,
+                           (long long)hi);
+    }
+    *out = x;
+    return 0;
+}
+
+/* get_int for int fields; *out is written only on success. */
+static int get_int32(json_t *v, const char *path, int lo, int hi, int *out, gp_diag *d)
+{
+    int64_t x = 0;
+    int rc = get_int(v, path, lo, hi, &x, d);
+    if (rc == 0) {
+        *out = (int)x;
+    }
+    return rc;
+}
+
+static int get_text(json_t *v, const char *path, char *dst, size_t cap, gp_diag *d)
+{
+    if (!json_is_string(v)) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a string", path);
+    }
+    size_t n = json_string_length(v);
+    if (n == 0 || n >= cap || memchr(json_string_value(v), '\0', n)) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be 1 to %zu characters", path, cap - 1);
+    }
+    memcpy(dst, json_string_value(v), n + 1);
+    return 0;
+}
+
+/* A DNS-label-like identifier: [a-z0-9-], alphanumeric at both ends. */
+static int get_ident(json_t *v, const char *path, char *dst, size_t cap, gp_diag *d)
+{
+    int rc = get_text(v, path, dst, cap, d);
+    if (rc < 0) {
+        return rc;
+    }
+    size_t n = strlen(dst);
+    for (size_t i = 0; i < n; i++) {
+        unsigned char ch = (unsigned char)dst[i];
+        if (!(islower(ch) || isdigit(ch) || (ch == '-' && i > 0 && i + 1 < n))) {
+            dst[0] = '\0';
+            return gp_diag_set(d, GP_EINVAL, "%s: must be lower-case letters, digits and inner '-'",
+                               path);
+        }
+    }
+    return 0;
+}
+
+static int get_enum(json_t *v, const char *path, const char *const *names, int n, int *out,
+                    gp_diag *d)
+{
+    if (json_is_string(v)) {
+        for (int i = 0; i < n; i++) {
+            if (strcmp(json_string_value(v), names[i]) == 0) {
+                *out = i;
+                return 0;
+            }
+        }
+    }
+    char list[256] = "";
+    for (int i = 0; i < n; i++) {
+        strncat(list, i ? ", " : "", sizeof(list) - strlen(list) - 1);
+        strncat(list, names[i], sizeof(list) - strlen(list) - 1);
+    }
+    return gp_diag_set(d, GP_EINVAL, "%s: must be one of %s", path, list);
+}
+
+/* A NULL-terminated copy of an array of strings. */
+static int get_strings(json_t *v, const char *path, int min, char ***out, gp_diag *d)
+{
+    if (!json_is_array(v) || (int)json_array_size(v) < min || json_array_size(v) > 4096) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a list of %d to 4096 strings", path, min);
+    }
+    size_t n = json_array_size(v);
+    char **list = calloc(n + 1, sizeof(char *));
+    if (!list) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < n; i++) {
+        json_t *e = json_array_get(v, i);
+        if (!json_is_string(e) || memchr(json_string_value(e), '\0', json_string_length(e))) {
+            for (size_t k = 0; k < i; k++) {
+                free(list[k]);
+            }
+            free(list);
+            return gp_diag_set(d, GP_EINVAL, "%s[%zu]: must be a string", path, i);
+        }
+        list[i] = strdup(json_string_value(e));
+    }
+    *out = list;
+    return 0;
+}
+
+/* Walks object v with table fields; unknown keys are errors. */
+static int walk(json_t *v, const char *path, const field *fields, int nfields, gp_jobspec *s,
+                gp_diag *d)
+{
+    if (!json_is_object(v)) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be an object", *path ? path : "spec");
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(v, key, val)
+    {
+        char sub[256];
+        snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
+        int i = 0;
+        while (i < nfields && strcmp(fields[i].name, key) != 0) {
+            i++;
+        }
+        if (i == nfields) {
+            return gp_diag_set(d, GP_EINVAL, "%s: unknown field", sub);
+        }
+        if (json_is_null(val)) {
+            continue; /* null: the default */
+        }
+        int rc = fields[i].parse(val, sub, s, d);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
+/* ---- resources ---- */
+
+static int f_gpus(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int32(v, path, 1, GP_MAX_GPUS_PER_NODE, &s->gpus, d);
+}
+
+static int f_gpu_milli(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int32(v, path, 1, GP_MILLI_PER_GPU, &s->gpu_milli, d);
+}
+
+static int f_gpu_memory(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int(v, path, 1, (int64_t)1 << 40, &s->gpu_memory_mib, d);
+}
+
+static int f_cores(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int32(v, path, 1, 100, &s->cores_percent, d);
+}
+
+static int f_mig(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    int rc = get_text(v, path, s->mig_profile, sizeof(s->mig_profile), d);
+    if (rc == 0 && !gp_mig_name_valid(s->mig_profile)) {
+        s->mig_profile[0] = '\0';
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a MIG profile such as 1g.10gb", path);
+    }
+    return rc;
+}
+
+static int f_models(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_array(v) || json_array_size(v) < 1 || json_array_size(v) > GP_JOB_MAX_MODELS) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a list of 1 to %d GPU models", path,
+                           GP_JOB_MAX_MODELS);
+    }
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        char sub[280];
+        snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+        int rc = get_text(json_array_get(v, i), sub, s->gpu_models[i], GP_NAME_MAX, d);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    s->ngpu_models = (int)json_array_size(v);
+    return 0;
+}
+
+static int f_cpu(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int(v, path, 0, (int64_t)1 << 40, &s->cpu_milli, d);
+}
+
+static int f_memory(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int(v, path, 0, (int64_t)1 << 40, &s->memory_mib, d);
+}
+
+static const field resource_fields[] = {
+    {"gpus", f_gpus},           {"gpu_milli", f_gpu_milli}, {"gpu_memory_mib", f_gpu_memory},
+    {"cores_percent", f_cores}, {"mig_profile", f_mig},     {"gpu_models", f_models},
+    {"cpu_milli", f_cpu},       {"memory_mib", f_memory},
+};
+
+/* ---- top level ---- */
+
+static int f_name(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_ident(v, path, s->name, sizeof(s->name), d);
+}
+
+static int f_tenant(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_ident(v, path, s->tenant, sizeof(s->tenant), d);
+}
+
+static int f_queue(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_ident(v, path, s->queue, sizeof(s->queue), d);
+}
+
+static int f_priority(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_ident(v, path, s->priority_class, sizeof(s->priority_class), d);
+}
+
+static int f_replicas(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int32(v, path, 1, GP_JOB_MAX_REPLICAS, &s->replicas, d);
+}
+
+static int f_resources(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return walk(v, path, resource_fields, (int)(sizeof(resource_fields) / sizeof(field)), s, d);
+}
+
+static int f_topology(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    static const char *const names[] = {"any", "prefer-nvlink", "require-nvlink"};
+    int x = 0;
+    int rc = get_enum(v, path, names, 3, &x, d);
+    s->topology = (gp_topology_pref)x;
+    return rc;
+}
+
+static int f_preemptible(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_boolean(v)) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be true or false", path);
+    }
+    s->preemptible = json_is_true(v);
+    return 0;
+}
+
+static int f_command(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_strings(v, path, 1, &s->command, d);
+}
+
+static int f_args(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_strings(v, path, 0, &s->args, d);
+}
+
+/* Variables gpupool sets itself (or that would switch its enforcement off). */
+static int env_reserved(const char *name)
+{
+    static const char *const exact[] = {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
+                                        "LD_PRELOAD", "CUDA_DISABLE_CONTROL"};
+    static const char *const prefixes[] = {"GPUPOOL_", "CUDA_DEVICE_MEMORY_LIMIT",
+                                           "CUDA_DEVICE_SM_LIMIT"};
+    for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
+        if (strcmp(name, exact[i]) == 0) {
+            return 1;
+        }
+    }
+    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
+        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static int env_name_valid(const char *n)
+{
+    if (!(isalpha((unsigned char)*n) || *n == '_')) {
+        return 0;
+    }
+    for (; *n; n++) {
+        if (!(isalnum((unsigned char)*n) || *n == '_')) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+static int f_env(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_object(v) || json_object_size(v) > 1024) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a map of at most 1024 names to strings",
+                           path);
+    }
+    s->env = calloc(json_object_size(v) + 1, sizeof(gp_env_var));
+    if (!s->env) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    const char *key;
+    json_t *val;
+    json_object_foreach(v, key, val)
+    {
+        if (!env_name_valid(key)) {
+            return gp_diag_set(d, GP_EINVAL, "%s.%.64s: not a valid variable name", path, key);
+        }
+        if (env_reserved(key)) {
+            return gp_diag_set(d, GP_EINVAL, "%s.%.64s: set by gpupool, cannot be overridden", path,
+                               key);
+        }
+        if (!json_is_string(val) || memchr(json_string_value(val), '\0', json_string_length(val))) {
+            return gp_diag_set(d, GP_EINVAL, "%s.%.64s: must be a string", path, key);
+        }
+        s->env[s->nenv].name = strdup(key);
+        s->env[s->nenv++].value = strdup(json_string_value(val));
+    }
+    return 0;
+}
+
+static int f_workdir(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    char dir[4096];
+    int rc = get_text(v, path, dir, sizeof(dir), d);
+    if (rc == 0 && dir[0] != '/') {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be an absolute path", path);
+    }
+    if (rc == 0) {
+        s->working_dir = strdup(dir);
+    }
+    return rc;
+}
+
+/* Seconds, or a number with a unit: 90s, 30m, 2h, 1d. */
+static int f_runtime(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    const int64_t max = (int64_t)365 * 86400;
+    if (json_is_integer(v)) {
+        return get_int(v, path, 1, max, &s->max_runtime_s, d);
+    }
+    const char *t = json_is_string(v) ? json_string_value(v) : "";
+    char *end;
+    long long n = strtoll(t, &end, 10);
+    int64_t unit = *end == 's'   ? 1
+                   : *end == 'm' ? 60
+                   : *end == 'h' ? 3600
+                   : *end == 'd' ? 86400
+                                 : 0;
+    if (end == t || !isdigit((unsigned char)*t) || unit == 0 || end[1] != '\0' || n < 1 ||
+        n > max / unit) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "%s: must be seconds or a duration such as 90s, 30m, 2h, 1d "
+                           "(at most 365d)",
+                           path);
+    }
+    s->max_runtime_s = n * unit;
+    return 0;
+}
+
+static int f_restart(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    static const char *const names[] = {"never", "on-failure", "always"};
+    int x = 0;
+    int rc = get_enum(v, path, names, 3, &x, d);
+    s->restart_policy = (gp_restart_policy)x;
+    return rc;
+}
+
+static int f_max_restarts(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_int32(v, path, 0, 1000, &s->max_restarts, d);
+}
+
+static const field top_fields[] = {
+    {"name", f_name},
+    {"tenant", f_tenant},
+    {"queue", f_queue},
+    {"priority_class", f_priority},
+    {"replicas", f_replicas},
+    {"resources", f_resources},
+    {"topology", f_topology},
+    {"preemptible", f_preemptible},
+    {"command", f_command},
+    {"args", f_args},
+    {"env", f_env},
+    {"working_dir", f_workdir},
+    {"max_runtime", f_runtime},
+    {"restart_policy", f_restart},
+    {"max_restarts", f_max_restarts},
+};
+
+/* ---- entry points ---- */
+
+static int finish(gp_jobspec *s, gp_diag *d)
+{
+    if (!s->name[0]) {
+        return gp_diag_set(d, GP_EINVAL, "name: required");
+    }
+    if (!s->command) {
+        return gp_diag_set(d, GP_EINVAL, "command: required");
+    }
+    int kinds =
+        (s->gpus > 0) + (s->gpu_milli > 0 || s->gpu_memory_mib > 0) + (s->mig_profile[0] != '\0');
+    if (kinds > 1) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "resources: ask for one of gpus, a fraction "
+                           "(gpu_milli, gpu_memory_mib) or mig_profile");
+    }
+    s->kind = s->gpus > 0                                   ? GP_REQ_WHOLE
+              : s->mig_profile[0]                           ? GP_REQ_MIG
+              : (s->gpu_milli > 0 || s->gpu_memory_mib > 0) ? GP_REQ_FRACTION
+                                                            : GP_REQ_NONE;
+    if (s->cores_percent && s->kind != GP_REQ_FRACTION) {
+        return gp_diag_set(d, GP_EINVAL, "resources.cores_percent: only with a GPU fraction");
+    }
+    if (s->ngpu_models && s->kind == GP_REQ_NONE) {
+        return gp_diag_set(d, GP_EINVAL, "resources.gpu_models: the job asks for no GPU");
+    }
+    return 0;
+}
+
+static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
+{
+    gp_jobspec s;
+    memset(&s, 0, sizeof(s));
+    strcpy(s.queue, "default");
+    s.replicas = 1;
+    int rc = walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])), &s, d);
+    if (rc == 0) {
+        rc = finish(&s, d);
+    }
+    if (rc < 0) {
+        gp_jobspec_fini(&s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+int gp_jobspec_parse_json(const char *text, size_t len, gp_jobspec *out, gp_diag *d)
+{
+    json_error_t err;
+    json_t *root = json_loadb(text, len, JSON_REJECT_DUPLICATES, &err);
+    if (!root) {
+        return gp_diag_set(d, GP_EPARSE, "line %d, column %d: %s", err.line, err.column, err.text);
+    }
+    int rc = from_json(root, out, d);
+    json_decref(root);
+    return rc;
+}
+
+int gp_jobspec_parse_yaml(const char *text, size_t len, gp_jobspec *out, gp_diag *d)
+{
+    json_t *root;
+    int rc = gp_yaml_to_json(text, len, &root, d);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = from_json(root, out, d);
+    json_decref(root);
+    return rc;
+}
+
+static void free_list(char **list)
+{
+    for (char **p = list; p && *p; p++) {
+        free(*p);
+    }
+    free(list);
+}
+
+void gp_jobspec_fini(gp_jobspec *s)
+{
+    free_list(s->command);
+    free_list(s->args);
+    for (int i = 0; i < s->nenv; i++) {
+        free(s->env[i].name);
+        free(s->env[i].value);
+    }
+    free(s->env);
+    free(s->working_dir);
+    s->command = s->args = NULL;
+    s->env = NULL;
+    s->nenv = 0;
+    s->working_dir = NULL;
+}
+
+void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->cpu_milli = s->cpu_milli;
+    out->memory_mib = s->memory_mib;
+    out->kind = s->kind;
+    out->gpu_count = s->gpus;
+    out->gpu_milli = s->gpu_milli;
+    out->gpu_mem_mib = s->gpu_memory_mib;
+    memcpy(out->mig_profile, s->mig_profile, sizeof(out->mig_profile));
+    for (int i = 0; i < s->ngpu_models; i++) {
+        int m = gp_cluster_find_model(c, s->gpu_models[i]);
+        out->allowed_models |= m >= 0 ? 1ull << m : 1ull << (GP_MAX_MODELS - 1);
+    }
+}

@@ -1,0 +1,188 @@
+/* Job spec parsing: JSON and YAML give the same spec; every bad field is named. */
+#include "gpupool/jobspec.h"
+#include "gpupool/placement.h"
+#include "tests/unit/harness.h"
+
+#include <string.h>
+
+static const char *full_yaml = "name: train-bert\n"
+                               "tenant: team-a\n"
+                               "queue: research\n"
+                               "priority_class: high\n"
+                               "replicas: 4\n"
+                               "resources:\n"
+                               "  gpus: 8\n"
+                               "  gpu_models: [A100-80GB, H100-80GB]\n"
+                               "  cpu_milli: 64000\n"
+                               "  memory_mib: 262144\n"
+                               "topology: require-nvlink\n"
+                               "preemptible: true\n"
+                               "command: [torchrun, train.py]\n"
+                               "args: [--epochs, \"3\"]\n"
+                               "env: {HF_HOME: /data/hf, SEED: \"7\"}\n"
+                               "working_dir: /workspace\n"
+                               "max_runtime: 2h\n"
+                               "restart_policy: on-failure\n"
+                               "max_restarts: 3\n";
+
+static const char *full_json =
+    "{\"name\": \"train-bert\", \"tenant\": \"team-a\", \"queue\": \"research\","
+    " \"priority_class\": \"high\", \"replicas\": 4,"
+    " \"resources\": {\"gpus\": 8, \"gpu_models\": [\"A100-80GB\", \"H100-80GB\"],"
+    "   \"cpu_milli\": 64000, \"memory_mib\": 262144},"
+    " \"topology\": \"require-nvlink\", \"preemptible\": true,"
+    " \"command\": [\"torchrun\", \"train.py\"], \"args\": [\"--epochs\", \"3\"],"
+    " \"env\": {\"HF_HOME\": \"/data/hf\", \"SEED\": \"7\"}, \"working_dir\": \"/workspace\","
+    " \"max_runtime\": 7200, \"restart_policy\": \"on-failure\", \"max_restarts\": 3}";
+
+static void check_full(const gp_jobspec *s)
+{
+    assert_string_equal(s->name, "train-bert");
+    assert_string_equal(s->tenant, "team-a");
+    assert_string_equal(s->queue, "research");
+    assert_string_equal(s->priority_class, "high");
+    assert_int_equal(s->replicas, 4);
+    assert_int_equal(s->kind, GP_REQ_WHOLE);
+    assert_int_equal(s->gpus, 8);
+    assert_int_equal(s->ngpu_models, 2);
+    assert_string_equal(s->gpu_models[1], "H100-80GB");
+    assert_int_equal(s->cpu_milli, 64000);
+    assert_int_equal(s->memory_mib, 262144);
+    assert_int_equal(s->topology, GP_TOPO_REQUIRE_NVLINK);
+    assert_true(s->preemptible);
+    assert_string_equal(s->command[0], "torchrun");
+    assert_null(s->command[2]);
+    assert_string_equal(s->args[1], "3");
+    assert_int_equal(s->nenv, 2);
+    assert_string_equal(s->working_dir, "/workspace");
+    assert_int_equal(s->max_runtime_s, 7200);
+    assert_int_equal(s->restart_policy, GP_RESTART_ON_FAILURE);
+    assert_int_equal(s->max_restarts, 3);
+}
+
+static void test_same_in_json_and_yaml(void **state)
+{
+    (void)state;
+    gp_jobspec a, b;
+    gp_diag d;
+    assert_int_equal(gp_jobspec_parse_yaml(full_yaml, strlen(full_yaml), &a, &d), 0);
+    assert_int_equal(gp_jobspec_parse_json(full_json, strlen(full_json), &b, &d), 0);
+    check_full(&a);
+    check_full(&b);
+    gp_jobspec_fini(&a);
+    gp_jobspec_fini(&b);
+}
+
+static void test_defaults_and_kinds(void **state)
+{
+    (void)state;
+    gp_jobspec s;
+    gp_diag d;
+    const char *y = "name: n1\ncommand: [sleep, \"1\"]\nresources: {gpu_milli: 250, "
+                    "cores_percent: 30}\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_string_equal(s.queue, "default");
+    assert_int_equal(s.replicas, 1);
+    assert_int_equal(s.kind, GP_REQ_FRACTION);
+    assert_int_equal(s.cores_percent, 30);
+    assert_int_equal(s.restart_policy, GP_RESTART_NEVER);
+    gp_cluster *c = gp_cluster_new();
+    gp_request r;
+    gp_jobspec_request(&s, c, &r);
+    assert_int_equal(r.kind, GP_REQ_FRACTION);
+    assert_int_equal(r.gpu_milli, 250);
+    assert_int_equal(gp_request_check(&r, NULL), 0);
+    gp_cluster_free(c);
+    gp_jobspec_fini(&s);
+    y = "name: n2\ncommand: [x]\nresources: {mig_profile: 1g.10gb}\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_int_equal(s.kind, GP_REQ_MIG);
+    gp_jobspec_fini(&s);
+    y = "name: n3\ncommand: [x]\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_int_equal(s.kind, GP_REQ_NONE);
+    gp_jobspec_fini(&s);
+}
+
+/* Each bad input must fail with the field (or position) named in the message. */
+static void expect_error(const char *yaml, int code, const char *needle)
+{
+    gp_jobspec s;
+    memset(&s, 0x5a, sizeof(s));
+    gp_jobspec before = s;
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = gp_jobspec_parse_yaml(yaml, strlen(yaml), &s, &d);
+    if (rc != code || !strstr(d.msg, needle)) {
+        fail_msg("input:\n%s\nreturned %s \"%s\", expected %s naming \"%s\"", yaml,
+                 gp_strerror_name(rc), d.msg, gp_strerror_name(code), needle);
+    }
+    assert_memory_equal(&s, &before, sizeof(s)); /* untouched on failure */
+}
+
+static void test_errors_name_the_field(void **state)
+{
+    (void)state;
+    expect_error("name: a\ncommand: [x]\nreplicas: 5000\n", GP_EINVAL,
+                 "replicas: must be between 1 and 4096");
+    expect_error("name: a\ncommand: [x]\nresources: {gpu_mili: 5}\n", GP_EINVAL,
+                 "resources.gpu_mili: unknown field");
+    expect_error("name: a\ncommand: [x]\ncolour: red\n", GP_EINVAL, "colour: unknown field");
+    expect_error("command: [x]\n", GP_EINVAL, "name: required");
+    expect_error("name: a\n", GP_EINVAL, "command: required");
+    expect_error("name: Bad_Name\ncommand: [x]\n", GP_EINVAL, "name:");
+    expect_error("name: a\ncommand: []\n", GP_EINVAL, "command:");
+    expect_error("name: a\ncommand: [x]\nresources: {gpus: 2, gpu_milli: 300}\n", GP_EINVAL,
+                 "resources: ask for one of");
+    expect_error("name: a\ncommand: [x]\nresources: {gpus: 0}\n", GP_EINVAL, "resources.gpus");
+    expect_error("name: a\ncommand: [x]\nresources: {gpu_milli: 1001}\n", GP_EINVAL,
+                 "resources.gpu_milli: must be between 1 and 1000");
+    expect_error("name: a\ncommand: [x]\nresources: {mig_profile: big}\n", GP_EINVAL,
+                 "resources.mig_profile");
+    expect_error("name: a\ncommand: [x]\nresources: {gpus: 1, cores_percent: 50}\n", GP_EINVAL,
+                 "resources.cores_percent");
+    expect_error("name: a\ncommand: [x]\nresources: {gpus: two}\n", GP_EINVAL,
+                 "resources.gpus: must be an integer");
+    expect_error("name: a\ncommand: [x]\nenv: {CUDA_VISIBLE_DEVICES: \"0\"}\n", GP_EINVAL,
+                 "env.CUDA_VISIBLE_DEVICES: set by gpupool");
+    expect_error("name: a\ncommand: [x]\nenv: {GPUPOOL_JOB_ID: \"1\"}\n", GP_EINVAL,
+                 "env.GPUPOOL_JOB_ID");
+    expect_error("name: a\ncommand: [x]\nenv: {1BAD: x}\n", GP_EINVAL, "env.1BAD");
+    expect_error("name: a\ncommand: [x]\nworking_dir: rel/dir\n", GP_EINVAL, "working_dir");
+    expect_error("name: a\ncommand: [x]\nmax_runtime: 2 weeks\n", GP_EINVAL, "max_runtime");
+    expect_error("name: a\ncommand: [x]\nrestart_policy: sometimes\n", GP_EINVAL,
+                 "restart_policy: must be one of never, on-failure, always");
+    expect_error("name: a\ncommand: [x]\npreemptible: maybe\n", GP_EINVAL, "preemptible");
+    expect_error("- a\n- b\n", GP_EINVAL, "spec: must be an object");
+    /* Syntax errors name line and column. */
+    expect_error("name: a\ncommand: [x\n", GP_EPARSE, "line ");
+    expect_error("name: &x a\ncommand: [*x]\n", GP_EPARSE, "not supported");
+    expect_error("name: a\nname: b\ncommand: [x]\n", GP_EPARSE, "duplicate key");
+    expect_error("name: a\ncommand: [x]\n---\nname: b\n", GP_EPARSE, "one YAML document");
+}
+
+static void test_json_errors(void **state)
+{
+    (void)state;
+    gp_jobspec s;
+    gp_diag d;
+    const char *j = "{\"name\": \"a\",\n \"command\": [\"x\"], }";
+    assert_int_equal(gp_jobspec_parse_json(j, strlen(j), &s, &d), GP_EPARSE);
+    assert_non_null(strstr(d.msg, "line 2"));
+    j = "{\"name\": \"a\", \"name\": \"b\", \"command\": [\"x\"]}";
+    assert_int_equal(gp_jobspec_parse_json(j, strlen(j), &s, &d), GP_EPARSE);
+    j = "{\"name\": \"a\", \"command\": [\"x\"], \"replicas\": 0}";
+    assert_int_equal(gp_jobspec_parse_json(j, strlen(j), &s, &d), GP_EINVAL);
+    assert_string_equal(d.msg, "replicas: must be between 1 and 4096");
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_same_in_json_and_yaml),
+        cmocka_unit_test(test_defaults_and_kinds),
+        cmocka_unit_test(test_errors_name_the_field),
+        cmocka_unit_test(test_json_errors),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
