@@ -8,6 +8,7 @@ packages=(
     libcmocka-dev   # unit-test harness
     libjansson-dev  # JSON
     libyaml-dev     # YAML
+    libsqlite3-dev  # the store
     clang           # the sanitizer build (ASan + UBSan)
     libclang-rt-14-dev  # sanitizer and libFuzzer runtimes of clang
     binutils        # nm, for the purity check of libgpcore
