@@ -122,6 +122,31 @@ void gp_store_close(gp_store *s)
     }
 }
 
+/* Prepares sql into *st; on failure d names what was being done. */
+static int prepare(gp_store *s, const char *sql, sqlite3_stmt **st, const char *what, gp_diag *d)
+{
+    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
+        return db_error(s, d, GP_EIO, what);
+    }
+    return 0;
+}
+
+/* Steps a bound INSERT and finalizes it: 0 with the new row's id in *id, GP_EEXIST when a
+ * constraint refuses the row (the caller words the message), GP_EIO with d set otherwise. */
+static int run_insert(gp_store *s, sqlite3_stmt *st, int64_t *id, const char *what, gp_diag *d)
+{
+    int step = sqlite3_step(st);
+    sqlite3_finalize(st);
+    if (step == SQLITE_CONSTRAINT) {
+        return GP_EEXIST;
+    }
+    if (step != SQLITE_DONE) {
+        return db_error(s, d, GP_EIO, what);
+    }
+    *id = sqlite3_last_insert_rowid(s->db);
+    return 0;
+}
+
 static void copy(char *dst, size_t cap, const unsigned char *src)
 {
     snprintf(dst, cap, "%s", src ? (const char *)src : "");
@@ -130,35 +155,29 @@ static void copy(char *dst, size_t cap, const unsigned char *src)
 int gp_store_tenant_create(gp_store *s, gp_tenant_rec *rec, gp_diag *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO tenants(name, quota_gpus, quota_gpu_memory_mib) "
-                           "VALUES (?, ?, ?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        return db_error(s, d, GP_EIO, "tenant insert");
+    int prc = prepare(s,
+                      "INSERT INTO tenants(name, quota_gpus, quota_gpu_memory_mib) "
+                      "VALUES (?, ?, ?)",
+                      &st, "tenant insert", d);
+    if (prc < 0) {
+        return prc;
     }
     sqlite3_bind_text(st, 1, rec->name, -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 2, rec->quota_gpus);
     sqlite3_bind_int64(st, 3, rec->quota_gpu_memory_mib);
-    int step = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (step == SQLITE_CONSTRAINT) {
-        return gp_diag_set(d, GP_EEXIST, "tenant %s: already exists", rec->name);
-    }
-    if (step != SQLITE_DONE) {
-        return db_error(s, d, GP_EIO, "tenant insert");
-    }
-    rec->id = sqlite3_last_insert_rowid(s->db);
-    return 0;
+    int rc = run_insert(s, st, &rec->id, "tenant insert", d);
+    return rc == GP_EEXIST ? gp_diag_set(d, rc, "tenant %s: already exists", rec->name) : rc;
 }
 
 int gp_store_tenant_get(gp_store *s, const char *name, gp_tenant_rec *out, gp_diag *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, name, quota_gpus, quota_gpu_memory_mib FROM tenants "
-                           "WHERE name = ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        return db_error(s, d, GP_EIO, "tenant get");
+    int prc = prepare(s,
+                      "SELECT id, name, quota_gpus, quota_gpu_memory_mib FROM tenants "
+                      "WHERE name = ?",
+                      &st, "tenant get", d);
+    if (prc < 0) {
+        return prc;
     }
     sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
     int step = sqlite3_step(st), rc = 0;
@@ -195,11 +214,12 @@ static int64_t job_by_key(gp_store *s, const gp_job_rec *rec)
 static int insert_job(gp_store *s, gp_job_rec *rec, const char *spec_json, gp_diag *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "INSERT INTO jobs(tenant_id, name, state, idempotency_key, "
-                           "submit_time_ms, spec) VALUES (?, ?, ?, ?, ?, ?)",
-                           -1, &st, NULL) != SQLITE_OK) {
-        return db_error(s, d, GP_EIO, "job insert");
+    int prc = prepare(s,
+                      "INSERT INTO jobs(tenant_id, name, state, idempotency_key, "
+                      "submit_time_ms, spec) VALUES (?, ?, ?, ?, ?, ?)",
+                      &st, "job insert", d);
+    if (prc < 0) {
+        return prc;
     }
     sqlite3_bind_int64(st, 1, rec->tenant_id);
     sqlite3_bind_text(st, 2, rec->name, -1, SQLITE_STATIC);
@@ -211,16 +231,9 @@ static int insert_job(gp_store *s, gp_job_rec *rec, const char *spec_json, gp_di
     }
     sqlite3_bind_int64(st, 5, rec->submit_time_ms);
     sqlite3_bind_text(st, 6, spec_json, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (step == SQLITE_CONSTRAINT) {
-        return gp_diag_set(d, GP_EEXIST, "name: a job named %s is already active", rec->name);
-    }
-    if (step != SQLITE_DONE) {
-        return db_error(s, d, GP_EIO, "job insert");
-    }
-    rec->id = sqlite3_last_insert_rowid(s->db);
-    return 0;
+    int rc = run_insert(s, st, &rec->id, "job insert", d);
+    return rc == GP_EEXIST ? gp_diag_set(d, rc, "name: a job named %s is already active", rec->name)
+                           : rc;
 }
 
 int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json, int *created,
@@ -251,11 +264,12 @@ int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json, int
 int gp_store_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json, gp_diag *d)
 {
     sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db,
-                           "SELECT id, tenant_id, name, state, idempotency_key, submit_time_ms, "
-                           "spec FROM jobs WHERE id = ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        return db_error(s, d, GP_EIO, "job get");
+    int prc = prepare(s,
+                      "SELECT id, tenant_id, name, state, idempotency_key, submit_time_ms, "
+                      "spec FROM jobs WHERE id = ?",
+                      &st, "job get", d);
+    if (prc < 0) {
+        return prc;
     }
     sqlite3_bind_int64(st, 1, id);
     int step = sqlite3_step(st), rc = 0;
