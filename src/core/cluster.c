@@ -51,8 +51,12 @@ gp_cluster *gp_cluster_clone(const gp_cluster *c)
         free(n);
         return NULL;
     }
-    memcpy(n->nodes, c->nodes, sizeof(gp_node) * (size_t)c->nnodes);
-    memcpy(n->gpus, c->gpus, sizeof(gp_gpu) * (size_t)c->ngpus);
+    if (c->nnodes) { /* an empty cluster's arrays are NULL: no memcpy from NULL */
+        memcpy(n->nodes, c->nodes, sizeof(gp_node) * (size_t)c->nnodes);
+    }
+    if (c->ngpus) {
+        memcpy(n->gpus, c->gpus, sizeof(gp_gpu) * (size_t)c->ngpus);
+    }
     /* The clone's consumer starts from scratch: every node is new to it. */
     n->nchanged = c->nnodes;
     for (int i = 0; i < c->nnodes; i++) {
