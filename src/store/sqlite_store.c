@@ -1,18 +1,19 @@
 /*
- * SQLite backend of the store. Migrations are an ordered list of SQL scripts; the database's
- * PRAGMA user_version says how many have run. Each runs in its own transaction together with
- * the version bump.
+ * SQLite backend of the store: opening, migrations, the statement cache, transactions, the
+ * allocation epoch and the meta settings. Jobs, events and placements are in sqlite_jobs.c;
+ * named objects and tokens in sqlite_objects.c.
+ *
+ * Migrations are an ordered list of SQL scripts; the database's PRAGMA user_version says how
+ * many have run. A migration never changes once released (databases at its version exist):
+ * schema changes are new entries. Each runs in its own BEGIN IMMEDIATE transaction together
+ * with the version bump, and the version is read inside that transaction, so two processes
+ * opening the same old database do not both migrate it.
  */
-#include "store/store.h"
+#include "store/sqlite_impl.h"
 
-#include <sqlite3.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-struct gp_store {
-    sqlite3 *db;
-};
 
 static const char *const migrations[] = {
     /* 1: tenants and jobs */
@@ -33,57 +34,218 @@ static const char *const migrations[] = {
     "  WHERE idempotency_key IS NOT NULL;"
     "CREATE UNIQUE INDEX jobs_active_name ON jobs(tenant_id, name)"
     "  WHERE state IN ('Pending', 'Scheduled', 'Running', 'Preempted');",
+
+    /* 2: named objects as JSON documents (the quota columns of tenants stay, unused), job
+     * status, events, placements, the allocation epoch, API tokens, controller settings.
+     * Placements refer to their node, so a node with placements cannot be deleted; the index
+     * on node_id keeps that check from scanning every placement. */
+    "ALTER TABLE tenants ADD COLUMN spec TEXT NOT NULL DEFAULT '{}';"
+    "ALTER TABLE jobs ADD COLUMN status TEXT NOT NULL DEFAULT '{}';"
+    "CREATE TABLE queues ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  spec TEXT NOT NULL DEFAULT '{}');"
+    "CREATE TABLE priority_classes ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  spec TEXT NOT NULL DEFAULT '{}');"
+    "CREATE TABLE nodes ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  spec TEXT NOT NULL DEFAULT '{}');"
+    "CREATE TABLE job_events ("
+    "  id INTEGER PRIMARY KEY,"
+    "  job_id INTEGER NOT NULL REFERENCES jobs(id),"
+    "  time_ms INTEGER NOT NULL,"
+    "  type TEXT NOT NULL,"
+    "  message TEXT NOT NULL);"
+    "CREATE INDEX job_events_job ON job_events(job_id, id);"
+    "CREATE TABLE placements ("
+    "  job_id INTEGER NOT NULL REFERENCES jobs(id),"
+    "  replica INTEGER NOT NULL,"
+    "  node_id INTEGER NOT NULL REFERENCES nodes(id),"
+    "  epoch INTEGER NOT NULL,"
+    "  assignment TEXT NOT NULL DEFAULT '{}',"
+    "  PRIMARY KEY (job_id, replica)) WITHOUT ROWID;"
+    "CREATE INDEX placements_node ON placements(node_id);"
+    "CREATE TABLE counters ("
+    "  name TEXT PRIMARY KEY,"
+    "  value INTEGER NOT NULL) WITHOUT ROWID;"
+    "INSERT INTO counters(name, value) VALUES ('epoch', 0);"
+    "CREATE TABLE tokens ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  hash TEXT NOT NULL UNIQUE,"
+    "  role TEXT NOT NULL,"
+    "  tenant_id INTEGER NOT NULL DEFAULT 0,"
+    "  node_id INTEGER NOT NULL DEFAULT 0,"
+    "  created_ms INTEGER NOT NULL,"
+    "  expires_ms INTEGER NOT NULL DEFAULT 0,"
+    "  revoked INTEGER NOT NULL DEFAULT 0);"
+    "CREATE TABLE meta ("
+    "  key TEXT PRIMARY KEY,"
+    "  value TEXT NOT NULL) WITHOUT ROWID;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
+
+static const char *const stmt_sql[GP_SQ_COUNT] = {
+#define STMT_SQL(id, sql) sql,
+    GP_SQLITE_STMTS(STMT_SQL)
+#undef STMT_SQL
+};
 
 int gp_store_schema_version(void)
 {
     return NMIGRATIONS;
 }
 
-static int db_error(gp_store *s, gp_diag *d, int code, const char *what)
+/* ---- helpers shared by the sqlite_*.c files ---- */
+
+int gp_sqlite_error(gp_store *s, gp_diag *d, int code, const char *what)
 {
     return gp_diag_set(d, code, "store: %s: %s", what, sqlite3_errmsg(s->db));
 }
 
+int gp_sqlite_prepare(gp_store *s, sqlite3_stmt **slot, const char *sql, sqlite3_stmt **st,
+                      const char *what, gp_diag *d)
+{
+    *st = NULL;
+    if (*slot && !sqlite3_stmt_busy(*slot)) {
+        *st = *slot;
+        return 0;
+    }
+    /* Only the cached copy is persistent: a fresh one for re-entry lives for one call. */
+    unsigned flags = *slot ? 0 : SQLITE_PREPARE_PERSISTENT;
+    if (sqlite3_prepare_v3(s->db, sql, -1, flags, st, NULL) != SQLITE_OK) {
+        *st = NULL;
+        return gp_sqlite_error(s, d, GP_EIO, what);
+    }
+    if (!*slot) {
+        *slot = *st;
+    }
+    return 0;
+}
+
+int gp_sqlite_get(gp_store *s, gp_sqlite_stmt_id id, sqlite3_stmt **st, const char *what,
+                  gp_diag *d)
+{
+    return gp_sqlite_prepare(s, &s->stmt[id], stmt_sql[id], st, what, d);
+}
+
+void gp_sqlite_put_slot(sqlite3_stmt **slot, sqlite3_stmt *st)
+{
+    if (st == *slot) {
+        sqlite3_reset(st);
+        sqlite3_clear_bindings(st);
+    } else {
+        sqlite3_finalize(st);
+    }
+}
+
+void gp_sqlite_put(gp_store *s, gp_sqlite_stmt_id id, sqlite3_stmt *st)
+{
+    gp_sqlite_put_slot(&s->stmt[id], st);
+}
+
+int gp_sqlite_exec(sqlite3_stmt *st)
+{
+    int step = sqlite3_step(st);
+    return step == SQLITE_ROW ? SQLITE_DONE : step;
+}
+
+int gp_sqlite_write(gp_store *s, sqlite3_stmt *st, const char *what, gp_diag *d)
+{
+    int step = gp_sqlite_exec(st);
+    if (step == SQLITE_DONE) {
+        return 0;
+    }
+    switch (sqlite3_extended_errcode(s->db)) {
+    case SQLITE_CONSTRAINT_UNIQUE:
+    case SQLITE_CONSTRAINT_PRIMARYKEY:
+        return GP_EEXIST;
+    case SQLITE_CONSTRAINT_FOREIGNKEY:
+        return GP_ENOENT;
+    default:
+        return gp_sqlite_error(s, d, (step & 0xff) == SQLITE_CONSTRAINT ? GP_EINVAL : GP_EIO, what);
+    }
+}
+
+const char *gp_sqlite_text(sqlite3_stmt *st, int col)
+{
+    const unsigned char *t = sqlite3_column_text(st, col);
+    return t ? (const char *)t : "";
+}
+
+void gp_sqlite_copy(char *dst, size_t cap, sqlite3_stmt *st, int col)
+{
+    snprintf(dst, cap, "%s", gp_sqlite_text(st, col));
+}
+
+int gp_sqlite_dup(sqlite3_stmt *st, int col, char **out, gp_diag *d)
+{
+    *out = strdup(gp_sqlite_text(st, col));
+    return *out ? 0 : gp_diag_set(d, GP_ENOMEM, "store: out of memory");
+}
+
+/* Runs one fixed statement without parameters or rows (transaction control). */
+static int run_fixed(gp_store *s, gp_sqlite_stmt_id id, const char *what, gp_diag *d)
+{
+    sqlite3_stmt *st;
+    int rc = gp_sqlite_get(s, id, &st, what, d);
+    if (rc < 0) {
+        return rc;
+    }
+    if (gp_sqlite_exec(st) != SQLITE_DONE) {
+        rc = gp_sqlite_error(s, d, GP_EIO, what);
+    }
+    gp_sqlite_put(s, id, st);
+    return rc;
+}
+
+/* ---- opening and migrations ---- */
+
 int gp_store_version(gp_store *s)
 {
     sqlite3_stmt *st;
-    int v = -1;
-    if (sqlite3_prepare_v2(s->db, "PRAGMA user_version", -1, &st, NULL) == SQLITE_OK) {
-        if (sqlite3_step(st) == SQLITE_ROW) {
-            v = sqlite3_column_int(st, 0);
-        }
-        sqlite3_finalize(st);
+    if (gp_sqlite_get(s, GP_SQ_VERSION, &st, "schema version", NULL) < 0) {
+        return -1;
     }
+    int v = sqlite3_step(st) == SQLITE_ROW ? sqlite3_column_int(st, 0) : -1;
+    gp_sqlite_put(s, GP_SQ_VERSION, st);
     return v;
 }
 
-static int migrate(gp_store *s, gp_diag *d)
+/* Runs the next migration if one is due: 1 when it ran, 0 when the schema is current. */
+static int migrate_one(gp_store *s, gp_diag *d)
 {
-    int v = gp_store_version(s);
+    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+        return gp_sqlite_error(s, d, GP_EIO, "migration: begin");
+    }
+    int rc = 0, v = gp_store_version(s);
     if (v < 0) {
-        return db_error(s, d, GP_EIO, "reading the schema version");
-    }
-    if (v > NMIGRATIONS) {
-        return gp_diag_set(d, GP_EIO,
-                           "store: schema version %d is newer than this build's %d; "
-                           "upgrade gpupool",
-                           v, NMIGRATIONS);
-    }
-    for (; v < NMIGRATIONS; v++) {
-        char bump[64];
+        rc = gp_sqlite_error(s, d, GP_EIO, "reading the schema version");
+    } else if (v > NMIGRATIONS) {
+        rc = gp_diag_set(d, GP_EIO,
+                         "store: schema version %d is newer than this build's %d; "
+                         "upgrade gpupool",
+                         v, NMIGRATIONS);
+    } else if (v < NMIGRATIONS) {
+        char bump[64], what[32];
         snprintf(bump, sizeof(bump), "PRAGMA user_version = %d", v + 1);
-        if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-            int rc = db_error(s, d, GP_EIO, "migration");
-            sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
-            return rc;
+        snprintf(what, sizeof(what), "migration %d", v + 1);
+        if (sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK) {
+            rc = gp_sqlite_error(s, d, GP_EIO, what);
         }
     }
-    return 0;
+    if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+        rc = gp_sqlite_error(s, d, GP_EIO, "migration: commit");
+    }
+    if (rc < 0) {
+        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        return rc;
+    }
+    return v < NMIGRATIONS;
 }
 
 int gp_store_open(const char *path, gp_store **out, gp_diag *d)
@@ -91,7 +253,7 @@ int gp_store_open(const char *path, gp_store **out, gp_diag *d)
     *out = NULL;
     gp_store *s = calloc(1, sizeof(*s));
     if (!s) {
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        return gp_diag_set(d, GP_ENOMEM, "store: out of memory");
     }
     int rc = 0;
     if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
@@ -102,9 +264,10 @@ int gp_store_open(const char *path, gp_store **out, gp_diag *d)
                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
                             "PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;",
                             NULL, NULL, NULL) != SQLITE_OK) {
-        rc = db_error(s, d, GP_EIO, path);
+        rc = gp_sqlite_error(s, d, GP_EIO, path);
     } else {
-        rc = migrate(s, d);
+        while ((rc = migrate_one(s, d)) > 0) {
+        }
     }
     if (rc < 0) {
         gp_store_close(s);
@@ -116,180 +279,146 @@ int gp_store_open(const char *path, gp_store **out, gp_diag *d)
 
 void gp_store_close(gp_store *s)
 {
-    if (s) {
-        sqlite3_close(s->db);
-        free(s);
+    if (!s) {
+        return;
     }
+    for (int i = 0; i < GP_SQ_COUNT; i++) {
+        sqlite3_finalize(s->stmt[i]);
+    }
+    for (int k = 0; k < GP_SQ_OBJ_KINDS; k++) {
+        for (int op = 0; op < GP_SQ_OBJ_OPS; op++) {
+            sqlite3_finalize(s->obj[k][op]);
+        }
+    }
+    /* A transaction still open is rolled back by SQLite: nothing uncommitted survives. */
+    sqlite3_close(s->db);
+    free(s);
 }
 
-/* Prepares sql into *st; on failure d names what was being done. */
-static int prepare(gp_store *s, const char *sql, sqlite3_stmt **st, const char *what, gp_diag *d)
-{
-    if (sqlite3_prepare_v2(s->db, sql, -1, st, NULL) != SQLITE_OK) {
-        return db_error(s, d, GP_EIO, what);
-    }
-    return 0;
-}
+/* ---- transactions ---- */
 
-/* Steps a bound INSERT and finalizes it: 0 with the new row's id in *id, GP_EEXIST when a
- * constraint refuses the row (the caller words the message), GP_EIO with d set otherwise. */
-static int run_insert(gp_store *s, sqlite3_stmt *st, int64_t *id, const char *what, gp_diag *d)
+int gp_store_begin(gp_store *s, gp_diag *d)
 {
-    int step = sqlite3_step(st);
-    sqlite3_finalize(st);
-    if (step == SQLITE_CONSTRAINT) {
-        return GP_EEXIST;
-    }
-    if (step != SQLITE_DONE) {
-        return db_error(s, d, GP_EIO, what);
-    }
-    *id = sqlite3_last_insert_rowid(s->db);
-    return 0;
-}
-
-static void copy(char *dst, size_t cap, const unsigned char *src)
-{
-    snprintf(dst, cap, "%s", src ? (const char *)src : "");
-}
-
-int gp_store_tenant_create(gp_store *s, gp_tenant_rec *rec, gp_diag *d)
-{
-    sqlite3_stmt *st;
-    int prc = prepare(s,
-                      "INSERT INTO tenants(name, quota_gpus, quota_gpu_memory_mib) "
-                      "VALUES (?, ?, ?)",
-                      &st, "tenant insert", d);
-    if (prc < 0) {
-        return prc;
-    }
-    sqlite3_bind_text(st, 1, rec->name, -1, SQLITE_STATIC);
-    sqlite3_bind_int64(st, 2, rec->quota_gpus);
-    sqlite3_bind_int64(st, 3, rec->quota_gpu_memory_mib);
-    int rc = run_insert(s, st, &rec->id, "tenant insert", d);
-    return rc == GP_EEXIST ? gp_diag_set(d, rc, "tenant %s: already exists", rec->name) : rc;
-}
-
-int gp_store_tenant_get(gp_store *s, const char *name, gp_tenant_rec *out, gp_diag *d)
-{
-    sqlite3_stmt *st;
-    int prc = prepare(s,
-                      "SELECT id, name, quota_gpus, quota_gpu_memory_mib FROM tenants "
-                      "WHERE name = ?",
-                      &st, "tenant get", d);
-    if (prc < 0) {
-        return prc;
-    }
-    sqlite3_bind_text(st, 1, name, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st), rc = 0;
-    if (step == SQLITE_ROW) {
-        out->id = sqlite3_column_int64(st, 0);
-        copy(out->name, sizeof(out->name), sqlite3_column_text(st, 1));
-        out->quota_gpus = sqlite3_column_int64(st, 2);
-        out->quota_gpu_memory_mib = sqlite3_column_int64(st, 3);
-    } else if (step == SQLITE_DONE) {
-        rc = gp_diag_set(d, GP_ENOENT, "tenant %s: not found", name);
-    } else {
-        rc = db_error(s, d, GP_EIO, "tenant get");
-    }
-    sqlite3_finalize(st);
+    int rc = run_fixed(s, GP_SQ_BEGIN, "begin", d);
+    s->in_tx = rc == 0;
     return rc;
 }
 
-/* The id of the tenant's job with this idempotency key, 0 when none, negative on error. */
-static int64_t job_by_key(gp_store *s, const gp_job_rec *rec)
+/* GP_EIO when the transaction begun by gp_store_begin is gone: SQLite rolls a transaction
+ * back by itself after some errors (disk full, I/O error, out of memory), and writes after
+ * that would each commit on their own. */
+static int check_tx(gp_store *s, const char *what, gp_diag *d)
 {
-    sqlite3_stmt *st;
-    if (sqlite3_prepare_v2(s->db, "SELECT id FROM jobs WHERE tenant_id = ? AND idempotency_key = ?",
-                           -1, &st, NULL) != SQLITE_OK) {
-        return GP_EIO;
+    if (s->in_tx && sqlite3_get_autocommit(s->db)) {
+        return gp_diag_set(
+            d, GP_EIO, "store: %s: the transaction was rolled back after an earlier error", what);
     }
-    sqlite3_bind_int64(st, 1, rec->tenant_id);
-    sqlite3_bind_text(st, 2, rec->idempotency_key, -1, SQLITE_STATIC);
-    int step = sqlite3_step(st);
-    int64_t id = step == SQLITE_ROW ? sqlite3_column_int64(st, 0) : step == SQLITE_DONE ? 0 : -1;
-    sqlite3_finalize(st);
-    return id < 0 ? GP_EIO : id;
+    return 0;
 }
 
-static int insert_job(gp_store *s, gp_job_rec *rec, const char *spec_json, gp_diag *d)
+int gp_store_commit(gp_store *s, gp_diag *d)
 {
-    sqlite3_stmt *st;
-    int prc = prepare(s,
-                      "INSERT INTO jobs(tenant_id, name, state, idempotency_key, "
-                      "submit_time_ms, spec) VALUES (?, ?, ?, ?, ?, ?)",
-                      &st, "job insert", d);
-    if (prc < 0) {
-        return prc;
-    }
-    sqlite3_bind_int64(st, 1, rec->tenant_id);
-    sqlite3_bind_text(st, 2, rec->name, -1, SQLITE_STATIC);
-    sqlite3_bind_text(st, 3, rec->state[0] ? rec->state : "Pending", -1, SQLITE_STATIC);
-    if (rec->idempotency_key[0]) {
-        sqlite3_bind_text(st, 4, rec->idempotency_key, -1, SQLITE_STATIC);
-    } else {
-        sqlite3_bind_null(st, 4);
-    }
-    sqlite3_bind_int64(st, 5, rec->submit_time_ms);
-    sqlite3_bind_text(st, 6, spec_json, -1, SQLITE_STATIC);
-    int rc = run_insert(s, st, &rec->id, "job insert", d);
-    return rc == GP_EEXIST ? gp_diag_set(d, rc, "name: a job named %s is already active", rec->name)
-                           : rc;
-}
-
-int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json, int *created,
-                        gp_diag *d)
-{
-    *created = 0;
-    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
-        return db_error(s, d, GP_EIO, "begin");
-    }
-    int64_t existing = rec->idempotency_key[0] ? job_by_key(s, rec) : 0;
-    int rc = existing < 0 ? db_error(s, d, GP_EIO, "idempotency lookup") : 0;
-    if (rc == 0 && existing > 0) {
-        rec->id = existing;
-    } else if (rc == 0) {
-        rc = insert_job(s, rec, spec_json, d);
-        *created = rc == 0;
-    }
-    if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-        rc = db_error(s, d, GP_EIO, "commit");
-        *created = 0;
+    int rc = check_tx(s, "commit", d);
+    if (rc == 0) {
+        rc = run_fixed(s, GP_SQ_COMMIT, "commit", d);
     }
     if (rc < 0) {
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        gp_store_rollback(s);
     }
+    s->in_tx = 0;
     return rc;
 }
 
-int gp_store_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json, gp_diag *d)
+void gp_store_rollback(gp_store *s)
+{
+    s->in_tx = 0;
+    if (!sqlite3_get_autocommit(s->db)) {
+        run_fixed(s, GP_SQ_ROLLBACK, "rollback", NULL);
+    }
+}
+
+/* Savepoints all have one name: SQLite's ROLLBACK TO and RELEASE act on the most recent one
+ * of that name, so they nest as deep as callers open them. */
+int gp_store_savepoint(gp_store *s, gp_diag *d)
+{
+    int rc = check_tx(s, "savepoint", d);
+    return rc < 0 ? rc : run_fixed(s, GP_SQ_SAVEPOINT, "savepoint", d);
+}
+
+int gp_store_savepoint_release(gp_store *s, gp_diag *d)
+{
+    int rc = check_tx(s, "savepoint release", d);
+    return rc < 0 ? rc : run_fixed(s, GP_SQ_RELEASE, "savepoint release", d);
+}
+
+void gp_store_savepoint_rollback(gp_store *s)
+{
+    /* Both fail harmlessly when there is no savepoint or no transaction. */
+    if (run_fixed(s, GP_SQ_ROLLBACK_TO, "savepoint rollback", NULL) == 0) {
+        run_fixed(s, GP_SQ_RELEASE, "savepoint release", NULL);
+    }
+}
+
+/* ---- allocation epoch ---- */
+
+int gp_store_next_epoch(gp_store *s, int64_t *epoch, gp_diag *d)
+{
+    *epoch = 0;
+    sqlite3_stmt *st;
+    int rc = gp_sqlite_get(s, GP_SQ_EPOCH_BUMP, &st, "epoch", d);
+    if (rc < 0) {
+        return rc;
+    }
+    if (gp_sqlite_exec(st) != SQLITE_DONE) {
+        rc = gp_sqlite_error(s, d, GP_EIO, "epoch");
+    }
+    gp_sqlite_put(s, GP_SQ_EPOCH_BUMP, st);
+    if (rc < 0 || (rc = gp_sqlite_get(s, GP_SQ_EPOCH_GET, &st, "epoch", d)) < 0) {
+        return rc;
+    }
+    if (sqlite3_step(st) == SQLITE_ROW) {
+        *epoch = sqlite3_column_int64(st, 0);
+    } else {
+        rc = gp_sqlite_error(s, d, GP_EIO, "epoch");
+    }
+    gp_sqlite_put(s, GP_SQ_EPOCH_GET, st);
+    return rc;
+}
+
+/* ---- meta ---- */
+
+int gp_store_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d)
 {
     sqlite3_stmt *st;
-    int prc = prepare(s,
-                      "SELECT id, tenant_id, name, state, idempotency_key, submit_time_ms, "
-                      "spec FROM jobs WHERE id = ?",
-                      &st, "job get", d);
-    if (prc < 0) {
-        return prc;
+    int rc = gp_sqlite_get(s, GP_SQ_META_SET, &st, "meta set", d);
+    if (rc < 0) {
+        return rc;
     }
-    sqlite3_bind_int64(st, 1, id);
-    int step = sqlite3_step(st), rc = 0;
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    sqlite3_bind_text(st, 2, value, -1, SQLITE_STATIC);
+    if (gp_sqlite_exec(st) != SQLITE_DONE) {
+        rc = gp_sqlite_error(s, d, GP_EIO, "meta set");
+    }
+    gp_sqlite_put(s, GP_SQ_META_SET, st);
+    return rc;
+}
+
+int gp_store_meta_get(gp_store *s, const char *key, char *buf, size_t cap, gp_diag *d)
+{
+    sqlite3_stmt *st;
+    int rc = gp_sqlite_get(s, GP_SQ_META_GET, &st, "meta get", d);
+    if (rc < 0) {
+        return rc;
+    }
+    sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+    int step = sqlite3_step(st);
     if (step == SQLITE_ROW) {
-        out->id = sqlite3_column_int64(st, 0);
-        out->tenant_id = sqlite3_column_int64(st, 1);
-        copy(out->name, sizeof(out->name), sqlite3_column_text(st, 2));
-        copy(out->state, sizeof(out->state), sqlite3_column_text(st, 3));
-        copy(out->idempotency_key, sizeof(out->idempotency_key), sqlite3_column_text(st, 4));
-        out->submit_time_ms = sqlite3_column_int64(st, 5);
-        if (spec_json) {
-            const unsigned char *t = sqlite3_column_text(st, 6);
-            *spec_json = strdup(t ? (const char *)t : "");
-            rc = *spec_json ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
-        }
+        gp_sqlite_copy(buf, cap, st, 0);
     } else if (step == SQLITE_DONE) {
-        rc = gp_diag_set(d, GP_ENOENT, "job %lld: not found", (long long)id);
+        rc = gp_diag_set(d, GP_ENOENT, "meta %s: not set", key);
     } else {
-        rc = db_error(s, d, GP_EIO, "job get");
+        rc = gp_sqlite_error(s, d, GP_EIO, "meta get");
     }
-    sqlite3_finalize(st);
+    gp_sqlite_put(s, GP_SQ_META_GET, st);
     return rc;
 }

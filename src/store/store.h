@@ -3,7 +3,7 @@
  *
  * Opening a store creates or migrates its schema to the newest version, one transaction per
  * migration, so a crash mid-migration leaves the previous version intact. SQLite runs in WAL
- * mode with synchronous=FULL: when a write function returns 0 the change is on disk (a 2xx
+ * mode with synchronous=FULL: when gp_store_commit returns 0 the transaction is on disk (a 2xx
  * answer may be sent).
  *
  * Jobs carry an optional idempotency key, unique per tenant: inserting a job whose key is
@@ -11,13 +11,15 @@
  * creates a second job.
  *
  * Ownership: gp_store_open gives the caller the store; gp_store_close frees it (accepts NULL).
- * One gp_store is used by one thread at a time.
+ * One gp_store is used by one thread at a time; open a second one on the same file for
+ * concurrent readers (WAL lets them read while the writer writes).
  */
 #ifndef GP_STORE_STORE_H
 #define GP_STORE_STORE_H
 
 #include "gpupool/error.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 typedef struct gp_store gp_store;
@@ -32,35 +34,136 @@ void gp_store_close(gp_store *s);
 /* The schema version of the open database. */
 int gp_store_version(gp_store *s);
 
-typedef struct gp_tenant_rec {
-    int64_t id;
-    char name[64];
-    int64_t quota_gpus; /* -1 = unlimited */
-    int64_t quota_gpu_memory_mib;
-} gp_tenant_rec;
+/* ---- transactions ----
+ * gpupoold writes through one connection from one thread (its committer), grouping many API
+ * changes into one transaction: begin, then per change a savepoint that is released or rolled
+ * back, then commit (one fsync for the whole group). Functions below that write must run inside
+ * a transaction begun with gp_store_begin; reads may run anywhere. */
+int gp_store_begin(gp_store *s, gp_diag *d);
+/* On failure the transaction is rolled back: nothing of it is stored. */
+int gp_store_commit(gp_store *s, gp_diag *d);
+/* Rolls back the open transaction (no-op without one). */
+void gp_store_rollback(gp_store *s);
+int gp_store_savepoint(gp_store *s, gp_diag *d);
+int gp_store_savepoint_release(gp_store *s, gp_diag *d);
+/* Undoes everything since the last savepoint and drops it. */
+void gp_store_savepoint_rollback(gp_store *s);
 
-/* Creates a tenant; its id in rec->id. GP_EEXIST when the name is taken. */
-int gp_store_tenant_create(gp_store *s, gp_tenant_rec *rec, gp_diag *d);
-/* GP_ENOENT when there is no tenant of that name. */
-int gp_store_tenant_get(gp_store *s, const char *name, gp_tenant_rec *out, gp_diag *d);
+/* ---- named objects: tenants, queues, priority classes, nodes ----
+ * Each is an id, a unique name and a JSON document the controller defines (quotas, weights,
+ * inventory, ...); the store keeps the document as given. */
+typedef enum gp_obj_kind {
+    GP_OBJ_TENANT = 0,
+    GP_OBJ_QUEUE = 1,
+    GP_OBJ_PRIORITY_CLASS = 2,
+    GP_OBJ_NODE = 3,
+} gp_obj_kind;
 
+/* Inserts (*id == 0; the new id in *id) or replaces (*id > 0) an object. GP_EEXIST when another
+ * object of the kind has the name; GP_ENOENT when *id > 0 is not stored. */
+int gp_store_obj_put(gp_store *s, gp_obj_kind kind, int64_t *id, const char *name, const char *json,
+                     gp_diag *d);
+/* GP_ENOENT when not stored; GP_ESTATE while jobs refer to the tenant or placements to the node. */
+int gp_store_obj_delete(gp_store *s, gp_obj_kind kind, int64_t id, gp_diag *d);
+/* Calls fn for every object of the kind in id order; fn's non-zero return stops the walk and is
+ * returned. Strings are valid during the call only. */
+typedef int (*gp_store_obj_fn)(void *ctx, int64_t id, const char *name, const char *json);
+int gp_store_obj_each(gp_store *s, gp_obj_kind kind, gp_store_obj_fn fn, void *ctx, gp_diag *d);
+
+/* ---- jobs ---- */
 typedef struct gp_job_rec {
     int64_t id;
     int64_t tenant_id;
     char name[64];
-    char state[16];            /* "Pending", ... */
+    char state[16];            /* "Pending", "Scheduled", "Running", "Succeeded", "Failed",
+                                  "Cancelled", "Preempted" */
     char idempotency_key[128]; /* "" = none */
     int64_t submit_time_ms;
 } gp_job_rec;
 
 /*
- * Inserts a job with its spec (JSON text, stored as given). With an idempotency key already
- * stored for the tenant, *created is 0 and rec->id is the existing job's; otherwise *created is
- * 1. GP_EEXIST when an active job of the tenant has the same name.
+ * Inserts a job with its spec (JSON text, stored as given) and status (JSON text the controller
+ * defines: reason, times, restarts; may be NULL = "{}"). With an idempotency key already stored
+ * for the tenant, *created is 0 and rec->id is the existing job's; otherwise *created is 1.
+ * GP_EEXIST when an active job of the tenant has the same name; GP_ENOENT when the tenant is not
+ * stored. Must run in a transaction.
  */
-int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json, int *created,
+int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json,
+                        const char *status_json, int *created, gp_diag *d);
+/* The id of the tenant's job with idempotency key key. GP_ENOENT when none. */
+int gp_store_job_find_key(gp_store *s, int64_t tenant_id, const char *key, int64_t *id, gp_diag *d);
+/* Sets a job's state and status document. GP_ENOENT. Must run in a transaction. */
+int gp_store_job_update(gp_store *s, int64_t id, const char *state, const char *status_json,
                         gp_diag *d);
-/* The job and (when spec_json is not NULL) a malloc'd copy of its spec. GP_ENOENT. */
-int gp_store_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json, gp_diag *d);
+/* The job and (when not NULL) malloc'd copies of its spec and status. GP_ENOENT. */
+int gp_store_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json, char **status_json,
+                     gp_diag *d);
+/* Calls fn for every job in id order (strings valid during the call only). */
+typedef int (*gp_store_job_fn)(void *ctx, const gp_job_rec *rec, const char *spec_json,
+                               const char *status_json);
+int gp_store_job_each(gp_store *s, gp_store_job_fn fn, void *ctx, gp_diag *d);
+
+/* ---- job events: the history of a job, append-only ---- */
+typedef struct gp_event_rec {
+    int64_t id;
+    int64_t job_id;
+    int64_t time_ms;
+    char type[32]; /* "Submitted", "Scheduled", "Preempted", ... */
+    char message[512];
+} gp_event_rec;
+
+/* Appends an event (id assigned). GP_ENOENT when the job is not stored. Must run in a
+ * transaction. */
+int gp_store_event_add(gp_store *s, gp_event_rec *ev, gp_diag *d);
+/* Events of a job in order, at most limit (0 = all) with id > after. */
+typedef int (*gp_store_event_fn)(void *ctx, const gp_event_rec *ev);
+int gp_store_event_each(gp_store *s, int64_t job_id, int64_t after, int limit, gp_store_event_fn fn,
+                        void *ctx, gp_diag *d);
+
+/* ---- placements: where each replica of a Scheduled or Running job runs ----
+ * An allocation epoch increases with every placement the controller makes (gp_store_next_epoch),
+ * so an agent holding an older epoch for a replica is stale and is fenced off. */
+typedef struct gp_placement_rec {
+    int64_t job_id;
+    int replica;
+    int64_t node_id;
+    int64_t epoch;
+} gp_placement_rec;
+
+/* Stores (or replaces) the placement of one replica with its assignment document (NULL = "{}").
+ * GP_ENOENT when the job or the node is not stored. */
+int gp_store_placement_put(gp_store *s, const gp_placement_rec *p, const char *json, gp_diag *d);
+/* Removes every placement of a job (none stored is not an error). */
+int gp_store_placement_clear(gp_store *s, int64_t job_id, gp_diag *d);
+typedef int (*gp_store_placement_fn)(void *ctx, const gp_placement_rec *p, const char *json);
+int gp_store_placement_each(gp_store *s, gp_store_placement_fn fn, void *ctx, gp_diag *d);
+/* Reserves the next allocation epoch (persisted; never reused, even after a crash). */
+int gp_store_next_epoch(gp_store *s, int64_t *epoch, gp_diag *d);
+
+/* ---- API tokens, stored hashed ---- */
+typedef struct gp_token_rec {
+    int64_t id;
+    char name[64];
+    char hash[65];     /* SHA-256, hex */
+    char role[16];     /* "admin", "operator", "user", "join", "agent" */
+    int64_t tenant_id; /* users: their tenant; 0 otherwise */
+    int64_t node_id;   /* agents: their node; 0 otherwise */
+    int64_t created_ms;
+    int64_t expires_ms; /* 0 = never */
+    int revoked;
+} gp_token_rec;
+
+/* Inserts a token (id assigned). GP_EEXIST when the hash or name is taken. */
+int gp_store_token_insert(gp_store *s, gp_token_rec *t, gp_diag *d);
+/* Marks a token revoked. GP_ENOENT. */
+int gp_store_token_revoke(gp_store *s, int64_t id, gp_diag *d);
+typedef int (*gp_store_token_fn)(void *ctx, const gp_token_rec *t);
+int gp_store_token_each(gp_store *s, gp_store_token_fn fn, void *ctx, gp_diag *d);
+
+/* ---- settings of the controller itself (e.g. whether the admin token was made) ---- */
+/* Sets key to value. Must run in a transaction. */
+int gp_store_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d);
+/* Copies the value of key into buf (truncated to cap). GP_ENOENT when unset. */
+int gp_store_meta_get(gp_store *s, const char *key, char *buf, size_t cap, gp_diag *d);
 
 #endif

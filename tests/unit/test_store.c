@@ -1,4 +1,8 @@
-/* The SQLite store: migrations, durability across reopen, idempotent job insert, uniqueness. */
+/*
+ * The SQLite store: migrations (from an empty file and from a schema-1 database), durability
+ * across reopen, transactions and savepoints, idempotent job insert, unique names, iteration
+ * order and early stop, event pagination, tokens, objects, meta and the allocation epoch.
+ */
 #include "store/store.h"
 #include "tests/unit/harness.h"
 
@@ -18,6 +22,7 @@ static int setup(void **state)
     fixture *f = calloc(1, sizeof(*f));
     strcpy(f->dir, "/tmp/gpupool-store.XXXXXX");
     if (!mkdtemp(f->dir)) {
+        free(f);
         return -1;
     }
     snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
@@ -35,72 +40,662 @@ static int teardown(void **state)
     return rc == 0 ? 0 : -1;
 }
 
-static void test_migrate_and_reopen(void **state)
+static gp_store *open_store(const fixture *f)
+{
+    gp_store *s = NULL;
+    gp_diag d;
+    int rc = gp_store_open(f->path, &s, &d);
+    if (rc != 0) {
+        fail_msg("gp_store_open: %s", d.msg);
+    }
+    return s;
+}
+
+/* Asserts a call returned 0, printing the diag when not. */
+#define OK(call)                                                                                   \
+    do {                                                                                           \
+        int ok_rc_ = (call);                                                                       \
+        if (ok_rc_ != 0) {                                                                         \
+            fail_msg("%s = %d: %s", #call, ok_rc_, d.msg);                                         \
+        }                                                                                          \
+    } while (0)
+
+static int64_t put_obj(gp_store *s, gp_obj_kind kind, const char *name, const char *json)
+{
+    gp_diag d;
+    int64_t id = 0;
+    OK(gp_store_obj_put(s, kind, &id, name, json, &d));
+    assert_true(id > 0);
+    return id;
+}
+
+static int64_t insert_job(gp_store *s, int64_t tenant, const char *name, const char *key)
+{
+    gp_diag d;
+    gp_job_rec j = {.tenant_id = tenant};
+    snprintf(j.name, sizeof(j.name), "%s", name);
+    snprintf(j.idempotency_key, sizeof(j.idempotency_key), "%s", key ? key : "");
+    int created = -1;
+    OK(gp_store_job_insert(s, &j, "{}", NULL, &created, &d));
+    assert_int_equal(created, 1);
+    return j.id;
+}
+
+/* ---- collectors for the _each walks ---- */
+
+typedef struct objs {
+    int n, stop_at; /* stop_at: return 42 on the stop_at-th call (1-based), 0 = never */
+    int64_t id[16];
+    char name[16][64];
+    char json[16][128];
+} objs;
+
+static int collect_obj(void *ctx, int64_t id, const char *name, const char *json)
+{
+    objs *o = ctx;
+    assert_true(o->n < 16);
+    o->id[o->n] = id;
+    snprintf(o->name[o->n], sizeof(o->name[0]), "%s", name);
+    snprintf(o->json[o->n], sizeof(o->json[0]), "%s", json);
+    o->n++;
+    return o->n == o->stop_at ? 42 : 0;
+}
+
+static objs list_objs(gp_store *s, gp_obj_kind kind)
+{
+    gp_diag d;
+    objs o = {0};
+    OK(gp_store_obj_each(s, kind, collect_obj, &o, &d));
+    return o;
+}
+
+typedef struct jobs {
+    int n, stop_at;
+    gp_job_rec rec[16];
+    char status[16][64];
+} jobs;
+
+static int collect_job(void *ctx, const gp_job_rec *rec, const char *spec, const char *status)
+{
+    (void)spec;
+    jobs *j = ctx;
+    assert_true(j->n < 16);
+    j->rec[j->n] = *rec;
+    snprintf(j->status[j->n], sizeof(j->status[0]), "%s", status);
+    j->n++;
+    return j->n == j->stop_at ? 42 : 0;
+}
+
+static int count_jobs(gp_store *s)
+{
+    gp_diag d;
+    jobs j = {0};
+    OK(gp_store_job_each(s, collect_job, &j, &d));
+    return j.n;
+}
+
+typedef struct events {
+    int n;
+    gp_event_rec ev[16];
+} events;
+
+static int collect_event(void *ctx, const gp_event_rec *ev)
+{
+    events *e = ctx;
+    assert_true(e->n < 16);
+    e->ev[e->n++] = *ev;
+    return 0;
+}
+
+typedef struct placements {
+    int n, stop_at;
+    gp_placement_rec p[16];
+    char json[16][64];
+} placements;
+
+static int collect_placement(void *ctx, const gp_placement_rec *p, const char *json)
+{
+    placements *pl = ctx;
+    assert_true(pl->n < 16);
+    pl->p[pl->n] = *p;
+    snprintf(pl->json[pl->n], sizeof(pl->json[0]), "%s", json);
+    pl->n++;
+    return pl->n == pl->stop_at ? 42 : 0;
+}
+
+typedef struct tokens {
+    int n, stop_at;
+    gp_token_rec t[16];
+} tokens;
+
+static int collect_token(void *ctx, const gp_token_rec *t)
+{
+    tokens *tk = ctx;
+    assert_true(tk->n < 16);
+    tk->t[tk->n++] = *t;
+    return tk->n == tk->stop_at ? 42 : 0;
+}
+
+/* ---- tests ---- */
+
+static void test_reopen_keeps_everything(void **state)
 {
     fixture *f = *state;
-    gp_store *s;
     gp_diag d;
-    assert_int_equal(gp_store_open(f->path, &s, &d), 0);
+    gp_store *s = open_store(f);
     assert_int_equal(gp_store_version(s), gp_store_schema_version());
-    gp_tenant_rec t = {.name = "team-a", .quota_gpus = 16, .quota_gpu_memory_mib = -1};
-    assert_int_equal(gp_store_tenant_create(s, &t, &d), 0);
-    gp_job_rec j = {.tenant_id = t.id, .name = "train", .submit_time_ms = 1234};
+
+    OK(gp_store_begin(s, &d));
+    int64_t tenant = put_obj(s, GP_OBJ_TENANT, "team-a", "{\"quota\":{\"gpus\":16}}");
+    int64_t queue = put_obj(s, GP_OBJ_QUEUE, "research", "{\"weight\":2}");
+    int64_t pclass = put_obj(s, GP_OBJ_PRIORITY_CLASS, "high", "{\"value\":100}");
+    int64_t node = put_obj(s, GP_OBJ_NODE, "gpu-01", "{\"gpus\":8}");
+    gp_job_rec j = {
+        .tenant_id = tenant, .name = "train", .submit_time_ms = 1234, .idempotency_key = "req-1"};
     int created;
-    assert_int_equal(gp_store_job_insert(s, &j, "{\"name\":\"train\"}", &created, &d), 0);
-    assert_int_equal(created, 1);
+    OK(gp_store_job_insert(s, &j, "{\"name\":\"train\"}", "{\"reason\":\"queued\"}", &created, &d));
+    gp_event_rec ev = {.job_id = j.id, .time_ms = 1234, .type = "Submitted", .message = "by bob"};
+    OK(gp_store_event_add(s, &ev, &d));
+    int64_t e1, e2;
+    OK(gp_store_next_epoch(s, &e1, &d));
+    OK(gp_store_next_epoch(s, &e2, &d));
+    assert_true(e2 > e1);
+    gp_placement_rec p = {.job_id = j.id, .replica = 0, .node_id = node, .epoch = e2};
+    OK(gp_store_placement_put(s, &p, "{\"gpus\":[0,1]}", &d));
+    gp_token_rec t = {.name = "bob",
+                      .hash = "ab12",
+                      .role = "user",
+                      .tenant_id = tenant,
+                      .created_ms = 77,
+                      .expires_ms = 99};
+    OK(gp_store_token_insert(s, &t, &d));
+    OK(gp_store_meta_set(s, "admin_token_made", "1", &d));
+    OK(gp_store_commit(s, &d));
     gp_store_close(s);
 
-    /* Everything acknowledged is there after a reopen, and no migration runs twice. */
-    assert_int_equal(gp_store_open(f->path, &s, &d), 0);
-    gp_tenant_rec t2;
-    assert_int_equal(gp_store_tenant_get(s, "team-a", &t2, &d), 0);
-    assert_int_equal(t2.quota_gpus, 16);
+    /* Everything committed is there after a reopen, and no migration runs twice. */
+    s = open_store(f);
+    assert_int_equal(gp_store_version(s), gp_store_schema_version());
+    objs o = list_objs(s, GP_OBJ_TENANT);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.id[0], tenant);
+    assert_string_equal(o.name[0], "team-a");
+    assert_string_equal(o.json[0], "{\"quota\":{\"gpus\":16}}");
+    o = list_objs(s, GP_OBJ_QUEUE);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.id[0], queue);
+    assert_string_equal(o.json[0], "{\"weight\":2}");
+    o = list_objs(s, GP_OBJ_PRIORITY_CLASS);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.id[0], pclass);
+    assert_string_equal(o.name[0], "high");
+    o = list_objs(s, GP_OBJ_NODE);
+    assert_int_equal(o.n, 1);
+    assert_string_equal(o.name[0], "gpu-01");
+
     gp_job_rec j2;
-    char *spec;
-    assert_int_equal(gp_store_job_get(s, j.id, &j2, &spec, &d), 0);
+    char *spec, *status;
+    OK(gp_store_job_get(s, j.id, &j2, &spec, &status, &d));
     assert_string_equal(j2.name, "train");
     assert_string_equal(j2.state, "Pending");
+    assert_string_equal(j2.idempotency_key, "req-1");
+    assert_int_equal(j2.tenant_id, tenant);
     assert_int_equal(j2.submit_time_ms, 1234);
     assert_string_equal(spec, "{\"name\":\"train\"}");
+    assert_string_equal(status, "{\"reason\":\"queued\"}");
     free(spec);
-    assert_int_equal(gp_store_job_get(s, 999, &j2, NULL, &d), GP_ENOENT);
-    assert_int_equal(gp_store_tenant_get(s, "nope", &t2, &d), GP_ENOENT);
+    free(status);
+    assert_int_equal(gp_store_job_get(s, 999, &j2, NULL, NULL, &d), GP_ENOENT);
+
+    events e = {0};
+    OK(gp_store_event_each(s, j.id, 0, 0, collect_event, &e, &d));
+    assert_int_equal(e.n, 1);
+    assert_int_equal(e.ev[0].id, ev.id);
+    assert_string_equal(e.ev[0].type, "Submitted");
+    assert_string_equal(e.ev[0].message, "by bob");
+
+    placements pl = {0};
+    OK(gp_store_placement_each(s, collect_placement, &pl, &d));
+    assert_int_equal(pl.n, 1);
+    assert_int_equal(pl.p[0].node_id, node);
+    assert_int_equal(pl.p[0].epoch, e2);
+    assert_string_equal(pl.json[0], "{\"gpus\":[0,1]}");
+
+    tokens tk = {0};
+    OK(gp_store_token_each(s, collect_token, &tk, &d));
+    assert_int_equal(tk.n, 1);
+    assert_string_equal(tk.t[0].hash, "ab12");
+    assert_string_equal(tk.t[0].role, "user");
+    assert_int_equal(tk.t[0].tenant_id, tenant);
+    assert_int_equal(tk.t[0].created_ms, 77);
+    assert_int_equal(tk.t[0].expires_ms, 99);
+    assert_int_equal(tk.t[0].revoked, 0);
+
+    char buf[16];
+    OK(gp_store_meta_get(s, "admin_token_made", buf, sizeof(buf), &d));
+    assert_string_equal(buf, "1");
+
+    /* The epoch keeps increasing across a reopen. */
+    int64_t e3;
+    OK(gp_store_begin(s, &d));
+    OK(gp_store_next_epoch(s, &e3, &d));
+    OK(gp_store_commit(s, &d));
+    assert_true(e3 > e2);
     gp_store_close(s);
 }
 
-static void test_idempotency_and_names(void **state)
+/* The schema of migration 1 exactly as released: databases at version 1 exist. */
+static const char v1_schema[] =
+    "CREATE TABLE tenants ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  quota_gpus INTEGER NOT NULL DEFAULT -1,"
+    "  quota_gpu_memory_mib INTEGER NOT NULL DEFAULT -1);"
+    "CREATE TABLE jobs ("
+    "  id INTEGER PRIMARY KEY,"
+    "  tenant_id INTEGER NOT NULL REFERENCES tenants(id),"
+    "  name TEXT NOT NULL,"
+    "  state TEXT NOT NULL,"
+    "  idempotency_key TEXT,"
+    "  submit_time_ms INTEGER NOT NULL,"
+    "  spec TEXT NOT NULL);"
+    "CREATE UNIQUE INDEX jobs_idempotency ON jobs(tenant_id, idempotency_key)"
+    "  WHERE idempotency_key IS NOT NULL;"
+    "CREATE UNIQUE INDEX jobs_active_name ON jobs(tenant_id, name)"
+    "  WHERE state IN ('Pending', 'Scheduled', 'Running', 'Preempted');"
+    "PRAGMA user_version = 1;"
+    "INSERT INTO tenants(id, name, quota_gpus) VALUES (7, 'team-a', 16);"
+    "INSERT INTO jobs(id, tenant_id, name, state, idempotency_key, submit_time_ms, spec)"
+    "  VALUES (3, 7, 'train', 'Running', 'k1', 1234, '{\"name\":\"train\"}');";
+
+static void test_migrate_from_v1(void **state)
 {
     fixture *f = *state;
-    gp_store *s;
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    assert_int_equal(sqlite3_exec(db, v1_schema, NULL, NULL, NULL), SQLITE_OK);
+    sqlite3_close(db);
+
     gp_diag d;
-    assert_int_equal(gp_store_open(f->path, &s, &d), 0);
-    gp_tenant_rec a = {.name = "a", .quota_gpus = -1}, b = {.name = "b", .quota_gpus = -1};
-    assert_int_equal(gp_store_tenant_create(s, &a, &d), 0);
-    assert_int_equal(gp_store_tenant_create(s, &b, &d), 0);
-    assert_int_equal(gp_store_tenant_create(s, &a, &d), GP_EEXIST);
+    gp_store *s = open_store(f);
+    assert_int_equal(gp_store_version(s), gp_store_schema_version());
+    objs o = list_objs(s, GP_OBJ_TENANT);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.id[0], 7);
+    assert_string_equal(o.name[0], "team-a");
+    assert_string_equal(o.json[0], "{}");
+    gp_job_rec j;
+    char *spec, *status;
+    OK(gp_store_job_get(s, 3, &j, &spec, &status, &d));
+    assert_int_equal(j.tenant_id, 7);
+    assert_string_equal(j.name, "train");
+    assert_string_equal(j.state, "Running");
+    assert_string_equal(j.idempotency_key, "k1");
+    assert_int_equal(j.submit_time_ms, 1234);
+    assert_string_equal(spec, "{\"name\":\"train\"}");
+    assert_string_equal(status, "{}");
+    free(spec);
+    free(status);
+
+    /* The migrated database takes the new kinds of records, and the old indexes still hold. */
+    OK(gp_store_begin(s, &d));
+    int64_t node = put_obj(s, GP_OBJ_NODE, "gpu-01", NULL);
+    gp_placement_rec p = {.job_id = 3, .replica = 0, .node_id = node, .epoch = 1};
+    OK(gp_store_placement_put(s, &p, NULL, &d));
+    gp_job_rec retry = {.tenant_id = 7, .name = "other", .idempotency_key = "k1"};
     int created;
-    gp_job_rec j1 = {.tenant_id = a.id, .name = "x", .idempotency_key = "k1"};
-    assert_int_equal(gp_store_job_insert(s, &j1, "{}", &created, &d), 0);
-    assert_int_equal(created, 1);
-    /* A retry with the same key returns the same job, even under another name. */
-    gp_job_rec retry = {.tenant_id = a.id, .name = "y", .idempotency_key = "k1"};
-    assert_int_equal(gp_store_job_insert(s, &retry, "{}", &created, &d), 0);
+    OK(gp_store_job_insert(s, &retry, "{}", NULL, &created, &d));
     assert_int_equal(created, 0);
-    assert_int_equal(retry.id, j1.id);
+    assert_int_equal(retry.id, 3);
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+}
+
+static void test_idempotent_insert(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    int64_t a = put_obj(s, GP_OBJ_TENANT, "a", NULL), b = put_obj(s, GP_OBJ_TENANT, "b", NULL);
+    int64_t id = insert_job(s, a, "x", "k1");
+
+    /* A retry with the same key returns the same job, even with another spec and name... */
+    int created = -1;
+    gp_job_rec retry = {.tenant_id = a, .name = "y", .idempotency_key = "k1"};
+    OK(gp_store_job_insert(s, &retry, "{\"other\":true}", "{\"x\":1}", &created, &d));
+    assert_int_equal(created, 0);
+    assert_int_equal(retry.id, id);
+    /* ...and with the same name while that job is active (a retry, not a name clash). */
+    gp_job_rec same = {.tenant_id = a, .name = "x", .idempotency_key = "k1"};
+    OK(gp_store_job_insert(s, &same, "{}", NULL, &created, &d));
+    assert_int_equal(created, 0);
+    assert_int_equal(same.id, id);
+    assert_int_equal(count_jobs(s), 1);
+    char *spec;
+    OK(gp_store_job_get(s, id, &retry, &spec, NULL, &d));
+    assert_string_equal(spec, "{}");
+    assert_string_equal(retry.name, "x");
+    free(spec);
+
     /* The same key in another tenant is another job. */
-    gp_job_rec other = {.tenant_id = b.id, .name = "x", .idempotency_key = "k1"};
-    assert_int_equal(gp_store_job_insert(s, &other, "{}", &created, &d), 0);
-    assert_int_equal(created, 1);
-    assert_int_not_equal(other.id, j1.id);
+    int64_t other = insert_job(s, b, "x", "k1");
+    assert_int_not_equal(other, id);
+    assert_int_equal(count_jobs(s), 2);
+
+    /* A job of a tenant that is not stored is refused. */
+    gp_job_rec orphan = {.tenant_id = 999, .name = "z"};
+    assert_int_equal(gp_store_job_insert(s, &orphan, "{}", NULL, &created, &d), GP_ENOENT);
+    assert_non_null(strstr(d.msg, "tenant 999"));
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+}
+
+static void test_active_names(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    int64_t a = put_obj(s, GP_OBJ_TENANT, "a", NULL), b = put_obj(s, GP_OBJ_TENANT, "b", NULL);
+    int64_t x = insert_job(s, a, "x", NULL);
+    insert_job(s, b, "x", NULL); /* names are unique per tenant only */
+
     /* An active job's name is unique in its tenant; nothing is stored on refusal. */
-    gp_job_rec dup = {.tenant_id = a.id, .name = "x"};
-    assert_int_equal(gp_store_job_insert(s, &dup, "{}", &created, &d), GP_EEXIST);
-    assert_non_null(strstr(d.msg, "name"));
+    int created = -1;
+    gp_job_rec dup = {.tenant_id = a, .name = "x"};
+    assert_int_equal(gp_store_job_insert(s, &dup, "{}", NULL, &created, &d), GP_EEXIST);
+    assert_non_null(strstr(d.msg, "x"));
     assert_int_equal(created, 0);
-    gp_job_rec done = {.tenant_id = a.id, .name = "z", .state = "Succeeded"};
-    assert_int_equal(gp_store_job_insert(s, &done, "{}", &created, &d), 0);
-    gp_job_rec again = {.tenant_id = a.id, .name = "z"};
-    assert_int_equal(gp_store_job_insert(s, &again, "{}", &created, &d), 0);
+    assert_int_equal(count_jobs(s), 2);
+
+    /* Once the job has finished its name is free again. */
+    OK(gp_store_job_update(s, x, "Succeeded", "{\"exit\":0}", &d));
+    int64_t x2 = insert_job(s, a, "x", NULL);
+    assert_int_not_equal(x2, x);
+    gp_job_rec j;
+    char *status;
+    OK(gp_store_job_get(s, x, &j, NULL, &status, &d));
+    assert_string_equal(j.state, "Succeeded");
+    assert_string_equal(status, "{\"exit\":0}");
+    free(status);
+    /* Making the old job active again would clash with the new one. */
+    assert_int_equal(gp_store_job_update(s, x, "Running", NULL, &d), GP_EEXIST);
+    assert_int_equal(gp_store_job_update(s, 999, "Running", NULL, &d), GP_ENOENT);
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+}
+
+static void test_savepoint_rollback(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    OK(gp_store_savepoint(s, &d));
+    put_obj(s, GP_OBJ_QUEUE, "a", NULL);
+    OK(gp_store_savepoint_release(s, &d));
+
+    OK(gp_store_savepoint(s, &d));
+    put_obj(s, GP_OBJ_QUEUE, "b", NULL);
+    gp_store_savepoint_rollback(s);
+
+    /* A change refused by a constraint, undone by its savepoint; the transaction goes on. */
+    OK(gp_store_savepoint(s, &d));
+    put_obj(s, GP_OBJ_QUEUE, "c", NULL);
+    int64_t id = 0;
+    assert_int_equal(gp_store_obj_put(s, GP_OBJ_QUEUE, &id, "a", NULL, &d), GP_EEXIST);
+    gp_store_savepoint_rollback(s);
+
+    /* One level of nesting: the inner rollback keeps the outer savepoint's change. */
+    OK(gp_store_savepoint(s, &d));
+    put_obj(s, GP_OBJ_QUEUE, "d", NULL);
+    OK(gp_store_savepoint(s, &d));
+    put_obj(s, GP_OBJ_QUEUE, "e", NULL);
+    gp_store_savepoint_rollback(s);
+    OK(gp_store_savepoint_release(s, &d));
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+
+    s = open_store(f);
+    objs o = list_objs(s, GP_OBJ_QUEUE);
+    assert_int_equal(o.n, 2);
+    assert_string_equal(o.name[0], "a");
+    assert_string_equal(o.name[1], "d");
+    gp_store_close(s);
+}
+
+static void test_transaction_rollback(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    gp_store_rollback(s); /* without a transaction: nothing to do, no complaint */
+    gp_store_savepoint_rollback(s);
+
+    OK(gp_store_begin(s, &d));
+    int64_t tenant = put_obj(s, GP_OBJ_TENANT, "a", NULL);
+    int64_t node = put_obj(s, GP_OBJ_NODE, "n", NULL);
+    int64_t job = insert_job(s, tenant, "x", "k");
+    gp_event_rec ev = {.job_id = job, .type = "Submitted"};
+    OK(gp_store_event_add(s, &ev, &d));
+    int64_t epoch;
+    OK(gp_store_next_epoch(s, &epoch, &d));
+    gp_placement_rec p = {.job_id = job, .node_id = node, .epoch = epoch};
+    OK(gp_store_placement_put(s, &p, NULL, &d));
+    gp_token_rec t = {.name = "t", .hash = "h", .role = "admin"};
+    OK(gp_store_token_insert(s, &t, &d));
+    OK(gp_store_meta_set(s, "k", "v", &d));
+    gp_store_rollback(s);
+    gp_store_rollback(s);
+
+    /* Nothing is left, in this connection or after a reopen. */
+    for (int round = 0; round < 2; round++) {
+        for (int k = GP_OBJ_TENANT; k <= GP_OBJ_NODE; k++) {
+            assert_int_equal(list_objs(s, (gp_obj_kind)k).n, 0);
+        }
+        assert_int_equal(count_jobs(s), 0);
+        events e = {0};
+        OK(gp_store_event_each(s, job, 0, 0, collect_event, &e, &d));
+        assert_int_equal(e.n, 0);
+        placements pl = {0};
+        OK(gp_store_placement_each(s, collect_placement, &pl, &d));
+        assert_int_equal(pl.n, 0);
+        tokens tk = {0};
+        OK(gp_store_token_each(s, collect_token, &tk, &d));
+        assert_int_equal(tk.n, 0);
+        char buf[8];
+        assert_int_equal(gp_store_meta_get(s, "k", buf, sizeof(buf), &d), GP_ENOENT);
+        gp_store_close(s);
+        s = open_store(f);
+    }
+    /* The store works on after a rollback. */
+    OK(gp_store_begin(s, &d));
+    put_obj(s, GP_OBJ_TENANT, "a", NULL);
+    OK(gp_store_commit(s, &d));
+    assert_int_equal(list_objs(s, GP_OBJ_TENANT).n, 1);
+    gp_store_close(s);
+}
+
+static void test_iteration_order_and_stop(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    /* Names in reverse order, so id order and name order differ. */
+    int64_t ids[4];
+    const char *names[4] = {"zz", "yy", "xx", "ww"};
+    for (int i = 0; i < 4; i++) {
+        ids[i] = put_obj(s, GP_OBJ_NODE, names[i], NULL);
+    }
+    /* Renaming keeps the id, and so the place in the order. */
+    int64_t renamed = ids[1];
+    OK(gp_store_obj_put(s, GP_OBJ_NODE, &renamed, "aa", "{\"v\":2}", &d));
+    assert_int_equal(renamed, ids[1]);
+    objs o = list_objs(s, GP_OBJ_NODE);
+    assert_int_equal(o.n, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(o.id[i], ids[i]);
+        assert_true(i == 0 || o.id[i] > o.id[i - 1]);
+    }
+    assert_string_equal(o.name[1], "aa");
+    assert_string_equal(o.json[1], "{\"v\":2}");
+
+    objs stop = {.stop_at = 2};
+    assert_int_equal(gp_store_obj_each(s, GP_OBJ_NODE, collect_obj, &stop, &d), 42);
+    assert_int_equal(stop.n, 2);
+
+    int64_t tenant = put_obj(s, GP_OBJ_TENANT, "t", NULL);
+    int64_t jid[3];
+    for (int i = 0; i < 3; i++) {
+        jid[i] = insert_job(s, tenant, names[i], NULL);
+    }
+    jobs j = {0};
+    OK(gp_store_job_each(s, collect_job, &j, &d));
+    assert_int_equal(j.n, 3);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(j.rec[i].id, jid[i]);
+    }
+    jobs jstop = {.stop_at = 1};
+    assert_int_equal(gp_store_job_each(s, collect_job, &jstop, &d), 42);
+    assert_int_equal(jstop.n, 1);
+
+    /* Placements come by job, then replica, whatever the order they were put in. */
+    gp_placement_rec p[] = {
+        {.job_id = jid[1], .replica = 1, .node_id = ids[0], .epoch = 1},
+        {.job_id = jid[0], .replica = 0, .node_id = ids[0], .epoch = 2},
+        {.job_id = jid[1], .replica = 0, .node_id = ids[2], .epoch = 3},
+    };
+    for (int i = 0; i < 3; i++) {
+        OK(gp_store_placement_put(s, &p[i], NULL, &d));
+    }
+    /* A put of a stored replica replaces it. */
+    p[1].epoch = 9;
+    OK(gp_store_placement_put(s, &p[1], "{\"v\":2}", &d));
+    placements pl = {0};
+    OK(gp_store_placement_each(s, collect_placement, &pl, &d));
+    assert_int_equal(pl.n, 3);
+    assert_int_equal(pl.p[0].job_id, jid[0]);
+    assert_int_equal(pl.p[0].epoch, 9);
+    assert_string_equal(pl.json[0], "{\"v\":2}");
+    assert_int_equal(pl.p[1].job_id, jid[1]);
+    assert_int_equal(pl.p[1].replica, 0);
+    assert_int_equal(pl.p[2].replica, 1);
+    placements plstop = {.stop_at = 2};
+    assert_int_equal(gp_store_placement_each(s, collect_placement, &plstop, &d), 42);
+    assert_int_equal(plstop.n, 2);
+    /* Clearing a job removes its placements only; clearing none is fine. */
+    OK(gp_store_placement_clear(s, jid[1], &d));
+    OK(gp_store_placement_clear(s, jid[2], &d));
+    pl = (placements){0};
+    OK(gp_store_placement_each(s, collect_placement, &pl, &d));
+    assert_int_equal(pl.n, 1);
+    assert_int_equal(pl.p[0].job_id, jid[0]);
+    /* Placements must name a stored job and node. */
+    gp_placement_rec bad = {.job_id = jid[2], .node_id = 999};
+    assert_int_equal(gp_store_placement_put(s, &bad, NULL, &d), GP_ENOENT);
+
+    tokens tk = {.stop_at = 2};
+    for (int i = 0; i < 3; i++) {
+        gp_token_rec t = {.role = "user"};
+        snprintf(t.name, sizeof(t.name), "%s", names[i]);
+        snprintf(t.hash, sizeof(t.hash), "hash-%d", i);
+        OK(gp_store_token_insert(s, &t, &d));
+    }
+    assert_int_equal(gp_store_token_each(s, collect_token, &tk, &d), 42);
+    assert_int_equal(tk.n, 2);
+    assert_string_equal(tk.t[0].name, "zz");
+    assert_string_equal(tk.t[1].name, "yy");
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+}
+
+typedef struct nested {
+    gp_store *s;
+    int outer, inner;
+} nested;
+
+static int count_inner(void *ctx, int64_t id, const char *name, const char *json)
+{
+    (void)id, (void)name, (void)json;
+    ((nested *)ctx)->inner++;
+    return 0;
+}
+
+static int walk_inner(void *ctx, int64_t id, const char *name, const char *json)
+{
+    (void)id, (void)name, (void)json;
+    nested *n = ctx;
+    if (++n->outer > 3) {
+        return -1; /* the inner walk restarted the outer one */
+    }
+    gp_diag d;
+    OK(gp_store_obj_each(n->s, GP_OBJ_QUEUE, count_inner, n, &d));
+    return 0;
+}
+
+/* A callback may walk the same kind again: the second walk gets its own statement. */
+static void test_reentrant_walk(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    put_obj(s, GP_OBJ_QUEUE, "a", NULL);
+    put_obj(s, GP_OBJ_QUEUE, "b", NULL);
+    put_obj(s, GP_OBJ_QUEUE, "c", NULL);
+    OK(gp_store_commit(s, &d));
+    nested n = {.s = s};
+    OK(gp_store_obj_each(s, GP_OBJ_QUEUE, walk_inner, &n, &d));
+    assert_int_equal(n.outer, 3);
+    assert_int_equal(n.inner, 9);
+    gp_store_close(s);
+}
+
+static void test_event_pagination(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    int64_t tenant = put_obj(s, GP_OBJ_TENANT, "t", NULL);
+    int64_t j1 = insert_job(s, tenant, "one", NULL), j2 = insert_job(s, tenant, "two", NULL);
+    int64_t ids[5];
+    for (int i = 0; i < 5; i++) {
+        gp_event_rec ev = {.job_id = j1, .time_ms = 100 + i};
+        snprintf(ev.type, sizeof(ev.type), "E%d", i);
+        OK(gp_store_event_add(s, &ev, &d));
+        ids[i] = ev.id;
+        gp_event_rec other = {.job_id = j2, .type = "Other"}; /* interleaved, never listed */
+        OK(gp_store_event_add(s, &other, &d));
+    }
+    gp_event_rec orphan = {.job_id = 999, .type = "X"};
+    assert_int_equal(gp_store_event_add(s, &orphan, &d), GP_ENOENT);
+    OK(gp_store_commit(s, &d));
+
+    events e = {0};
+    OK(gp_store_event_each(s, j1, 0, 0, collect_event, &e, &d));
+    assert_int_equal(e.n, 5);
+    for (int i = 0; i < 5; i++) {
+        assert_int_equal(e.ev[i].id, ids[i]);
+        assert_int_equal(e.ev[i].job_id, j1);
+        assert_int_equal(e.ev[i].time_ms, 100 + i);
+    }
+    /* A page of two after the second event. */
+    e = (events){0};
+    OK(gp_store_event_each(s, j1, ids[1], 2, collect_event, &e, &d));
+    assert_int_equal(e.n, 2);
+    assert_int_equal(e.ev[0].id, ids[2]);
+    assert_int_equal(e.ev[1].id, ids[3]);
+    assert_string_equal(e.ev[1].type, "E3");
+    /* The last page is short, and after the last event there is nothing. */
+    e = (events){0};
+    OK(gp_store_event_each(s, j1, ids[3], 10, collect_event, &e, &d));
+    assert_int_equal(e.n, 1);
+    e = (events){0};
+    OK(gp_store_event_each(s, j1, ids[4], 0, collect_event, &e, &d));
+    assert_int_equal(e.n, 0);
     gp_store_close(s);
 }
 
@@ -119,14 +714,119 @@ static void test_newer_schema_refused(void **state)
     assert_null(s);
     assert_non_null(strstr(d.msg, "newer"));
     assert_int_equal(gp_store_open("/nonexistent-dir/x.db", &s, &d), GP_EIO);
+    assert_null(s);
+}
+
+static void test_token_uniqueness(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    gp_token_rec t = {.name = "ci", .hash = "aaaa", .role = "operator"};
+    OK(gp_store_token_insert(s, &t, &d));
+    gp_token_rec same_hash = {.name = "other", .hash = "aaaa", .role = "user"};
+    assert_int_equal(gp_store_token_insert(s, &same_hash, &d), GP_EEXIST);
+    assert_non_null(strstr(d.msg, "hash"));
+    gp_token_rec same_name = {.name = "ci", .hash = "bbbb", .role = "user"};
+    assert_int_equal(gp_store_token_insert(s, &same_name, &d), GP_EEXIST);
+    assert_non_null(strstr(d.msg, "token ci: already exists"));
+
+    OK(gp_store_token_revoke(s, t.id, &d));
+    assert_int_equal(gp_store_token_revoke(s, t.id + 100, &d), GP_ENOENT);
+    /* A revoked token still holds its hash. */
+    assert_int_equal(gp_store_token_insert(s, &same_hash, &d), GP_EEXIST);
+    OK(gp_store_commit(s, &d));
+    tokens tk = {0};
+    OK(gp_store_token_each(s, collect_token, &tk, &d));
+    assert_int_equal(tk.n, 1);
+    assert_int_equal(tk.t[0].revoked, 1);
+    gp_store_close(s);
+}
+
+static void test_obj_put_delete(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    int64_t research = put_obj(s, GP_OBJ_QUEUE, "research", NULL);
+    int64_t prod = put_obj(s, GP_OBJ_QUEUE, "prod", NULL);
+    /* Names are unique per kind, not across kinds. */
+    put_obj(s, GP_OBJ_PRIORITY_CLASS, "research", NULL);
+
+    int64_t id = 0;
+    assert_int_equal(gp_store_obj_put(s, GP_OBJ_QUEUE, &id, "research", "{}", &d), GP_EEXIST);
+    assert_string_equal(d.msg, "queue research: already exists");
+    assert_int_equal(id, 0);
+    id = prod;
+    assert_int_equal(gp_store_obj_put(s, GP_OBJ_QUEUE, &id, "research", "{}", &d), GP_EEXIST);
+    id = 999;
+    assert_int_equal(gp_store_obj_put(s, GP_OBJ_QUEUE, &id, "new", "{}", &d), GP_ENOENT);
+    assert_int_equal(gp_store_obj_put(s, (gp_obj_kind)9, &id, "x", "{}", &d), GP_EINVAL);
+
+    OK(gp_store_obj_delete(s, GP_OBJ_QUEUE, research, &d));
+    assert_int_equal(gp_store_obj_delete(s, GP_OBJ_QUEUE, research, &d), GP_ENOENT);
+    objs o = list_objs(s, GP_OBJ_QUEUE);
+    assert_int_equal(o.n, 1);
+    assert_int_equal(o.id[0], prod);
+    assert_int_equal(list_objs(s, GP_OBJ_PRIORITY_CLASS).n, 1);
+    /* The name of a deleted object is free. */
+    put_obj(s, GP_OBJ_QUEUE, "research", NULL);
+
+    /* A tenant with jobs, or a node with placements, cannot be deleted. */
+    int64_t tenant = put_obj(s, GP_OBJ_TENANT, "t", NULL);
+    int64_t node = put_obj(s, GP_OBJ_NODE, "n", NULL);
+    int64_t job = insert_job(s, tenant, "x", NULL);
+    gp_placement_rec p = {.job_id = job, .node_id = node, .epoch = 1};
+    OK(gp_store_placement_put(s, &p, NULL, &d));
+    assert_int_equal(gp_store_obj_delete(s, GP_OBJ_TENANT, tenant, &d), GP_ESTATE);
+    assert_int_equal(gp_store_obj_delete(s, GP_OBJ_NODE, node, &d), GP_ESTATE);
+    assert_non_null(strstr(d.msg, "node"));
+    OK(gp_store_placement_clear(s, job, &d));
+    OK(gp_store_obj_delete(s, GP_OBJ_NODE, node, &d));
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+
+    s = open_store(f);
+    assert_int_equal(list_objs(s, GP_OBJ_QUEUE).n, 2);
+    assert_int_equal(list_objs(s, GP_OBJ_NODE).n, 0);
+    gp_store_close(s);
+}
+
+static void test_meta(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    char buf[8];
+    assert_int_equal(gp_store_meta_get(s, "cluster", buf, sizeof(buf), &d), GP_ENOENT);
+    assert_non_null(strstr(d.msg, "cluster"));
+    OK(gp_store_begin(s, &d));
+    OK(gp_store_meta_set(s, "cluster", "first", &d));
+    OK(gp_store_meta_set(s, "cluster", "second-long-value", &d));
+    OK(gp_store_commit(s, &d));
+    OK(gp_store_meta_get(s, "cluster", buf, sizeof(buf), &d));
+    assert_string_equal(buf, "second-"); /* truncated to the buffer */
+    gp_store_close(s);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_migrate_and_reopen, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_idempotency_and_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reopen_keeps_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_migrate_from_v1, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_idempotent_insert, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_active_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_savepoint_rollback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_transaction_rollback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_iteration_order_and_stop, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reentrant_walk, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_event_pagination, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_token_uniqueness, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_obj_put_delete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
