@@ -9,6 +9,10 @@ packages=(
     libjansson-dev  # JSON
     libyaml-dev     # YAML
     libsqlite3-dev  # the store
+    libmicrohttpd-dev    # HTTP server of gpupoold (built with GnuTLS: HTTPS)
+    libcurl4-openssl-dev # HTTP client of the CLI, the agent and the tests
+    libssl-dev      # libcrypto: API token randomness and SHA-256
+    openssl         # makes the self-signed certificate of the TLS unit test
     clang           # the sanitizer build (ASan + UBSan)
     libclang-rt-14-dev  # sanitizer and libFuzzer runtimes of clang
     binutils        # nm, for the purity check of libgpcore

@@ -23,7 +23,11 @@
     X(EIO, -8, 500, "input/output error")                                                          \
     X(ESTATE, -9, 409, "operation not allowed in the current state")                               \
     X(ENOTSUP, -10, 501, "not supported")                                                          \
-    X(EINTERNAL, -11, 500, "internal error")
+    X(EINTERNAL, -11, 500, "internal error")                                                       \
+    X(EAUTH, -12, 401, "authentication required")                                                  \
+    X(EPERM, -13, 403, "permission denied")                                                        \
+    X(ETOOBIG, -14, 413, "request too large")                                                      \
+    X(EUNAVAIL, -15, 503, "service unavailable")
 
 typedef enum gp_error {
     GP_OK = 0,

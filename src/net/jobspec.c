@@ -442,6 +442,10 @@ static int finish(gp_jobspec *s, gp_diag *d)
     if (s->ngpu_models && s->kind == GP_REQ_NONE) {
         return gp_diag_set(d, GP_EINVAL, "resources.gpu_models: the job asks for no GPU");
     }
+    if (s->max_restarts < 0) {
+        /* A restart policy alone should restart: a few times, unless told otherwise. */
+        s->max_restarts = s->restart_policy == GP_RESTART_NEVER ? 0 : GP_JOB_DEFAULT_RESTARTS;
+    }
     return 0;
 }
 
@@ -451,6 +455,7 @@ static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
     memset(&s, 0, sizeof(s));
     strcpy(s.queue, "default");
     s.replicas = 1;
+    s.max_restarts = -1; /* unset: see finish() */
     int rc = walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])), &s, d);
     if (rc == 0) {
         rc = finish(&s, d);

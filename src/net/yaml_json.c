@@ -5,15 +5,21 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
 
 #define MAX_DEPTH 32
 
+#define NO_PATH ((size_t)-1)
+
 typedef struct reader {
     yaml_parser_t parser;
     gp_diag *d;
+    json_t *lines; /* NULL unless key lines are wanted */
+    char path[512];
+    size_t plen; /* NO_PATH while below a path too long to record */
 } reader;
 
 static int fail_at(reader *r, const yaml_mark_t *m, const char *what)
@@ -28,6 +34,40 @@ static int next(reader *r, yaml_event_t *ev)
         const yaml_parser_t *p = &r->parser;
         return gp_diag_set(r->d, GP_EPARSE, "line %zu, column %zu: %s", p->problem_mark.line + 1,
                            p->problem_mark.column + 1, p->problem ? p->problem : "syntax error");
+    }
+    return 0;
+}
+
+/* Appends ".key" ("key" at the top) or, for key NULL, "[index]" to the path of the node being
+ * built; returns the length to restore with path_pop. */
+static size_t path_push(reader *r, const char *key, size_t index)
+{
+    size_t old = r->plen;
+    if (!r->lines || old == NO_PATH) {
+        return old;
+    }
+    size_t room = sizeof(r->path) - old;
+    int n = key ? snprintf(r->path + old, room, "%s%s", old ? "." : "", key)
+                : snprintf(r->path + old, room, "[%zu]", index);
+    r->plen = n >= 0 && (size_t)n < room ? old + (size_t)n : NO_PATH;
+    return old;
+}
+
+static void path_pop(reader *r, size_t old)
+{
+    r->plen = old;
+    if (old != NO_PATH) {
+        r->path[old] = '\0';
+    }
+}
+
+static int record_line(reader *r, const yaml_mark_t *m)
+{
+    if (!r->lines || r->plen == NO_PATH) {
+        return 0;
+    }
+    if (json_object_set_new(r->lines, r->path, json_integer((json_int_t)m->line + 1)) != 0) {
+        return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
     }
     return 0;
 }
@@ -61,7 +101,7 @@ static int build(reader *r, yaml_event_t *ev, int depth, json_t **out);
 
 static int build_children(reader *r, json_t *container, int is_map, int depth)
 {
-    for (;;) {
+    for (size_t index = 0;; index++) {
         yaml_event_t ev;
         int rc = next(r, &ev);
         if (rc < 0) {
@@ -77,16 +117,21 @@ static int build_children(reader *r, json_t *container, int is_map, int depth)
             yaml_event_delete(&ev);
             return rc;
         }
+        yaml_mark_t key_mark = ev.start_mark;
         if (is_map) {
             key = json_stringn((const char *)ev.data.scalar.value, ev.data.scalar.length);
             rc = key ? 0 : fail_at(r, &ev.start_mark, "invalid UTF-8 in a key");
         } else {
+            size_t saved = path_push(r, NULL, index);
             rc = build(r, &ev, depth + 1, &val);
+            path_pop(r, saved);
         }
         yaml_event_delete(&ev);
         if (rc == 0 && is_map) {
+            size_t saved = path_push(r, json_string_value(key), 0);
             yaml_event_t vev;
-            rc = next(r, &vev);
+            rc = record_line(r, &key_mark);
+            rc = rc == 0 ? next(r, &vev) : rc;
             if (rc == 0) {
                 yaml_mark_t mark = vev.start_mark;
                 rc = build(r, &vev, depth + 1, &val);
@@ -95,6 +140,7 @@ static int build_children(reader *r, json_t *container, int is_map, int depth)
                     rc = fail_at(r, &mark, "duplicate key");
                 }
             }
+            path_pop(r, saved);
         }
         if (rc == 0) {
             rc = is_map ? json_object_set_new(container, json_string_value(key), val)
@@ -187,9 +233,22 @@ static int expect_end(reader *r)
 
 int gp_yaml_to_json(const char *text, size_t len, json_t **out, gp_diag *d)
 {
+    return gp_yaml_to_json_lines(text, len, out, NULL, d);
+}
+
+int gp_yaml_to_json_lines(const char *text, size_t len, json_t **out, json_t **lines, gp_diag *d)
+{
     *out = NULL;
     reader r = {.d = d};
+    if (lines) {
+        *lines = NULL;
+        r.lines = json_object();
+        if (!r.lines) {
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        }
+    }
     if (!yaml_parser_initialize(&r.parser)) {
+        json_decref(r.lines);
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     yaml_parser_set_input_string(&r.parser, (const unsigned char *)text, len);
@@ -206,8 +265,12 @@ int gp_yaml_to_json(const char *text, size_t len, json_t **out, gp_diag *d)
     yaml_parser_delete(&r.parser);
     if (rc < 0) {
         json_decref(root);
+        json_decref(r.lines);
         return rc;
     }
     *out = root;
+    if (lines) {
+        *lines = r.lines;
+    }
     return 0;
 }

@@ -16,4 +16,11 @@
 /* Parses text into *out (a new reference). 0, or GP_EPARSE with line and column in d. */
 int gp_yaml_to_json(const char *text, size_t len, json_t **out, gp_diag *d);
 
+/* The same, and also sets *lines (a new reference) to an object mapping the path of every
+ * mapping key to the 1-based line the key is on, so that a validator can name the line of a bad
+ * value: keys of nested mappings are joined with '.' and sequence items add "[i]", as in
+ * "scheduler.node_policy" or "a.b[2].c". Paths longer than 511 bytes are left out. On failure
+ * both *out and *lines are NULL. */
+int gp_yaml_to_json_lines(const char *text, size_t len, json_t **out, json_t **lines, gp_diag *d);
+
 #endif

@@ -1,0 +1,564 @@
+/*
+ * HTTP server over libmicrohttpd (MHD). We bind and listen ourselves, so that a failure names
+ * the address and the errno (MHD only says that it failed), then hand the socket to MHD, which
+ * runs a pool of epoll threads over it and closes it when stopped.
+ *
+ * MHD calls the access handler several times per request: first with the headers (where an
+ * oversized Content-Length is answered at once), then once per piece of body, then once with no
+ * data when the request is complete, which is when our handler runs. Per-request state lives in
+ * MHD's con_cls and is freed by the completion callback, whatever way the request ended.
+ */
+#include "net/http_server.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <jansson.h>
+#include <microhttpd.h>
+#include <netdb.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define TLS_FILE_MAX (1 << 20)
+
+struct gp_http_server {
+    struct MHD_Daemon *mhd;
+    gp_http_handler handler;
+    void *ctx;
+    size_t max_body;
+    int port;
+    char *tls_cert; /* PEM text, kept for the daemon's lifetime */
+    char *tls_key;
+    pthread_mutex_t log_lock; /* guards starting and start_err */
+    int starting;
+    char start_err[256]; /* first MHD message while starting, for the diag */
+};
+
+/* Per-request state (MHD's con_cls). */
+typedef struct conn_state {
+    char *body;
+    size_t len, cap;
+    int too_big;  /* over max_body: the rest is discarded, 413 at the end */
+    int answered; /* a response is already queued */
+} conn_state;
+
+/* ---- Responses ---------------------------------------------------------------------------- */
+
+void gp_http_response_set_body(gp_http_response *resp, int status, const char *content_type,
+                               char *body, size_t len)
+{
+    if (resp->body != body) {
+        free(resp->body);
+    }
+    resp->status = status;
+    resp->body = body;
+    resp->body_len = body ? len : 0;
+    if (content_type) {
+        resp->content_type = content_type;
+    }
+}
+
+int gp_http_response_add_header(gp_http_response *resp, const char *name, const char *value)
+{
+    if (!name || !*name || !value || strpbrk(name, "\r\n:") || strpbrk(value, "\r\n")) {
+        return GP_EINVAL;
+    }
+    if (resp->nheaders >= GP_HTTP_MAX_HEADERS) {
+        return GP_ENOSPC;
+    }
+    char *n = strdup(name);
+    char *v = strdup(value);
+    if (!n || !v) {
+        free(n);
+        free(v);
+        return GP_ENOMEM;
+    }
+    resp->header_name[resp->nheaders] = n;
+    resp->header_value[resp->nheaders] = v;
+    resp->nheaders++;
+    return 0;
+}
+
+static int respond_error_msg(gp_http_response *resp, int code, const char *msg)
+{
+    int status = gp_error_http_status(code);
+    json_t *j = json_pack("{s:{s:s,s:s}}", "error", "code", gp_strerror_name(code), "message",
+                          msg ? msg : "");
+    char *text = j ? json_dumps(j, JSON_COMPACT) : NULL;
+    json_decref(j);
+    if (!text) {
+        gp_http_response_set_body(resp, status, NULL, NULL, 0);
+        return GP_ENOMEM;
+    }
+    /* jansson allocates with malloc unless told otherwise (we never do), so free() matches. */
+    gp_http_response_set_body(resp, status, "application/json", text, strlen(text));
+    return 0;
+}
+
+int gp_http_respond_error(gp_http_response *resp, int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    return respond_error_msg(resp, code, msg);
+}
+
+int gp_http_respond_diag(gp_http_response *resp, const gp_diag *d)
+{
+    return respond_error_msg(resp, d->code ? d->code : GP_EINTERNAL,
+                             d->msg[0] ? d->msg : gp_strerror(d->code));
+}
+
+static void response_fini(gp_http_response *resp)
+{
+    free(resp->body);
+    resp->body = NULL;
+    for (int i = 0; i < resp->nheaders; i++) {
+        free(resp->header_name[i]);
+        free(resp->header_value[i]);
+    }
+    resp->nheaders = 0;
+}
+
+/* Queues resp on conn and releases everything resp holds. */
+static enum MHD_Result send_response(struct MHD_Connection *conn, gp_http_response *resp)
+{
+    if (resp->status < 100 || resp->status > 599) {
+        int bad = resp->status;
+        response_fini(resp);
+        if (bad == 0) {
+            respond_error_msg(resp, GP_EINTERNAL, "handler set no status");
+        } else {
+            gp_http_respond_error(resp, GP_EINTERNAL, "handler set status %d", bad);
+        }
+    }
+    struct MHD_Response *r;
+    if (resp->body && resp->body_len > 0) {
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (r) {
+            resp->body = NULL; /* MHD frees it with free() */
+            if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                        resp->content_type ? resp->content_type
+                                                           : "application/json") != MHD_YES) {
+                GP_LOG(GP_LOG_WARN, "http", "content type refused: %s", resp->content_type);
+            }
+        }
+    } else {
+        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    if (!r) {
+        response_fini(resp);
+        return MHD_NO;
+    }
+    for (int i = 0; i < resp->nheaders; i++) {
+        if (MHD_add_response_header(r, resp->header_name[i], resp->header_value[i]) != MHD_YES) {
+            GP_LOG(GP_LOG_WARN, "http", "header refused: %s", resp->header_name[i]);
+        }
+    }
+    enum MHD_Result ret = MHD_queue_response(conn, (unsigned)resp->status, r);
+    MHD_destroy_response(r);
+    response_fini(resp);
+    return ret;
+}
+
+static enum MHD_Result answer_too_big(struct MHD_Connection *conn, conn_state *st, size_t max)
+{
+    gp_http_response resp = {.content_type = "application/json"};
+    gp_http_respond_error(&resp, GP_ETOOBIG, "request body larger than %zu bytes", max);
+    st->answered = 1;
+    return send_response(conn, &resp);
+}
+
+/* ---- Requests ----------------------------------------------------------------------------- */
+
+typedef struct query_find {
+    const char *name;
+    size_t name_len;
+    const char *value;
+} query_find;
+
+static enum MHD_Result query_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                  size_t key_size, const char *value, size_t value_size)
+{
+    (void)kind;
+    (void)value_size;
+    query_find *q = cls;
+    if (key_size == q->name_len && memcmp(key, q->name, key_size) == 0) {
+        q->value = value ? value : "";
+        return MHD_NO; /* stop: the first one wins */
+    }
+    return MHD_YES;
+}
+
+const char *gp_http_request_query(const gp_http_request *req, const char *name)
+{
+    /* MHD_lookup_connection_value compares keys without case; parameters are case-sensitive. */
+    query_find q = {name, strlen(name), NULL};
+    MHD_get_connection_values_n(req->impl, MHD_GET_ARGUMENT_KIND, query_iter, &q);
+    return q.value;
+}
+
+const char *gp_http_request_header(const gp_http_request *req, const char *name)
+{
+    return MHD_lookup_connection_value(req->impl, MHD_HEADER_KIND, name);
+}
+
+static void remote_address(struct MHD_Connection *conn, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "?");
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+    if (!ci || !ci->client_addr) {
+        return;
+    }
+    const struct sockaddr *sa = ci->client_addr;
+    socklen_t len =
+        sa->sa_family == AF_INET6 ? sizeof(struct sockaddr_in6) : sizeof(struct sockaddr_in);
+    if (getnameinfo(sa, len, buf, (socklen_t)cap, NULL, 0, NI_NUMERICHOST) != 0) {
+        snprintf(buf, cap, "?");
+    }
+}
+
+/* Appends a piece of body; 0, or -1 when past max_body (or out of memory). */
+static int append_body(conn_state *st, const char *data, size_t n, size_t max)
+{
+    if (n > max - st->len) {
+        return -1;
+    }
+    if (st->len + n + 1 > st->cap) {
+        size_t cap = st->cap ? st->cap : 4096;
+        while (cap < st->len + n + 1) {
+            cap = cap > SIZE_MAX / 2 ? SIZE_MAX : cap * 2;
+        }
+        if (cap > max + 1) {
+            cap = max + 1;
+        }
+        char *b = realloc(st->body, cap);
+        if (!b) {
+            return -1;
+        }
+        st->body = b;
+        st->cap = cap;
+    }
+    memcpy(st->body + st->len, data, n);
+    st->len += n;
+    st->body[st->len] = '\0';
+    return 0;
+}
+
+/* First call of a request: headers are in, no body yet. */
+static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st)
+{
+    const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
+    if (!cl) {
+        return MHD_YES;
+    }
+    /* MHD has already refused a malformed Content-Length with 400. */
+    errno = 0;
+    unsigned long long n = strtoull(cl, NULL, 10);
+    if (errno || n > srv->max_body) {
+        st->too_big = 1;
+        return answer_too_big(conn, st, srv->max_body);
+    }
+    if (n > 0) {
+        st->body = malloc((size_t)n + 1);
+        if (!st->body) {
+            return MHD_NO;
+        }
+        st->cap = (size_t)n + 1;
+    }
+    return MHD_YES;
+}
+
+static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st,
+                                const char *url, const char *method)
+{
+    char addr[64];
+    remote_address(conn, addr, sizeof(addr));
+    gp_http_request req = {
+        .method = method,
+        .path = url,
+        .body = st->body ? st->body : "",
+        .body_len = st->len,
+        .remote_addr = addr,
+        .impl = conn,
+    };
+    gp_http_response resp = {.content_type = "application/json"};
+    srv->handler(srv->ctx, &req, &resp);
+    st->answered = 1;
+    return send_response(conn, &resp);
+}
+
+static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
+                                 const char *method, const char *version, const char *upload_data,
+                                 size_t *upload_data_size, void **con_cls)
+{
+    (void)version;
+    gp_http_server *srv = cls;
+    conn_state *st = *con_cls;
+    if (!st) {
+        st = calloc(1, sizeof(*st));
+        if (!st) {
+            return MHD_NO;
+        }
+        *con_cls = st;
+        return on_headers(srv, conn, st);
+    }
+    if (*upload_data_size > 0) {
+        size_t n = *upload_data_size;
+        *upload_data_size = 0;
+        if (!st->too_big && append_body(st, upload_data, n, srv->max_body) != 0) {
+            st->too_big = 1;
+            free(st->body);
+            st->body = NULL;
+            st->len = st->cap = 0;
+        }
+        return MHD_YES;
+    }
+    if (st->answered) {
+        return MHD_YES;
+    }
+    if (st->too_big) {
+        return answer_too_big(conn, st, srv->max_body);
+    }
+    return dispatch(srv, conn, st, url, method);
+}
+
+static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
+                         enum MHD_RequestTerminationCode toe)
+{
+    (void)cls;
+    (void)conn;
+    (void)toe;
+    conn_state *st = *con_cls;
+    if (st) {
+        free(st->body);
+        free(st);
+        *con_cls = NULL;
+    }
+}
+
+__attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const char *fmt, va_list ap)
+{
+    gp_http_server *srv = cls;
+    char msg[256];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    size_t n = strlen(msg);
+    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '.')) {
+        msg[--n] = '\0';
+    }
+    pthread_mutex_lock(&srv->log_lock);
+    int keep = srv->starting; /* the first message goes into the diag, none to the log */
+    if (keep && !srv->start_err[0]) {
+        snprintf(srv->start_err, sizeof(srv->start_err), "%s", msg);
+    }
+    pthread_mutex_unlock(&srv->log_lock);
+    if (!keep) {
+        GP_LOG(GP_LOG_WARN, "http", "libmicrohttpd: %s", msg);
+    }
+}
+
+/* ---- Lifecycle ---------------------------------------------------------------------------- */
+
+static int read_pem(const char *path, char **out, gp_diag *d)
+{
+    FILE *f = fopen(path, "rb");
+    if (!f) {
+        return gp_diag_set(d, GP_EIO, "tls: open %s: %s", path, strerror(errno));
+    }
+    char *buf = malloc(TLS_FILE_MAX + 1);
+    if (!buf) {
+        fclose(f);
+        return gp_diag_set(d, GP_ENOMEM, "tls: out of memory");
+    }
+    size_t n = fread(buf, 1, TLS_FILE_MAX + 1, f);
+    int err = ferror(f);
+    fclose(f);
+    if (err || n == 0 || n > TLS_FILE_MAX) {
+        free(buf);
+        return gp_diag_set(d, GP_EIO, "tls: read %s: %s", path,
+                           err      ? "read error"
+                           : n == 0 ? "empty file"
+                                    : "larger than 1 MiB");
+    }
+    buf[n] = '\0';
+    *out = buf;
+    return 0;
+}
+
+/* Binds and listens on host:port; returns the socket or a negative GP_E* code. */
+static int listen_on(const char *host, int port, int *family, gp_diag *d)
+{
+    struct addrinfo hints = {
+        .ai_family = AF_UNSPEC,
+        .ai_socktype = SOCK_STREAM,
+        .ai_flags = AI_PASSIVE | AI_NUMERICSERV,
+    };
+    struct addrinfo *ai = NULL;
+    char port_str[16];
+    snprintf(port_str, sizeof(port_str), "%d", port);
+    int rc = getaddrinfo(host, port_str, &hints, &ai);
+    if (rc != 0) {
+        return gp_diag_set(d, GP_EINVAL, "listen %s:%d: %s", host, port, gai_strerror(rc));
+    }
+    int fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    int one = 1;
+    if (fd < 0 || setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) != 0 ||
+        bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || listen(fd, SOMAXCONN) != 0) {
+        int e = errno;
+        if (fd >= 0) {
+            close(fd);
+        }
+        freeaddrinfo(ai);
+        return gp_diag_set(d, GP_EIO, "listen %s:%d: %s", host, port, strerror(e));
+    }
+    *family = ai->ai_family;
+    freeaddrinfo(ai);
+    return fd;
+}
+
+static int bound_port(int fd)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    if (getsockname(fd, (struct sockaddr *)&ss, &len) != 0) {
+        return -1;
+    }
+    if (ss.ss_family == AF_INET6) {
+        return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+    }
+    return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}
+
+static int check_config(const gp_http_server_config *cfg, gp_http_handler handler, gp_diag *d)
+{
+    if (!cfg || !handler) {
+        return gp_diag_set(d, GP_EINVAL, "http server: config and handler are required");
+    }
+    if (cfg->port < 0 || cfg->port > 65535) {
+        return gp_diag_set(d, GP_EINVAL, "port: must be between 0 and 65535");
+    }
+    if (cfg->max_body == 0 || cfg->max_body >= SIZE_MAX / 2) {
+        return gp_diag_set(d, GP_EINVAL, "max_body: must be positive");
+    }
+    if (!cfg->tls_cert_file != !cfg->tls_key_file) {
+        return gp_diag_set(d, GP_EINVAL, "tls: both a certificate and a key file are needed");
+    }
+    if (cfg->tls_cert_file && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+        return gp_diag_set(d, GP_ENOTSUP, "tls: libmicrohttpd was built without TLS");
+    }
+    return 0;
+}
+
+static void server_free(gp_http_server *srv)
+{
+    free(srv->tls_cert);
+    free(srv->tls_key);
+    pthread_mutex_destroy(&srv->log_lock);
+    free(srv);
+}
+
+static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, const char *host,
+                        int fd, int family, gp_diag *d)
+{
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    if (family == AF_INET6) {
+        flags |= MHD_USE_IPv6;
+    }
+    struct MHD_OptionItem tls[] = {
+        {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
+        {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
+        {MHD_OPTION_END, 0, NULL},
+    };
+    if (srv->tls_cert) {
+        flags |= MHD_USE_TLS;
+    } else {
+        tls[0].option = MHD_OPTION_END;
+    }
+    srv->starting = 1;
+    srv->mhd =
+        MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
+                         on_mhd_log, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
+                         (unsigned)(cfg->threads > 0 ? cfg->threads : 4),
+                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
+                         on_completed, srv, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+    pthread_mutex_lock(&srv->log_lock);
+    srv->starting = 0;
+    pthread_mutex_unlock(&srv->log_lock);
+    if (!srv->mhd) {
+        return gp_diag_set(d, GP_EIO, "http server %s:%d: %s", host, srv->port,
+                           srv->start_err[0] ? srv->start_err : "libmicrohttpd failed to start");
+    }
+    return 0;
+}
+
+int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handler, void *ctx,
+                         gp_http_server **out, gp_diag *d)
+{
+    *out = NULL;
+    int rc = check_config(cfg, handler, d);
+    if (rc != 0) {
+        return rc;
+    }
+    gp_http_server *srv = calloc(1, sizeof(*srv));
+    if (!srv) {
+        return gp_diag_set(d, GP_ENOMEM, "http server: out of memory");
+    }
+    pthread_mutex_init(&srv->log_lock, NULL);
+    srv->handler = handler;
+    srv->ctx = ctx;
+    srv->max_body = cfg->max_body;
+    if (cfg->tls_cert_file && ((rc = read_pem(cfg->tls_cert_file, &srv->tls_cert, d)) != 0 ||
+                               (rc = read_pem(cfg->tls_key_file, &srv->tls_key, d)) != 0)) {
+        server_free(srv);
+        return rc;
+    }
+    int family = AF_INET;
+    const char *host = cfg->host ? cfg->host : "127.0.0.1";
+    int fd = listen_on(host, cfg->port, &family, d);
+    if (fd < 0) {
+        server_free(srv);
+        return fd;
+    }
+    srv->port = bound_port(fd);
+    struct stat before = {0};
+    fstat(fd, &before);
+    rc = start_daemon(srv, cfg, host, fd, family, d);
+    if (rc != 0) {
+        /* MHD 0.9.75 closes the socket it was given when it fails late (e.g. TLS setup) but not
+         * when it fails early; close it only if fd is still our socket, not a reused number. */
+        struct stat after;
+        if (fstat(fd, &after) == 0 && after.st_ino == before.st_ino &&
+            after.st_dev == before.st_dev) {
+            close(fd);
+        }
+        server_free(srv);
+        return rc;
+    }
+    *out = srv;
+    return 0;
+}
+
+int gp_http_server_port(const gp_http_server *srv)
+{
+    return srv->port;
+}
+
+void gp_http_server_stop(gp_http_server *srv)
+{
+    if (!srv) {
+        return;
+    }
+    /* Joins the pool threads, so every handler in flight has returned; closes the socket. */
+    MHD_stop_daemon(srv->mhd);
+    server_free(srv);
+}

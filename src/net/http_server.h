@@ -1,0 +1,102 @@
+/*
+ * HTTP server: a thin wrapper over libmicrohttpd that carries gpupoold's JSON API.
+ *
+ * The wrapper does transport only: it listens (optionally with TLS), reads each request's whole
+ * body up to cfg.max_body bytes, calls one handler with the complete request, and sends what the
+ * handler put in the response. Routing, methods, authentication and parsing are the handler's
+ * business. A body larger than max_body (known from Content-Length, or found while a chunked body
+ * streams in; the rest of a streamed body is read and discarded) is answered 413 with the API's
+ * error shape and the handler is never called.
+ *
+ * Threads: the server runs a pool of cfg.threads threads (epoll), each serving many connections.
+ * The handler runs on these threads, concurrently with itself, and may block (e.g. until a group
+ * commit): while it does, the other connections of that thread wait, so size the pool for the
+ * number of handlers expected to block at once. gp_http_server_port may be called from any
+ * thread; gp_http_server_stop from one thread, once, not from a handler.
+ *
+ * Ownership: the request and everything it points to are borrowed for the duration of the
+ * handler call. The response's body becomes the wrapper's when set (it is freed with free());
+ * extra headers are copied. gp_http_server_start copies what it needs from the config.
+ */
+#ifndef GP_NET_HTTP_SERVER_H
+#define GP_NET_HTTP_SERVER_H
+
+#include "gpupool/error.h"
+
+#include <stddef.h>
+
+/* How many extra headers (Location, Retry-After, ...) one response may carry. */
+#define GP_HTTP_MAX_HEADERS 8
+
+typedef struct gp_http_server gp_http_server;
+
+typedef struct gp_http_server_config {
+    const char *host;          /* numeric address or name to bind; NULL means "127.0.0.1" */
+    int port;                  /* 0 picks a free port: see gp_http_server_port() */
+    int threads;               /* pool size; <= 0 means 4 */
+    size_t max_body;           /* largest request body accepted, in bytes */
+    unsigned timeout_s;        /* idle connection timeout in seconds; 0 means none */
+    const char *tls_cert_file; /* PEM certificate chain; with tls_key_file, enables HTTPS */
+    const char *tls_key_file;  /* PEM private key (unencrypted) */
+} gp_http_server_config;
+
+/* One complete request, borrowed by the handler for the duration of the call. */
+typedef struct gp_http_request {
+    const char *method; /* "GET", "POST", ... as sent */
+    const char *path;   /* percent-decoded path without the query string */
+    const char *body;   /* body plus a terminating NUL (the body may contain NULs); "" if none */
+    size_t body_len;    /* body length without the terminating NUL */
+    const char *remote_addr; /* numeric address of the peer, e.g. "127.0.0.1" or "::1" */
+    void *impl;              /* private to the wrapper */
+} gp_http_request;
+
+/* What the handler answers. All fields start zeroed except content_type. A status left at 0, or
+ * outside 100..599, is answered 500 GP_EINTERNAL ("handler set no status") instead. */
+typedef struct gp_http_response {
+    int status;               /* HTTP status, e.g. 200 */
+    char *body;               /* malloc'd; owned (and freed) by the wrapper; may be NULL */
+    size_t body_len;          /* bytes of body to send */
+    const char *content_type; /* static storage; default "application/json"; sent if a body */
+    int nheaders;
+    char *header_name[GP_HTTP_MAX_HEADERS]; /* copies made by gp_http_response_add_header */
+    char *header_value[GP_HTTP_MAX_HEADERS];
+} gp_http_response;
+
+/* Called once per request, after the whole body is in, on a pool thread. */
+typedef void (*gp_http_handler)(void *ctx, const gp_http_request *req, gp_http_response *resp);
+
+/* Value of query parameter `name` (case-sensitive, percent-decoded, '+' read as a space), "" for
+ * a parameter without '=', NULL if absent. The first one wins if repeated. Borrowed like req. */
+const char *gp_http_request_query(const gp_http_request *req, const char *name);
+/* Value of header `name` (name compared case-insensitively), NULL if absent. Borrowed. */
+const char *gp_http_request_header(const gp_http_request *req, const char *name);
+
+/* Sets status and body; the response takes ownership of body (malloc'd, or NULL) and frees the
+ * body it held before. content_type NULL keeps the current one. */
+void gp_http_response_set_body(gp_http_response *resp, int status, const char *content_type,
+                               char *body, size_t len);
+/* Adds an extra header (copies both strings). Returns 0, GP_EINVAL for an empty name or a CR or
+ * LF in either string, GP_ENOSPC past GP_HTTP_MAX_HEADERS, GP_ENOMEM. */
+int gp_http_response_add_header(gp_http_response *resp, const char *name, const char *value);
+/* Answers an error in the API's one shape,
+ *   {"error": {"code": "GP_EINVAL", "message": "replicas: must be between 1 and 4096"}}
+ * with status gp_error_http_status(code). The message is printf-formatted and JSON-escaped.
+ * Returns 0, or GP_ENOMEM (the response then carries the status and no body). */
+int gp_http_respond_error(gp_http_response *resp, int code, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+/* The same from a diag: its code and message. */
+int gp_http_respond_diag(gp_http_response *resp, const gp_diag *d);
+
+/* Binds, listens and starts the pool. handler and ctx must stay valid until
+ * gp_http_server_stop returns. Returns 0 and *out, or GP_EINVAL (bad config), GP_EIO (e.g.
+ * "listen 127.0.0.1:7070: Address already in use", unreadable TLS files, start failure),
+ * GP_ENOTSUP (TLS asked but libmicrohttpd built without it), GP_ENOMEM; *out is then NULL. */
+int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handler, void *ctx,
+                         gp_http_server **out, gp_diag *d);
+/* The port actually listened on (the chosen one when cfg.port was 0). */
+int gp_http_server_port(const gp_http_server *srv);
+/* Stops accepting, waits for the handlers in flight to return, closes every connection and
+ * frees the server. Accepts NULL. */
+void gp_http_server_stop(gp_http_server *srv);
+
+#endif

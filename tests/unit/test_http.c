@@ -1,0 +1,550 @@
+/*
+ * HTTP server and client, end to end on 127.0.0.1 with ephemeral ports: round trips of every
+ * method, query and header lookup, the body limit (by Content-Length and while a chunked body
+ * streams in), the API's error shape, concurrency, stop semantics, listen and connect errors,
+ * and TLS with a certificate made at test time (skipped when the openssl binary is missing).
+ */
+#define _DEFAULT_SOURCE /* mkdtemp, usleep */
+#include "gpupool/error.h"
+#include "net/http_client.h"
+#include "net/http_server.h"
+#include "tests/unit/harness.h"
+
+#include <arpa/inet.h>
+#include <dirent.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define MAX_BODY 1024
+#define NTHREADS 20
+#define NREQS    50
+#define ECHO_FMT                                                                                   \
+    "method=%s\npath=%s\nq=%s\nx=%s\nflag=%s\nQ=%s\nh=%s\nauth=%s\nremote=%s\nlen=%zu\n"
+
+typedef struct echo_ctx {
+    atomic_int calls;
+    atomic_int slow_started, slow_done;
+} echo_ctx;
+
+static const char *or_none(const char *s)
+{
+    return s ? s : "(none)";
+}
+
+/* Echoes the request as "key=value" lines followed by the body; a few paths do more. */
+static void echo_handler(void *ctx, const gp_http_request *req, gp_http_response *resp)
+{
+    echo_ctx *ec = ctx;
+    atomic_fetch_add(&ec->calls, 1);
+    if (strcmp(req->path, "/error") == 0) {
+        gp_http_respond_error(resp, GP_EINVAL, "replicas: must be between %d and %d", 1, 4096);
+        return;
+    }
+    if (strcmp(req->path, "/nostatus") == 0) {
+        return;
+    }
+    if (strcmp(req->path, "/slow") == 0) {
+        atomic_store(&ec->slow_started, 1);
+        usleep(300 * 1000);
+        atomic_store(&ec->slow_done, 1);
+    }
+    if (strcmp(req->path, "/headers") == 0) {
+        assert_int_equal(gp_http_response_add_header(resp, "Location", "/v1/jobs/7"), 0);
+        assert_int_equal(gp_http_response_add_header(resp, "Retry-After", "5"), 0);
+        assert_int_equal(gp_http_response_add_header(resp, "X-Bad", "a\r\nb"), GP_EINVAL);
+    }
+    const char *q = gp_http_request_query(req, "q"), *x = gp_http_request_query(req, "x");
+    const char *flag = gp_http_request_query(req, "flag"), *Q = gp_http_request_query(req, "Q");
+    const char *h = gp_http_request_header(req, "x-test");
+    const char *auth = gp_http_request_header(req, "AUTHORIZATION");
+    int n =
+        snprintf(NULL, 0, ECHO_FMT, req->method, req->path, or_none(q), or_none(x), or_none(flag),
+                 or_none(Q), or_none(h), or_none(auth), req->remote_addr, req->body_len);
+    char *out = malloc((size_t)n + req->body_len + 1);
+    assert_non_null(out);
+    snprintf(out, (size_t)n + 1, ECHO_FMT, req->method, req->path, or_none(q), or_none(x),
+             or_none(flag), or_none(Q), or_none(h), or_none(auth), req->remote_addr, req->body_len);
+    memcpy(out + n, req->body, req->body_len);
+    assert_int_equal(req->body[req->body_len], '\0');
+    gp_http_response_set_body(resp, 200, "text/plain", out, (size_t)n + req->body_len);
+}
+
+static gp_http_server *start_echo(echo_ctx *ec, const char *cert, const char *key)
+{
+    gp_http_server_config cfg = {
+        .host = "127.0.0.1",
+        .threads = 4,
+        .max_body = MAX_BODY,
+        .timeout_s = 30,
+        .tls_cert_file = cert,
+        .tls_key_file = key,
+    };
+    gp_http_server *srv = NULL;
+    gp_diag d;
+    int rc = gp_http_server_start(&cfg, echo_handler, ec, &srv, &d);
+    if (rc != 0) {
+        fprintf(stderr, "start: %s\n", d.msg);
+    }
+    assert_int_equal(rc, 0);
+    assert_true(gp_http_server_port(srv) > 0);
+    return srv;
+}
+
+static gp_http_client *client_for(gp_http_server *srv, const char *scheme, const char *token)
+{
+    char url[64];
+    snprintf(url, sizeof(url), "%s://127.0.0.1:%d", scheme, gp_http_server_port(srv));
+    gp_http_client *c = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_client_new(url, token, &c, &d), 0);
+    return c;
+}
+
+/* One call that must succeed at the transport level; returns the body (caller frees). */
+static char *call(gp_http_client *c, const char *method, const char *path, const char *body,
+                  size_t len, const char *const *headers, int *status)
+{
+    char *out = NULL;
+    size_t out_len = 0;
+    gp_diag d;
+    int rc = gp_http_call(c, method, path, body, len, headers, status, &out, &out_len, &d);
+    if (rc != 0) {
+        fprintf(stderr, "call %s %s: %s\n", method, path, d.msg);
+    }
+    assert_int_equal(rc, 0);
+    assert_non_null(out);
+    assert_int_equal(out[out_len], '\0');
+    return out;
+}
+
+static int count_fds(void)
+{
+    int n = 0;
+    DIR *dir = opendir("/proc/self/fd");
+    assert_non_null(dir);
+    while (readdir(dir)) {
+        n++;
+    }
+    closedir(dir);
+    return n;
+}
+
+/* Sends raw bytes on a new connection and reads the whole answer (the request asks the server
+ * to close). Returns the malloc'd response text. */
+static char *raw_exchange(int port, const char *req, size_t len)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    assert_true(fd >= 0);
+    struct timeval tv = {10, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)port)};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    assert_int_equal(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, req + off, len - off, MSG_NOSIGNAL);
+        assert_true(w > 0);
+        off += (size_t)w;
+    }
+    size_t cap = 1 << 16, n = 0;
+    char *buf = malloc(cap);
+    assert_non_null(buf);
+    ssize_t r;
+    while ((r = recv(fd, buf + n, cap - 1 - n, 0)) > 0) {
+        n += (size_t)r;
+        assert_true(n < cap - 1);
+    }
+    buf[n] = '\0';
+    close(fd);
+    return buf;
+}
+
+static void test_methods(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    gp_http_client *c = client_for(srv, "http", "gpu_secret");
+    const char *methods[] = {"GET", "POST", "PUT", "DELETE", "PATCH"};
+    for (size_t i = 0; i < sizeof(methods) / sizeof(methods[0]); i++) {
+        int status = 0;
+        const char *body = strcmp(methods[i], "GET") == 0 ? NULL : "{\"a\": 1}";
+        char *out =
+            call(c, methods[i], "/v1/jobs/a%20b", body, body ? strlen(body) : 0, NULL, &status);
+        assert_int_equal(status, 200);
+        char want[64];
+        snprintf(want, sizeof(want), "method=%s\n", methods[i]);
+        assert_non_null(strstr(out, want));
+        assert_non_null(strstr(out, "path=/v1/jobs/a b\n"));
+        assert_non_null(strstr(out, "auth=Bearer gpu_secret\n"));
+        assert_non_null(strstr(out, "remote=127.0.0.1\n"));
+        if (body) {
+            assert_non_null(strstr(out, "len=8\n{\"a\": 1}"));
+        } else {
+            assert_non_null(strstr(out, "len=0\n"));
+        }
+        free(out);
+    }
+    /* A body with a NUL in it arrives whole. */
+    int status = 0;
+    char *out = call(c, "POST", "/bin", "a\0b", 3, NULL, &status);
+    assert_non_null(strstr(out, "len=3\n"));
+    free(out);
+    assert_int_equal(atomic_load(&ec.calls), 6);
+    gp_http_client_free(c);
+    gp_http_server_stop(srv);
+}
+
+static void test_query_and_headers(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    const char *hdrs[] = {"X-TEST: Hello There", "Idempotency-Key: k1", NULL};
+    int status = 0;
+    char *out = call(c, "GET", "/q?q=a%20b%26c%3D&x=1+2&flag&Q=upper", NULL, 0, hdrs, &status);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(out, "path=/q\n"));
+    assert_non_null(strstr(out, "q=a b&c=\n"));
+    assert_non_null(strstr(out, "x=1 2\n"));
+    assert_non_null(strstr(out, "flag=\n"));
+    assert_non_null(strstr(out, "Q=upper\n"));
+    assert_non_null(strstr(out, "h=Hello There\n"));
+    assert_non_null(strstr(out, "auth=(none)\n"));
+    free(out);
+
+    out = call(c, "GET", "/q?x=only", NULL, 0, NULL, &status);
+    assert_non_null(strstr(out, "q=(none)\n"));
+    assert_non_null(strstr(out, "Q=(none)\n"));
+    assert_non_null(strstr(out, "h=(none)\n"));
+    free(out);
+
+    /* A header with a line break is refused before anything is sent. */
+    const char *bad[] = {"X-A: 1\r\nX-B: 2", NULL};
+    char *resp = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_call(c, "GET", "/", NULL, 0, bad, &status, &resp, NULL, &d),
+                     GP_EINVAL);
+    assert_null(resp);
+    gp_http_client_free(c);
+    gp_http_server_stop(srv);
+}
+
+static void test_response_shapes(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    int status = 0;
+    char *out = call(c, "POST", "/error", "{}", 2, NULL, &status);
+    assert_int_equal(status, 400);
+    assert_string_equal(out, "{\"error\":{\"code\":\"GP_EINVAL\","
+                             "\"message\":\"replicas: must be between 1 and 4096\"}}");
+    free(out);
+    out = call(c, "GET", "/nostatus", NULL, 0, NULL, &status);
+    assert_int_equal(status, 500);
+    assert_non_null(strstr(out, "\"GP_EINTERNAL\""));
+    free(out);
+    gp_http_client_free(c);
+
+    const char *req = "GET /headers HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n";
+    out = raw_exchange(gp_http_server_port(srv), req, strlen(req));
+    assert_non_null(strstr(out, "HTTP/1.1 200"));
+    assert_non_null(strstr(out, "\r\nLocation: /v1/jobs/7\r\n"));
+    assert_non_null(strstr(out, "\r\nRetry-After: 5\r\n"));
+    assert_non_null(strstr(out, "\r\nContent-Type: text/plain\r\n"));
+    assert_null(strstr(out, "X-Bad"));
+    free(out);
+    gp_http_server_stop(srv);
+}
+
+static void test_body_limit(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    char *big = malloc(MAX_BODY + 2);
+    assert_non_null(big);
+    memset(big, 'a', MAX_BODY + 1);
+    big[MAX_BODY + 1] = '\0';
+
+    int status = 0;
+    char *out = call(c, "POST", "/echo", big, MAX_BODY, NULL, &status);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(out, "len=1024\n"));
+    free(out);
+    assert_int_equal(atomic_load(&ec.calls), 1);
+
+    out = call(c, "POST", "/echo", big, MAX_BODY + 1, NULL, &status);
+    assert_int_equal(status, 413);
+    assert_non_null(strstr(out, "{\"error\":{\"code\":\"GP_ETOOBIG\""));
+    free(out);
+    assert_int_equal(atomic_load(&ec.calls), 1);
+
+    /* The same client goes on working after the server closed that connection. */
+    out = call(c, "GET", "/after", NULL, 0, NULL, &status);
+    assert_int_equal(status, 200);
+    free(out);
+    assert_int_equal(atomic_load(&ec.calls), 2);
+    gp_http_client_free(c);
+
+    /* Chunked: no Content-Length, the limit is found while the body streams in. */
+    int port = gp_http_server_port(srv);
+    const char *head = "POST /echo HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                       "Transfer-Encoding: chunked\r\n\r\n";
+    size_t cap = strlen(head) + MAX_BODY + 64;
+    char *req = malloc(cap);
+    assert_non_null(req);
+    for (int extra = 0; extra <= 1; extra++) {
+        memset(big, 'b', MAX_BODY);
+        int n = snprintf(req, cap, "%s%x\r\n", head, MAX_BODY - 10);
+        memcpy(req + n, big, MAX_BODY - 10);
+        n += MAX_BODY - 10;
+        n += snprintf(req + n, cap - (size_t)n, "\r\n%x\r\n%.*s\r\n0\r\n\r\n", 10 + extra,
+                      10 + extra, big);
+        out = raw_exchange(port, req, (size_t)n);
+        if (extra) {
+            assert_non_null(strstr(out, "HTTP/1.1 413"));
+            assert_non_null(strstr(out, "GP_ETOOBIG"));
+        } else {
+            assert_non_null(strstr(out, "HTTP/1.1 200"));
+            assert_non_null(strstr(out, "len=1024\n"));
+        }
+        free(out);
+    }
+    assert_int_equal(atomic_load(&ec.calls), 3);
+    free(req);
+    free(big);
+    gp_http_server_stop(srv);
+}
+
+typedef struct worker {
+    int port, id, ok;
+    char err[600];
+} worker;
+
+static void *worker_main(void *arg)
+{
+    worker *w = arg;
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", w->port);
+    gp_http_client *c = NULL;
+    gp_diag d;
+    if (gp_http_client_new(url, NULL, &c, &d) != 0) {
+        snprintf(w->err, sizeof(w->err), "new: %s", d.msg);
+        return NULL;
+    }
+    for (int i = 0; i < NREQS; i++) {
+        char body[64], path[64], want[64];
+        snprintf(body, sizeof(body), "t%d-r%d", w->id, i);
+        snprintf(path, sizeof(path), "/w?q=%d", i);
+        snprintf(want, sizeof(want), "q=%d\n", i);
+        int status = 0;
+        char *out = NULL;
+        if (gp_http_call(c, "POST", path, body, strlen(body), NULL, &status, &out, NULL, &d) != 0) {
+            snprintf(w->err, sizeof(w->err), "call: %s", d.msg);
+            break;
+        }
+        if (status == 200 && strstr(out, want) && strstr(out, body)) {
+            w->ok++;
+        }
+        free(out);
+    }
+    gp_http_client_free(c);
+    return NULL;
+}
+
+static void test_concurrent_clients(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    pthread_t th[NTHREADS];
+    worker w[NTHREADS];
+    for (int i = 0; i < NTHREADS; i++) {
+        w[i] = (worker){.port = gp_http_server_port(srv), .id = i};
+        assert_int_equal(pthread_create(&th[i], NULL, worker_main, &w[i]), 0);
+    }
+    for (int i = 0; i < NTHREADS; i++) {
+        pthread_join(th[i], NULL);
+        if (w[i].err[0]) {
+            fprintf(stderr, "worker %d: %s\n", i, w[i].err);
+        }
+        assert_int_equal(w[i].ok, NREQS);
+    }
+    assert_int_equal(atomic_load(&ec.calls), NTHREADS * NREQS);
+    gp_http_server_stop(srv);
+}
+
+static void *slow_client(void *arg)
+{
+    gp_http_client *c = arg;
+    int status = 0;
+    char *out = NULL;
+    gp_diag d;
+    /* Answered or cut by the stop: both are fine, the test is about the handler. */
+    if (gp_http_call(c, "GET", "/slow", NULL, 0, NULL, &status, &out, NULL, &d) == 0) {
+        free(out);
+    }
+    return NULL;
+}
+
+static void test_stop(void **state)
+{
+    (void)state;
+    gp_http_server_stop(NULL);
+    int fds = count_fds();
+    echo_ctx ec = {0};
+    gp_http_server_stop(start_echo(&ec, NULL, NULL)); /* idle */
+    assert_int_equal(count_fds(), fds);
+
+    /* Stop while a handler runs: it returns before stop does. */
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, slow_client, c), 0);
+    for (int i = 0; i < 1000 && !atomic_load(&ec.slow_started); i++) {
+        usleep(10 * 1000);
+    }
+    assert_true(atomic_load(&ec.slow_started));
+    gp_http_server_stop(srv);
+    assert_true(atomic_load(&ec.slow_done));
+    pthread_join(th, NULL);
+    gp_http_client_free(c);
+}
+
+static void test_listen_and_connect_errors(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    int port = gp_http_server_port(srv);
+    int fds = count_fds();
+    gp_http_server_config cfg = {.host = "127.0.0.1", .port = port, .max_body = 1};
+    gp_http_server *other = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &other, &d), GP_EIO);
+    assert_null(other);
+    char want[128];
+    snprintf(want, sizeof(want), "listen 127.0.0.1:%d: Address already in use", port);
+    assert_string_equal(d.msg, want);
+    assert_int_equal(count_fds(), fds);
+
+    cfg.port = 0;
+    cfg.max_body = 0;
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &other, &d), GP_EINVAL);
+    cfg.max_body = 1;
+    cfg.port = 65536;
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &other, &d), GP_EINVAL);
+    assert_string_equal(d.msg, "port: must be between 0 and 65535");
+    gp_http_server_stop(srv);
+
+    /* The port is free now: nothing listens there. */
+    char url[32];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    gp_http_client *c = NULL;
+    assert_int_equal(gp_http_client_new(url, NULL, &c, &d), 0);
+    int status = 0;
+    char *out = NULL;
+    assert_int_equal(gp_http_call(c, "GET", "/x", NULL, 0, NULL, &status, &out, NULL, &d), GP_EIO);
+    assert_null(out);
+    snprintf(want, sizeof(want), "connect to %s: Connection refused", url);
+    assert_string_equal(d.msg, want);
+    gp_http_client_free(c);
+    assert_int_equal(gp_http_client_new("ftp://x", NULL, &c, &d), GP_EINVAL);
+    assert_null(c);
+}
+
+static void rm_dir(const char *dir)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
+static void test_tls(void **state)
+{
+    (void)state;
+    if (system("command -v openssl >/dev/null 2>&1") != 0) {
+        fprintf(stderr, "openssl binary missing: TLS test skipped\n");
+        skip();
+    }
+    char dir[] = "/tmp/gp-test-http-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[1024], cert[128], key[128];
+    snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+    snprintf(key, sizeof(key), "%s/key.pem", dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout %s -out %s -days 1 -subj /CN=127.0.0.1 "
+             "-addext subjectAltName=IP:127.0.0.1 >/dev/null 2>&1",
+             key, cert);
+    assert_int_equal(system(cmd), 0);
+
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, cert, key);
+    gp_http_client *c = client_for(srv, "https", "gpu_tls");
+    assert_int_equal(gp_http_client_set_ca_file(c, cert), 0);
+    int status = 0;
+    char *out = call(c, "POST", "/tls?q=1", "{}", 2, NULL, &status);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(out, "auth=Bearer gpu_tls\n"));
+    assert_non_null(strstr(out, "len=2\n{}"));
+    free(out);
+    gp_http_client_free(c);
+
+    /* Without the CA the certificate is refused; plain HTTP to the TLS port fails too. */
+    c = client_for(srv, "https", NULL);
+    gp_diag d;
+    assert_int_equal(gp_http_call(c, "GET", "/", NULL, 0, NULL, &status, &out, NULL, &d), GP_EIO);
+    assert_non_null(strstr(d.msg, "GET https://127.0.0.1:"));
+    assert_non_null(strstr(d.msg, "certificate"));
+    gp_http_client_free(c);
+    c = client_for(srv, "http", NULL);
+    gp_http_client_set_timeout(c, 10000, 10000);
+    assert_int_equal(gp_http_call(c, "GET", "/", NULL, 0, NULL, &status, &out, NULL, &d), GP_EIO);
+    gp_http_client_free(c);
+    assert_int_equal(atomic_load(&ec.calls), 1);
+    gp_http_server_stop(srv);
+
+    /* A certificate given as the key: MHD refuses to start, and the socket is not leaked. */
+    int fds = count_fds();
+    gp_http_server_config cfg = {.max_body = 1, .tls_cert_file = cert, .tls_key_file = cert};
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &srv, &d), GP_EIO);
+    assert_non_null(strstr(d.msg, "http server 127.0.0.1:"));
+    assert_non_null(strstr(d.msg, "x509"));
+    assert_null(srv);
+    assert_int_equal(count_fds(), fds);
+    cfg.tls_key_file = NULL;
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &srv, &d), GP_EINVAL);
+    rm_dir(dir);
+}
+
+int main(void)
+{
+    if (gp_http_client_global_init() != 0) {
+        return 1;
+    }
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_methods),
+        cmocka_unit_test(test_query_and_headers),
+        cmocka_unit_test(test_response_shapes),
+        cmocka_unit_test(test_body_limit),
+        cmocka_unit_test(test_concurrent_clients),
+        cmocka_unit_test(test_stop),
+        cmocka_unit_test(test_listen_and_connect_errors),
+        cmocka_unit_test(test_tls),
+    };
+    int rc = cmocka_run_group_tests(tests, NULL, NULL);
+    gp_http_client_global_cleanup();
+    return rc;
+}
