@@ -10,7 +10,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan sim bench grid format clean
+.PHONY: all deps build test test-asan sim bench bench-ctl grid format clean
 
 all: build
 
@@ -43,6 +43,10 @@ sim: build
 
 bench: build
 	bench/run.sh
+	bench/ctl.sh
+
+bench-ctl: build
+	bench/ctl.sh
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

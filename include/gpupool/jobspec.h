@@ -22,7 +22,7 @@
  *   working_dir: /workspace     # absolute
  *   max_runtime: 2h             # seconds, or a number with s, m, h or d
  *   restart_policy: on-failure  # never | on-failure | always
- *   max_restarts: 3             # 0..1000
+ *   max_restarts: 3             # 0..1000; default 3 with a restart policy, else 0
  *
  * Unknown fields and bad values are refused with the field's path named:
  * `replicas: must be between 1 and 4096`, `resources.gpu_mili: unknown field`. Syntax errors
@@ -33,20 +33,16 @@
 
 #include "gpupool/error.h"
 #include "gpupool/model.h"
+#include "gpupool/sched.h"
 
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
-#define GP_JOB_NAME_MAX     64
-#define GP_JOB_MAX_REPLICAS 4096
-#define GP_JOB_MAX_MODELS   8
-
-typedef enum gp_topology_pref {
-    GP_TOPO_ANY = 0,
-    GP_TOPO_PREFER_NVLINK = 1,
-    GP_TOPO_REQUIRE_NVLINK = 2,
-} gp_topology_pref;
+#define GP_JOB_NAME_MAX         64
+#define GP_JOB_MAX_REPLICAS     4096
+#define GP_JOB_MAX_MODELS       8
+#define GP_JOB_DEFAULT_RESTARTS 3
 
 typedef enum gp_restart_policy {
     GP_RESTART_NEVER = 0,

@@ -1,5 +1,6 @@
 /*
- * Logging front end: one line per event, `ts=... level=... sub=... msg="..."` on stderr.
+ * Logging front end: one line per event, `ts=... level=... sub=... msg="..."` on stderr, or the
+ * same fields as a JSON object per line.
  *
  * GP_LOG filters on the level before any formatting happens, so a disabled debug line costs one
  * comparison. The threshold is process-wide state set once by main() (gp_log_set_level); it is
@@ -19,6 +20,9 @@ typedef enum gp_log_level {
 extern int gp_log_threshold;
 
 void gp_log_set_level(gp_log_level level);
+/* Non-zero: JSON lines ({"ts", "level", "sub", "msg"}) instead of key=value text. Set once by
+ * main() before any thread starts. */
+void gp_log_set_json(int on);
 /* Parses "debug", "info", "warn", "error", "off"; returns 0 or GP_EINVAL. */
 int gp_log_parse_level(const char *s, gp_log_level *out);
 void gp_log_write(gp_log_level level, const char *subsystem, const char *fmt, ...)

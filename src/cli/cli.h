@@ -12,7 +12,8 @@
 /* Exit statuses of gpupool. */
 enum {
     GP_EXIT_OK = 0,      /* success, --help */
-    GP_EXIT_FAILURE = 1, /* internal failure: out of memory, cannot write the output */
+    GP_EXIT_FAILURE = 1, /* internal failure (out of memory, cannot write the output); the
+                            server refused (4xx, 5xx) or cannot be reached */
     GP_EXIT_USAGE = 2,   /* bad input: usage, option values, input files */
 };
 
@@ -21,10 +22,27 @@ typedef int gp_cli_fn(int argc, char **argv);
 typedef struct gp_cli_command {
     const char *name;
     gp_cli_fn *run;
+    int net;          /* talks to gpupoold: main() sets up the HTTP client library first */
     const char *help; /* one line, for `gpupool --help` */
 } gp_cli_command;
 
 /* `gpupool sim`: replays pod traces through the placement policies (cmd_sim.c). */
 int gp_cli_sim(int argc, char **argv);
+
+/* The commands that talk to gpupoold, one file each (cmd_NAME.c). Server commands print the
+ * server's refusals as "gpupool: MESSAGE" and return GP_EXIT_FAILURE for them and for transport
+ * failures; bad usage is GP_EXIT_USAGE. */
+int gp_cli_submit(int argc, char **argv);
+int gp_cli_get(int argc, char **argv);
+int gp_cli_describe(int argc, char **argv);
+int gp_cli_cancel(int argc, char **argv);
+int gp_cli_requeue(int argc, char **argv);
+int gp_cli_nodes(int argc, char **argv);
+int gp_cli_queue(int argc, char **argv);
+int gp_cli_tenant(int argc, char **argv);
+int gp_cli_priorityclass(int argc, char **argv);
+int gp_cli_token(int argc, char **argv);
+int gp_cli_login(int argc, char **argv);
+int gp_cli_whoami(int argc, char **argv);
 
 #endif

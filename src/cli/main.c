@@ -6,6 +6,8 @@
  */
 #include "cli/cli.h"
 
+#include "net/http_client.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -16,8 +18,20 @@
 static int cmd_help(int argc, char **argv);
 
 static const gp_cli_command commands[] = {
-    {"sim", gp_cli_sim, "replay pod traces through the placement policies"},
-    {"help", cmd_help, "show this help, or a command's (gpupool help COMMAND)"},
+    {"submit", gp_cli_submit, 1, "submit a job (from a file or from flags and a command)"},
+    {"get", gp_cli_get, 1, "list jobs, nodes, queues, tenants, priorityclasses, tokens"},
+    {"describe", gp_cli_describe, 1, "show a job (placement, events) or a node in detail"},
+    {"cancel", gp_cli_cancel, 1, "cancel jobs"},
+    {"requeue", gp_cli_requeue, 1, "stop jobs and put them back in their queue"},
+    {"nodes", gp_cli_nodes, 1, "cordon, drain or uncordon nodes"},
+    {"queue", gp_cli_queue, 1, "create, change or delete queues"},
+    {"tenant", gp_cli_tenant, 1, "create, change or delete tenants and their quotas"},
+    {"priorityclass", gp_cli_priorityclass, 1, "create, change or delete priority classes"},
+    {"token", gp_cli_token, 1, "create, list or revoke API tokens"},
+    {"login", gp_cli_login, 1, "check a server and token and save them for later commands"},
+    {"whoami", gp_cli_whoami, 1, "show the role and tenant of the token in use"},
+    {"sim", gp_cli_sim, 0, "replay pod traces through the placement policies"},
+    {"help", cmd_help, 0, "show this help, or a command's (gpupool help COMMAND)"},
 };
 
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
@@ -26,9 +40,13 @@ static void usage(FILE *f)
 {
     fputs("usage: gpupool [--help] [--version] COMMAND [ARGS...]\n\ncommands:\n", f);
     for (int i = 0; i < NCOMMANDS; i++) {
-        fprintf(f, "  %-10s %s\n", commands[i].name, commands[i].help);
+        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
     }
-    fputs("\nRun 'gpupool COMMAND --help' for a command's options.\n", f);
+    fputs("\nRun 'gpupool COMMAND --help' for a command's options. The server commands find\n"
+          "gpupoold with --server URL, GPUPOOL_SERVER or the file 'gpupool login' writes, and\n"
+          "the token likewise (--token, --token-file, GPUPOOL_TOKEN). Exit status: 0 done,\n"
+          "1 refused by the server or cannot reach it, 2 bad usage.\n",
+          f);
 }
 
 static const gp_cli_command *find_command(const char *name)
@@ -79,7 +97,14 @@ int main(int argc, char **argv)
         usage(stderr);
         return GP_EXIT_USAGE;
     }
+    if (c->net && gp_http_client_global_init() < 0) {
+        fprintf(stderr, "gpupool: cannot initialise the HTTP client library\n");
+        return GP_EXIT_FAILURE;
+    }
     int status = c->run(argc - 1, argv + 1);
+    if (c->net) {
+        gp_http_client_global_cleanup();
+    }
     if (fflush(stdout) != 0 && status == GP_EXIT_OK) {
         fprintf(stderr, "gpupool: cannot write to standard output\n");
         status = GP_EXIT_FAILURE;

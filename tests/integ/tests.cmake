@@ -15,3 +15,20 @@ add_test(NAME integ_sim_reproduce
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/sim_reproduce.sh $<TARGET_FILE:gpupool>
                  ${GP_INTEG_FIXTURES} ${GP_TRACE_DATA})
 set_tests_properties(integ_sim_reproduce PROPERTIES LABELS integ TIMEOUT 300)
+
+# The controller: a real gpupoold on 127.0.0.1 with SQLite in a temporary directory, driven
+# over HTTP by Python scripts (tests/integ/ctl/pool.py starts and stops it).
+find_package(Python3 REQUIRED COMPONENTS Interpreter)
+foreach(script ctl_auth ctl_badinput ctl_idempotent ctl_quota ctl_gang ctl_preempt
+               ctl_backfill ctl_restart)
+    add_test(NAME integ_${script}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/${script}.py
+                     $<TARGET_FILE:gpupoold>)
+    set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 180)
+endforeach()
+
+# The server commands against a real gpupoold (127.0.0.1, a free port, a temp data directory).
+add_test(NAME integ_ctl_cli
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/ctl_cli.sh $<TARGET_FILE:gpupool>
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_cli PROPERTIES LABELS integ TIMEOUT 120)

@@ -1,0 +1,72 @@
+/*
+ * The server commands' side of the API: where gpupoold is and which token to show it, one call
+ * with its error mapping, and the config file that `gpupool login` writes.
+ *
+ * Server and token are each taken from the first of: the flags (--server, --token or
+ * --token-file), the environment (GPUPOOL_SERVER, GPUPOOL_TOKEN), the config file
+ * ($XDG_CONFIG_HOME/gpupool/config, else ~/.config/gpupool/config: lines "server: URL" and
+ * "token: TOKEN"); the server defaults to http://127.0.0.1:7070. The config file's token is
+ * used only with the config file's server, so a --server given for another cluster never
+ * receives it.
+ *
+ * Errors: every function here prints its own message on stderr ("gpupool: MESSAGE", the
+ * server's error message as is) and returns the exit status for it: GP_EXIT_FAILURE for a
+ * refusal by the server or a transport failure, GP_EXIT_USAGE for bad local input (an unreadable
+ * token file). 0 is success.
+ */
+#ifndef GP_CLI_CLIENT_H
+#define GP_CLI_CLIENT_H
+
+#include "cli/args.h"
+
+#include "gpupool/error.h"
+
+#include <jansson.h>
+#include <stddef.h>
+
+#define GP_CLI_DEFAULT_SERVER "http://127.0.0.1:7070"
+
+typedef struct gp_cli_target {
+    char server[1024];
+    char token[512]; /* "" = none */
+} gp_cli_target;
+
+typedef struct gp_cli_conn gp_cli_conn;
+
+/* Resolves server and token as above into *t. 0, or an exit status (message printed). */
+int gp_cli_resolve(const gp_cli_args *a, gp_cli_target *t);
+/* Makes a connection to t (copied). 0 and *out, or an exit status (message printed). */
+int gp_cli_connect_to(const gp_cli_target *t, gp_cli_conn **out);
+/* gp_cli_resolve, then gp_cli_connect_to. */
+int gp_cli_connect(const gp_cli_args *a, gp_cli_conn **out);
+void gp_cli_conn_free(gp_cli_conn *c);
+/* The server URL of c (borrowed). */
+const char *gp_cli_server(const gp_cli_conn *c);
+
+/* One call with a JSON body (borrowed; NULL: none). On a 2xx answer returns 0 and, when resp
+ * is not NULL, *resp (a new reference; JSON null for an empty body). Else prints the error and
+ * returns GP_EXIT_FAILURE; *resp is then NULL. */
+int gp_cli_call(gp_cli_conn *c, const char *method, const char *path, const json_t *body,
+                json_t **resp);
+/* The same with a raw body of the given Content-Type, and an Idempotency-Key (NULL: none). */
+int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const char *body,
+                    size_t len, const char *content_type, const char *idempotency_key,
+                    json_t **resp);
+
+/* Percent-encodes s as one path segment or query value into out. 0, or -1 if it does not
+ * fit. */
+int gp_cli_escape(const char *s, char *out, size_t cap);
+
+/* Builds "BASE/NAME[/SUFFIX]" into buf with NAME percent-encoded (suffix NULL: none). 0, or
+ * -1 when it does not fit. */
+int gp_cli_path(char *buf, size_t cap, const char *base, const char *name, const char *suffix);
+/* GET of BASE/NAME into *doc; prints the error and returns the exit status on failure. */
+int gp_cli_get_doc(gp_cli_conn *c, const char *base, const char *name, json_t **doc);
+
+/* The config file's path into buf. 0, or -1 when neither XDG_CONFIG_HOME nor HOME is set. */
+int gp_cli_config_path(char *buf, size_t cap);
+/* Writes t to the config file at path (mode 0600, its directory made 0700 when missing),
+ * replacing it atomically. 0, or a negative GP_E* code with d set. */
+int gp_cli_config_write(const char *path, const gp_cli_target *t, gp_diag *d);
+
+#endif

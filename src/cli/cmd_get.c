@@ -1,0 +1,201 @@
+/*
+ * gpupool get KIND [NAME]: lists the objects of a kind, or shows one, as a table or as the
+ * server's documents in JSON or YAML. Jobs take filters (--state, --queue, --tenant, --name)
+ * that the server applies, and come in pages: --all follows the "next" cursor to the end;
+ * without it a table that has more says so on stderr.
+ */
+#include "cli/cli.h"
+
+#include "cli/args.h"
+#include "cli/client.h"
+#include "cli/resource.h"
+
+#include <ctype.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const gp_cli_opt get_opts[] = {
+    {"state", 0, "S[,S...]", "jobs: only in these states (pending, scheduled, running, ...)"},
+    {"queue", 0, "Q", "jobs: only in queue Q"},
+    {"tenant", 0, "T", "jobs: only of tenant T"},
+    {"name", 0, "NAME", "jobs: only named NAME"},
+    {"limit", 0, "N", "jobs: at most N per page (1..1000; default 100)"},
+    {"all", 0, NULL, "jobs: every page, not only the first"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const gp_cli_spec get_spec = {
+    "get",
+    "get KIND [NAME] [-o table|wide|json|yaml] [--state S] [--queue Q] [--tenant T] "
+    "[--limit N] [--all]",
+    "Lists the objects of a kind, or shows the one named NAME (a job by its id or name).\n"
+    "KIND: jobs, nodes, queues, tenants, priorityclasses (pc), tokens; singular works too.",
+    get_opts,
+    GP_CLI_CONN | GP_CLI_OUTPUT,
+    1,
+    2,
+};
+
+/* Appends "&key=escaped(value)" to q. 0, or -1 when it does not fit. */
+static int add_query(char *q, size_t cap, const char *key, const char *value)
+{
+    char esc[512];
+    size_t used = strlen(q);
+    if (gp_cli_escape(value, esc, sizeof(esc)) < 0) {
+        return -1;
+    }
+    int n = snprintf(q + used, cap - used, "%s%s=%s", used ? "&" : "?", key, esc);
+    return n > 0 && (size_t)n < cap - used ? 0 : -1;
+}
+
+/* The state list as the server spells it: "pending,running" becomes "Pending,Running". */
+static void capitalize_states(const char *in, char *out, size_t cap)
+{
+    snprintf(out, cap, "%s", in);
+    for (char *p = out; *p; p++) {
+        int first = p == out || p[-1] == ',';
+        *p = (char)(first ? toupper((unsigned char)*p) : tolower((unsigned char)*p));
+    }
+}
+
+/* The query of a job list from the filters, without the cursor. */
+static int job_query(const gp_cli_args *a, char *q, size_t cap)
+{
+    static const char *const keys[] = {"queue", "tenant", "name", "limit"};
+    const char *state = gp_cli_arg(a, "state");
+    q[0] = '\0';
+    int64_t limit;
+    const char *lim = gp_cli_arg(a, "limit");
+    if (lim && gp_cli_parse_int(lim, 1, 1000, &limit) < 0) {
+        return gp_cli_usage_error(a->spec, "--limit: must be an integer between 1 and 1000");
+    }
+    if (state) {
+        char states[256];
+        capitalize_states(state, states, sizeof(states));
+        if (add_query(q, cap, "state", states) < 0) {
+            return gp_cli_usage_error(a->spec, "--state: too long");
+        }
+    }
+    for (int i = 0; i < 4; i++) {
+        const char *v = gp_cli_arg(a, keys[i]);
+        if (v && add_query(q, cap, keys[i], v) < 0) {
+            return gp_cli_usage_error(a->spec, "--%s: too long", keys[i]);
+        }
+    }
+    return 0;
+}
+
+/* Fetches the list into *items (pages appended while all and there is a next page); *more
+ * tells whether a page was left. */
+static int fetch_list(gp_cli_conn *c, const gp_cli_kind *k, const char *query, int all,
+                      json_t *items, int *more)
+{
+    char path[1400], cursor[64] = "";
+    *more = 0;
+    for (;;) {
+        snprintf(path, sizeof(path), "%s%s%s%s%s", k->path, query,
+                 cursor[0] ? (query[0] ? "&" : "?") : "", cursor[0] ? "after=" : "", cursor);
+        json_t *page;
+        int rc = gp_cli_call(c, "GET", path, NULL, &page);
+        if (rc != 0) {
+            return rc;
+        }
+        json_array_extend(items, json_object_get(page, "items"));
+        const char *next = json_string_value(json_object_get(page, "next"));
+        *more = next != NULL;
+        if (next) {
+            snprintf(cursor, sizeof(cursor), "%.40s", next);
+        }
+        json_decref(page);
+        if (!next || !all || !k->paged) {
+            return 0;
+        }
+    }
+}
+
+static int print_items(const gp_cli_kind *k, gp_out_format format, json_t *items)
+{
+    if (gp_cli_kind_print(k, format, items, stdout) < 0) {
+        fprintf(stderr, "gpupool get: out of memory\n");
+        return GP_EXIT_FAILURE;
+    }
+    return 0;
+}
+
+static int get_one(gp_cli_conn *c, const gp_cli_kind *k, const char *name, gp_out_format format)
+{
+    json_t *doc;
+    int rc = gp_cli_kind_get(c, k, name, &doc);
+    if (rc != 0) {
+        return rc;
+    }
+    if (format == GP_OUT_JSON || format == GP_OUT_YAML) {
+        rc = gp_out_doc(stdout, format, doc) < 0 ? GP_EXIT_FAILURE : 0;
+    } else {
+        json_t *items = json_pack("[O]", doc);
+        rc = items ? print_items(k, format, items) : GP_EXIT_FAILURE;
+        json_decref(items);
+    }
+    json_decref(doc);
+    return rc;
+}
+
+static int get_list(gp_cli_conn *c, const gp_cli_kind *k, const gp_cli_args *a,
+                    gp_out_format format)
+{
+    char query[1024] = "";
+    int rc = k->paged ? job_query(a, query, sizeof(query)) : 0;
+    json_t *items = json_array();
+    int more = 0;
+    if (rc == 0) {
+        rc = fetch_list(c, k, query, gp_cli_arg(a, "all") != NULL, items, &more);
+    }
+    if (rc == 0) {
+        rc = print_items(k, format, items);
+    }
+    if (rc == 0 && more && format <= GP_OUT_WIDE) {
+        fprintf(stderr, "gpupool get: more %s on later pages: add --all\n", k->plural);
+    }
+    json_decref(items);
+    return rc;
+}
+
+static int run(const gp_cli_args *a)
+{
+    const gp_cli_kind *k = gp_cli_kind_find(a->pos[0]);
+    gp_out_format format;
+    if (!k) {
+        return gp_cli_usage_error(a->spec, "unknown kind \"%s\" (one of %s)", a->pos[0],
+                                  gp_cli_kind_list());
+    }
+    if (gp_out_format_parse(gp_cli_arg(a, "output"), &format) < 0) {
+        return gp_cli_usage_error(a->spec, "-o: must be table, wide, json or yaml");
+    }
+    if (!k->paged && gp_cli_any_own(a)) {
+        return gp_cli_usage_error(a->spec, "--state, --queue, --tenant, --name, --limit and --all "
+                                           "are for jobs only");
+    }
+    if (a->npos == 2 && gp_cli_any_own(a)) {
+        return gp_cli_usage_error(a->spec, "filters do not go with a NAME");
+    }
+    gp_cli_conn *c;
+    int rc = gp_cli_connect(a, &c);
+    if (rc != 0) {
+        return rc;
+    }
+    rc = a->npos == 2 ? get_one(c, k, a->pos[1], format) : get_list(c, k, a, format);
+    gp_cli_conn_free(c);
+    return rc;
+}
+
+int gp_cli_get(int argc, char **argv)
+{
+    gp_cli_args a;
+    int rc = gp_cli_parse(&get_spec, argc, argv, &a);
+    if (rc != GP_CLI_CONTINUE) {
+        return rc;
+    }
+    rc = run(&a);
+    gp_cli_args_fini(&a);
+    return rc;
+}

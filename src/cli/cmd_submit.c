@@ -1,0 +1,403 @@
+/*
+ * gpupool submit: sends a job spec to POST /v1/jobs, from a file (-f FILE, YAML or JSON, "-"
+ * for stdin; sent as is with its Content-Type, so the server's validator names the line of a
+ * bad field) or built from flags and the command after them. Prints the job's id alone, so
+ * that `id=$(gpupool submit ...)` works; -o json|yaml prints the server's job document instead.
+ *
+ * The flags' values are checked here for their syntax only (numbers, sizes, durations); what
+ * goes together (whole GPUs or a fraction or MIG) and the limits are the server's to say.
+ */
+#include "cli/cli.h"
+
+#include "cli/args.h"
+#include "cli/client.h"
+#include "cli/output.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_SPEC_BYTES (4 << 20)
+
+static const gp_cli_opt submit_opts[] = {
+    {"file", 'f', "FILE", "the job spec, YAML or JSON ('-': stdin); no spec flags then"},
+    {"name", 0, "NAME", "job name ([a-z0-9-], unique among active jobs); required"},
+    {"gpus", 0, "N", "whole GPUs per replica"},
+    {"gpu-model", 0, "MODEL", "allowed GPU model (repeatable; default any)"},
+    {"gpu-milli", 0, "M", "a fraction of one GPU's compute, in thousandths (1..1000)"},
+    {"gpu-memory", 0, "SIZE", "GPU memory of a fraction: 10Gi, 512Mi, 1024 (MiB)"},
+    {"cores", 0, "PCT", "compute cap of a fraction, percent of the GPU (1..100)"},
+    {"mig", 0, "PROFILE", "one MIG instance, e.g. 1g.10gb"},
+    {"replicas", 0, "N", "replicas, placed all or none (default 1)"},
+    {"queue", 0, "Q", "queue (default: the cluster's default queue)"},
+    {"priority", 0, "CLASS", "priority class (default: the cluster's default)"},
+    {"tenant", 0, "T", "tenant (default: the token's; required for admins)"},
+    {"cpu", 0, "CORES", "CPU cores per replica, e.g. 8 or 0.5"},
+    {"cpu-milli", 0, "M", "CPU per replica in thousandths of a core"},
+    {"memory", 0, "SIZE", "memory per replica: 32Gi, 512Mi, 1024 (MiB)"},
+    {"preemptible", 0, NULL, "the job may be preempted by higher priorities"},
+    {"topology", 0, "T", "any, prefer-nvlink or require-nvlink"},
+    {"max-runtime", 0, "DURATION", "stop the job after 3600, 90s, 30m, 2h or 1d"},
+    {"restart", 0, "POLICY", "never, on-failure or always"},
+    {"max-restarts", 0, "N", "restarts allowed (0..1000)"},
+    {"env", 0, "K=V", "environment variable (repeatable)"},
+    {"workdir", 0, "DIR", "working directory (absolute)"},
+    {"idempotency-key", 0, "KEY", "a retry with the same key returns the same job"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const gp_cli_spec submit_spec = {
+    "submit",
+    "submit -f FILE | submit --name NAME [FLAGS] -- COMMAND [ARGS...]",
+    "Submits a job and prints its id. With -f the spec comes from FILE (YAML or JSON, '-' for\n"
+    "stdin); else from the flags, with the command and its arguments after them.",
+    submit_opts,
+    GP_CLI_CONN | GP_CLI_OUTPUT | GP_CLI_IN_ORDER,
+    0,
+    -1,
+};
+
+/* ---- the spec from flags ---- */
+
+typedef int setter(json_t *spec, json_t *res, const char *v);
+
+static int set_int(json_t *obj, const char *key, const char *v, int64_t lo, int64_t hi)
+{
+    int64_t n;
+    if (gp_cli_parse_int(v, lo, hi, &n) < 0) {
+        return -1;
+    }
+    return json_object_set_new(obj, key, json_integer(n));
+}
+
+static int s_name(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "name", json_string(v));
+}
+
+static int s_gpus(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    return set_int(r, "gpus", v, 1, 1024);
+}
+
+static int s_model(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    json_t *list = json_object_get(r, "gpu_models");
+    if (!list) {
+        list = json_array();
+        json_object_set_new(r, "gpu_models", list);
+    }
+    return json_array_append_new(list, json_string(v));
+}
+
+static int s_milli(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    return set_int(r, "gpu_milli", v, 1, 1000);
+}
+
+static int s_gpu_mem(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    int64_t mib;
+    return gp_cli_parse_mib(v, &mib) < 0
+               ? -1
+               : json_object_set_new(r, "gpu_memory_mib", json_integer(mib));
+}
+
+static int s_cores(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    return set_int(r, "cores_percent", v, 1, 100);
+}
+
+static int s_mig(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    return json_object_set_new(r, "mig_profile", json_string(v));
+}
+
+static int s_replicas(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return set_int(s, "replicas", v, 1, 1 << 20);
+}
+
+static int s_queue(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "queue", json_string(v));
+}
+
+static int s_priority(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "priority_class", json_string(v));
+}
+
+static int s_tenant(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "tenant", json_string(v));
+}
+
+static int s_cpu(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    int64_t milli;
+    return gp_cli_parse_milli(v, (int64_t)1 << 40, &milli) < 0
+               ? -1
+               : json_object_set_new(r, "cpu_milli", json_integer(milli));
+}
+
+static int s_cpu_milli(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    return set_int(r, "cpu_milli", v, 0, (int64_t)1 << 40);
+}
+
+static int s_memory(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    int64_t mib;
+    return gp_cli_parse_mib(v, &mib) < 0 ? -1
+                                         : json_object_set_new(r, "memory_mib", json_integer(mib));
+}
+
+static int s_preemptible(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    (void)v;
+    return json_object_set_new(s, "preemptible", json_true());
+}
+
+static int s_topology(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "topology", json_string(v));
+}
+
+static int s_runtime(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    int64_t sec;
+    return gp_cli_parse_seconds(v, &sec) < 0
+               ? -1
+               : json_object_set_new(s, "max_runtime", json_integer(sec));
+}
+
+static int s_restart(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "restart_policy", json_string(v));
+}
+
+static int s_max_restarts(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return set_int(s, "max_restarts", v, 0, 1000);
+}
+
+static int s_env(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    const char *eq = strchr(v, '=');
+    if (!eq || eq == v || (size_t)(eq - v) > 255) {
+        return -1;
+    }
+    char name[256];
+    memcpy(name, v, (size_t)(eq - v));
+    name[eq - v] = '\0';
+    json_t *env = json_object_get(s, "env");
+    if (!env) {
+        env = json_object();
+        json_object_set_new(s, "env", env);
+    }
+    return json_object_set_new(env, name, json_string(eq + 1));
+}
+
+static int s_workdir(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "working_dir", json_string(v));
+}
+
+/* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */
+static setter *const setters[] = {
+    NULL,      s_name,         s_gpus,     s_model,       s_milli,    s_gpu_mem,
+    s_cores,   s_mig,          s_replicas, s_queue,       s_priority, s_tenant,
+    s_cpu,     s_cpu_milli,    s_memory,   s_preemptible, s_topology, s_runtime,
+    s_restart, s_max_restarts, s_env,      s_workdir,     NULL,       NULL,
+};
+
+_Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / sizeof(submit_opts[0]),
+               "one setter (or NULL) per option of submit_opts");
+
+/* Builds the spec from the flags and the command into *out. 0, or an exit status. */
+static int spec_from_flags(const gp_cli_args *a, json_t **out)
+{
+    *out = NULL;
+    if (!gp_cli_arg(a, "name")) {
+        return gp_cli_usage_error(a->spec, "--name: required (or -f FILE)");
+    }
+    if (a->npos == 0) {
+        return gp_cli_usage_error(a->spec, "missing the command: ... -- COMMAND [ARGS...]");
+    }
+    json_t *spec = json_object(), *res = json_object();
+    for (int i = 0; submit_opts[i].name; i++) {
+        gp_cli_vals vals = gp_cli_arg_all(a, submit_opts[i].name);
+        for (int k = 0; setters[i] && k < vals.n; k++) {
+            if (setters[i](spec, res, vals.v[k]) < 0) {
+                json_decref(spec);
+                json_decref(res);
+                return gp_cli_usage_error(a->spec, "--%s: bad value \"%s\" (%s)",
+                                          submit_opts[i].name, vals.v[k], submit_opts[i].help);
+            }
+        }
+    }
+    json_t *args = json_array();
+    for (int i = 1; i < a->npos; i++) {
+        json_array_append_new(args, json_string(a->pos[i]));
+    }
+    json_object_set_new(spec, "command", json_pack("[s]", a->pos[0]));
+    json_object_set_new(spec, "args", args);
+    if (json_object_size(res) > 0) {
+        json_object_set_new(spec, "resources", res);
+    } else {
+        json_decref(res);
+    }
+    *out = spec;
+    return 0;
+}
+
+/* ---- the spec from a file ---- */
+
+static char *read_all(FILE *f, size_t *len)
+{
+    size_t cap = 65536, n = 0;
+    char *buf = malloc(cap + 1);
+    while (buf) {
+        n += fread(buf + n, 1, cap - n, f);
+        if (n < cap || cap >= MAX_SPEC_BYTES) {
+            break;
+        }
+        char *grown = realloc(buf, cap * 2 + 1);
+        if (!grown) {
+            free(buf);
+            return NULL;
+        }
+        buf = grown;
+        cap *= 2;
+    }
+    if (buf) {
+        buf[n] = '\0';
+        *len = n;
+    }
+    return buf;
+}
+
+/* Whether the file holds JSON: by its name, else by its first non-blank character. */
+static int is_json(const char *path, const char *text)
+{
+    size_t n = strlen(path);
+    if (n > 5 && strcmp(path + n - 5, ".json") == 0) {
+        return 1;
+    }
+    if ((n > 5 && strcmp(path + n - 5, ".yaml") == 0) ||
+        (n > 4 && strcmp(path + n - 4, ".yml") == 0)) {
+        return 0;
+    }
+    return text[strspn(text, " \t\r\n")] == '{';
+}
+
+static int submit_file(gp_cli_conn *c, const gp_cli_args *a, json_t **job)
+{
+    const char *path = gp_cli_arg(a, "file");
+    FILE *f = strcmp(path, "-") == 0 ? stdin : fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "gpupool submit: %s: %s\n", path, strerror(errno));
+        return GP_EXIT_USAGE;
+    }
+    size_t len = 0;
+    char *text = read_all(f, &len);
+    int bad = ferror(f);
+    if (f != stdin) {
+        fclose(f);
+    }
+    if (!text || bad || len >= MAX_SPEC_BYTES) {
+        fprintf(stderr, "gpupool submit: %s: %s\n", path,
+                !text ? "out of memory"
+                : bad ? "read error"
+                      : "larger than 4 MiB");
+        free(text);
+        return bad || text ? GP_EXIT_USAGE : GP_EXIT_FAILURE;
+    }
+    int rc = gp_cli_call_raw(c, "POST", "/v1/jobs", text, len,
+                             is_json(path, text) ? "application/json" : "application/yaml",
+                             gp_cli_arg(a, "idempotency-key"), job);
+    free(text);
+    return rc;
+}
+
+/* With -f, only -f, the idempotency key and the common options. */
+static int check_file_flags(const gp_cli_args *a)
+{
+    for (int i = 0; submit_opts[i].name; i++) {
+        if (setters[i] && gp_cli_arg(a, submit_opts[i].name)) {
+            return gp_cli_usage_error(a->spec, "--%s does not go with -f (put it in the file)",
+                                      submit_opts[i].name);
+        }
+    }
+    if (a->npos > 0) {
+        return gp_cli_usage_error(a->spec, "unexpected argument \"%s\" with -f", a->pos[0]);
+    }
+    return 0;
+}
+
+static int run(const gp_cli_args *a)
+{
+    gp_out_format format;
+    if (gp_out_format_parse(gp_cli_arg(a, "output"), &format) < 0) {
+        return gp_cli_usage_error(a->spec, "-o: must be table, wide, json or yaml");
+    }
+    json_t *spec = NULL;
+    int rc = gp_cli_arg(a, "file") ? check_file_flags(a) : spec_from_flags(a, &spec);
+    gp_cli_conn *c = NULL;
+    if (rc == 0) {
+        rc = gp_cli_connect(a, &c);
+    }
+    json_t *job = NULL;
+    if (rc == 0 && spec) {
+        char *text = json_dumps(spec, JSON_COMPACT);
+        rc = text ? gp_cli_call_raw(c, "POST", "/v1/jobs", text, strlen(text), "application/json",
+                                    gp_cli_arg(a, "idempotency-key"), &job)
+                  : GP_EXIT_FAILURE;
+        free(text);
+    } else if (rc == 0) {
+        rc = submit_file(c, a, &job);
+    }
+    if (rc == 0 && (format == GP_OUT_JSON || format == GP_OUT_YAML)) {
+        rc = gp_out_doc(stdout, format, job) < 0 ? GP_EXIT_FAILURE : 0;
+    } else if (rc == 0) {
+        printf("%lld\n", (long long)gp_out_int(job, "id"));
+    }
+    json_decref(job);
+    json_decref(spec);
+    gp_cli_conn_free(c);
+    return rc;
+}
+
+int gp_cli_submit(int argc, char **argv)
+{
+    gp_cli_args a;
+    int rc = gp_cli_parse(&submit_spec, argc, argv, &a);
+    if (rc != GP_CLI_CONTINUE) {
+        return rc;
+    }
+    rc = run(&a);
+    gp_cli_args_fini(&a);
+    return rc;
+}

@@ -1,0 +1,25 @@
+/*
+ * gpupool tenant create|set|delete: tenants and their quota of GPUs, GPU memory and GPUs per
+ * model. The document: {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models":
+ * {"A100-80GB": 8}}} (src/ctl/objects.c).
+ */
+#include "cli/cli.h"
+
+#include "cli/object.h"
+
+static const gp_cli_field tenant_fields[] = {
+    {"quota-gpus", "N", "quota.gpus", GP_VAL_GPUS, NULL,
+     "most GPUs in use at once (none: no limit)"},
+    {"quota-gpu-memory", "SIZE", "quota.gpu_memory_mib", GP_VAL_MIB, NULL,
+     "most GPU memory in use at once, e.g. 640Gi"},
+    {"quota-model", "MODEL=N", "quota.models", GP_VAL_MODELS, NULL,
+     "most GPUs of MODEL in use at once (repeatable; MODEL=none removes)"},
+    {NULL, NULL, NULL, 0, NULL, NULL},
+};
+
+static const gp_cli_object tenant = {"tenant", "tenant", "/v1/tenants", tenant_fields};
+
+int gp_cli_tenant(int argc, char **argv)
+{
+    return gp_cli_object_cmd(&tenant, argc, argv);
+}

@@ -1,0 +1,121 @@
+/*
+ * The HTTP API of gpupoold: the route table, the request context every handler gets, and the
+ * helpers they answer with. One file per resource (api_jobs.c, api_nodes.c, api_objects.c,
+ * api_tokens.c) implements the handlers; router.c matches routes, authenticates the caller and
+ * checks its role before any handler runs.
+ *
+ * Tenant scoping: a user acts within its tenant, and another tenant's objects do not exist for
+ * it — every lookup a handler makes for a user passes the user's tenant, and a miss is 404.
+ */
+#ifndef GP_CTL_API_H
+#define GP_CTL_API_H
+
+#include "ctl/server.h"
+
+#include <jansson.h>
+
+/* Roles as bits, for the route table. */
+#define R_ADMIN    (1u << CTL_ROLE_ADMIN)
+#define R_OPERATOR (1u << CTL_ROLE_OPERATOR)
+#define R_USER     (1u << CTL_ROLE_USER)
+#define R_JOIN     (1u << CTL_ROLE_JOIN)
+#define R_AGENT    (1u << CTL_ROLE_AGENT)
+#define R_STAFF    (R_ADMIN | R_OPERATOR)
+#define R_PEOPLE   (R_ADMIN | R_OPERATOR | R_USER)
+#define R_ANYONE   0u /* no token needed */
+
+#define API_MAX_PARAMS 2
+
+typedef struct api_req {
+    gpupoold *g;
+    const gp_http_request *http;
+    gp_http_response *resp;
+    ctl_principal who;
+    const char *params[API_MAX_PARAMS]; /* the {…} segments of the path, in order */
+    char param_buf[API_MAX_PARAMS][256];
+} api_req;
+
+typedef void (*api_handler)(api_req *rq);
+
+typedef struct api_route {
+    const char *method;
+    const char *pattern; /* "/v1/jobs/{job}/cancel" */
+    unsigned roles;      /* who may call it; R_ANYONE: no token needed */
+    api_handler handler;
+    const char *summary;
+} api_route;
+
+/* The route table (router.c), terminated by a NULL method. */
+extern const api_route api_routes[];
+
+/* ---- answering ---- */
+/* Answers doc (reference stolen) with status. */
+void api_reply(api_req *rq, int status, json_t *doc);
+void api_error(api_req *rq, int code, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+void api_diag(api_req *rq, const gp_diag *d);
+/* Runs op through the committer and answers its result or its error. */
+void api_run(api_req *rq, ctl_op *op);
+
+/* Parses the body as a JSON object (YAML too when the Content-Type says so). NULL after
+ * answering 400 naming the line and column. */
+json_t *api_body(api_req *rq);
+/* A user's own tenant id; 0 for the other roles (no scoping). */
+int64_t api_scope(const api_req *rq);
+
+/* ---- handlers ---- */
+void api_jobs_submit(api_req *rq);
+void api_jobs_list(api_req *rq);
+void api_jobs_get(api_req *rq);
+void api_jobs_cancel(api_req *rq);
+void api_jobs_requeue(api_req *rq);
+void api_jobs_events(api_req *rq);
+
+void api_nodes_register(api_req *rq);
+void api_nodes_list(api_req *rq);
+void api_nodes_get(api_req *rq);
+void api_nodes_heartbeat(api_req *rq);
+void api_nodes_cordon(api_req *rq);
+void api_nodes_drain(api_req *rq);
+void api_nodes_uncordon(api_req *rq);
+
+void api_tenants_list(api_req *rq);
+void api_tenants_get(api_req *rq);
+void api_tenants_create(api_req *rq);
+void api_tenants_update(api_req *rq);
+void api_tenants_delete(api_req *rq);
+void api_queues_list(api_req *rq);
+void api_queues_get(api_req *rq);
+void api_queues_create(api_req *rq);
+void api_queues_update(api_req *rq);
+void api_queues_delete(api_req *rq);
+void api_pclasses_list(api_req *rq);
+void api_pclasses_get(api_req *rq);
+void api_pclasses_create(api_req *rq);
+void api_pclasses_update(api_req *rq);
+void api_pclasses_delete(api_req *rq);
+
+void api_tokens_list(api_req *rq);
+void api_tokens_create(api_req *rq);
+void api_tokens_revoke(api_req *rq);
+void api_whoami(api_req *rq);
+
+void api_healthz(api_req *rq);
+void api_readyz(api_req *rq);
+void api_openapi(api_req *rq);
+
+/* ---- documents shown by the API ---- */
+/* A job as the API shows it (placement with node names and GPU UUIDs). Under the state lock. */
+json_t *api_job_doc(ctl_state *st, const ctl_job *j);
+/* A node with its GPUs' allocation (holders are hidden from users of other tenants). */
+json_t *api_node_doc(ctl_state *st, const ctl_node *n, int64_t scope);
+
+/* Stores state + status of j (status document from its fields) and appends an event. */
+int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d);
+int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, gp_diag *d);
+
+/* Creates a token: the secret in secret (shown once), its record in st and the store. Runs in
+ * the committer. */
+int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenant_id,
+                     int64_t node_id, int64_t expires_ms, char *secret, size_t cap, gp_diag *d);
+
+#endif

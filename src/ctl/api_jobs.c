@@ -1,0 +1,523 @@
+/*
+ * /v1/jobs: submit (idempotent with an Idempotency-Key), list with filters and pagination, get,
+ * cancel, requeue and the event history.
+ *
+ * A submit is checked twice: its spec outside the committer (syntax, fields, values), then
+ * against the state inside it (tenant, queue, priority class, quota, pending limit), where the
+ * insert and the check cannot be separated by another submit.
+ */
+#include "ctl/api.h"
+#include "ctl/doc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- documents ---- */
+
+/* The name of the MIG profile with these slices on geometry g ("?" when none has them). */
+static const char *mig_name(gp_mig_geometry g, int compute, int memory)
+{
+    int n;
+    const gp_mig_profile *p = gp_mig_profiles(g, &n);
+    for (int i = 0; i < n; i++) {
+        if (p[i].compute_slices == compute && p[i].memory_slices == memory) {
+            return p[i].name;
+        }
+    }
+    return "?";
+}
+
+static json_t *gpu_share_doc(ctl_state *st, const ctl_node *n, const gp_gpu_share *s)
+{
+    const ctl_gpu_info *g = &n->gpus[s->gpu];
+    json_t *doc = json_pack("{s:i, s:s, s:s, s:i, s:I}", "index", s->gpu, "uuid", g->uuid, "model",
+                            g->model, "milli", s->milli, "memory_mib", (json_int_t)s->mem_mib);
+    if (s->mig_start >= 0) {
+        const gp_gpu *gpu = gp_cluster_gpu(st->cluster, n->cl, s->gpu);
+        const gp_gpu_model *m = gp_cluster_model_info(st->cluster, gpu->model);
+        json_object_set_new(
+            doc, "mig_profile",
+            json_string(mig_name(m->mig, s->mig_compute_slices, s->mig_memory_slices)));
+        json_object_set_new(doc, "mig_start", json_integer(s->mig_start));
+    }
+    return doc;
+}
+
+static json_t *placement_doc(ctl_state *st, const ctl_job *j)
+{
+    json_t *list = json_array();
+    for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+        const ctl_replica *rep = &j->replicas[r];
+        const ctl_node *n = ctl_node_by_id(st, rep->node_id);
+        json_t *gpus = json_array();
+        for (int s = 0; n && s < rep->a.nshares; s++) {
+            json_array_append_new(gpus, gpu_share_doc(st, n, &rep->a.shares[s]));
+        }
+        json_array_append_new(list,
+                              json_pack("{s:i, s:s, s:I, s:s, s:I, s:I, s:o}", "replica", r, "node",
+                                        n ? n->name : "?", "epoch", (json_int_t)rep->epoch, "state",
+                                        rep->state[0] ? rep->state : "Assigned", "cpu_milli",
+                                        (json_int_t)rep->a.cpu_milli, "memory_mib",
+                                        (json_int_t)rep->a.memory_mib, "gpus", gpus));
+    }
+    return list;
+}
+
+json_t *api_job_doc(ctl_state *st, const ctl_job *j)
+{
+    const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
+    const ctl_pclass *pc = ctl_pclass_by_name(st, j->spec.priority_class);
+    json_t *spec = json_loads(j->spec_json, 0, NULL);
+    json_t *doc = json_pack(
+        "{s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:i, s:o, s:o}", "id",
+        (json_int_t)j->id, "name", j->name, "tenant", t ? t->lim.name : "?", "queue", j->spec.queue,
+        "priority_class", j->spec.priority_class, "priority", pc ? pc->value : 0, "state",
+        ctl_job_state_name(j->state), "reason", j->reason, "replicas", j->spec.replicas,
+        "submit_time_ms", (json_int_t)j->submit_ms, "start_time_ms", (json_int_t)j->start_ms,
+        "end_time_ms", (json_int_t)j->end_ms, "restarts", j->restarts, "exit_code", j->exit_code,
+        "placement", placement_doc(st, j), "spec", spec ? spec : json_object());
+    return doc;
+}
+
+/* ---- submit ---- */
+
+typedef struct submit_arg {
+    json_t *doc; /* the spec as submitted, tenant filled in */
+    gp_jobspec spec;
+    char key[128];
+} submit_arg;
+
+/* What the job needs in all: GPU compute and memory (whole GPUs count their model's memory
+ * when the request names one model; else memory is not checked here). */
+static void job_total(const gp_jobspec *s, int64_t *milli, int64_t *mem)
+{
+    int64_t per = s->kind == GP_REQ_WHOLE      ? 1000 * (int64_t)s->gpus
+                  : s->kind == GP_REQ_FRACTION ? s->gpu_milli
+                                               : 0;
+    *milli = per * s->replicas;
+    *mem = s->kind == GP_REQ_FRACTION ? s->gpu_memory_mib * s->replicas : 0;
+}
+
+static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, ctl_tenant **t,
+                        gp_diag *d)
+{
+    *t = ctl_tenant_by_name(st, a->spec.tenant);
+    if (!*t) {
+        return gp_diag_set(d, GP_ENOENT, "tenant %s: not found", a->spec.tenant);
+    }
+    if (!ctl_queue_by_name(st, a->spec.queue)) {
+        return gp_diag_set(d, GP_EINVAL, "queue: %s does not exist", a->spec.queue);
+    }
+    if (!ctl_pclass_by_name(st, a->spec.priority_class)) {
+        return gp_diag_set(d, GP_EINVAL, "priority_class: %s does not exist",
+                           a->spec.priority_class);
+    }
+    int64_t milli, mem;
+    job_total(&a->spec, &milli, &mem);
+    const gp_sched_tenant *q = &(*t)->lim;
+    if (q->quota_gpu_milli >= 0 && milli > q->quota_gpu_milli) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "resources: the job needs %lld milli-GPU in all, more than tenant "
+                           "%s's quota of %lld; it could never run",
+                           (long long)milli, q->name, (long long)q->quota_gpu_milli);
+    }
+    if (q->quota_gpu_mem_mib >= 0 && mem > q->quota_gpu_mem_mib) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "resources: the job needs %lld MiB of GPU memory in all, more than "
+                           "tenant %s's quota of %lld MiB; it could never run",
+                           (long long)mem, q->name, (long long)q->quota_gpu_mem_mib);
+    }
+    int pending = 0;
+    for (int i = st->njobs - 1; i >= 0 && st->npending >= cfg->jobs.max_pending_per_tenant; i--) {
+        pending += st->jobs[i]->state == CTL_PENDING && st->jobs[i]->tenant_id == (*t)->id;
+        if (pending >= cfg->jobs.max_pending_per_tenant) {
+            return gp_diag_set(d, GP_ENOSPC,
+                               "tenant %s has %d pending jobs, the most allowed; wait or cancel "
+                               "some",
+                               q->name, pending);
+        }
+    }
+    return 0;
+}
+
+static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    submit_arg *a = op->arg;
+    ctl_state *st = &g->st;
+    ctl_tenant *t = ctl_tenant_by_name(st, a->spec.tenant);
+    int64_t existing = 0;
+    /* A retry answers with the job its key made, whatever changed since (quota, queues). */
+    int rc = t && a->key[0] ? gp_store_job_find_key(g->store, t->id, a->key, &existing, d) : 0;
+    if (rc == 0 && existing > 0) {
+        ctl_job *job = ctl_job_by_id(st, existing);
+        if (!job) {
+            return gp_diag_set(d, GP_EINTERNAL, "job %lld: stored but not in memory",
+                               (long long)existing);
+        }
+        op->status = 200;
+        op->result = api_job_doc(st, job);
+        return 0;
+    }
+    if (rc == GP_ENOENT) {
+        gp_diag_clear(d);
+    } else if (rc < 0) {
+        return rc;
+    }
+    rc = check_submit(st, g->cfg, a, &t, d);
+    if (rc < 0) {
+        return rc;
+    }
+    char *text = json_dumps(a->doc, JSON_COMPACT | JSON_SORT_KEYS);
+    ctl_job *j = calloc(1, sizeof(*j));
+    if (!text || !j) {
+        free(text);
+        free(j);
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    gp_job_rec rec = {.tenant_id = t->id, .submit_time_ms = ctl_now_ms()};
+    snprintf(rec.name, sizeof(rec.name), "%s", a->spec.name);
+    snprintf(rec.state, sizeof(rec.state), "Pending");
+    snprintf(rec.idempotency_key, sizeof(rec.idempotency_key), "%s", a->key);
+    int created = 0;
+    rc = gp_store_job_insert(g->store, &rec, text, "{\"reason\":\"" CTL_REASON_NEW "\"}", &created,
+                             d);
+    if (rc == 0 && created) {
+        rc = ctl_job_event(g, rec.id, "Submitted", "submitted", d);
+    }
+    if (rc == 0 && created) {
+        *j = (ctl_job){.id = rec.id,
+                       .tenant_id = t->id,
+                       .state = CTL_PENDING,
+                       .spec = a->spec,
+                       .spec_json = text,
+                       .submit_ms = rec.submit_time_ms};
+        snprintf(j->name, sizeof(j->name), "%s", rec.name);
+        snprintf(j->reason, sizeof(j->reason), "%s", CTL_REASON_NEW);
+        snprintf(j->idempotency_key, sizeof(j->idempotency_key), "%s", a->key);
+        rc = ctl_state_add_job(st, j);
+        if (rc == 0) {
+            memset(&a->spec, 0, sizeof(a->spec)); /* now the job's */
+            text = NULL;
+            j = NULL;
+            op->status = 201;
+            op->kick = true;
+        } else {
+            gp_diag_set(d, rc, "out of memory");
+        }
+    } else if (rc == 0) {
+        op->status = 200; /* a retry: the job the key made */
+    }
+    free(text);
+    free(j);
+    if (rc == 0) {
+        ctl_job *job = ctl_job_by_id(st, rec.id);
+        op->result = job ? api_job_doc(st, job) : NULL;
+        if (!job) {
+            rc = gp_diag_set(d, GP_EINTERNAL, "job %lld: stored but not in memory",
+                             (long long)rec.id);
+        }
+    }
+    return rc;
+}
+
+/* Fills tenant, queue and priority class into doc, the way the job will be stored. */
+static int resolve_defaults(api_req *rq, json_t *doc)
+{
+    const gp_ctl_config *cfg = rq->g->cfg;
+    json_t *tenant = json_object_get(doc, "tenant");
+    if (rq->who.role == CTL_ROLE_USER) {
+        ctl_read_lock(rq->g);
+        ctl_tenant *own = ctl_tenant_by_id(&rq->g->st, rq->who.tenant_id);
+        char name[GP_NAME_MAX];
+        snprintf(name, sizeof(name), "%s", own ? own->lim.name : "");
+        ctl_read_unlock(rq->g);
+        if (json_is_string(tenant) && strcmp(json_string_value(tenant), name) != 0) {
+            api_error(rq, GP_ENOENT, "tenant %s: not found", json_string_value(tenant));
+            return GP_ENOENT;
+        }
+        json_object_set_new(doc, "tenant", json_string(name));
+    } else if (!tenant || json_is_null(tenant)) {
+        api_error(rq, GP_EINVAL, "tenant: required when submitting as %s",
+                  ctl_role_name(rq->who.role));
+        return GP_EINVAL;
+    }
+    if (!json_object_get(doc, "queue")) {
+        json_object_set_new(doc, "queue", json_string(cfg->jobs.default_queue));
+    }
+    if (!json_object_get(doc, "priority_class")) {
+        json_object_set_new(doc, "priority_class", json_string(cfg->jobs.default_priority_class));
+    }
+    return 0;
+}
+
+void api_jobs_submit(api_req *rq)
+{
+    submit_arg a;
+    memset(&a, 0, sizeof(a));
+    const char *key = gp_http_request_header(rq->http, "Idempotency-Key");
+    if (key && (strlen(key) == 0 || strlen(key) >= sizeof(a.key))) {
+        api_error(rq, GP_EINVAL, "Idempotency-Key: must be 1 to %zu characters", sizeof(a.key) - 1);
+        return;
+    }
+    snprintf(a.key, sizeof(a.key), "%s", key ? key : "");
+    a.doc = api_body(rq);
+    if (!a.doc || resolve_defaults(rq, a.doc) < 0) {
+        json_decref(a.doc);
+        return;
+    }
+    char *text = json_dumps(a.doc, JSON_COMPACT);
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = text ? gp_jobspec_parse_json(text, strlen(text), &a.spec, &d)
+                  : gp_diag_set(&d, GP_ENOMEM, "out of memory");
+    free(text);
+    if (rc < 0) {
+        api_diag(rq, &d);
+        json_decref(a.doc);
+        return;
+    }
+    ctl_op op = {.run = submit_run, .arg = &a};
+    api_run(rq, &op);
+    gp_jobspec_fini(&a.spec);
+    json_decref(a.doc);
+}
+
+/* ---- reading ---- */
+
+static ctl_job *find_scoped(api_req *rq, const char *ref)
+{
+    return ctl_job_find(&rq->g->st, ref, api_scope(rq));
+}
+
+void api_jobs_get(api_req *rq)
+{
+    ctl_read_lock(rq->g);
+    ctl_job *j = find_scoped(rq, rq->params[0]);
+    json_t *doc = j ? api_job_doc(&rq->g->st, j) : NULL;
+    ctl_read_unlock(rq->g);
+    if (!doc) {
+        api_error(rq, GP_ENOENT, "job %s: not found", rq->params[0]);
+        return;
+    }
+    api_reply(rq, 200, doc);
+}
+
+typedef struct list_filter {
+    int64_t tenant_id; /* 0 = any */
+    const char *queue, *name;
+    unsigned states; /* bit per state; 0 = any */
+    int64_t after;
+    int limit;
+} list_filter;
+
+static int read_filter(api_req *rq, list_filter *f)
+{
+    memset(f, 0, sizeof(*f));
+    f->limit = 100;
+    f->tenant_id = api_scope(rq);
+    const char *v;
+    if ((v = gp_http_request_query(rq->http, "limit"))) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (*end || n < 1 || n > 1000) {
+            api_error(rq, GP_EINVAL, "limit: must be between 1 and 1000");
+            return GP_EINVAL;
+        }
+        f->limit = (int)n;
+    }
+    if ((v = gp_http_request_query(rq->http, "after"))) {
+        char *end;
+        f->after = strtoll(v, &end, 10);
+        if (*end || f->after < 0) {
+            api_error(rq, GP_EINVAL, "after: must be a job id");
+            return GP_EINVAL;
+        }
+    }
+    if ((v = gp_http_request_query(rq->http, "state"))) {
+        char buf[256];
+        snprintf(buf, sizeof(buf), "%s", v);
+        for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+            ctl_job_state s;
+            if (ctl_job_state_parse(tok, &s) < 0) {
+                api_error(rq, GP_EINVAL,
+                          "state: %s is not one of Pending, Scheduled, Running, Succeeded, "
+                          "Failed, Cancelled, Preempted",
+                          tok);
+                return GP_EINVAL;
+            }
+            f->states |= 1u << s;
+        }
+    }
+    f->queue = gp_http_request_query(rq->http, "queue");
+    f->name = gp_http_request_query(rq->http, "name");
+    if ((v = gp_http_request_query(rq->http, "tenant"))) {
+        ctl_tenant *t = ctl_tenant_by_name(&rq->g->st, v);
+        if (!t || (f->tenant_id && t->id != f->tenant_id)) {
+            api_error(rq, GP_ENOENT, "tenant %s: not found", v);
+            return GP_ENOENT;
+        }
+        f->tenant_id = t->id;
+    }
+    return 0;
+}
+
+static bool passes(const ctl_job *j, const list_filter *f)
+{
+    return j->id > f->after && (!f->tenant_id || j->tenant_id == f->tenant_id) &&
+           (!f->states || (f->states & (1u << j->state))) &&
+           (!f->queue || strcmp(j->spec.queue, f->queue) == 0) &&
+           (!f->name || strcmp(j->name, f->name) == 0);
+}
+
+void api_jobs_list(api_req *rq)
+{
+    list_filter f;
+    ctl_read_lock(rq->g);
+    if (read_filter(rq, &f) < 0) {
+        ctl_read_unlock(rq->g);
+        return;
+    }
+    ctl_state *st = &rq->g->st;
+    json_t *items = json_array();
+    int64_t last = 0;
+    bool more = false;
+    /* Jobs are sorted by id: start past the cursor. */
+    int lo = 0, hi = st->njobs;
+    while (lo < hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (st->jobs[mid]->id <= f.after) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    for (int i = lo; i < st->njobs; i++) {
+        if (!passes(st->jobs[i], &f)) {
+            continue;
+        }
+        if ((int)json_array_size(items) == f.limit) {
+            more = true;
+            break;
+        }
+        json_array_append_new(items, api_job_doc(st, st->jobs[i]));
+        last = st->jobs[i]->id;
+    }
+    ctl_read_unlock(rq->g);
+    api_reply(rq, 200,
+              json_pack("{s:o, s:o}", "items", items, "next",
+                        more ? json_sprintf("%lld", (long long)last) : json_null()));
+}
+
+typedef struct events_ctx {
+    json_t *list;
+} events_ctx;
+
+static int add_event_doc(void *ctx, const gp_event_rec *ev)
+{
+    events_ctx *c = ctx;
+    json_array_append_new(c->list, json_pack("{s:I, s:I, s:s, s:s}", "id", (json_int_t)ev->id,
+                                             "time_ms", (json_int_t)ev->time_ms, "type", ev->type,
+                                             "message", ev->message));
+    return 0;
+}
+
+void api_jobs_events(api_req *rq)
+{
+    ctl_read_lock(rq->g);
+    ctl_job *j = find_scoped(rq, rq->params[0]);
+    int64_t id = j ? j->id : 0;
+    ctl_read_unlock(rq->g);
+    if (!id) {
+        api_error(rq, GP_ENOENT, "job %s: not found", rq->params[0]);
+        return;
+    }
+    events_ctx c = {json_array()};
+    gp_diag d;
+    gp_diag_clear(&d);
+    pthread_mutex_lock(&rq->g->reader_lock);
+    int rc = gp_store_event_each(rq->g->reader, id, 0, 0, add_event_doc, &c, &d);
+    pthread_mutex_unlock(&rq->g->reader_lock);
+    if (rc < 0) {
+        json_decref(c.list);
+        api_diag(rq, &d);
+        return;
+    }
+    api_reply(rq, 200, json_pack("{s:I, s:o}", "job", (json_int_t)id, "items", c.list));
+}
+
+/* ---- cancel and requeue ---- */
+
+typedef struct change_arg {
+    const char *ref;
+    int64_t scope;
+    bool requeue;
+    const char *who;
+} change_arg;
+
+static int change_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    change_arg *a = op->arg;
+    ctl_state *st = &g->st;
+    ctl_job *j = ctl_job_find(st, a->ref, a->scope);
+    if (!j) {
+        return gp_diag_set(d, GP_ENOENT, "job %s: not found", a->ref);
+    }
+    if (a->requeue
+            ? j->state == CTL_PENDING || j->state == CTL_SUCCEEDED || j->state == CTL_CANCELLED
+            : ctl_job_state_final(j->state)) {
+        return gp_diag_set(d, GP_ESTATE, "job %s is %s: cannot %s it", a->ref,
+                           ctl_job_state_name(j->state), a->requeue ? "requeue" : "cancel");
+    }
+    ctl_job next = *j;
+    next.replicas = NULL;
+    ctl_job_state to = a->requeue ? CTL_PENDING : CTL_CANCELLED;
+    snprintf(next.reason, sizeof(next.reason), "%s by %s", a->requeue ? "requeued" : "cancelled",
+             a->who);
+    if (a->requeue) {
+        next.start_ms = next.end_ms = 0;
+        next.exit_code = 0;
+    } else {
+        next.end_ms = ctl_now_ms();
+    }
+    int rc = gp_store_placement_clear(g->store, j->id, d);
+    if (rc == 0) {
+        rc = ctl_job_store(g, &next, to, d);
+    }
+    if (rc == 0) {
+        rc = ctl_job_event(g, j->id, a->requeue ? "Requeued" : "Cancelled", next.reason, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    if (ctl_job_state_holds(j->state)) {
+        ctl_job_hold(st, j, false);
+        op->kick = true;
+    }
+    free(j->replicas);
+    j->replicas = NULL;
+    snprintf(j->reason, sizeof(j->reason), "%s", next.reason);
+    j->start_ms = next.start_ms;
+    j->end_ms = next.end_ms;
+    j->exit_code = next.exit_code;
+    ctl_job_set_state(st, j, to);
+    op->kick |= a->requeue;
+    op->result = api_job_doc(st, j);
+    return 0;
+}
+
+static void change(api_req *rq, bool requeue)
+{
+    change_arg a = {rq->params[0], api_scope(rq), requeue, rq->who.name};
+    ctl_op op = {.run = change_run, .arg = &a};
+    api_run(rq, &op);
+}
+
+void api_jobs_cancel(api_req *rq)
+{
+    change(rq, false);
+}
+
+void api_jobs_requeue(api_req *rq)
+{
+    change(rq, true);
+}

@@ -1,0 +1,567 @@
+/*
+ * /v1/nodes: registration (with a join token; answers the node's own agent token), heartbeats
+ * (replica states and GPU readings in, the node's desired replicas out), reading, and cordon,
+ * drain and uncordon.
+ *
+ * Liveness is memory only: a heartbeat refreshes it, and a node silent for longer than
+ * nodes.heartbeat_timeout is NotReady and gets no new work. After a controller restart every
+ * node starts with a fresh grace period.
+ *
+ * Replica reports carry the allocation epoch of the placement they run; a report with another
+ * epoch is from a superseded placement and is ignored.
+ */
+#include "ctl/api.h"
+#include "ctl/doc.h"
+
+#include "base/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- documents ---- */
+
+static json_t *holder_doc(ctl_state *st, const ctl_job *j, int replica, const gp_gpu_share *s,
+                          int64_t scope)
+{
+    if (scope && j->tenant_id != scope) {
+        return json_pack("{s:i, s:I}", "milli", s->milli, "memory_mib", (json_int_t)s->mem_mib);
+    }
+    const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
+    return json_pack("{s:I, s:s, s:s, s:i, s:i, s:I}", "job", (json_int_t)j->id, "name", j->name,
+                     "tenant", t ? t->lim.name : "?", "replica", replica, "milli", s->milli,
+                     "memory_mib", (json_int_t)s->mem_mib);
+}
+
+/* holders[node index][gpu]: arrays of holder documents, from one pass over the jobs. */
+static json_t *collect_holders(ctl_state *st, int64_t scope)
+{
+    json_t *all = json_object();
+    for (int i = 0; i < st->njobs; i++) {
+        const ctl_job *j = st->jobs[i];
+        for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+            const ctl_replica *rep = &j->replicas[r];
+            char key[32];
+            for (int s = 0; s < rep->a.nshares; s++) {
+                snprintf(key, sizeof(key), "%lld/%d", (long long)rep->node_id,
+                         rep->a.shares[s].gpu);
+                json_t *list = json_object_get(all, key);
+                if (!list) {
+                    list = json_array();
+                    json_object_set_new(all, key, list);
+                }
+                json_array_append_new(list, holder_doc(st, j, r, &rep->a.shares[s], scope));
+            }
+        }
+    }
+    return all;
+}
+
+static const char *node_state(const ctl_node *n)
+{
+    return n->ready ? "Ready" : "NotReady";
+}
+
+static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders)
+{
+    json_t *doc = ctl_node_doc(n);
+    json_t *gpus = json_object_get(doc, "gpus");
+    int64_t alloc_milli = 0;
+    for (int i = 0; i < n->ngpus; i++) {
+        const gp_gpu *g = gp_cluster_gpu(st->cluster, n->cl, i);
+        json_t *gd = json_array_get(gpus, (size_t)i);
+        int64_t used =
+            g->mode == GP_GPU_MIG ? (int64_t)g->mig_compute_used * 1000 / 7 : 1000 - g->milli_free;
+        alloc_milli += used;
+        char key[32];
+        snprintf(key, sizeof(key), "%lld/%d", (long long)n->id, i);
+        json_t *h = json_object_get(holders, key);
+        json_object_set_new(gd, "allocated_milli", json_integer(used));
+        json_object_set_new(gd, "allocated_memory_mib",
+                            json_integer(g->mode == GP_GPU_MIG ? 0 : g->mem_mib - g->mem_free_mib));
+        json_object_set_new(gd, "mig_mode", json_boolean(g->mode == GP_GPU_MIG));
+        json_object_set_new(gd, "utilization",
+                            n->gpus[i].util < 0 ? json_null() : json_real(n->gpus[i].util));
+        json_object_set_new(gd, "holders", h ? json_incref(h) : json_array());
+    }
+    const gp_node *cn = gp_cluster_node(st->cluster, n->cl);
+    json_object_set_new(doc, "state", json_string(node_state(n)));
+    json_object_set_new(doc, "schedulable", json_boolean(cn->schedulable));
+    json_object_set_new(doc, "heartbeat_ms", json_integer(n->heartbeat_ms));
+    json_object_set_new(doc, "allocated",
+                        json_pack("{s:o, s:I, s:I}", "gpus", doc_gpus_value(alloc_milli),
+                                  "cpu_milli", (json_int_t)(cn->cpu_milli - cn->cpu_free),
+                                  "memory_mib", (json_int_t)(cn->memory_mib - cn->mem_free)));
+    return doc;
+}
+
+json_t *api_node_doc(ctl_state *st, const ctl_node *n, int64_t scope)
+{
+    json_t *holders = collect_holders(st, scope);
+    json_t *doc = node_doc(st, n, holders);
+    json_decref(holders);
+    return doc;
+}
+
+void api_nodes_list(api_req *rq)
+{
+    ctl_read_lock(rq->g);
+    ctl_state *st = &rq->g->st;
+    json_t *holders = collect_holders(st, api_scope(rq));
+    json_t *items = json_array();
+    for (int i = 0; i < st->nnodes; i++) {
+        json_array_append_new(items, node_doc(st, &st->nodes[i], holders));
+    }
+    ctl_read_unlock(rq->g);
+    json_decref(holders);
+    api_reply(rq, 200, json_pack("{s:o}", "items", items));
+}
+
+void api_nodes_get(api_req *rq)
+{
+    ctl_read_lock(rq->g);
+    ctl_node *n = ctl_node_by_name(&rq->g->st, rq->params[0]);
+    json_t *doc = n ? api_node_doc(&rq->g->st, n, api_scope(rq)) : NULL;
+    ctl_read_unlock(rq->g);
+    if (!doc) {
+        api_error(rq, GP_ENOENT, "node %s: not found", rq->params[0]);
+        return;
+    }
+    api_reply(rq, 200, doc);
+}
+
+/* ---- registration ---- */
+
+typedef struct register_arg {
+    json_t *doc;
+    char name[GP_NAME_MAX];
+    char token[128];
+} register_arg;
+
+static int store_node(gpupoold *g, ctl_node *n, gp_diag *d)
+{
+    json_t *doc = ctl_node_doc(n);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    int rc = text ? gp_store_obj_put(g->store, GP_OBJ_NODE, &n->id, n->name, text, d)
+                  : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    free(text);
+    return rc;
+}
+
+static bool holds_on(ctl_state *st, int64_t node_id)
+{
+    for (int i = 0; i < st->njobs; i++) {
+        const ctl_job *j = st->jobs[i];
+        for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+            if (j->replicas[r].node_id == node_id) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* Whether the inventory (CPU, memory, GPUs) of doc equals the stored one of n. */
+static bool same_inventory(const ctl_node *n, json_t *doc)
+{
+    json_t *mine = ctl_node_doc(n);
+    bool same = json_equal(json_object_get(mine, "gpus"), json_object_get(doc, "gpus")) &&
+                json_equal(json_object_get(mine, "cpu_milli"), json_object_get(doc, "cpu_milli")) &&
+                json_equal(json_object_get(mine, "memory_mib"), json_object_get(doc, "memory_mib"));
+    json_decref(mine);
+    return same;
+}
+
+static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    register_arg *a = op->arg;
+    ctl_state *st = &g->st;
+    ctl_node *old = ctl_node_by_name(st, a->name);
+    int64_t now = ctl_now_ms();
+    json_object_set_new(a->doc, "registered_ms", json_integer(now));
+    if (old) {
+        json_object_set_new(a->doc, "cordoned", json_boolean(old->cordoned));
+        json_object_set_new(a->doc, "draining", json_boolean(old->draining));
+    }
+    /* Validate by building the node on a scratch state sharing nothing; its document is the
+     * normal form, so equal inventories compare equal. */
+    ctl_state scratch;
+    memset(&scratch, 0, sizeof(scratch));
+    scratch.cluster = gp_cluster_new();
+    int rc = scratch.cluster ? ctl_state_add_node(&scratch, 0, a->name, a->doc, d)
+                             : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    json_t *normal = rc == 0 ? ctl_node_doc(&scratch.nodes[0]) : NULL;
+    ctl_state_clear(&scratch);
+    if (rc < 0) {
+        return rc;
+    }
+    bool changed = old && !same_inventory(old, normal);
+    if (changed && holds_on(st, old->id)) {
+        json_decref(normal);
+        return gp_diag_set(d, GP_ESTATE,
+                           "node %s: its GPUs changed while jobs hold them; drain it first",
+                           a->name);
+    }
+    int64_t id = old ? old->id : 0;
+    char *text = json_dumps(normal, JSON_COMPACT);
+    rc = text ? gp_store_obj_put(g->store, GP_OBJ_NODE, &id, a->name, text, d)
+              : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    free(text);
+    if (rc == 0) {
+        char secret[128];
+        rc = ctl_token_create(g, a->name, CTL_ROLE_AGENT, 0, id, 0, secret, sizeof(secret), d);
+        snprintf(a->token, sizeof(a->token), "%s", secret);
+    }
+    if (rc == 0 && (!old || changed)) {
+        if (old) {
+            gp_cluster_set_schedulable(st->cluster, old->cl, false);
+            json_decref(old->labels);
+            *old = st->nodes[--st->nnodes];
+        }
+        rc = ctl_state_add_node(st, id, a->name, normal, d);
+    } else if (rc == 0) {
+        snprintf(old->address, sizeof(old->address), "%s",
+                 json_string_value(json_object_get(normal, "address")));
+        json_decref(old->labels);
+        old->labels = json_deep_copy(json_object_get(normal, "labels"));
+        const char *k;
+        json_t *v;
+        json_object_foreach(old->labels, k, v)
+        {
+            gp_cluster_set_label(st->cluster, old->cl, k, json_string_value(v));
+        }
+    }
+    json_decref(normal);
+    ctl_node *n = rc == 0 ? ctl_node_by_name(st, a->name) : NULL;
+    if (n) {
+        n->ready = true;
+        n->heartbeat_ms = now;
+        op->status = old ? 200 : 201;
+        op->kick = true;
+        op->result = json_pack("{s:o, s:s}", "node", api_node_doc(st, n, 0), "token", a->token);
+    }
+    return rc;
+}
+
+void api_nodes_register(api_req *rq)
+{
+    register_arg a;
+    memset(&a, 0, sizeof(a));
+    a.doc = api_body(rq);
+    if (!a.doc) {
+        return;
+    }
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (doc_name(a.doc, "", "name", a.name, sizeof(a.name), &d) < 0 || !a.name[0]) {
+        if (!d.code) {
+            gp_diag_set(&d, GP_EINVAL, "name: required");
+        }
+        api_diag(rq, &d);
+        json_decref(a.doc);
+        return;
+    }
+    ctl_op op = {.run = register_run, .arg = &a};
+    api_run(rq, &op);
+    json_decref(a.doc);
+}
+
+/* ---- heartbeat ---- */
+
+typedef struct beat_arg {
+    const char *node;
+    int64_t caller_node; /* 0 = admin */
+    json_t *doc;
+} beat_arg;
+
+/* A desired replica: what the agent must run. */
+static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n)
+{
+    const ctl_replica *rep = &j->replicas[r];
+    json_t *gpus = json_array();
+    for (int s = 0; s < rep->a.nshares; s++) {
+        const gp_gpu_share *sh = &rep->a.shares[s];
+        json_array_append_new(gpus,
+                              json_pack("{s:i, s:s, s:i, s:I, s:i}", "index", sh->gpu, "uuid",
+                                        n->gpus[sh->gpu].uuid, "milli", sh->milli, "memory_mib",
+                                        (json_int_t)sh->mem_mib, "mig_start", sh->mig_start));
+    }
+    json_t *spec = json_loads(j->spec_json, 0, NULL);
+    (void)st;
+    return json_pack("{s:I, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:o, s:o}", "job", (json_int_t)j->id,
+                     "name", j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size",
+                     j->spec.replicas, "restart_count", j->restarts, "cpu_milli",
+                     (json_int_t)rep->a.cpu_milli, "memory_mib", (json_int_t)rep->a.memory_mib,
+                     "gpus", gpus, "spec", spec ? spec : json_object());
+}
+
+/* Ends the job: final state or, by its restart policy, back to Pending. */
+static int finish_job(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, gp_diag *d)
+{
+    ctl_job next = *j;
+    next.replicas = NULL;
+    bool restart = j->spec.restart_policy == GP_RESTART_ALWAYS ||
+                   (!ok && j->spec.restart_policy == GP_RESTART_ON_FAILURE);
+    restart &= j->restarts < j->spec.max_restarts;
+    ctl_job_state to = restart ? CTL_PENDING : ok ? CTL_SUCCEEDED : CTL_FAILED;
+    if (restart) {
+        next.start_ms = next.end_ms = 0;
+        next.exit_code = 0;
+        next.restarts++;
+        snprintf(next.reason, sizeof(next.reason),
+                 "restarting: replica %d exited with code %d (restart %d of %d)", replica,
+                 exit_code, next.restarts, j->spec.max_restarts);
+    } else {
+        next.end_ms = ctl_now_ms();
+        next.exit_code = ok ? 0 : exit_code;
+        snprintf(next.reason, sizeof(next.reason),
+                 ok ? "all replicas exited with code 0" : "replica %d exited with code %d", replica,
+                 exit_code);
+    }
+    int rc = gp_store_placement_clear(g->store, j->id, d);
+    if (rc == 0) {
+        rc = ctl_job_store(g, &next, to, d);
+    }
+    if (rc == 0) {
+        rc = ctl_job_event(g, j->id, restart ? "Restarting" : ctl_job_state_name(to), next.reason,
+                           d);
+    }
+
+    if (rc == 0) {
+        ctl_job_hold(&g->st, j, false);
+        free(j->replicas);
+        next.replicas = NULL;
+        ctl_job_state from = j->state;
+        *j = next;
+        j->state = from; /* ctl_job_set_state counts the change from it */
+        ctl_job_set_state(&g->st, j, to);
+    }
+    return rc;
+}
+
+static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_diag *d)
+{
+    json_int_t job = 0, epoch = 0;
+    int replica = -1, exit_code = 0;
+    const char *state = NULL;
+    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i}", "job", &job, "replica", &replica, "epoch",
+                    &epoch, "state", &state, "exit_code", &exit_code) != 0) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "replicas[]: each needs job, replica, epoch and state (Running, "
+                           "Succeeded or Failed)");
+    }
+    bool running = strcmp(state, "Running") == 0, ok = strcmp(state, "Succeeded") == 0;
+    if (!running && !ok && strcmp(state, "Failed") != 0) {
+        return gp_diag_set(d, GP_EINVAL, "replicas[].state: must be Running, Succeeded or Failed");
+    }
+    ctl_job *j = ctl_job_by_id(&g->st, job);
+    if (!j || !j->replicas || replica < 0 || replica >= j->spec.replicas ||
+        j->replicas[replica].epoch != epoch || j->replicas[replica].node_id != n->id) {
+        return 0; /* stale: a superseded placement */
+    }
+    ctl_replica *r = &j->replicas[replica];
+    if (strcmp(r->state, state) == 0) {
+        return 0;
+    }
+    *changed = true;
+    if (!running && !ok) {
+        return finish_job(g, j, false, replica, exit_code, d);
+    }
+    bool all_done = ok;
+    for (int i = 0; all_done && i < j->spec.replicas; i++) {
+        all_done = i == replica || strcmp(j->replicas[i].state, "Succeeded") == 0;
+    }
+    if (all_done) {
+        return finish_job(g, j, true, replica, 0, d);
+    }
+    /* Store first; memory changes only once the store has taken it. */
+    ctl_replica saved = *r;
+    snprintf(r->state, sizeof(r->state), "%s", state);
+    r->exit_code = exit_code;
+    ctl_job_state to = j->state == CTL_SCHEDULED ? CTL_RUNNING : j->state;
+    int rc = ctl_job_store(g, j, to, d);
+    if (rc == 0 && to != j->state) {
+        rc = ctl_job_event(g, j->id, "Running", "replica started", d);
+    }
+    if (rc < 0) {
+        *r = saved;
+        return rc;
+    }
+    ctl_job_set_state(&g->st, j, to);
+    return 0;
+}
+
+static void read_gpus(ctl_node *n, json_t *gpus)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(gpus, i, v)
+    {
+        int index = -1;
+        double util = -1;
+        if (json_unpack(v, "{s:i, s?F}", "index", &index, "utilization", &util) == 0 &&
+            index >= 0 && index < n->ngpus) {
+            n->gpus[index].util = util;
+        }
+    }
+}
+
+static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    beat_arg *a = op->arg;
+    ctl_state *st = &g->st;
+    ctl_node *n = ctl_node_by_name(st, a->node);
+    if (!n || (a->caller_node && n->id != a->caller_node)) {
+        return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
+    }
+    json_t *reps = json_object_get(a->doc, "replicas");
+    size_t i;
+    json_t *rep;
+    bool changed = false;
+    json_array_foreach(reps, i, rep)
+    {
+        int rc = report_one(g, n, rep, &changed, d);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    read_gpus(n, json_object_get(a->doc, "gpus"));
+    if (!n->ready) {
+        GP_LOG(GP_LOG_INFO, "nodes", "node=%s state=Ready", n->name);
+        op->kick = true;
+    }
+    n->ready = true;
+    n->heartbeat_ms = ctl_now_ms();
+    gp_cluster_set_schedulable(st->cluster, n->cl, !n->cordoned && !n->draining);
+    op->kick |= changed;
+    json_t *desired = json_array();
+    for (int k = 0; k < st->njobs; k++) {
+        const ctl_job *j = st->jobs[k];
+        for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+            if (j->replicas[r].node_id == n->id) {
+                json_array_append_new(desired, desired_doc(st, j, r, n));
+            }
+        }
+    }
+    op->result =
+        json_pack("{s:s, s:b, s:o}", "node", n->name, "cordoned", n->cordoned, "desired", desired);
+    return 0;
+}
+
+void api_nodes_heartbeat(api_req *rq)
+{
+    static const char *const fields[] = {"replicas", "gpus", NULL};
+    beat_arg a = {rq->params[0], rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0, NULL};
+    a.doc = api_body(rq);
+    if (!a.doc) {
+        return;
+    }
+    gp_diag d;
+    gp_diag_clear(&d);
+    json_t *reps = json_object_get(a.doc, "replicas"), *gpus = json_object_get(a.doc, "gpus");
+    if (doc_check_fields(a.doc, "", fields, &d) < 0 || (reps && !json_is_array(reps)) ||
+        (gpus && !json_is_array(gpus))) {
+        if (!d.code) {
+            gp_diag_set(&d, GP_EINVAL, "%s: must be a list",
+                        reps && !json_is_array(reps) ? "replicas" : "gpus");
+        }
+        api_diag(rq, &d);
+        json_decref(a.doc);
+        return;
+    }
+    ctl_op op = {.run = beat_run, .arg = &a};
+    api_run(rq, &op);
+    json_decref(a.doc);
+}
+
+/* ---- cordon, drain, uncordon ---- */
+
+typedef struct cordon_arg {
+    const char *node;
+    bool cordon, drain;
+    const char *who;
+} cordon_arg;
+
+/* Requeues every job holding GPUs on node n. */
+static int requeue_on(gpupoold *g, ctl_node *n, const char *who, gp_diag *d)
+{
+    ctl_state *st = &g->st;
+    for (int i = 0; i < st->njobs; i++) {
+        ctl_job *j = st->jobs[i];
+        bool on = false;
+        for (int r = 0; j->replicas && r < j->spec.replicas && !on; r++) {
+            on = j->replicas[r].node_id == n->id;
+        }
+        if (!on) {
+            continue;
+        }
+        ctl_job next = *j;
+        next.replicas = NULL;
+        snprintf(next.reason, sizeof(next.reason), "requeued: node %s drained by %s", n->name, who);
+        int rc = gp_store_placement_clear(g->store, j->id, d);
+        if (rc == 0) {
+            rc = ctl_job_store(g, &next, CTL_PENDING, d);
+        }
+        if (rc == 0) {
+            rc = ctl_job_event(g, j->id, "Requeued", next.reason, d);
+        }
+        if (rc < 0) {
+            return rc;
+        }
+        ctl_job_hold(st, j, false);
+        free(j->replicas);
+        j->replicas = NULL;
+        snprintf(j->reason, sizeof(j->reason), "%s", next.reason);
+        ctl_job_set_state(st, j, CTL_PENDING);
+    }
+    return 0;
+}
+
+static int cordon_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    cordon_arg *a = op->arg;
+    ctl_node *n = ctl_node_by_name(&g->st, a->node);
+    if (!n) {
+        return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
+    }
+    ctl_node next = *n;
+    next.cordoned = a->cordon;
+    next.draining = a->drain;
+    int rc = store_node(g, &next, d);
+    if (rc == 0 && a->drain) {
+        rc = requeue_on(g, n, a->who, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    n->cordoned = a->cordon;
+    n->draining = a->drain;
+    gp_cluster_set_schedulable(g->st.cluster, n->cl, !n->cordoned && !n->draining && n->ready);
+    GP_LOG(GP_LOG_INFO, "nodes", "node=%s cordoned=%d draining=%d by=%s", n->name, n->cordoned,
+           n->draining, a->who);
+    op->kick = true;
+    op->result = api_node_doc(&g->st, n, 0);
+    return 0;
+}
+
+static void cordon(api_req *rq, bool c, bool drain)
+{
+    cordon_arg a = {rq->params[0], c, drain, rq->who.name};
+    ctl_op op = {.run = cordon_run, .arg = &a};
+    api_run(rq, &op);
+}
+
+void api_nodes_cordon(api_req *rq)
+{
+    cordon(rq, true, false);
+}
+
+void api_nodes_drain(api_req *rq)
+{
+    cordon(rq, true, true);
+}
+
+void api_nodes_uncordon(api_req *rq)
+{
+    cordon(rq, false, false);
+}

@@ -1,0 +1,248 @@
+/*
+ * The committer: one thread runs every change, grouping those that arrive together into one
+ * store transaction (see server.h).
+ *
+ * Invariant: memory equals what the store has committed whenever the state lock is free. A
+ * group holds the lock from BEGIN to COMMIT; an op that fails is rolled back to its savepoint
+ * and has not touched memory; a COMMIT that fails reloads memory from the store.
+ */
+#include "ctl/server.h"
+
+#include "base/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+int64_t ctl_now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+void ctl_read_lock(gpupoold *g)
+{
+    pthread_mutex_lock(&g->st.lock);
+}
+
+void ctl_read_unlock(gpupoold *g)
+{
+    pthread_mutex_unlock(&g->st.lock);
+}
+
+/* After a failed commit: memory may hold changes the store lost; take the store's word. */
+static void reload(gpupoold *g)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (ctl_state_load(&g->st, g->store, &d) < 0 || ctl_sched_reset(g, &d) < 0) {
+        GP_LOG(GP_LOG_ERROR, "ctl", "reload after a failed commit: %s", d.msg);
+        g->ready = false;
+    }
+}
+
+static void run_one(gpupoold *g, ctl_op *op)
+{
+    gp_diag_clear(&op->diag);
+    op->status = op->status ? op->status : 200;
+    int rc = gp_store_savepoint(g->store, &op->diag);
+    if (rc == 0) {
+        rc = op->run(g, op, &op->diag);
+        if (rc < 0) {
+            gp_store_savepoint_rollback(g->store);
+        } else {
+            rc = gp_store_savepoint_release(g->store, &op->diag);
+        }
+    }
+    if (rc < 0 && op->diag.code == 0) {
+        gp_diag_set(&op->diag, rc, "%s", gp_strerror(rc));
+    }
+    if (rc < 0) {
+        json_decref(op->result);
+        op->result = NULL;
+    }
+    op->rc = rc;
+}
+
+/* Runs a group of ops in one transaction. */
+static void run_group(gpupoold *g, ctl_op *ops)
+{
+    pthread_mutex_lock(&g->st.lock);
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = gp_store_begin(g->store, &d);
+    bool kick = false;
+    for (ctl_op *op = ops; op; op = op->next) {
+        if (rc < 0) {
+            op->rc = rc;
+            op->diag = d;
+            continue;
+        }
+        run_one(g, op);
+        kick |= op->rc == 0 && op->kick;
+    }
+    if (rc == 0 && (rc = gp_store_commit(g->store, &d)) < 0) {
+        GP_LOG(GP_LOG_ERROR, "ctl", "commit: %s", d.msg);
+        gp_store_rollback(g->store);
+        for (ctl_op *op = ops; op; op = op->next) {
+            json_decref(op->result);
+            op->result = NULL;
+            op->rc = GP_EUNAVAIL;
+            gp_diag_set(&op->diag, GP_EUNAVAIL, "the store failed to commit: %s; retry", d.msg);
+        }
+        reload(g);
+        kick = true;
+    }
+    pthread_mutex_unlock(&g->st.lock);
+    atomic_fetch_add(&g->stats.groups, 1);
+    pthread_mutex_lock(&g->qlock);
+    for (ctl_op *op = ops; op; op = op->next) {
+        op->done = true;
+    }
+    g->kicked |= kick;
+    pthread_cond_broadcast(&g->donecond);
+    pthread_mutex_unlock(&g->qlock);
+}
+
+static void cycle(gpupoold *g)
+{
+    int64_t t0 = mono_ms();
+    gp_diag d;
+    gp_diag_clear(&d);
+    pthread_mutex_lock(&g->st.lock);
+    ctl_check_liveness(g);
+    int rc = ctl_schedule(g, &d);
+    pthread_mutex_unlock(&g->st.lock);
+    if (rc < 0) {
+        GP_LOG(GP_LOG_ERROR, "sched", "cycle failed: %s", d.msg);
+    }
+    g->last_cycle_ms = mono_ms();
+    atomic_fetch_add(&g->stats.cycles, 1);
+    atomic_store(&g->stats.cycle_us_last, (g->last_cycle_ms - t0) * 1000);
+}
+
+/* Cycles run at least every scheduling interval, and soon after a kick, but no closer together
+ * than this while changes keep arriving, so a stream of submits still leaves room for commits. */
+#define KICK_GAP_MS 50
+
+static int64_t cycle_due_ms(const gpupoold *g)
+{
+    int64_t due = g->last_cycle_ms + g->cfg->scheduler.interval_ms;
+    int64_t soon = g->last_cycle_ms + KICK_GAP_MS;
+    return g->kicked && soon < due ? soon : due;
+}
+
+static void wait_until(gpupoold *g, int64_t due)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    int64_t wait = due - mono_ms();
+    ts.tv_sec += wait / 1000;
+    ts.tv_nsec += (wait % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_cond_timedwait(&g->qcond, &g->qlock, &ts);
+}
+
+static void *committer_main(void *arg)
+{
+    gpupoold *g = arg;
+    pthread_mutex_lock(&g->qlock);
+    for (;;) {
+        while (!g->head && !g->stop && mono_ms() < cycle_due_ms(g)) {
+            wait_until(g, cycle_due_ms(g));
+        }
+        if (g->stop && !g->head) {
+            break;
+        }
+        ctl_op *ops = g->head;
+        g->head = g->tail = NULL;
+        if (ops) {
+            pthread_mutex_unlock(&g->qlock);
+            run_group(g, ops);
+            pthread_mutex_lock(&g->qlock);
+        }
+        if (mono_ms() >= cycle_due_ms(g)) {
+            g->kicked = false;
+            pthread_mutex_unlock(&g->qlock);
+            cycle(g);
+            pthread_mutex_lock(&g->qlock);
+        }
+    }
+    pthread_mutex_unlock(&g->qlock);
+    return NULL;
+}
+
+int ctl_run_op(gpupoold *g, ctl_op *op)
+{
+    op->done = false;
+    op->next = NULL;
+    pthread_mutex_lock(&g->qlock);
+    if (!g->running) {
+        pthread_mutex_unlock(&g->qlock);
+        op->rc = gp_diag_set(&op->diag, GP_EUNAVAIL, "the controller is shutting down");
+        return op->rc;
+    }
+    if (g->tail) {
+        g->tail->next = op;
+    } else {
+        g->head = op;
+    }
+    g->tail = op;
+    pthread_cond_signal(&g->qcond);
+    while (!op->done) {
+        pthread_cond_wait(&g->donecond, &g->qlock);
+    }
+    pthread_mutex_unlock(&g->qlock);
+    atomic_fetch_add(&g->stats.ops, 1);
+    return op->rc;
+}
+
+void ctl_kick(gpupoold *g)
+{
+    pthread_mutex_lock(&g->qlock);
+    g->kicked = true;
+    pthread_cond_signal(&g->qcond);
+    pthread_mutex_unlock(&g->qlock);
+}
+
+int ctl_committer_start(gpupoold *g, gp_diag *d)
+{
+    pthread_mutex_init(&g->qlock, NULL);
+    pthread_cond_init(&g->qcond, NULL);
+    pthread_cond_init(&g->donecond, NULL);
+    g->running = true;
+    g->last_cycle_ms = mono_ms();
+    if (pthread_create(&g->committer, NULL, committer_main, g) != 0) {
+        g->running = false;
+        return gp_diag_set(d, GP_EIO, "cannot start the committer thread");
+    }
+    return 0;
+}
+
+void ctl_committer_stop(gpupoold *g)
+{
+    pthread_mutex_lock(&g->qlock);
+    if (!g->running) {
+        pthread_mutex_unlock(&g->qlock);
+        return;
+    }
+    g->stop = true;
+    g->running = false;
+    pthread_cond_signal(&g->qcond);
+    pthread_mutex_unlock(&g->qlock);
+    pthread_join(g->committer, NULL);
+    pthread_cond_destroy(&g->qcond);
+    pthread_cond_destroy(&g->donecond);
+    pthread_mutex_destroy(&g->qlock);
+}

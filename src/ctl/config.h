@@ -1,0 +1,146 @@
+/*
+ * gpupoold's configuration: one table of options (src/ctl/config.c) drives parsing, validation,
+ * --dump-config, --help and docs/config.md, so that a setting cannot exist in one and be missing
+ * from another.
+ *
+ * Sources, lowest precedence first: the defaults of the table; the YAML file named by
+ * --config FILE (or else GPUPOOL_CONFIG); GPUPOOL_* environment variables; command-line flags.
+ * Every option has a key in the file ("scheduler.node_policy"), an environment variable
+ * (GPUPOOL_SCHEDULER_NODE_POLICY) and a flag (--scheduler-node-policy VALUE or
+ * --scheduler-node-policy=VALUE). A later source replaces a value as a whole (also
+ * scheduler.model_cost: the map is not merged).
+ *
+ * Value syntax, the same in every source:
+ *   durations  integer seconds, or a number with ms, s, m, h or d: 500ms, 1.5s, 30m; stored as ms
+ *   sizes      bytes, or a number with B, K, Ki, KiB, M, Mi or MiB (all powers of 1024)
+ *   booleans   true/false, yes/no, on/off, 1/0 (any case); a bool flag alone means true
+ *   HOST:PORT  name or IPv4 address, or [IPv6]; port 0..65535
+ *   model_cost in the file a mapping {A100-80GB: 2.5}; in env and flags "A100-80GB=2.5,H100=4"
+ *
+ * Errors name where the bad value came from: `config.yaml:7: scheduler.node_policy: must be one
+ * of binpack, spread`, `config.yaml:3: unknown key scheduler.nod_policy`,
+ * `GPUPOOL_HTTP_THREADS: must be between 1 and 256`, `--listen: expected HOST:PORT`,
+ * `--frobnicate: unknown flag`. Unknown keys in the file and unknown flags are refused; unknown
+ * GPUPOOL_* environment variables are ignored, since the gpupool CLI and jobs have their own.
+ *
+ * Ownership: gp_ctl_config holds no pointers and nothing on the heap; it is a value, copied
+ * freely, and needs no fini. Once loaded it is treated as immutable and passed as
+ * const gp_ctl_config *. No globals; the environment is passed in (envp), never read.
+ */
+#ifndef GP_CTL_CONFIG_H
+#define GP_CTL_CONFIG_H
+
+#include "base/log.h"
+#include "gpupool/error.h"
+#include "gpupool/model.h"
+#include "gpupool/sched.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GP_CTL_PATH_MAX 1024 /* bytes of a path option, with its NUL */
+#define GP_CTL_HOST_MAX 256  /* bytes of a host name, with its NUL */
+
+/* An address to listen on. host "" means not set (tls.listen: TLS off). IPv6 hosts are stored
+ * without their brackets. */
+typedef struct gp_ctl_addr {
+    char host[GP_CTL_HOST_MAX];
+    int port; /* 0..65535; 0 = any free port */
+} gp_ctl_addr;
+
+typedef enum gp_ctl_log_format {
+    GP_CTL_LOG_TEXT = 0,
+    GP_CTL_LOG_JSON = 1,
+} gp_ctl_log_format;
+
+typedef struct gp_ctl_model_cost {
+    char model[GP_NAME_MAX]; /* GPU model name, as the nodes report it */
+    double price;            /* per GPU-hour, >= 0 */
+} gp_ctl_model_cost;
+
+typedef struct gp_ctl_cost_map {
+    int n; /* entries used, 0..GP_MAX_MODELS; names distinct */
+    gp_ctl_model_cost entry[GP_MAX_MODELS];
+} gp_ctl_cost_map;
+
+typedef struct gp_ctl_config {
+    char data_dir[GP_CTL_PATH_MAX]; /* required */
+    gp_ctl_addr listen;             /* default 127.0.0.1:7070 */
+    struct {
+        gp_ctl_addr listen;         /* host "" = TLS off (default) */
+        char cert[GP_CTL_PATH_MAX]; /* both set when listen is */
+        char key[GP_CTL_PATH_MAX];
+    } tls;
+    struct {
+        gp_log_level level; /* debug, info (default), warn, error */
+        gp_ctl_log_format format;
+    } log;
+    struct {
+        int threads;        /* 1..256, default 8 */
+        int64_t max_body;   /* bytes, 1KiB..64MiB, default 1MiB */
+        int64_t timeout_ms; /* default 30s */
+    } http;
+    struct {
+        int64_t interval_ms; /* 10ms..1h, default 1s */
+        gp_node_policy node_policy;
+        gp_gpu_policy gpu_policy; /* never GP_GPU_DEFAULT */
+        bool backfill;
+        double util_threshold; /* percent, 0..100 */
+        double util_weight;    /* >= 0 */
+        double cost_weight;    /* >= 0 */
+        int max_preemptions;   /* 0..100000 */
+        gp_ctl_cost_map model_cost;
+    } scheduler;
+    struct {
+        int64_t heartbeat_timeout_ms;          /* default 40s */
+        char join_token_file[GP_CTL_PATH_MAX]; /* "" = DATA_DIR/join.token */
+    } nodes;
+    struct {
+        char default_queue[GP_NAME_MAX];          /* default "default" */
+        char default_priority_class[GP_NAME_MAX]; /* default "normal" */
+        int max_pending_per_tenant;               /* default 100000 */
+    } jobs;
+} gp_ctl_config;
+
+/* What the command line asked for besides settings. */
+typedef struct gp_ctl_cli {
+    bool help;                         /* --help, -h */
+    bool version;                      /* --version, -V */
+    bool dump_config;                  /* --dump-config */
+    char config_file[GP_CTL_PATH_MAX]; /* the file read: --config or GPUPOOL_CONFIG; "" = none */
+} gp_ctl_cli;
+
+/* Sets *out to the defaults of the table (data_dir empty: it has none). */
+void gp_ctl_config_default(gp_ctl_config *out);
+
+/*
+ * Loads the effective configuration: defaults < file < env < flags. argv[0] is the program
+ * name; envp is a NULL-terminated "NAME=VALUE" array (may be NULL: no environment).
+ *
+ * With --help or --version anywhere in argv, nothing else is read or checked: *cli says which,
+ * *out holds the defaults, and 0 is returned, so they work without a data_dir.
+ *
+ * Returns 0 with *out and *cli filled. On failure returns GP_EINVAL (a bad value, key or flag;
+ * a missing required setting), GP_EPARSE (YAML syntax), GP_ENOENT or GP_EIO (the file cannot be
+ * read) or GP_ENOMEM, with the place named in d, and leaves *out and *cli untouched.
+ */
+int gp_ctl_config_load(int argc, char **argv, char **envp, gp_ctl_config *out, gp_ctl_cli *cli,
+                       gp_diag *d);
+
+/* Writes cfg as a YAML document that gp_ctl_config_load reads back to an equal config. Every
+ * option is written, defaults included. 0, or GP_EIO when writing fails. */
+int gp_ctl_config_dump(const gp_ctl_config *cfg, FILE *f);
+
+/* The --help text: usage line, sources, then every option's flag, env variable, default and
+ * meaning, from the table. */
+void gp_ctl_config_usage(FILE *f);
+
+/* docs/config.md's table, in Markdown: key, flag, env, type, default, meaning. */
+void gp_ctl_config_doc(FILE *f);
+
+/* The scheduler's settings as gp_sched_config (model_cost excluded: it is per cluster model
+ * index, built by the caller from cfg->scheduler.model_cost). */
+void gp_ctl_config_sched(const gp_ctl_config *cfg, gp_sched_config *out);
+
+#endif

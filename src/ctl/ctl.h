@@ -1,0 +1,217 @@
+/*
+ * gpupoold's state: what the controller knows, in memory, written through to the store.
+ *
+ * The store is the truth; memory is a copy that answers reads quickly and feeds the scheduler.
+ * At start the controller loads everything from the store (ctl_state_load). Every change runs
+ * on one thread, the committer (commit.c), which groups the changes that arrive together into
+ * one store transaction (one fsync): for each change it takes a savepoint, checks the change
+ * against memory, writes it to the store and applies it to memory; a change that fails rolls
+ * back to its savepoint and leaves memory alone. When the commit itself fails, memory is
+ * reloaded from the store, so it never holds anything the store lost. The committer holds the
+ * state lock from the start of a group until its commit, so readers never see uncommitted
+ * changes; readers take the lock for as long as they copy what they answer.
+ *
+ * The scheduler's cluster model (gp_cluster) lives here too: one node per registered node, with
+ * the assignments of every Scheduled and Running job applied.
+ */
+#ifndef GP_CTL_CTL_H
+#define GP_CTL_CTL_H
+
+#include "ctl/config.h"
+#include "gpupool/jobspec.h"
+#include "gpupool/model.h"
+#include "gpupool/sched.h"
+#include "store/store.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- roles and the caller of a request ---- */
+
+typedef enum ctl_role {
+    CTL_ROLE_NONE = 0,
+    CTL_ROLE_ADMIN,
+    CTL_ROLE_OPERATOR,
+    CTL_ROLE_USER,
+    CTL_ROLE_JOIN,  /* may register nodes only */
+    CTL_ROLE_AGENT, /* one node's agent: heartbeats and status of that node */
+} ctl_role;
+
+const char *ctl_role_name(ctl_role r);
+/* GP_EINVAL for an unknown name. */
+int ctl_role_parse(const char *s, ctl_role *out);
+
+typedef struct ctl_principal {
+    ctl_role role;
+    int64_t token_id;
+    int64_t tenant_id; /* users */
+    int64_t node_id;   /* agents */
+    char name[64];     /* the token's name, for events */
+} ctl_principal;
+
+/* ---- objects ---- */
+
+typedef struct ctl_tenant {
+    int64_t id;
+    gp_sched_tenant lim;  /* name and quotas; per-model quotas by model name in quota_models */
+    json_t *quota_models; /* {"A100-80GB": milli, ...}; owned */
+} ctl_tenant;
+
+typedef struct ctl_queue {
+    int64_t id;
+    gp_sched_queue q;
+} ctl_queue;
+
+typedef struct ctl_pclass {
+    int64_t id;
+    char name[GP_NAME_MAX];
+    int32_t value;
+    bool preempt; /* PreemptLowerPriority */
+    char description[256];
+} ctl_pclass;
+
+typedef struct ctl_gpu_info {
+    char uuid[96];
+    char model[GP_NAME_MAX];
+    int64_t mem_mib;
+    int numa;
+    uint32_t nvlink;
+    bool mig;
+    double util; /* last reported utilisation, percent; -1 unknown */
+} ctl_gpu_info;
+
+typedef struct ctl_node {
+    int64_t id;
+    char name[GP_NAME_MAX];
+    int cl; /* index in the cluster model */
+    int64_t cpu_milli, memory_mib;
+    char address[128];
+    json_t *labels; /* object; owned */
+    int ngpus;
+    ctl_gpu_info gpus[GP_MAX_GPUS_PER_NODE];
+    bool cordoned;
+    bool draining;
+    bool ready;
+    int64_t registered_ms;
+    int64_t heartbeat_ms; /* memory only: not worth a write per heartbeat */
+} ctl_node;
+
+typedef enum ctl_job_state {
+    CTL_PENDING = 0,
+    CTL_SCHEDULED,
+    CTL_RUNNING,
+    CTL_SUCCEEDED,
+    CTL_FAILED,
+    CTL_CANCELLED,
+    CTL_PREEMPTED,
+    CTL_NSTATES,
+} ctl_job_state;
+
+const char *ctl_job_state_name(ctl_job_state s);
+/* GP_EINVAL for an unknown name. */
+int ctl_job_state_parse(const char *s, ctl_job_state *out);
+/* Whether the state holds resources (Scheduled, Running). */
+bool ctl_job_state_holds(ctl_job_state s);
+/* Whether the job has ended (Succeeded, Failed, Cancelled). */
+bool ctl_job_state_final(ctl_job_state s);
+
+typedef struct ctl_replica {
+    int64_t node_id;
+    int64_t epoch;
+    gp_assignment a; /* in the cluster model */
+    char state[16];  /* what the agent last reported: "", "Running", "Succeeded", "Failed" */
+    int exit_code;
+} ctl_replica;
+
+/* The reason of a job no scheduling cycle has looked at yet. */
+#define CTL_REASON_NEW "waiting for the next scheduling cycle"
+
+typedef struct ctl_job {
+    int64_t id;
+    int64_t tenant_id;
+    char name[GP_NAME_MAX];
+    ctl_job_state state;
+    gp_jobspec spec;
+    char *spec_json; /* as stored; owned */
+    char idempotency_key[128];
+    char reason[256]; /* why it waits (Pending) or why it ended */
+    int64_t submit_ms, start_ms, end_ms;
+    int restarts;
+    int exit_code;         /* of a Failed job's first failed replica; 0 otherwise */
+    ctl_replica *replicas; /* spec.replicas entries while it holds resources; else NULL */
+    gp_sched_job sj;       /* the scheduler's view, cached (valid while sj_gen == st->gen) */
+    uint64_t sj_gen;       /* 0 = not computed */
+} ctl_job;
+
+/* ---- the state ---- */
+
+typedef struct ctl_state {
+    pthread_mutex_t lock;
+    gp_cluster *cluster;
+    ctl_tenant *tenants;
+    int ntenants, captenants;
+    ctl_queue *queues;
+    int nqueues, capqueues;
+    ctl_pclass *pclasses;
+    int npclasses, cappclasses;
+    ctl_node *nodes;
+    int nnodes, capnodes;
+    ctl_job **jobs; /* by id, ascending (ids only grow) */
+    int njobs, capjobs;
+    gp_token_rec *tokens;
+    int ntokens, captokens;
+    int npending; /* jobs Pending */
+    uint64_t gen; /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
+} ctl_state;
+
+/* Empties and frees everything in st (the lock is kept). */
+void ctl_state_clear(ctl_state *st);
+/* Loads st from the store (after clearing it). GP_EIO, GP_ENOMEM. */
+int ctl_state_load(ctl_state *st, gp_store *store, gp_diag *d);
+
+ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name);
+ctl_tenant *ctl_tenant_by_id(ctl_state *st, int64_t id);
+ctl_queue *ctl_queue_by_name(ctl_state *st, const char *name);
+ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name);
+ctl_node *ctl_node_by_name(ctl_state *st, const char *name);
+ctl_node *ctl_node_by_id(ctl_state *st, int64_t id);
+ctl_job *ctl_job_by_id(ctl_state *st, int64_t id);
+/* A job by id ("42") or by name among the tenant's jobs (tenant_id 0: any tenant): the active
+ * one, else the newest. NULL when none. */
+ctl_job *ctl_job_find(ctl_state *st, const char *ref, int64_t tenant_id);
+
+/* Appends a job (ids must ascend); takes ownership. GP_ENOMEM. */
+int ctl_state_add_job(ctl_state *st, ctl_job *j);
+void ctl_job_free(ctl_job *j);
+/* Adds a node to st and the cluster model from its stored document. GP_EINVAL naming the
+ * field when the document is malformed. */
+int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc, gp_diag *d);
+/* The stored document of a node. New reference. */
+json_t *ctl_node_doc(const ctl_node *n);
+/* Applies (take=true) or releases the assignments of a job's replicas on the cluster model. */
+int ctl_job_hold(ctl_state *st, ctl_job *j, bool take);
+/* Sets the job's state, keeping the Pending count. */
+void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s);
+
+/* The status document stored beside a job (reason, times, restarts, replicas). New ref. */
+json_t *ctl_job_status_doc(const ctl_job *j);
+
+/* Object documents (the JSON the store keeps and the API shows). New references. */
+json_t *ctl_tenant_doc(const ctl_state *st, const ctl_tenant *t);
+json_t *ctl_queue_doc(const ctl_queue *q);
+json_t *ctl_pclass_doc(const ctl_pclass *p);
+/* Parse object documents; GP_EINVAL naming the field. */
+int ctl_tenant_from_doc(const char *name, json_t *doc, ctl_tenant *out, gp_diag *d);
+int ctl_queue_from_doc(const char *name, json_t *doc, ctl_queue *out, gp_diag *d);
+int ctl_pclass_from_doc(const char *name, json_t *doc, ctl_pclass *out, gp_diag *d);
+void ctl_tenant_fini(ctl_tenant *t);
+
+/* A replica's assignment as stored: {"cpu_milli", "memory_mib", "shares": [{"gpu", "milli",
+ * "memory_mib", "mig_start", "mig_memory_slices", "mig_compute_slices"}]}; node is the cluster
+ * index to put in a. */
+json_t *ctl_assignment_doc(const gp_assignment *a);
+int ctl_assignment_from_doc(json_t *doc, int node, gp_assignment *a, gp_diag *d);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * Loading the state from the store at start (and after a failed commit), and the stored form
+ * of assignments. Everything acknowledged before a restart comes back: tenants, queues,
+ * priority classes, nodes, tokens, jobs with their status, and the placements of the jobs that
+ * hold GPUs, which are applied again to a fresh cluster model.
+ */
+#include "ctl/ctl.h"
+#include "ctl/doc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+json_t *ctl_assignment_doc(const gp_assignment *a)
+{
+    json_t *shares = json_array();
+    for (int i = 0; i < a->nshares; i++) {
+        const gp_gpu_share *s = &a->shares[i];
+        json_array_append_new(shares,
+                              json_pack("{s:i, s:i, s:I, s:i, s:i, s:i}", "gpu", s->gpu, "milli",
+                                        s->milli, "memory_mib", (json_int_t)s->mem_mib, "mig_start",
+                                        s->mig_start, "mig_memory_slices", s->mig_memory_slices,
+                                        "mig_compute_slices", s->mig_compute_slices));
+    }
+    return json_pack("{s:I, s:I, s:o}", "cpu_milli", (json_int_t)a->cpu_milli, "memory_mib",
+                     (json_int_t)a->memory_mib, "shares", shares);
+}
+
+int ctl_assignment_from_doc(json_t *doc, int node, gp_assignment *a, gp_diag *d)
+{
+    memset(a, 0, sizeof(*a));
+    a->node = node;
+    json_t *shares = json_object_get(doc, "shares");
+    json_int_t cpu = 0, mem = 0;
+    if (json_unpack(doc, "{s:I, s:I}", "cpu_milli", &cpu, "memory_mib", &mem) != 0 ||
+        !json_is_array(shares) || json_array_size(shares) > GP_MAX_GPUS_PER_NODE) {
+        return gp_diag_set(d, GP_EIO, "store: malformed assignment");
+    }
+    a->cpu_milli = cpu;
+    a->memory_mib = mem;
+    size_t i;
+    json_t *s;
+    json_array_foreach(shares, i, s)
+    {
+        int gpu, milli, start, ms, cs;
+        json_int_t m;
+        if (json_unpack(s, "{s:i, s:i, s:I, s:i, s:i, s:i}", "gpu", &gpu, "milli", &milli,
+                        "memory_mib", &m, "mig_start", &start, "mig_memory_slices", &ms,
+                        "mig_compute_slices", &cs) != 0) {
+            return gp_diag_set(d, GP_EIO, "store: malformed GPU share");
+        }
+        a->shares[i] = (gp_gpu_share){.gpu = (uint8_t)gpu,
+                                      .milli = milli,
+                                      .mem_mib = m,
+                                      .mig_start = (int8_t)start,
+                                      .mig_memory_slices = (int8_t)ms,
+                                      .mig_compute_slices = (int8_t)cs};
+    }
+    a->nshares = (int)json_array_size(shares);
+    return 0;
+}
+
+typedef struct load_ctx {
+    ctl_state *st;
+    gp_diag *d;
+} load_ctx;
+
+static json_t *parse(const char *text, gp_diag *d, const char *what)
+{
+    json_error_t err;
+    json_t *v = json_loads(text, 0, &err);
+    if (!v) {
+        gp_diag_set(d, GP_EIO, "store: %s: %s", what, err.text);
+    }
+    return v;
+}
+
+static int grow(void **p, int *cap, int n, size_t size)
+{
+    if (n < *cap) {
+        return 0;
+    }
+    int ncap = *cap ? *cap * 2 : 16;
+    void *q = realloc(*p, size * (size_t)ncap);
+    if (!q) {
+        return GP_ENOMEM;
+    }
+    *p = q;
+    *cap = ncap;
+    return 0;
+}
+
+static int load_obj(void *ctx, int64_t id, const char *name, const char *json, gp_obj_kind kind)
+{
+    load_ctx *l = ctx;
+    ctl_state *st = l->st;
+    json_t *doc = parse(json, l->d, name);
+    if (!doc) {
+        return GP_EIO;
+    }
+    int rc = 0;
+    switch (kind) {
+    case GP_OBJ_TENANT:
+        rc = grow((void **)&st->tenants, &st->captenants, st->ntenants, sizeof(ctl_tenant));
+        if (rc == 0 &&
+            (rc = ctl_tenant_from_doc(name, doc, &st->tenants[st->ntenants], l->d)) == 0) {
+            st->tenants[st->ntenants++].id = id;
+        }
+        break;
+    case GP_OBJ_QUEUE:
+        rc = grow((void **)&st->queues, &st->capqueues, st->nqueues, sizeof(ctl_queue));
+        if (rc == 0 && (rc = ctl_queue_from_doc(name, doc, &st->queues[st->nqueues], l->d)) == 0) {
+            st->queues[st->nqueues++].id = id;
+        }
+        break;
+    case GP_OBJ_PRIORITY_CLASS:
+        rc = grow((void **)&st->pclasses, &st->cappclasses, st->npclasses, sizeof(ctl_pclass));
+        if (rc == 0 &&
+            (rc = ctl_pclass_from_doc(name, doc, &st->pclasses[st->npclasses], l->d)) == 0) {
+            st->pclasses[st->npclasses++].id = id;
+        }
+        break;
+    case GP_OBJ_NODE:
+        rc = ctl_state_add_node(st, id, name, doc, l->d);
+        break;
+    }
+    json_decref(doc);
+    return rc;
+}
+
+static int load_tenant(void *ctx, int64_t id, const char *name, const char *json)
+{
+    return load_obj(ctx, id, name, json, GP_OBJ_TENANT);
+}
+static int load_queue(void *ctx, int64_t id, const char *name, const char *json)
+{
+    return load_obj(ctx, id, name, json, GP_OBJ_QUEUE);
+}
+static int load_pclass(void *ctx, int64_t id, const char *name, const char *json)
+{
+    return load_obj(ctx, id, name, json, GP_OBJ_PRIORITY_CLASS);
+}
+static int load_node(void *ctx, int64_t id, const char *name, const char *json)
+{
+    return load_obj(ctx, id, name, json, GP_OBJ_NODE);
+}
+
+static int load_token(void *ctx, const gp_token_rec *t)
+{
+    load_ctx *l = ctx;
+    ctl_state *st = l->st;
+    if (grow((void **)&st->tokens, &st->captokens, st->ntokens, sizeof(*t)) < 0) {
+        return GP_ENOMEM;
+    }
+    st->tokens[st->ntokens++] = *t;
+    return 0;
+}
+
+static void read_status(ctl_job *j, json_t *status)
+{
+    json_int_t start = 0, end = 0;
+    int restarts = 0, exit_code = 0;
+    const char *reason = "";
+    json_unpack(status, "{s?s, s?I, s?I, s?i, s?i}", "reason", &reason, "start_ms", &start,
+                "end_ms", &end, "restarts", &restarts, "exit_code", &exit_code);
+    snprintf(j->reason, sizeof(j->reason), "%s", reason);
+    j->start_ms = start;
+    j->end_ms = end;
+    j->restarts = restarts;
+    j->exit_code = exit_code;
+}
+
+static int load_job(void *ctx, const gp_job_rec *rec, const char *spec_json,
+                    const char *status_json)
+{
+    load_ctx *l = ctx;
+    ctl_job *j = calloc(1, sizeof(*j));
+    if (!j) {
+        return GP_ENOMEM;
+    }
+    j->id = rec->id;
+    j->tenant_id = rec->tenant_id;
+    snprintf(j->name, sizeof(j->name), "%s", rec->name);
+    snprintf(j->idempotency_key, sizeof(j->idempotency_key), "%s", rec->idempotency_key);
+    j->submit_ms = rec->submit_time_ms;
+    int rc = ctl_job_state_parse(rec->state, &j->state);
+    if (rc == 0) {
+        rc = gp_jobspec_parse_json(spec_json, strlen(spec_json), &j->spec, l->d);
+    }
+    j->spec_json = rc == 0 ? strdup(spec_json) : NULL;
+    json_t *status = rc == 0 ? parse(status_json, l->d, "job status") : NULL;
+    if (rc == 0 && (!j->spec_json || !status)) {
+        rc = status ? GP_ENOMEM : GP_EIO;
+    }
+    if (rc == 0) {
+        read_status(j, status);
+        rc = ctl_state_add_job(l->st, j);
+    }
+    json_decref(status);
+    if (rc < 0) {
+        ctl_job_free(j);
+        if (l->d->code == 0) {
+            gp_diag_set(l->d, rc, "store: job %lld: %s", (long long)rec->id, gp_strerror(rc));
+        }
+    }
+    return rc;
+}
+
+static int load_placement(void *ctx, const gp_placement_rec *p, const char *json)
+{
+    load_ctx *l = ctx;
+    ctl_job *j = ctl_job_by_id(l->st, p->job_id);
+    ctl_node *n = ctl_node_by_id(l->st, p->node_id);
+    if (!j || !n || !ctl_job_state_holds(j->state) || p->replica < 0 ||
+        p->replica >= j->spec.replicas) {
+        return 0; /* a leftover of a job that no longer holds: ignored */
+    }
+    if (!j->replicas) {
+        j->replicas = calloc((size_t)j->spec.replicas, sizeof(*j->replicas));
+        if (!j->replicas) {
+            return GP_ENOMEM;
+        }
+    }
+    json_t *doc = parse(json, l->d, "placement");
+    if (!doc) {
+        return GP_EIO;
+    }
+    ctl_replica *r = &j->replicas[p->replica];
+    r->node_id = p->node_id;
+    r->epoch = p->epoch;
+    int rc = ctl_assignment_from_doc(doc, n->cl, &r->a, l->d);
+    json_decref(doc);
+    return rc;
+}
+
+/* Applies the holds of every job that holds resources; a job whose placement is incomplete or
+ * no longer fits goes back to Pending (it will be placed again). */
+static void apply_holds(ctl_state *st)
+{
+    for (int i = 0; i < st->njobs; i++) {
+        ctl_job *j = st->jobs[i];
+        if (!ctl_job_state_holds(j->state)) {
+            free(j->replicas);
+            j->replicas = NULL;
+            continue;
+        }
+        bool complete = j->replicas != NULL;
+        for (int r = 0; complete && r < j->spec.replicas; r++) {
+            complete = j->replicas[r].epoch > 0;
+        }
+        if (!complete || ctl_job_hold(st, j, true) < 0) {
+            free(j->replicas);
+            j->replicas = NULL;
+            ctl_job_set_state(st, j, CTL_PENDING);
+            snprintf(j->reason, sizeof(j->reason), "placement lost at restart; waiting again");
+        }
+    }
+}
+
+int ctl_state_load(ctl_state *st, gp_store *store, gp_diag *d)
+{
+    ctl_state_clear(st);
+    st->cluster = gp_cluster_new();
+    if (!st->cluster) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    load_ctx l = {st, d};
+    int rc = gp_store_obj_each(store, GP_OBJ_TENANT, load_tenant, &l, d);
+    if (rc == 0) {
+        rc = gp_store_obj_each(store, GP_OBJ_QUEUE, load_queue, &l, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_obj_each(store, GP_OBJ_PRIORITY_CLASS, load_pclass, &l, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_obj_each(store, GP_OBJ_NODE, load_node, &l, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_token_each(store, load_token, &l, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_job_each(store, load_job, &l, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_placement_each(store, load_placement, &l, d);
+    }
+    if (rc < 0) {
+        if (d->code == 0) {
+            gp_diag_set(d, rc, "loading the state: %s", gp_strerror(rc));
+        }
+        ctl_state_clear(st);
+        return rc;
+    }
+    apply_holds(st);
+    return 0;
+}

@@ -1,0 +1,233 @@
+/*
+ * Nodes: the registration document and its node in the cluster model.
+ *
+ *   {"name": "gpu-01", "address": "10.0.0.1:7071", "cpu_milli": 128000, "memory_mib": 1048576,
+ *    "labels": {"zone": "a"},
+ *    "gpus": [{"uuid": "GPU-…", "model": "A100-80GB", "memory_mib": 81920, "numa": 0,
+ *              "nvlink": [1, 2, 3], "mig": false}, …],
+ *    "cordoned": false, "draining": false, "registered_ms": …}
+ *
+ * A GPU's index is its position in "gpus". The cluster model cannot remove a node, so a node
+ * that registers again with a different inventory gets a new node in the model and the old one
+ * is made unschedulable; jobs placed on the old one keep their hold until they end.
+ */
+#include "ctl/ctl.h"
+#include "ctl/doc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static int read_gpu(json_t *g, int i, ctl_gpu_info *out, gp_diag *d)
+{
+    static const char *const fields[] = {"index", "uuid",   "model", "memory_mib",
+                                         "numa",  "nvlink", "mig",   NULL};
+    char path[32];
+    snprintf(path, sizeof(path), "gpus[%d]", i);
+    ctl_gpu_info info;
+    memset(&info, 0, sizeof(info));
+    int64_t numa = -1, index = i;
+    info.util = -1;
+    int rc = doc_check_fields(g, path, fields, d);
+    if (rc == 0) {
+        rc = doc_int(g, path, "index", i, i, &index, d);
+    }
+    if (rc == 0) {
+        rc = doc_str(g, path, "uuid", info.uuid, sizeof(info.uuid), d);
+    }
+    if (rc == 0) {
+        rc = doc_str(g, path, "model", info.model, sizeof(info.model), d);
+    }
+    if (rc == 0 && (!info.uuid[0] || !info.model[0])) {
+        rc = gp_diag_set(d, GP_EINVAL, "%s: uuid and model are required", path);
+    }
+    if (rc == 0) {
+        rc = doc_int(g, path, "memory_mib", 1, INT64_C(1) << 40, &info.mem_mib, d);
+    }
+    if (rc == 0 && info.mem_mib == 0) {
+        rc = gp_diag_set(d, GP_EINVAL, "%s.memory_mib: required", path);
+    }
+    if (rc == 0) {
+        rc = doc_int(g, path, "numa", -1, 1024, &numa, d);
+    }
+    if (rc == 0) {
+        rc = doc_bool(g, path, "mig", &info.mig, d);
+    }
+    json_t *links = json_object_get(g, "nvlink");
+    if (rc == 0 && links && !json_is_null(links)) {
+        size_t k;
+        json_t *v;
+        if (!json_is_array(links)) {
+            rc = gp_diag_set(d, GP_EINVAL, "%s.nvlink: must be a list of GPU indexes", path);
+        }
+        json_array_foreach(links, k, v)
+        {
+            if (rc == 0 &&
+                (!json_is_integer(v) || json_integer_value(v) < 0 ||
+                 json_integer_value(v) >= GP_MAX_GPUS_PER_NODE || json_integer_value(v) == i)) {
+                rc = gp_diag_set(d, GP_EINVAL, "%s.nvlink[%zu]: must be another GPU's index", path,
+                                 k);
+            }
+            if (rc == 0) {
+                info.nvlink |= 1u << json_integer_value(v);
+            }
+        }
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    info.numa = (int)numa;
+    *out = info;
+    return 0;
+}
+
+/* Reads the document into n (everything but id and cl). */
+static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
+{
+    static const char *const fields[] = {"name", "address",  "cpu_milli", "memory_mib",    "labels",
+                                         "gpus", "cordoned", "draining",  "registered_ms", NULL};
+    memset(n, 0, sizeof(*n));
+    snprintf(n->name, sizeof(n->name), "%s", name);
+    int rc = doc_check_fields(doc, "", fields, d);
+    if (rc == 0) {
+        rc = doc_str(doc, "", "address", n->address, sizeof(n->address), d);
+    }
+    if (rc == 0) {
+        rc = doc_int(doc, "", "cpu_milli", 1, INT64_C(1) << 40, &n->cpu_milli, d);
+    }
+    if (rc == 0) {
+        rc = doc_int(doc, "", "memory_mib", 1, INT64_C(1) << 40, &n->memory_mib, d);
+    }
+    if (rc == 0 && (n->cpu_milli == 0 || n->memory_mib == 0)) {
+        rc = gp_diag_set(d, GP_EINVAL, "%s: required", n->cpu_milli ? "memory_mib" : "cpu_milli");
+    }
+    if (rc == 0) {
+        rc = doc_bool(doc, "", "cordoned", &n->cordoned, d);
+    }
+    if (rc == 0) {
+        rc = doc_bool(doc, "", "draining", &n->draining, d);
+    }
+    if (rc == 0) {
+        rc = doc_int(doc, "", "registered_ms", 0, INT64_MAX, &n->registered_ms, d);
+    }
+    json_t *labels = json_object_get(doc, "labels");
+    if (rc == 0 && labels && !json_is_null(labels)) {
+        const char *k;
+        json_t *v;
+        if (!json_is_object(labels)) {
+            rc = gp_diag_set(d, GP_EINVAL, "labels: must be an object of strings");
+        }
+        json_object_foreach(labels, k, v)
+        {
+            if (rc == 0 && (!json_is_string(v) || strlen(k) >= GP_NAME_MAX ||
+                            json_string_length(v) >= GP_NAME_MAX)) {
+                rc = gp_diag_set(d, GP_EINVAL, "labels.%s: must be a string under %d bytes", k,
+                                 GP_NAME_MAX);
+            }
+        }
+    }
+    json_t *gpus = json_object_get(doc, "gpus");
+    if (rc == 0 && gpus && !json_is_array(gpus)) {
+        rc = gp_diag_set(d, GP_EINVAL, "gpus: must be a list");
+    }
+    if (rc == 0 && json_array_size(gpus) > GP_MAX_GPUS_PER_NODE) {
+        rc = gp_diag_set(d, GP_EINVAL, "gpus: at most %d per node", GP_MAX_GPUS_PER_NODE);
+    }
+    for (size_t i = 0; rc == 0 && i < json_array_size(gpus); i++) {
+        rc = read_gpu(json_array_get(gpus, i), (int)i, &n->gpus[i], d);
+    }
+    n->ngpus = (int)json_array_size(gpus);
+    for (int i = 0; rc == 0 && i < n->ngpus; i++) {
+        if (n->gpus[i].nvlink >> n->ngpus) {
+            rc = gp_diag_set(d, GP_EINVAL, "gpus[%d].nvlink: names a GPU the node lacks", i);
+        }
+    }
+    if (rc == 0) {
+        n->labels = labels && json_is_object(labels) ? json_deep_copy(labels) : json_object();
+    }
+    return rc;
+}
+
+/* Adds n's node to the cluster model; n->cl receives its index. */
+static int add_to_cluster(gp_cluster *c, ctl_node *n, gp_diag *d)
+{
+    gp_gpu_spec specs[GP_MAX_GPUS_PER_NODE];
+    for (int i = 0; i < n->ngpus; i++) {
+        int m = gp_cluster_model(c, n->gpus[i].model, n->gpus[i].mem_mib);
+        if (m < 0) {
+            return gp_diag_set(d, GP_ERANGE, "gpus[%d].model: too many GPU models in the pool", i);
+        }
+        specs[i] = (gp_gpu_spec){.model = m,
+                                 .numa = n->gpus[i].numa,
+                                 .nvlink = n->gpus[i].nvlink,
+                                 .mem_mib = n->gpus[i].mem_mib};
+    }
+    int idx = gp_cluster_add_node(c, n->name, n->cpu_milli, n->memory_mib, n->ngpus, specs);
+    if (idx < 0) {
+        return gp_diag_set(d, idx, "node %s: %s", n->name, gp_strerror(idx));
+    }
+    const char *k;
+    json_t *v;
+    json_object_foreach(n->labels, k, v)
+    {
+        gp_cluster_set_label(c, idx, k, json_string_value(v));
+    }
+    for (int i = 0; i < n->ngpus; i++) {
+        if (n->gpus[i].mig) {
+            gp_cluster_enable_mig(c, idx, i);
+        }
+    }
+    n->cl = idx;
+    return 0;
+}
+
+int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc, gp_diag *d)
+{
+    ctl_node n;
+    int rc = read_node(name, doc, &n, d);
+    if (rc < 0) {
+        return rc;
+    }
+    n.id = id;
+    rc = add_to_cluster(st->cluster, &n, d);
+    if (rc == 0 && st->nnodes == st->capnodes) {
+        int ncap = st->capnodes ? st->capnodes * 2 : 64;
+        ctl_node *p = realloc(st->nodes, sizeof(*p) * (size_t)ncap);
+        if (!p) {
+            rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+        } else {
+            st->nodes = p;
+            st->capnodes = ncap;
+        }
+    }
+    if (rc < 0) {
+        json_decref(n.labels);
+        return rc;
+    }
+    gp_cluster_set_schedulable(st->cluster, n.cl, !n.cordoned && !n.draining);
+    st->nodes[st->nnodes++] = n;
+    st->gen++; /* a new GPU model changes how requests resolve */
+    return 0;
+}
+
+json_t *ctl_node_doc(const ctl_node *n)
+{
+    json_t *gpus = json_array();
+    for (int i = 0; i < n->ngpus; i++) {
+        const ctl_gpu_info *g = &n->gpus[i];
+        json_t *links = json_array();
+        for (int j = 0; j < GP_MAX_GPUS_PER_NODE; j++) {
+            if (g->nvlink & (1u << j)) {
+                json_array_append_new(links, json_integer(j));
+            }
+        }
+        json_array_append_new(gpus, json_pack("{s:i, s:s, s:s, s:I, s:i, s:o, s:b}", "index", i,
+                                              "uuid", g->uuid, "model", g->model, "memory_mib",
+                                              (json_int_t)g->mem_mib, "numa", g->numa, "nvlink",
+                                              links, "mig", g->mig));
+    }
+    return json_pack("{s:s, s:s, s:I, s:I, s:O, s:o, s:b, s:b, s:I}", "name", n->name, "address",
+                     n->address, "cpu_milli", (json_int_t)n->cpu_milli, "memory_mib",
+                     (json_int_t)n->memory_mib, "labels", n->labels, "gpus", gpus, "cordoned",
+                     n->cordoned, "draining", n->draining, "registered_ms",
+                     (json_int_t)n->registered_ms);
+}

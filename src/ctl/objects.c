@@ -1,0 +1,233 @@
+/*
+ * Tenants, queues and priority classes: their documents (what the API shows and the store
+ * keeps) and the strict readers that turn a document back into the scheduler's limits.
+ *
+ *   tenant:  {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models": {"A100-80GB": 8}}}
+ *   queue:   {"weight": 2, "guarantee": {"gpus": 8}, "capability": {"gpus": 32, "cpu_milli": ..,
+ *             "memory_mib": .., "gpu_memory_mib": ..}, "reclaimable": true}
+ *   class:   {"value": 1000, "preemption_policy": "PreemptLowerPriority", "description": ".."}
+ *
+ * Absent limits are unlimited (quota, capability). A queue without a guarantee takes part in
+ * no borrowing: its jobs run wherever there is room and are never reclaimed. A queue with one
+ * (even {"gpus": 0}) is owed that much; what it holds beyond it is borrowed, which only
+ * preemptible jobs may do, and which queues below their guarantee reclaim.
+ */
+#include "ctl/ctl.h"
+#include "ctl/doc.h"
+
+#include <string.h>
+
+static const char *const res_fields[] = {"gpus", "gpu_memory_mib", "cpu_milli", "memory_mib", NULL};
+
+/* Reads a resource vector at obj[key]; absent fields take dflt. */
+static int read_res(json_t *obj, const char *path, const char *key, int64_t dflt, gp_res *out,
+                    gp_diag *d)
+{
+    gp_res r = {dflt, dflt, dflt, dflt};
+    json_t *v = json_object_get(obj, key);
+    if (v && !json_is_null(v)) {
+        char p[128];
+        doc_path(p, sizeof(p), path, key);
+        int rc = doc_check_fields(v, p, res_fields, d);
+        if (rc == 0) {
+            rc = doc_gpus(v, p, "gpus", &r.gpu_milli, d);
+        }
+        if (rc == 0) {
+            rc = doc_int(v, p, "gpu_memory_mib", 0, INT64_MAX / 4, &r.gpu_mem_mib, d);
+        }
+        if (rc == 0) {
+            rc = doc_int(v, p, "cpu_milli", 0, INT64_MAX / 4, &r.cpu_milli, d);
+        }
+        if (rc == 0) {
+            rc = doc_int(v, p, "memory_mib", 0, INT64_MAX / 4, &r.memory_mib, d);
+        }
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    *out = r;
+    return 0;
+}
+
+/* A resource vector's document: fields at -1 (unlimited) are left out. */
+static json_t *res_doc(const gp_res *r)
+{
+    json_t *o = json_object();
+    if (r->gpu_milli >= 0) {
+        json_object_set_new(o, "gpus", doc_gpus_value(r->gpu_milli));
+    }
+    if (r->gpu_mem_mib >= 0) {
+        json_object_set_new(o, "gpu_memory_mib", json_integer(r->gpu_mem_mib));
+    }
+    if (r->cpu_milli >= 0) {
+        json_object_set_new(o, "cpu_milli", json_integer(r->cpu_milli));
+    }
+    if (r->memory_mib >= 0) {
+        json_object_set_new(o, "memory_mib", json_integer(r->memory_mib));
+    }
+    return o;
+}
+
+static int read_models(json_t *quota, json_t **out, gp_diag *d)
+{
+    json_t *m = json_object_get(quota, "models");
+    json_t *res = json_object();
+    if (m && !json_is_null(m)) {
+        if (!json_is_object(m)) {
+            json_decref(res);
+            return gp_diag_set(d, GP_EINVAL, "quota.models: must be an object of GPU counts");
+        }
+        const char *model;
+        json_t *v;
+        json_object_foreach(m, model, v)
+        {
+            char p[128];
+            snprintf(p, sizeof(p), "quota.models");
+            int64_t milli = -1;
+            int rc = strlen(model) >= GP_NAME_MAX || !model[0]
+                         ? gp_diag_set(d, GP_EINVAL, "quota.models: bad model name")
+                         : doc_gpus(m, p, model, &milli, d);
+            if (rc < 0) {
+                json_decref(res);
+                return rc;
+            }
+            json_object_set_new(res, model, json_integer(milli));
+        }
+    }
+    *out = res;
+    return 0;
+}
+
+int ctl_tenant_from_doc(const char *name, json_t *doc, ctl_tenant *out, gp_diag *d)
+{
+    static const char *const top[] = {"name", "quota", NULL};
+    static const char *const qf[] = {"gpus", "gpu_memory_mib", "models", NULL};
+    ctl_tenant t;
+    memset(&t, 0, sizeof(t));
+    snprintf(t.lim.name, sizeof(t.lim.name), "%s", name);
+    t.lim.quota_gpu_milli = -1;
+    t.lim.quota_gpu_mem_mib = -1;
+    int rc = doc_check_fields(doc, "", top, d);
+    json_t *quota = json_object_get(doc, "quota");
+    if (rc == 0 && quota && !json_is_null(quota)) {
+        rc = doc_check_fields(quota, "quota", qf, d);
+        if (rc == 0) {
+            rc = doc_gpus(quota, "quota", "gpus", &t.lim.quota_gpu_milli, d);
+        }
+        if (rc == 0) {
+            rc = doc_int(quota, "quota", "gpu_memory_mib", 0, INT64_MAX / 4,
+                         &t.lim.quota_gpu_mem_mib, d);
+        }
+    }
+    if (rc == 0) {
+        rc = read_models(quota ? quota : doc, &t.quota_models, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    for (int m = 0; m < GP_MAX_MODELS; m++) {
+        t.lim.quota_model_milli[m] = -1;
+    }
+    *out = t;
+    return 0;
+}
+
+void ctl_tenant_fini(ctl_tenant *t)
+{
+    json_decref(t->quota_models);
+    t->quota_models = NULL;
+}
+
+json_t *ctl_tenant_doc(const ctl_state *st, const ctl_tenant *t)
+{
+    (void)st;
+    json_t *quota = json_object();
+    if (t->lim.quota_gpu_milli >= 0) {
+        json_object_set_new(quota, "gpus", doc_gpus_value(t->lim.quota_gpu_milli));
+    }
+    if (t->lim.quota_gpu_mem_mib >= 0) {
+        json_object_set_new(quota, "gpu_memory_mib", json_integer(t->lim.quota_gpu_mem_mib));
+    }
+    json_t *models = json_object();
+    const char *model;
+    json_t *v;
+    json_object_foreach(t->quota_models, model, v)
+    {
+        json_object_set_new(models, model, doc_gpus_value(json_integer_value(v)));
+    }
+    json_object_set_new(quota, "models", models);
+    return json_pack("{s:s, s:o}", "name", t->lim.name, "quota", quota);
+}
+
+int ctl_queue_from_doc(const char *name, json_t *doc, ctl_queue *out, gp_diag *d)
+{
+    static const char *const top[] = {"name",       "weight",      "guarantee",
+                                      "capability", "reclaimable", NULL};
+    ctl_queue q;
+    memset(&q, 0, sizeof(q));
+    snprintf(q.q.name, sizeof(q.q.name), "%s", name);
+    q.q.weight = 1;
+    q.q.reclaimable = true;
+    int rc = doc_check_fields(doc, "", top, d);
+    if (rc == 0) {
+        rc = doc_num(doc, "", "weight", 0.001, 1e6, &q.q.weight, d);
+    }
+    if (rc == 0) {
+        rc = read_res(doc, "", "guarantee", -1, &q.q.guarantee, d);
+    }
+    if (rc == 0) {
+        rc = read_res(doc, "", "capability", -1, &q.q.capability, d);
+    }
+    if (rc == 0) {
+        rc = doc_bool(doc, "", "reclaimable", &q.q.reclaimable, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    *out = q;
+    return 0;
+}
+
+json_t *ctl_queue_doc(const ctl_queue *q)
+{
+    return json_pack("{s:s, s:f, s:o, s:o, s:b}", "name", q->q.name, "weight", q->q.weight,
+                     "guarantee", res_doc(&q->q.guarantee), "capability", res_doc(&q->q.capability),
+                     "reclaimable", q->q.reclaimable);
+}
+
+int ctl_pclass_from_doc(const char *name, json_t *doc, ctl_pclass *out, gp_diag *d)
+{
+    static const char *const top[] = {"name", "value", "preemption_policy", "description", NULL};
+    ctl_pclass p;
+    memset(&p, 0, sizeof(p));
+    snprintf(p.name, sizeof(p.name), "%s", name);
+    int64_t value = 0;
+    char policy[32] = "Never";
+    int rc = doc_check_fields(doc, "", top, d);
+    if (rc == 0) {
+        rc = doc_int(doc, "", "value", -1000000000, 1000000000, &value, d);
+    }
+    if (rc == 0) {
+        rc = doc_str(doc, "", "preemption_policy", policy, sizeof(policy), d);
+    }
+    if (rc == 0 && strcmp(policy, "Never") != 0 && strcmp(policy, "PreemptLowerPriority") != 0) {
+        rc = gp_diag_set(d, GP_EINVAL, "preemption_policy: must be PreemptLowerPriority or Never");
+    }
+    if (rc == 0) {
+        rc = doc_str(doc, "", "description", p.description, sizeof(p.description), d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    p.value = (int32_t)value;
+    p.preempt = strcmp(policy, "PreemptLowerPriority") == 0;
+    *out = p;
+    return 0;
+}
+
+json_t *ctl_pclass_doc(const ctl_pclass *p)
+{
+    return json_pack("{s:s, s:i, s:s, s:s}", "name", p->name, "value", (json_int_t)p->value,
+                     "preemption_policy", p->preempt ? "PreemptLowerPriority" : "Never",
+                     "description", p->description);
+}

@@ -1,0 +1,268 @@
+/*
+ * Routing and authentication of the API (see api.h). The route table is the one list of
+ * endpoints: the router matches against it, and a test checks that /openapi.json documents
+ * exactly these routes.
+ */
+#include "ctl/api.h"
+
+#include "base/log.h"
+#include "net/token.h"
+#include "net/yaml_json.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+const api_route api_routes[] = {
+    {"GET", "/healthz", R_ANYONE, api_healthz, "Liveness: the process answers"},
+    {"GET", "/readyz", R_ANYONE, api_readyz, "Readiness: the store is open and the state loaded"},
+    {"GET", "/openapi.json", R_ANYONE, api_openapi, "This API, as OpenAPI 3"},
+    {"GET", "/v1/whoami", R_PEOPLE | R_AGENT | R_JOIN, api_whoami, "The caller's role and tenant"},
+    {"POST", "/v1/jobs", R_PEOPLE, api_jobs_submit, "Submit a job (JSON or YAML)"},
+    {"GET", "/v1/jobs", R_PEOPLE, api_jobs_list, "List jobs with filters and pagination"},
+    {"GET", "/v1/jobs/{job}", R_PEOPLE, api_jobs_get, "Get a job by id or name"},
+    {"POST", "/v1/jobs/{job}/cancel", R_PEOPLE, api_jobs_cancel, "Cancel a job"},
+    {"POST", "/v1/jobs/{job}/requeue", R_PEOPLE, api_jobs_requeue,
+     "Stop a job and put it back in the queue"},
+    {"GET", "/v1/jobs/{job}/events", R_PEOPLE, api_jobs_events, "A job's event history"},
+    {"POST", "/v1/nodes", R_ADMIN | R_JOIN, api_nodes_register,
+     "Register a node (join token); answers the node's agent token"},
+    {"GET", "/v1/nodes", R_PEOPLE, api_nodes_list, "List nodes with their GPUs"},
+    {"GET", "/v1/nodes/{node}", R_PEOPLE, api_nodes_get, "Get a node"},
+    {"POST", "/v1/nodes/{node}/heartbeat", R_AGENT | R_ADMIN, api_nodes_heartbeat,
+     "An agent's heartbeat: replica states and GPU readings in, desired replicas out"},
+    {"POST", "/v1/nodes/{node}/cordon", R_STAFF, api_nodes_cordon, "Stop placing work on a node"},
+    {"POST", "/v1/nodes/{node}/drain", R_STAFF, api_nodes_drain,
+     "Cordon a node and requeue the jobs on it"},
+    {"POST", "/v1/nodes/{node}/uncordon", R_STAFF, api_nodes_uncordon,
+     "Let work be placed on a node again"},
+    {"GET", "/v1/tenants", R_PEOPLE, api_tenants_list, "List tenants with quota use"},
+    {"POST", "/v1/tenants", R_ADMIN, api_tenants_create, "Create a tenant"},
+    {"GET", "/v1/tenants/{tenant}", R_PEOPLE, api_tenants_get, "Get a tenant"},
+    {"PUT", "/v1/tenants/{tenant}", R_ADMIN, api_tenants_update, "Change a tenant's quota"},
+    {"DELETE", "/v1/tenants/{tenant}", R_ADMIN, api_tenants_delete,
+     "Delete a tenant without active jobs"},
+    {"GET", "/v1/queues", R_PEOPLE, api_queues_list, "List queues with their use"},
+    {"POST", "/v1/queues", R_STAFF, api_queues_create, "Create a queue"},
+    {"GET", "/v1/queues/{queue}", R_PEOPLE, api_queues_get, "Get a queue"},
+    {"PUT", "/v1/queues/{queue}", R_STAFF, api_queues_update, "Change a queue"},
+    {"DELETE", "/v1/queues/{queue}", R_STAFF, api_queues_delete,
+     "Delete a queue without active jobs"},
+    {"GET", "/v1/priorityclasses", R_PEOPLE, api_pclasses_list, "List priority classes"},
+    {"POST", "/v1/priorityclasses", R_STAFF, api_pclasses_create, "Create a priority class"},
+    {"GET", "/v1/priorityclasses/{class}", R_PEOPLE, api_pclasses_get, "Get a priority class"},
+    {"PUT", "/v1/priorityclasses/{class}", R_STAFF, api_pclasses_update, "Change a priority class"},
+    {"DELETE", "/v1/priorityclasses/{class}", R_STAFF, api_pclasses_delete,
+     "Delete a priority class no active job uses"},
+    {"GET", "/v1/tokens", R_ADMIN, api_tokens_list, "List tokens (never their secrets)"},
+    {"POST", "/v1/tokens", R_ADMIN, api_tokens_create, "Create a token; the secret is shown once"},
+    {"DELETE", "/v1/tokens/{token}", R_ADMIN, api_tokens_revoke, "Revoke a token"},
+    {NULL, NULL, 0, NULL, NULL},
+};
+
+void api_reply(api_req *rq, int status, json_t *doc)
+{
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (doc && !text) {
+        gp_http_respond_error(rq->resp, GP_ENOMEM, "out of memory");
+        return;
+    }
+    gp_http_response_set_body(rq->resp, status, "application/json", text, text ? strlen(text) : 0);
+}
+
+void api_error(api_req *rq, int code, const char *fmt, ...)
+{
+    char msg[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    gp_http_respond_error(rq->resp, code, "%s", msg);
+}
+
+void api_diag(api_req *rq, const gp_diag *d)
+{
+    gp_http_respond_diag(rq->resp, d);
+}
+
+void api_run(api_req *rq, ctl_op *op)
+{
+    if (ctl_run_op(rq->g, op) < 0) {
+        api_diag(rq, &op->diag);
+        return;
+    }
+    api_reply(rq, op->status ? op->status : 200, op->result);
+    op->result = NULL;
+}
+
+int64_t api_scope(const api_req *rq)
+{
+    return rq->who.role == CTL_ROLE_USER ? rq->who.tenant_id : 0;
+}
+
+json_t *api_body(api_req *rq)
+{
+    const char *type = gp_http_request_header(rq->http, "Content-Type");
+    json_t *doc = NULL;
+    if (type && (strstr(type, "yaml") || strstr(type, "YAML"))) {
+        gp_diag d;
+        gp_diag_clear(&d);
+        if (gp_yaml_to_json(rq->http->body, rq->http->body_len, &doc, &d) < 0) {
+            api_diag(rq, &d);
+            return NULL;
+        }
+    } else {
+        json_error_t err;
+        doc = json_loadb(rq->http->body, rq->http->body_len, JSON_REJECT_DUPLICATES, &err);
+        if (!doc) {
+            api_error(rq, GP_EPARSE, "body: line %d, column %d: %s", err.line, err.column,
+                      err.text);
+            return NULL;
+        }
+    }
+    if (!json_is_object(doc)) {
+        json_decref(doc);
+        api_error(rq, GP_EINVAL, "body: must be an object");
+        return NULL;
+    }
+    return doc;
+}
+
+/* Matches path against pattern, filling rq->params. */
+static bool match(const char *pattern, const char *path, api_req *rq)
+{
+    int np = 0;
+    const char *p = pattern, *s = path;
+    while (*p && *s) {
+        if (*p == '{') {
+            const char *close = strchr(p, '}');
+            const char *slash = strchr(s, '/');
+            size_t n = slash ? (size_t)(slash - s) : strlen(s);
+            if (n == 0 || n >= sizeof(rq->param_buf[0]) || np >= API_MAX_PARAMS) {
+                return false;
+            }
+            memcpy(rq->param_buf[np], s, n);
+            rq->param_buf[np][n] = 0;
+            rq->params[np] = rq->param_buf[np];
+            np++;
+            p = close + 1;
+            s += n;
+        } else if (*p++ != *s++) {
+            return false;
+        }
+    }
+    return !*p && !*s;
+}
+
+/* Who is calling: 0 with rq->who set, or an error answered. */
+static int authenticate(api_req *rq)
+{
+    const char *h = gp_http_request_header(rq->http, "Authorization");
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0 || !h[7]) {
+        api_error(rq, GP_EAUTH, "Authorization: a bearer token is required");
+        return GP_EAUTH;
+    }
+    char hash[GP_TOKEN_HASH_HEX];
+    if (gp_token_hash(h + 7, hash) < 0) {
+        api_error(rq, GP_EINTERNAL, "cannot hash the token");
+        return GP_EINTERNAL;
+    }
+    int64_t now = ctl_now_ms();
+    ctl_read_lock(rq->g);
+    const gp_token_rec *found = NULL;
+    ctl_state *st = &rq->g->st;
+    for (int i = 0; i < st->ntokens && !found; i++) {
+        if (gp_token_hash_equal(st->tokens[i].hash, hash)) {
+            found = &st->tokens[i];
+        }
+    }
+    bool ok = found && !found->revoked && (!found->expires_ms || found->expires_ms > now);
+    if (ok) {
+        ctl_role_parse(found->role, &rq->who.role);
+        rq->who.token_id = found->id;
+        rq->who.tenant_id = found->tenant_id;
+        rq->who.node_id = found->node_id;
+        snprintf(rq->who.name, sizeof(rq->who.name), "%s", found->name);
+    }
+    ctl_read_unlock(rq->g);
+    if (!ok) {
+        api_error(rq, GP_EAUTH, "Authorization: the token is unknown, expired or revoked");
+        return GP_EAUTH;
+    }
+    return 0;
+}
+
+void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *resp)
+{
+    api_req rq;
+    memset(&rq, 0, sizeof(rq));
+    rq.g = ctx;
+    rq.http = req;
+    rq.resp = resp;
+    const api_route *hit = NULL;
+    char allow[64] = "";
+    for (const api_route *r = api_routes; r->method && !hit; r++) {
+        if (match(r->pattern, req->path, &rq)) {
+            if (strcmp(r->method, req->method) == 0) {
+                hit = r;
+            } else if (strlen(allow) + strlen(r->method) + 3 < sizeof(allow)) {
+                strcat(strcat(allow, allow[0] ? ", " : ""), r->method);
+            }
+        }
+    }
+    if (!hit) {
+        if (allow[0]) {
+            api_error(&rq, GP_EINVAL, "%s %s: method not allowed (allowed: %s)", req->method,
+                      req->path, allow);
+            resp->status = 405;
+            gp_http_response_add_header(resp, "Allow", allow);
+        } else {
+            api_error(&rq, GP_ENOENT, "%s: no such endpoint", req->path);
+        }
+        return;
+    }
+    match(hit->pattern, req->path, &rq);
+    if (hit->roles != R_ANYONE) {
+        if (authenticate(&rq) < 0) {
+            return;
+        }
+        if (!(hit->roles & (1u << rq.who.role))) {
+            api_error(&rq, GP_EPERM, "%s %s: not allowed for role %s", req->method, hit->pattern,
+                      ctl_role_name(rq.who.role));
+            return;
+        }
+    }
+    hit->handler(&rq);
+    GP_LOG(GP_LOG_DEBUG, "http", "method=%s path=%s status=%d role=%s", req->method, req->path,
+           resp->status, ctl_role_name(rq.who.role));
+}
+
+void api_healthz(api_req *rq)
+{
+    api_reply(rq, 200, json_pack("{s:s}", "status", "ok"));
+}
+
+void api_readyz(api_req *rq)
+{
+    if (!rq->g->ready) {
+        api_error(rq, GP_EUNAVAIL, "not ready");
+        return;
+    }
+    api_reply(rq, 200, json_pack("{s:s}", "status", "ready"));
+}
+
+void api_whoami(api_req *rq)
+{
+    json_t *doc =
+        json_pack("{s:s, s:s}", "role", ctl_role_name(rq->who.role), "token", rq->who.name);
+    ctl_read_lock(rq->g);
+    ctl_tenant *t = ctl_tenant_by_id(&rq->g->st, rq->who.tenant_id);
+    ctl_node *n = ctl_node_by_id(&rq->g->st, rq->who.node_id);
+    json_object_set_new(doc, "tenant", t ? json_string(t->lim.name) : json_null());
+    json_object_set_new(doc, "node", n ? json_string(n->name) : json_null());
+    ctl_read_unlock(rq->g);
+    api_reply(rq, 200, doc);
+}

@@ -1,0 +1,454 @@
+/*
+ * The scheduling cycle of gpupoold: build the scheduler's input from memory, run libgpcore's
+ * gp_sched_cycle, commit every decision in one transaction, then apply it to memory.
+ *
+ * Runs on the committer thread with the state lock held (see commit.c). When the commit fails,
+ * the cluster model is reverted (gp_sched_revert) and memory is left as it was, so nothing the
+ * store did not keep is ever acted on. A waiting job's reason is written only when it changes,
+ * so an idle pool with many pending jobs does not rewrite them every cycle.
+ */
+#include "ctl/api.h"
+
+#include "base/log.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* The scheduler's input, in buffers kept from cycle to cycle (they only grow), so a cycle over
+ * many jobs allocates nothing. */
+struct ctl_cycle_buf {
+    gp_sched_queue *queues;
+    int capqueues;
+    gp_sched_tenant *tenants;
+    int captenants;
+    gp_sched_job *running, *pending;
+    int caprunning, cappending;
+    gp_assignment *asg; /* the running jobs' assignments, contiguous */
+    int capasg;
+    double *util;
+    int caputil;
+    double cost[GP_MAX_MODELS];
+    ctl_node **bycl; /* cluster node index -> node */
+    int capbycl;
+};
+
+typedef struct cycle_in {
+    gp_sched_input in;
+    struct ctl_cycle_buf *b;
+} cycle_in;
+
+void ctl_cycle_buf_free(struct ctl_cycle_buf *b)
+{
+    if (b) {
+        free(b->queues);
+        free(b->tenants);
+        free(b->running);
+        free(b->pending);
+        free(b->asg);
+        free(b->util);
+        free(b->bycl);
+        free(b);
+    }
+}
+
+/* Makes *p hold n elements of size bytes (contents not kept). */
+static int reserve(void **p, int *cap, int n, size_t size)
+{
+    if (n <= *cap) {
+        return 0;
+    }
+    int ncap = *cap ? *cap : 64;
+    while (ncap < n) {
+        ncap *= 2;
+    }
+    void *q = realloc(*p, size * (size_t)ncap);
+    if (!q) {
+        return GP_ENOMEM;
+    }
+    *p = q;
+    *cap = ncap;
+    return 0;
+}
+
+int ctl_sched_reset(gpupoold *g, gp_diag *d)
+{
+    gp_sched_free(g->sched);
+    g->sched = NULL;
+    gp_sched_config cfg;
+    gp_ctl_config_sched(g->cfg, &cfg);
+    return gp_sched_new(g->st.cluster, &cfg, &g->sched, d);
+}
+
+static int index_of_queue(const ctl_state *st, const char *name)
+{
+    for (int i = 0; i < st->nqueues; i++) {
+        if (strcmp(st->queues[i].q.name, name) == 0) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static int index_of_tenant(const ctl_state *st, int64_t id)
+{
+    for (int i = 0; i < st->ntenants; i++) {
+        if (st->tenants[i].id == id) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* The scheduler's view of a job, cached in the job until tenants, queues, classes or models
+ * change; false (with the reason set) when its queue or tenant is gone. */
+static bool sched_job(ctl_state *st, ctl_job *j, gp_sched_job *out)
+{
+    if (j->sj_gen != st->gen) {
+        gp_sched_job *v = &j->sj;
+        memset(v, 0, sizeof(*v));
+        v->id = j->id;
+        v->queue = index_of_queue(st, j->spec.queue);
+        v->tenant = index_of_tenant(st, j->tenant_id);
+        ctl_pclass *pc = ctl_pclass_by_name(st, j->spec.priority_class);
+        v->priority = pc ? pc->value : 0;
+        v->can_preempt = pc && pc->preempt;
+        snprintf(v->priority_class, sizeof(v->priority_class), "%s", j->spec.priority_class);
+        v->preemptible = j->spec.preemptible;
+        v->submit_ms = j->submit_ms;
+        v->replicas = j->spec.replicas;
+        gp_jobspec_request(&j->spec, st->cluster, &v->req);
+        v->topology = j->spec.topology;
+        v->gpu_policy = GP_GPU_DEFAULT;
+        v->max_runtime_ms = j->spec.max_runtime_s * 1000;
+        j->sj_gen = st->gen;
+    }
+    if (j->sj.queue < 0 || j->sj.tenant < 0) {
+        snprintf(j->reason, sizeof(j->reason), "queue %s: does not exist", j->spec.queue);
+        return false;
+    }
+    *out = j->sj;
+    out->start_ms = j->start_ms;
+    out->assignments = NULL;
+    return true;
+}
+
+static int grow_all(gpupoold *g, struct ctl_cycle_buf *b)
+{
+    ctl_state *st = &g->st;
+    int nasg = 0;
+    for (int i = 0; i < st->njobs; i++) {
+        nasg += st->jobs[i]->replicas ? st->jobs[i]->spec.replicas : 0;
+    }
+    int rc = reserve((void **)&b->queues, &b->capqueues, st->nqueues + 1, sizeof(*b->queues));
+    rc = rc ? rc
+            : reserve((void **)&b->tenants, &b->captenants, st->ntenants + 1, sizeof(*b->tenants));
+    rc = rc ? rc
+            : reserve((void **)&b->running, &b->caprunning, st->njobs - st->npending + 1,
+                      sizeof(*b->running));
+    rc = rc ? rc
+            : reserve((void **)&b->pending, &b->cappending, st->npending + 1, sizeof(*b->pending));
+    rc = rc ? rc : reserve((void **)&b->asg, &b->capasg, nasg + 1, sizeof(*b->asg));
+    rc = rc ? rc
+            : reserve((void **)&b->util, &b->caputil, gp_cluster_gpu_count(st->cluster) + 1,
+                      sizeof(*b->util));
+    return rc ? rc
+              : reserve((void **)&b->bycl, &b->capbycl, gp_cluster_node_count(st->cluster) + 1,
+                        sizeof(*b->bycl));
+}
+
+static void fill_limits(gpupoold *g, struct ctl_cycle_buf *b)
+{
+    ctl_state *st = &g->st;
+    for (int i = 0; i < st->nqueues; i++) {
+        b->queues[i] = st->queues[i].q;
+    }
+    for (int i = 0; i < st->ntenants; i++) {
+        b->tenants[i] = st->tenants[i].lim;
+        const char *model;
+        json_t *v;
+        json_object_foreach(st->tenants[i].quota_models, model, v)
+        {
+            int m = gp_cluster_find_model(st->cluster, model);
+            if (m >= 0) {
+                b->tenants[i].quota_model_milli[m] = json_integer_value(v);
+            }
+        }
+    }
+    for (int i = 0; i < st->nnodes; i++) {
+        ctl_node *n = &st->nodes[i];
+        b->bycl[n->cl] = n;
+        int first = gp_cluster_node(st->cluster, n->cl)->first_gpu;
+        for (int k = 0; k < n->ngpus; k++) {
+            b->util[first + k] = n->gpus[k].util < 0 ? 0 : n->gpus[k].util;
+        }
+    }
+    memset(b->cost, 0, sizeof(b->cost));
+    const gp_ctl_cost_map *costs = &g->cfg->scheduler.model_cost;
+    for (int i = 0; i < costs->n; i++) {
+        int m = gp_cluster_find_model(st->cluster, costs->entry[i].model);
+        if (m >= 0) {
+            b->cost[m] = costs->entry[i].price;
+        }
+    }
+}
+
+static int build(gpupoold *g, cycle_in *c, int64_t now)
+{
+    ctl_state *st = &g->st;
+    if (!g->cycbuf && !(g->cycbuf = calloc(1, sizeof(*g->cycbuf)))) {
+        return GP_ENOMEM;
+    }
+    struct ctl_cycle_buf *b = c->b = g->cycbuf;
+    int rc = grow_all(g, b);
+    if (rc < 0) {
+        return rc;
+    }
+    fill_limits(g, b);
+    int nr = 0, np = 0, na = 0;
+    for (int i = 0; i < st->njobs; i++) {
+        ctl_job *j = st->jobs[i];
+        if (ctl_job_state_holds(j->state) && j->replicas) {
+            if (sched_job(st, j, &b->running[nr])) {
+                for (int r = 0; r < j->spec.replicas; r++) {
+                    b->asg[na + r] = j->replicas[r].a;
+                }
+                b->running[nr++].assignments = &b->asg[na];
+                na += j->spec.replicas;
+            }
+        } else if (j->state == CTL_PENDING && sched_job(st, j, &b->pending[np])) {
+            np++;
+        }
+    }
+    c->in = (gp_sched_input){.queues = b->queues,
+                             .nqueues = st->nqueues,
+                             .tenants = b->tenants,
+                             .ntenants = st->ntenants,
+                             .running = b->running,
+                             .nrunning = nr,
+                             .pending = b->pending,
+                             .npending = np,
+                             .gpu_util = b->util,
+                             .model_cost = g->cfg->scheduler.model_cost.n ? b->cost : NULL,
+                             .now_ms = now,
+                             .seed = (uint64_t)now};
+    return 0;
+}
+
+/* "node-1 GPUs 0,1; node-2 GPUs 0,1" */
+static void describe_placement(cycle_in *c, const gp_sched_placement *p, char *buf, size_t cap)
+{
+    size_t n = 0;
+    buf[0] = 0;
+    for (int r = 0; r < p->nreplicas && n + 64 < cap; r++) {
+        const gp_assignment *a = &p->replicas[r];
+        n += (size_t)snprintf(buf + n, cap - n, "%s%s", r ? "; " : "", c->b->bycl[a->node]->name);
+        for (int s = 0; s < a->nshares && n + 16 < cap; s++) {
+            n += (size_t)snprintf(buf + n, cap - n, "%s%d", s ? "," : " GPU ", a->shares[s].gpu);
+        }
+    }
+}
+
+static int add_event(gpupoold *g, int64_t job, int64_t now, const char *type, const char *msg,
+                     gp_diag *d)
+{
+    gp_event_rec ev = {.job_id = job, .time_ms = now};
+    snprintf(ev.type, sizeof(ev.type), "%s", type);
+    snprintf(ev.message, sizeof(ev.message), "%s", msg);
+    return gp_store_event_add(g->store, &ev, d);
+}
+
+int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d)
+{
+    json_t *status = ctl_job_status_doc(j);
+    char *text = json_dumps(status, JSON_COMPACT);
+    json_decref(status);
+    if (!text) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int rc = gp_store_job_update(g->store, j->id, ctl_job_state_name(state), text, d);
+    free(text);
+    return rc;
+}
+
+int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, gp_diag *d)
+{
+    return add_event(g, job, ctl_now_ms(), type, msg, d);
+}
+
+/* Writes the placement of p; replicas receives the memory form, applied after the commit. */
+static int write_placed(gpupoold *g, cycle_in *c, const gp_sched_placement *p,
+                        ctl_replica *replicas, int64_t now, gp_diag *d)
+{
+    int64_t epoch;
+    int rc = gp_store_next_epoch(g->store, &epoch, d);
+    for (int r = 0; rc == 0 && r < p->nreplicas; r++) {
+        ctl_node *n = c->b->bycl[p->replicas[r].node];
+        replicas[r] = (ctl_replica){.node_id = n->id, .epoch = epoch, .a = p->replicas[r]};
+        gp_placement_rec rec = {
+            .job_id = p->job_id, .replica = r, .node_id = n->id, .epoch = epoch};
+        json_t *doc = ctl_assignment_doc(&p->replicas[r]);
+        char *text = json_dumps(doc, JSON_COMPACT);
+        json_decref(doc);
+        rc = text ? gp_store_placement_put(g->store, &rec, text, d)
+                  : gp_diag_set(d, GP_ENOMEM, "out of memory");
+        free(text);
+    }
+    ctl_job *j = ctl_job_by_id(&g->st, p->job_id);
+    if (rc == 0) {
+        ctl_job shadow = *j;
+        shadow.reason[0] = 0;
+        shadow.start_ms = now;
+        shadow.replicas = replicas;
+        rc = ctl_job_store(g, &shadow, CTL_SCHEDULED, d);
+    }
+    if (rc == 0) {
+        char where[400];
+        describe_placement(c, p, where, sizeof(where));
+        rc = add_event(g, p->job_id, now, "Scheduled", where, d);
+    }
+    return rc;
+}
+
+static int write_evicted(gpupoold *g, const gp_sched_eviction *e, int64_t now, gp_diag *d)
+{
+    ctl_job *j = ctl_job_by_id(&g->st, e->job_id);
+    int rc = gp_store_placement_clear(g->store, e->job_id, d);
+    if (rc == 0) {
+        ctl_job shadow = *j;
+        snprintf(shadow.reason, sizeof(shadow.reason), "%s", e->reason);
+        shadow.replicas = NULL;
+        rc = ctl_job_store(g, &shadow, CTL_PENDING, d);
+    }
+    if (rc == 0) {
+        rc = add_event(g, e->job_id, now, "Preempted", e->reason, d);
+    }
+    return rc;
+}
+
+static int write_waiting(gpupoold *g, const gp_sched_wait *w, gp_diag *d)
+{
+    ctl_job *j = ctl_job_by_id(&g->st, w->job_id);
+    if (strcmp(j->reason, w->reason) == 0) {
+        return 0;
+    }
+    ctl_job shadow = *j;
+    snprintf(shadow.reason, sizeof(shadow.reason), "%s", w->reason);
+    return ctl_job_store(g, &shadow, CTL_PENDING, d);
+}
+
+/* Writes every decision; replicas[i] gets placement i's memory form. */
+static int write_result(gpupoold *g, cycle_in *c, const gp_sched_result *r, ctl_replica **replicas,
+                        int64_t now, gp_diag *d)
+{
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < r->nevicted; i++) {
+        rc = write_evicted(g, &r->evicted[i], now, d);
+    }
+    for (int i = 0; rc == 0 && i < r->nplaced; i++) {
+        rc = write_placed(g, c, &r->placed[i], replicas[i], now, d);
+    }
+    for (int i = 0; rc == 0 && i < r->nwaiting; i++) {
+        rc = write_waiting(g, &r->waiting[i], d);
+    }
+    return rc;
+}
+
+static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **replicas, int64_t now)
+{
+    ctl_state *st = &g->st;
+    for (int i = 0; i < r->nevicted; i++) {
+        ctl_job *j = ctl_job_by_id(st, r->evicted[i].job_id);
+        free(j->replicas);
+        j->replicas = NULL;
+        snprintf(j->reason, sizeof(j->reason), "%s", r->evicted[i].reason);
+        ctl_job_set_state(st, j, CTL_PENDING);
+    }
+    for (int i = 0; i < r->nplaced; i++) {
+        ctl_job *j = ctl_job_by_id(st, r->placed[i].job_id);
+        free(j->replicas);
+        j->replicas = replicas[i];
+        replicas[i] = NULL;
+        j->reason[0] = 0;
+        j->start_ms = now;
+        ctl_job_set_state(st, j, CTL_SCHEDULED);
+    }
+    for (int i = 0; i < r->nwaiting; i++) {
+        ctl_job *j = ctl_job_by_id(st, r->waiting[i].job_id);
+        snprintf(j->reason, sizeof(j->reason), "%s", r->waiting[i].reason);
+    }
+    atomic_fetch_add(&g->stats.placed, r->nplaced);
+    atomic_fetch_add(&g->stats.evicted, r->nevicted);
+}
+
+static bool reasons_changed(gpupoold *g, const gp_sched_result *r)
+{
+    for (int i = 0; i < r->nwaiting; i++) {
+        ctl_job *j = ctl_job_by_id(&g->st, r->waiting[i].job_id);
+        if (strcmp(j->reason, r->waiting[i].reason) != 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t now, gp_diag *d)
+{
+    ctl_replica **replicas = calloc((size_t)r->nplaced + 1, sizeof(*replicas));
+    int rc = replicas ? 0 : GP_ENOMEM;
+    for (int i = 0; rc == 0 && i < r->nplaced; i++) {
+        replicas[i] = calloc((size_t)r->placed[i].nreplicas, sizeof(ctl_replica));
+        rc = replicas[i] ? 0 : GP_ENOMEM;
+    }
+    if (rc == 0) {
+        rc = gp_store_begin(g->store, d);
+        if (rc == 0) {
+            rc = write_result(g, c, r, replicas, now, d);
+        }
+        if (rc == 0) {
+            rc = gp_store_commit(g->store, d);
+        }
+        if (rc < 0) {
+            gp_store_rollback(g->store);
+        }
+    }
+    if (rc == 0) {
+        apply_result(g, r, replicas, now);
+    } else {
+        gp_sched_revert(g->sched, &c->in, r);
+        if (d->code == 0) {
+            gp_diag_set(d, rc, "%s", gp_strerror(rc));
+        }
+    }
+    for (int i = 0; replicas && i < r->nplaced; i++) {
+        free(replicas[i]);
+    }
+    free(replicas);
+    return rc;
+}
+
+int ctl_schedule(gpupoold *g, gp_diag *d)
+{
+    if (!g->sched || g->st.npending == 0) {
+        return 0;
+    }
+    int64_t now = ctl_now_ms();
+    cycle_in c;
+    memset(&c, 0, sizeof(c));
+    int rc = build(g, &c, now);
+    gp_sched_result r;
+    memset(&r, 0, sizeof(r));
+    if (rc == 0) {
+        rc = gp_sched_cycle(g->sched, &c.in, &r, d);
+    } else {
+        gp_diag_set(d, rc, "building the scheduler's input: %s", gp_strerror(rc));
+    }
+    if (rc == 0 && (r.nplaced || r.nevicted || reasons_changed(g, &r))) {
+        rc = commit_result(g, &c, &r, now, d);
+        if (rc == 0 && (r.nplaced || r.nevicted)) {
+            GP_LOG(GP_LOG_INFO, "sched", "cycle placed=%d evicted=%d waiting=%d", r.nplaced,
+                   r.nevicted, r.nwaiting);
+        }
+    }
+    gp_sched_result_fini(&r);
+    return rc;
+}

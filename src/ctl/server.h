@@ -1,0 +1,112 @@
+/*
+ * gpupoold: the controller process — its state, the committer that serialises every change,
+ * the scheduling cycle, and the HTTP API.
+ *
+ * Changes (API writes, scheduling cycles, agent reports) are ctl_op values run by one thread,
+ * the committer. Handler threads enqueue an op and wait; the committer takes every op queued,
+ * runs them in one store transaction (a savepoint each) under the state lock and commits once,
+ * then wakes the waiters: many concurrent submits cost one fsync (group commit). After a group,
+ * when a cycle was asked for (ctl_kick) or the scheduling interval has passed, the committer runs
+ * a scheduling cycle and commits its decisions in their own transaction.
+ *
+ * Reads take the state lock (ctl_read_lock) and never the store, except job events, which are
+ * read through a second store connection (WAL readers do not block the writer).
+ */
+#ifndef GP_CTL_SERVER_H
+#define GP_CTL_SERVER_H
+
+#include "ctl/config.h"
+#include "ctl/ctl.h"
+#include "net/http_server.h"
+
+#include <jansson.h>
+#include <pthread.h>
+#include <stdatomic.h>
+
+typedef struct gpupoold gpupoold;
+typedef struct ctl_op ctl_op;
+
+/* Runs inside the group's transaction, under the state lock: checks the change against memory,
+ * writes it to the store and applies it to memory. 0, or an error with d set; on error the
+ * committer rolls the store back to the op's savepoint, so the op must not have changed memory
+ * (check everything first, change memory last). */
+typedef int (*ctl_op_fn)(gpupoold *g, ctl_op *op, gp_diag *d);
+
+struct ctl_op {
+    ctl_op_fn run;
+    void *arg;      /* the op's input; owned by the caller */
+    json_t *result; /* set by run: the answer's document (a new reference) */
+    int status;     /* set by run: the HTTP status of success (default 200) */
+    bool kick;      /* set by run: the change may let the scheduler place something */
+    /* filled by the committer */
+    int rc;
+    gp_diag diag;
+    bool done;
+    ctl_op *next;
+};
+
+typedef struct ctl_stats {
+    atomic_llong cycles;
+    atomic_llong cycle_us_last;
+    atomic_llong groups;
+    atomic_llong ops;
+    atomic_llong placed;
+    atomic_llong evicted;
+} ctl_stats;
+
+struct gpupoold {
+    const gp_ctl_config *cfg;
+    gp_store *store;  /* the committer's */
+    gp_store *reader; /* for events; under reader_lock */
+    pthread_mutex_t reader_lock;
+    ctl_state st;
+    gp_scheduler *sched;
+    struct ctl_cycle_buf *cycbuf; /* the scheduler's input buffers (schedloop.c) */
+    gp_http_server *http;
+    gp_http_server *https;
+    bool ready;
+    /* the committer */
+    pthread_t committer;
+    pthread_mutex_t qlock;
+    pthread_cond_t qcond;    /* work queued, a kick, or stop */
+    pthread_cond_t donecond; /* ops done */
+    ctl_op *head, *tail;
+    bool stop, kicked, running;
+    int64_t last_cycle_ms;
+    ctl_stats stats;
+};
+
+/* Milliseconds since the epoch (the wall clock; times the controller stores). */
+int64_t ctl_now_ms(void);
+
+/* Opens the store, loads the state (creating the defaults and the admin token on first start),
+ * and starts the committer. GP_EIO and friends with d set. */
+int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d);
+/* Stops the committer (finishing queued ops), closes the store. */
+void ctl_stop(gpupoold *g);
+
+/* The committer thread (commit.c), started and stopped by ctl_start and ctl_stop. */
+int ctl_committer_start(gpupoold *g, gp_diag *d);
+void ctl_committer_stop(gpupoold *g);
+/* Marks nodes whose agent has been silent past nodes.heartbeat_timeout NotReady (memory only;
+ * the committer calls it before each cycle). */
+void ctl_check_liveness(gpupoold *g);
+
+/* Runs op through the committer and waits for it. Returns op->rc. */
+int ctl_run_op(gpupoold *g, ctl_op *op);
+/* Asks for a scheduling cycle soon. */
+void ctl_kick(gpupoold *g);
+
+void ctl_read_lock(gpupoold *g);
+void ctl_read_unlock(gpupoold *g);
+
+/* Runs one scheduling cycle now (the committer calls it; so do tests through an op). */
+int ctl_schedule(gpupoold *g, gp_diag *d);
+/* Rebuilds the scheduler over the current cluster model (after a load). */
+int ctl_sched_reset(gpupoold *g, gp_diag *d);
+void ctl_cycle_buf_free(struct ctl_cycle_buf *b);
+
+/* The HTTP handler of the whole API (router.c); ctx is the gpupoold. */
+void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *resp);
+
+#endif

@@ -1,0 +1,206 @@
+/*
+ * Starting and stopping the controller: the data directory, the store (one connection for the
+ * committer, one for readers), the state, and on the first start the defaults and the admin
+ * token.
+ *
+ * First start: in one transaction the controller creates the queue `default`, the priority
+ * classes low (-100), normal (0) and high (1000, PreemptLowerPriority), an admin token and a
+ * join token, and marks the store initialised. The tokens' secrets are written to
+ * DATA_DIR/admin.token and DATA_DIR/join.token (mode 0600, written and synced before the
+ * transaction commits). A later start finds the mark and leaves everything alone, so a deleted
+ * or edited token file is never silently replaced.
+ */
+#include "ctl/api.h"
+
+#include "base/log.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* Writes secret to path, mode 0600, durably (file and directory synced). */
+static int write_secret(const char *path, const char *secret, gp_diag *d)
+{
+    char tmp[GP_CTL_PATH_MAX + 16];
+    snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return gp_diag_set(d, GP_EIO, "%s: %s", tmp, strerror(errno));
+    }
+    size_t n = strlen(secret);
+    bool ok = write(fd, secret, n) == (ssize_t)n && write(fd, "\n", 1) == 1 && fsync(fd) == 0;
+    ok &= close(fd) == 0;
+    if (!ok || rename(tmp, path) != 0) {
+        int e = errno;
+        unlink(tmp);
+        return gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(e));
+    }
+    return 0;
+}
+
+static int put_default(gpupoold *g, gp_obj_kind kind, const char *name, const char *json,
+                       gp_diag *d)
+{
+    int64_t id = 0;
+    return gp_store_obj_put(g->store, kind, &id, name, json, d);
+}
+
+/* The first start's defaults and tokens, in one transaction. */
+static int initialise(gpupoold *g, gp_diag *d)
+{
+    char buf[8];
+    int rc = gp_store_meta_get(g->store, "initialised", buf, sizeof(buf), d);
+    if (rc != GP_ENOENT) {
+        return rc;
+    }
+    gp_diag_clear(d);
+    rc = gp_store_begin(g->store, d);
+    if (rc == 0) {
+        rc = put_default(g, GP_OBJ_QUEUE, "default",
+                         "{\"name\":\"default\",\"weight\":1,\"reclaimable\":true}", d);
+    }
+    if (rc == 0) {
+        rc = put_default(g, GP_OBJ_PRIORITY_CLASS, "low",
+                         "{\"name\":\"low\",\"value\":-100,\"preemption_policy\":\"Never\","
+                         "\"description\":\"batch work that yields to everything else\"}",
+                         d);
+    }
+    if (rc == 0) {
+        rc = put_default(g, GP_OBJ_PRIORITY_CLASS, "normal",
+                         "{\"name\":\"normal\",\"value\":0,\"preemption_policy\":\"Never\","
+                         "\"description\":\"the default\"}",
+                         d);
+    }
+    if (rc == 0) {
+        rc = put_default(g, GP_OBJ_PRIORITY_CLASS, "high",
+                         "{\"name\":\"high\",\"value\":1000,\"preemption_policy\":"
+                         "\"PreemptLowerPriority\",\"description\":\"may preempt lower "
+                         "priority preemptible jobs\"}",
+                         d);
+    }
+    char secret[128], path[GP_CTL_PATH_MAX + 32];
+    if (rc == 0) {
+        rc = ctl_token_create(g, "admin", CTL_ROLE_ADMIN, 0, 0, 0, secret, sizeof(secret), d);
+    }
+    if (rc == 0) {
+        snprintf(path, sizeof(path), "%s/admin.token", g->cfg->data_dir);
+        rc = write_secret(path, secret, d);
+    }
+    if (rc == 0) {
+        rc = ctl_token_create(g, "join", CTL_ROLE_JOIN, 0, 0, 0, secret, sizeof(secret), d);
+    }
+    if (rc == 0) {
+        if (g->cfg->nodes.join_token_file[0]) {
+            snprintf(path, sizeof(path), "%s", g->cfg->nodes.join_token_file);
+        } else {
+            snprintf(path, sizeof(path), "%s/join.token", g->cfg->data_dir);
+        }
+        rc = write_secret(path, secret, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_meta_set(g->store, "initialised", "1", d);
+    }
+    if (rc == 0) {
+        rc = gp_store_commit(g->store, d);
+    }
+    if (rc < 0) {
+        gp_store_rollback(g->store);
+        return rc;
+    }
+    GP_LOG(GP_LOG_INFO, "ctl", "first start: wrote %s/admin.token and the join token",
+           g->cfg->data_dir);
+    return 0;
+}
+
+static int make_dir(const char *dir, gp_diag *d)
+{
+    if (mkdir(dir, 0700) != 0 && errno != EEXIST) {
+        return gp_diag_set(d, GP_EIO, "data_dir %s: %s", dir, strerror(errno));
+    }
+    struct stat sb;
+    if (stat(dir, &sb) != 0 || !S_ISDIR(sb.st_mode)) {
+        return gp_diag_set(d, GP_EIO, "data_dir %s: not a directory", dir);
+    }
+    return 0;
+}
+
+int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
+{
+    memset(g, 0, sizeof(*g));
+    g->cfg = cfg;
+    pthread_mutex_init(&g->st.lock, NULL);
+    pthread_mutex_init(&g->reader_lock, NULL);
+    char path[GP_CTL_PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/gpupool.db", cfg->data_dir);
+    int rc = make_dir(cfg->data_dir, d);
+    if (rc == 0) {
+        rc = gp_store_open(path, &g->store, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_open(path, &g->reader, d);
+    }
+    if (rc == 0) {
+        rc = ctl_state_load(&g->st, g->store, d);
+    }
+    if (rc == 0) {
+        rc = initialise(g, d);
+    }
+    if (rc == 0) {
+        rc = ctl_state_load(&g->st, g->store, d); /* with the defaults */
+    }
+    if (rc == 0) {
+        int64_t now = ctl_now_ms();
+        for (int i = 0; i < g->st.nnodes; i++) {
+            g->st.nodes[i].ready = true; /* a grace period for every agent to report */
+            g->st.nodes[i].heartbeat_ms = now;
+        }
+        rc = ctl_sched_reset(g, d);
+    }
+    if (rc == 0) {
+        rc = ctl_committer_start(g, d);
+    }
+    if (rc < 0) {
+        ctl_stop(g);
+        return rc;
+    }
+    g->ready = true;
+    GP_LOG(GP_LOG_INFO, "ctl", "state loaded: tenants=%d queues=%d nodes=%d jobs=%d pending=%d",
+           g->st.ntenants, g->st.nqueues, g->st.nnodes, g->st.njobs, g->st.npending);
+    return 0;
+}
+
+void ctl_stop(gpupoold *g)
+{
+    g->ready = false;
+    ctl_committer_stop(g);
+    gp_sched_free(g->sched);
+    g->sched = NULL;
+    ctl_cycle_buf_free(g->cycbuf);
+    g->cycbuf = NULL;
+    ctl_state_clear(&g->st);
+    gp_store_close(g->store);
+    gp_store_close(g->reader);
+    g->store = g->reader = NULL;
+    pthread_mutex_destroy(&g->reader_lock);
+    pthread_mutex_destroy(&g->st.lock);
+}
+
+void ctl_check_liveness(gpupoold *g)
+{
+    int64_t now = ctl_now_ms();
+    ctl_state *st = &g->st;
+    for (int i = 0; i < st->nnodes; i++) {
+        ctl_node *n = &st->nodes[i];
+        if (n->ready && now - n->heartbeat_ms > g->cfg->nodes.heartbeat_timeout_ms) {
+            n->ready = false;
+            gp_cluster_set_schedulable(st->cluster, n->cl, false);
+            GP_LOG(GP_LOG_WARN, "nodes", "node=%s state=NotReady silent_ms=%lld", n->name,
+                   (long long)(now - n->heartbeat_ms));
+        }
+    }
+}

@@ -1,0 +1,255 @@
+/*
+ * The in-memory state of gpupoold (see ctl.h): lookups, nodes, jobs and their hold on the
+ * cluster model. Loading from the store is in load.c.
+ */
+#include "ctl/ctl.h"
+#include "ctl/doc.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+static const char *const role_names[] = {"none", "admin", "operator", "user", "join", "agent"};
+
+const char *ctl_role_name(ctl_role r)
+{
+    return (unsigned)r < sizeof(role_names) / sizeof(role_names[0]) ? role_names[r] : "none";
+}
+
+int ctl_role_parse(const char *s, ctl_role *out)
+{
+    for (int i = 1; i < (int)(sizeof(role_names) / sizeof(role_names[0])); i++) {
+        if (strcmp(s, role_names[i]) == 0) {
+            *out = (ctl_role)i;
+            return 0;
+        }
+    }
+    return GP_EINVAL;
+}
+
+static const char *const state_names[CTL_NSTATES] = {
+    "Pending", "Scheduled", "Running", "Succeeded", "Failed", "Cancelled", "Preempted",
+};
+
+const char *ctl_job_state_name(ctl_job_state s)
+{
+    return (unsigned)s < CTL_NSTATES ? state_names[s] : "Unknown";
+}
+
+int ctl_job_state_parse(const char *s, ctl_job_state *out)
+{
+    for (int i = 0; i < CTL_NSTATES; i++) {
+        if (strcmp(s, state_names[i]) == 0) {
+            *out = (ctl_job_state)i;
+            return 0;
+        }
+    }
+    return GP_EINVAL;
+}
+
+bool ctl_job_state_holds(ctl_job_state s)
+{
+    return s == CTL_SCHEDULED || s == CTL_RUNNING;
+}
+
+bool ctl_job_state_final(ctl_job_state s)
+{
+    return s == CTL_SUCCEEDED || s == CTL_FAILED || s == CTL_CANCELLED;
+}
+
+void ctl_job_free(ctl_job *j)
+{
+    if (j) {
+        gp_jobspec_fini(&j->spec);
+        free(j->spec_json);
+        free(j->replicas);
+        free(j);
+    }
+}
+
+void ctl_state_clear(ctl_state *st)
+{
+    for (int i = 0; i < st->njobs; i++) {
+        ctl_job_free(st->jobs[i]);
+    }
+    for (int i = 0; i < st->ntenants; i++) {
+        ctl_tenant_fini(&st->tenants[i]);
+    }
+    for (int i = 0; i < st->nnodes; i++) {
+        json_decref(st->nodes[i].labels);
+    }
+    free(st->jobs);
+    free(st->tenants);
+    free(st->queues);
+    free(st->pclasses);
+    free(st->nodes);
+    free(st->tokens);
+    gp_cluster_free(st->cluster);
+    pthread_mutex_t lock = st->lock;
+    uint64_t gen = st->gen;
+    memset(st, 0, sizeof(*st));
+    st->lock = lock;
+    st->gen = gen + 1; /* cached views of the old state are stale */
+}
+
+ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name)
+{
+    for (int i = 0; i < st->ntenants; i++) {
+        if (strcmp(st->tenants[i].lim.name, name) == 0) {
+            return &st->tenants[i];
+        }
+    }
+    return NULL;
+}
+
+ctl_tenant *ctl_tenant_by_id(ctl_state *st, int64_t id)
+{
+    for (int i = 0; i < st->ntenants; i++) {
+        if (st->tenants[i].id == id) {
+            return &st->tenants[i];
+        }
+    }
+    return NULL;
+}
+
+ctl_queue *ctl_queue_by_name(ctl_state *st, const char *name)
+{
+    for (int i = 0; i < st->nqueues; i++) {
+        if (strcmp(st->queues[i].q.name, name) == 0) {
+            return &st->queues[i];
+        }
+    }
+    return NULL;
+}
+
+ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name)
+{
+    for (int i = 0; i < st->npclasses; i++) {
+        if (strcmp(st->pclasses[i].name, name) == 0) {
+            return &st->pclasses[i];
+        }
+    }
+    return NULL;
+}
+
+ctl_node *ctl_node_by_name(ctl_state *st, const char *name)
+{
+    for (int i = 0; i < st->nnodes; i++) {
+        if (strcmp(st->nodes[i].name, name) == 0) {
+            return &st->nodes[i];
+        }
+    }
+    return NULL;
+}
+
+ctl_node *ctl_node_by_id(ctl_state *st, int64_t id)
+{
+    for (int i = 0; i < st->nnodes; i++) {
+        if (st->nodes[i].id == id) {
+            return &st->nodes[i];
+        }
+    }
+    return NULL;
+}
+
+ctl_job *ctl_job_by_id(ctl_state *st, int64_t id)
+{
+    int lo = 0, hi = st->njobs - 1;
+    while (lo <= hi) {
+        int mid = lo + (hi - lo) / 2;
+        if (st->jobs[mid]->id == id) {
+            return st->jobs[mid];
+        }
+        if (st->jobs[mid]->id < id) {
+            lo = mid + 1;
+        } else {
+            hi = mid - 1;
+        }
+    }
+    return NULL;
+}
+
+ctl_job *ctl_job_find(ctl_state *st, const char *ref, int64_t tenant_id)
+{
+    char *end;
+    long long id = strtoll(ref, &end, 10);
+    if (*ref && !*end && id > 0) {
+        ctl_job *j = ctl_job_by_id(st, id);
+        return j && (!tenant_id || j->tenant_id == tenant_id) ? j : NULL;
+    }
+    ctl_job *newest = NULL;
+    for (int i = st->njobs - 1; i >= 0; i--) {
+        ctl_job *j = st->jobs[i];
+        if (strcmp(j->name, ref) != 0 || (tenant_id && j->tenant_id != tenant_id)) {
+            continue;
+        }
+        if (!ctl_job_state_final(j->state)) {
+            return j;
+        }
+        if (!newest) {
+            newest = j;
+        }
+    }
+    return newest;
+}
+
+int ctl_state_add_job(ctl_state *st, ctl_job *j)
+{
+    if (st->njobs == st->capjobs) {
+        int ncap = st->capjobs ? st->capjobs * 2 : 1024;
+        ctl_job **p = realloc(st->jobs, sizeof(*p) * (size_t)ncap);
+        if (!p) {
+            return GP_ENOMEM;
+        }
+        st->jobs = p;
+        st->capjobs = ncap;
+    }
+    st->jobs[st->njobs++] = j;
+    if (j->state == CTL_PENDING) {
+        st->npending++;
+    }
+    return 0;
+}
+
+void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s)
+{
+    st->npending += (s == CTL_PENDING) - (j->state == CTL_PENDING);
+    j->state = s;
+}
+
+int ctl_job_hold(ctl_state *st, ctl_job *j, bool take)
+{
+    if (!j->replicas) {
+        return 0;
+    }
+    for (int r = 0; r < j->spec.replicas; r++) {
+        int rc = take ? gp_cluster_assign(st->cluster, &j->replicas[r].a)
+                      : gp_cluster_release(st->cluster, &j->replicas[r].a);
+        if (rc < 0) {
+            /* Undo the replicas already done, so the cluster stays consistent. */
+            for (int u = r - 1; u >= 0; u--) {
+                if (take) {
+                    gp_cluster_release(st->cluster, &j->replicas[u].a);
+                } else {
+                    gp_cluster_assign(st->cluster, &j->replicas[u].a);
+                }
+            }
+            return rc;
+        }
+    }
+    return 0;
+}
+
+json_t *ctl_job_status_doc(const ctl_job *j)
+{
+    json_t *reps = json_array();
+    if (j->replicas) {
+        for (int r = 0; r < j->spec.replicas; r++) {
+            json_array_append_new(reps, json_pack("{s:i, s:s, s:i}", "replica", r, "state",
+                                                  j->replicas[r].state, "exit_code",
+                                                  j->replicas[r].exit_code));
+        }
+    }
+    return json_pack("{s:s, s:I, s:I, s:i, s:i, s:o}", "reason", j->reason, "start_ms",
+                     (json_int_t)j->start_ms, "end_ms", (json_int_t)j->end_ms, "restarts",
+                     j->restarts, "exit_code", j->exit_code, "replicas", reps);
+}

@@ -1,0 +1,123 @@
+"""Authentication, roles and tenant isolation on every endpoint of a real gpupoold.
+
+- Every documented operation except /healthz, /readyz and /openapi.json refuses a missing or
+  unknown token with 401.
+- Users get 403 on what their role may not do, and another tenant's objects do not exist for
+  them: 404 on every job endpoint, filtered lists, 404 for the other tenant itself.
+- Join tokens only register nodes; agent tokens only heartbeat their own node.
+- Revoked tokens stop working at once.
+"""
+import sys
+
+from pool import Pool, check, node_doc, submit
+
+with Pool(sys.argv[1]) as p:
+    admin = p.admin
+    p.tenant("team-a")
+    p.tenant("team-b")
+    alice = p.user("alice", "team-a")
+    bob = p.user("bob", "team-b")
+    agent = p.register(node_doc("n1", ngpus=2))
+
+    s, job = submit(alice, "train-a")
+    check(s == 201, "alice submits", s, job)
+    s, jb = submit(bob, "train-b")
+    check(s == 201, "bob submits", s, jb)
+
+    # 401 everywhere a token is needed.
+    s, api = admin.get("/openapi.json")
+    check(s == 200 and "paths" in api, "openapi.json served", s)
+    anon = p.client(None)
+    bogus = p.client("gpu_not-a-real-token")
+    public = {"/healthz", "/readyz", "/openapi.json"}
+    for path, ops in api["paths"].items():
+        concrete = (path.replace("{job}", str(job["id"])).replace("{node}", "n1")
+                    .replace("{tenant}", "team-a").replace("{queue}", "default")
+                    .replace("{class}", "normal").replace("{token}", "1"))
+        for method in ops:
+            if method not in ("get", "post", "put", "delete"):
+                continue
+            for who in (anon, bogus):
+                s, d = who.call(method.upper(), concrete, body={} if method in ("post", "put")
+                                else None)
+                if path in public:
+                    check(s == 200, "%s %s is public" % (method, path), s, d)
+                else:
+                    check(s == 401, "%s %s without a valid token: 401" % (method, path), s, d)
+                    check(d["error"]["code"] == "GP_EAUTH", "error code names auth", d)
+
+    # A user acts within its tenant: other tenants' jobs do not exist for it.
+    for ref in (str(jb["id"]), "train-b"):
+        for method, suffix in (("GET", ""), ("GET", "/events"), ("POST", "/cancel"),
+                               ("POST", "/requeue")):
+            s, d = alice.call(method, "/v1/jobs/" + ref + suffix,
+                              body={} if method == "POST" else None)
+            check(s == 404, "alice %s /v1/jobs/%s%s: 404" % (method, ref, suffix), s, d)
+    s, d = alice.get("/v1/jobs")
+    check(s == 200 and [j["name"] for j in d["items"]] == ["train-a"],
+          "alice lists only her tenant's jobs", d)
+    s, d = alice.get("/v1/jobs?tenant=team-b")
+    check(s == 404, "alice filtering by another tenant: 404", s, d)
+    s, d = alice.get("/v1/tenants")
+    check(s == 200 and [t["name"] for t in d["items"]] == ["team-a"],
+          "alice sees only her tenant", d)
+    s, d = alice.get("/v1/tenants/team-b")
+    check(s == 404, "another tenant is not found", s, d)
+    s, d = submit(alice, "sneaky", tenant="team-b")
+    check(s == 404, "alice cannot submit into team-b", s, d)
+    s, d = alice.get("/v1/jobs/%d" % jb["id"])
+    check(s == 404, "still not found", s, d)
+    # Node views hide other tenants' holders.
+    s, d = alice.get("/v1/nodes/n1")
+    check(s == 200, "users read nodes", s, d)
+    for g in d["gpus"]:
+        for h in g["holders"]:
+            check("job" not in h or h.get("tenant") == "team-a",
+                  "another tenant's holder is anonymous", h)
+
+    # Roles: users may not manage the pool.
+    for method, path, body in (("POST", "/v1/tenants", {"name": "x"}),
+                               ("PUT", "/v1/tenants/team-a", {}),
+                               ("DELETE", "/v1/tenants/team-a", None),
+                               ("POST", "/v1/queues", {"name": "q"}),
+                               ("POST", "/v1/priorityclasses", {"name": "p", "value": 1}),
+                               ("GET", "/v1/tokens", None),
+                               ("POST", "/v1/tokens", {"name": "t", "role": "admin"}),
+                               ("POST", "/v1/nodes/n1/cordon", {}),
+                               ("POST", "/v1/nodes", node_doc("n9")),
+                               ("POST", "/v1/nodes/n1/heartbeat", {})):
+        s, d = alice.call(method, path, body=body)
+        check(s == 403, "user %s %s: 403" % (method, path), s, d)
+
+    # Join tokens register nodes and nothing else; agents heartbeat only their own node.
+    joiner = p.client(p.join_token)
+    s, d = joiner.get("/v1/jobs")
+    check(s == 403, "join token cannot list jobs", s, d)
+    s, d = agent.get("/v1/jobs")
+    check(s == 403, "agent token cannot list jobs", s, d)
+    p.register(node_doc("n2", ngpus=1))
+    s, d = agent.post("/v1/nodes/n2/heartbeat", {})
+    check(s == 404, "agent of n1 cannot heartbeat n2", s, d)
+    s, d = agent.post("/v1/nodes/n1/heartbeat", {})
+    check(s == 200, "agent heartbeats its node", s, d)
+
+    # Operators manage nodes and queues but not tenants or tokens.
+    s, d = admin.post("/v1/tokens", {"name": "ops", "role": "operator"})
+    check(s == 201, "operator token", s, d)
+    ops = p.client(d["token"])
+    s, d = ops.post("/v1/nodes/n2/cordon")
+    check(s == 200 and d["cordoned"], "operator cordons", s, d)
+    s, d = ops.post("/v1/tenants", {"name": "t3"})
+    check(s == 403, "operator cannot create tenants", s, d)
+    s, d = ops.get("/v1/jobs/%d" % jb["id"])
+    check(s == 200, "operators see every tenant's jobs", s, d)
+
+    # Revocation takes effect at once; secrets are never listed.
+    s, d = admin.get("/v1/tokens")
+    check(s == 200 and all("token" not in t for t in d["items"]), "no secrets listed", d)
+    bob_id = [t["id"] for t in d["items"] if t["name"] == "bob"][0]
+    s, d = admin.delete("/v1/tokens/%d" % bob_id)
+    check(s == 200 and d["revoked"], "revoke bob", s, d)
+    s, d = bob.get("/v1/jobs")
+    check(s == 401, "revoked token refused", s, d)
+print("ok")

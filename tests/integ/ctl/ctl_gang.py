@@ -1,0 +1,39 @@
+"""Gangs are all or nothing: a job whose replicas cannot all be placed holds nothing and says
+why; once they all fit, they are placed together."""
+import sys
+
+from pool import Pool, check, node_doc, submit
+
+with Pool(sys.argv[1]) as p:
+    agents = [p.register(node_doc("n%d" % i)) for i in range(2)]
+    p.tenant("team-a")
+    alice = p.user("alice", "team-a")
+
+    s, big = submit(alice, "gang-3x8", gpus=8, replicas=3)
+    check(s == 201, "submit 3 x 8", s, big)
+    p.settle()
+    d = p.job(alice, "gang-3x8")
+    check(d["state"] == "Pending" and d["placement"] == [], "3 x 8 GPUs on 2 nodes: none placed",
+          d)
+    check(d["reason"].startswith("gang"), "the reason names the gang", d["reason"])
+    s, nodes = p.admin.get("/v1/nodes")
+    check(all(n["allocated"]["gpus"] == 0 for n in nodes["items"]), "no GPU held", nodes)
+
+    s, two = submit(alice, "gang-2x8", gpus=8, replicas=2)
+    d = p.wait_state(alice, "gang-2x8", "Scheduled")
+    check(sorted(r["node"] for r in d["placement"]) == ["n0", "n1"], "one replica per node", d)
+    check(all(len(r["gpus"]) == 8 for r in d["placement"]), "8 GPUs each", d)
+    uuids = [g["uuid"] for r in d["placement"] for g in r["gpus"]]
+    check(len(set(uuids)) == 16, "16 distinct GPUs pinned by UUID", uuids)
+    check(all(r["epoch"] > 0 and r["epoch"] == d["placement"][0]["epoch"]
+              for r in d["placement"]), "one allocation epoch for the gang", d)
+
+    # A replica of a gang can only see its own node's desired set.
+    s, hb = agents[0].post("/v1/nodes/n0/heartbeat", {})
+    check(s == 200 and [(x["job"], x["replica"]) for x in hb["desired"]] ==
+          [(two["id"], [r["replica"] for r in d["placement"] if r["node"] == "n0"][0])],
+          "n0's agent is told to run its replica", hb)
+    check(hb["desired"][0]["world_size"] == 2, "world size in the desired replica", hb)
+    d = p.job(alice, "gang-3x8")
+    check(d["state"] == "Pending", "the 3 x 8 gang still waits", d)
+print("ok")
