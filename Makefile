@@ -10,7 +10,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan sim bench bench-ctl grid format clean
+.PHONY: all deps build test test-asan sim bench bench-ctl docs grid format clean
 
 all: build
 
@@ -47,6 +47,10 @@ bench: build
 
 bench-ctl: build
 	bench/ctl.sh
+
+# Documents generated from the code.
+docs: build
+	$(BUILD)/bin/gpupoold-config-doc > docs/config.md
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

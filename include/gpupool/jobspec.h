@@ -15,6 +15,8 @@
  *     cpu_milli: 8000
  *     memory_mib: 32768
  *   topology: any               # any | prefer-nvlink | require-nvlink
+ *   gpu_policy: packing         # packing | spread | topology | fragmentation; default: the
+ *                               #   cluster's (scheduler.gpu_policy)
  *   preemptible: false
  *   command: [python, train.py] # required, non-empty
  *   args: [--epochs, "3"]
@@ -73,6 +75,7 @@ typedef struct gp_jobspec {
     int64_t cpu_milli;
     int64_t memory_mib;
     gp_topology_pref topology;
+    gp_gpu_policy gpu_policy; /* GP_GPU_DEFAULT = the cluster's */
     bool preemptible;
     char **command; /* NULL-terminated */
     char **args;    /* NULL-terminated; may be empty */

@@ -113,6 +113,13 @@ json_t *api_node_doc(ctl_state *st, const ctl_node *n, int64_t scope);
 int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d);
 int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, gp_diag *d);
 
+/* Ends a job that holds resources: Succeeded (ok) or Failed with replica's exit code, or, by
+ * its restart policy, back to Pending with one more restart. why (not NULL) is the reason of a
+ * failure the job itself did not cause (e.g. max runtime): it is final, never restarted.
+ * Store first, then memory; runs in the committer. */
+int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
+                   const char *why, gp_diag *d);
+
 /* Creates a token: the secret in secret (shown once), its record in st and the store. Runs in
  * the committer. */
 int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenant_id,

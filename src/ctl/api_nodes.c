@@ -295,14 +295,14 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
                      "gpus", gpus, "spec", spec ? spec : json_object());
 }
 
-/* Ends the job: final state or, by its restart policy, back to Pending. */
-static int finish_job(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, gp_diag *d)
+int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
+                   const char *why, gp_diag *d)
 {
     ctl_job next = *j;
     next.replicas = NULL;
     bool restart = j->spec.restart_policy == GP_RESTART_ALWAYS ||
                    (!ok && j->spec.restart_policy == GP_RESTART_ON_FAILURE);
-    restart &= j->restarts < j->spec.max_restarts;
+    restart &= j->restarts < j->spec.max_restarts && !why;
     ctl_job_state to = restart ? CTL_PENDING : ok ? CTL_SUCCEEDED : CTL_FAILED;
     if (restart) {
         next.start_ms = next.end_ms = 0;
@@ -317,6 +317,9 @@ static int finish_job(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_co
         snprintf(next.reason, sizeof(next.reason),
                  ok ? "all replicas exited with code 0" : "replica %d exited with code %d", replica,
                  exit_code);
+        if (why) {
+            snprintf(next.reason, sizeof(next.reason), "%s", why);
+        }
     }
     int rc = gp_store_placement_clear(g->store, j->id, d);
     if (rc == 0) {
@@ -365,14 +368,14 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_d
     }
     *changed = true;
     if (!running && !ok) {
-        return finish_job(g, j, false, replica, exit_code, d);
+        return ctl_job_finish(g, j, false, replica, exit_code, NULL, d);
     }
     bool all_done = ok;
     for (int i = 0; all_done && i < j->spec.replicas; i++) {
         all_done = i == replica || strcmp(j->replicas[i].state, "Succeeded") == 0;
     }
     if (all_done) {
-        return finish_job(g, j, true, replica, 0, d);
+        return ctl_job_finish(g, j, true, replica, 0, NULL, d);
     }
     /* Store first; memory changes only once the store has taken it. */
     ctl_replica saved = *r;

@@ -114,6 +114,8 @@ const char *ctl_job_state_name(ctl_job_state s);
 int ctl_job_state_parse(const char *s, ctl_job_state *out);
 /* Whether the state holds resources (Scheduled, Running). */
 bool ctl_job_state_holds(ctl_job_state s);
+/* Whether the job waits for a placement (Pending, Preempted). */
+bool ctl_job_state_waits(ctl_job_state s);
 /* Whether the job has ended (Succeeded, Failed, Cancelled). */
 bool ctl_job_state_final(ctl_job_state s);
 
@@ -162,7 +164,7 @@ typedef struct ctl_state {
     int njobs, capjobs;
     gp_token_rec *tokens;
     int ntokens, captokens;
-    int npending; /* jobs Pending */
+    int npending; /* jobs waiting: Pending or Preempted */
     uint64_t gen; /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
 } ctl_state;
 

@@ -118,7 +118,7 @@ static bool sched_job(ctl_state *st, ctl_job *j, gp_sched_job *out)
         v->replicas = j->spec.replicas;
         gp_jobspec_request(&j->spec, st->cluster, &v->req);
         v->topology = j->spec.topology;
-        v->gpu_policy = GP_GPU_DEFAULT;
+        v->gpu_policy = j->spec.gpu_policy;
         v->max_runtime_ms = j->spec.max_runtime_s * 1000;
         j->sj_gen = st->gen;
     }
@@ -215,7 +215,7 @@ static int build(gpupoold *g, cycle_in *c, int64_t now)
                 b->running[nr++].assignments = &b->asg[na];
                 na += j->spec.replicas;
             }
-        } else if (j->state == CTL_PENDING && sched_job(st, j, &b->pending[np])) {
+        } else if (ctl_job_state_waits(j->state) && sched_job(st, j, &b->pending[np])) {
             np++;
         }
     }
@@ -317,7 +317,7 @@ static int write_evicted(gpupoold *g, const gp_sched_eviction *e, int64_t now, g
         ctl_job shadow = *j;
         snprintf(shadow.reason, sizeof(shadow.reason), "%s", e->reason);
         shadow.replicas = NULL;
-        rc = ctl_job_store(g, &shadow, CTL_PENDING, d);
+        rc = ctl_job_store(g, &shadow, CTL_PREEMPTED, d);
     }
     if (rc == 0) {
         rc = add_event(g, e->job_id, now, "Preempted", e->reason, d);
@@ -328,8 +328,8 @@ static int write_evicted(gpupoold *g, const gp_sched_eviction *e, int64_t now, g
 static int write_waiting(gpupoold *g, const gp_sched_wait *w, gp_diag *d)
 {
     ctl_job *j = ctl_job_by_id(&g->st, w->job_id);
-    if (strcmp(j->reason, w->reason) == 0) {
-        return 0;
+    if (j->state == CTL_PENDING && strcmp(j->reason, w->reason) == 0) {
+        return 0; /* a Preempted job becomes Pending: written even with the same reason */
     }
     ctl_job shadow = *j;
     snprintf(shadow.reason, sizeof(shadow.reason), "%s", w->reason);
@@ -361,7 +361,7 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
         free(j->replicas);
         j->replicas = NULL;
         snprintf(j->reason, sizeof(j->reason), "%s", r->evicted[i].reason);
-        ctl_job_set_state(st, j, CTL_PENDING);
+        ctl_job_set_state(st, j, CTL_PREEMPTED);
     }
     for (int i = 0; i < r->nplaced; i++) {
         ctl_job *j = ctl_job_by_id(st, r->placed[i].job_id);
@@ -375,6 +375,7 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
     for (int i = 0; i < r->nwaiting; i++) {
         ctl_job *j = ctl_job_by_id(st, r->waiting[i].job_id);
         snprintf(j->reason, sizeof(j->reason), "%s", r->waiting[i].reason);
+        ctl_job_set_state(st, j, CTL_PENDING);
     }
     atomic_fetch_add(&g->stats.placed, r->nplaced);
     atomic_fetch_add(&g->stats.evicted, r->nevicted);
@@ -384,7 +385,7 @@ static bool reasons_changed(gpupoold *g, const gp_sched_result *r)
 {
     for (int i = 0; i < r->nwaiting; i++) {
         ctl_job *j = ctl_job_by_id(&g->st, r->waiting[i].job_id);
-        if (strcmp(j->reason, r->waiting[i].reason) != 0) {
+        if (j->state != CTL_PENDING || strcmp(j->reason, r->waiting[i].reason) != 0) {
             return true;
         }
     }
@@ -426,8 +427,52 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
     return rc;
 }
 
+/* Fails the jobs that have held their GPUs past their max runtime (counted from placement);
+ * the agents stop them when the placement disappears from their desired set. */
+static int expire(gpupoold *g, int64_t now, gp_diag *d)
+{
+    ctl_state *st = &g->st;
+    bool any = false;
+    for (int i = 0; i < st->njobs && !any; i++) {
+        ctl_job *j = st->jobs[i];
+        any = ctl_job_state_holds(j->state) && j->spec.max_runtime_s > 0 &&
+              now - j->start_ms > j->spec.max_runtime_s * 1000;
+    }
+    if (!any) {
+        return 0;
+    }
+    int rc = gp_store_begin(g->store, d);
+    for (int i = 0; rc == 0 && i < st->njobs; i++) {
+        ctl_job *j = st->jobs[i];
+        if (ctl_job_state_holds(j->state) && j->spec.max_runtime_s > 0 &&
+            now - j->start_ms > j->spec.max_runtime_s * 1000) {
+            char why[128];
+            snprintf(why, sizeof(why), "max runtime of %llds exceeded",
+                     (long long)j->spec.max_runtime_s);
+            rc = ctl_job_finish(g, j, false, 0, 0, why, d);
+        }
+    }
+    if (rc == 0) {
+        rc = gp_store_commit(g->store, d);
+    }
+    if (rc < 0) {
+        gp_store_rollback(g->store);
+        /* memory may hold some of the changes: take the store's word */
+        gp_diag ld;
+        gp_diag_clear(&ld);
+        if (ctl_state_load(st, g->store, &ld) < 0 || ctl_sched_reset(g, &ld) < 0) {
+            g->ready = false;
+        }
+    }
+    return rc;
+}
+
 int ctl_schedule(gpupoold *g, gp_diag *d)
 {
+    int rc0 = expire(g, ctl_now_ms(), d);
+    if (rc0 < 0) {
+        return rc0;
+    }
     if (!g->sched || g->st.npending == 0) {
         return 0;
     }

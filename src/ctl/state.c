@@ -204,15 +204,18 @@ int ctl_state_add_job(ctl_state *st, ctl_job *j)
         st->capjobs = ncap;
     }
     st->jobs[st->njobs++] = j;
-    if (j->state == CTL_PENDING) {
-        st->npending++;
-    }
+    st->npending += ctl_job_state_waits(j->state);
     return 0;
+}
+
+bool ctl_job_state_waits(ctl_job_state s)
+{
+    return s == CTL_PENDING || s == CTL_PREEMPTED;
 }
 
 void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s)
 {
-    st->npending += (s == CTL_PENDING) - (j->state == CTL_PENDING);
+    st->npending += ctl_job_state_waits(s) - ctl_job_state_waits(j->state);
     j->state = s;
 }
 

@@ -262,6 +262,16 @@ static int f_topology(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     return rc;
 }
 
+static int f_gpu_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    /* The order of gp_gpu_policy. */
+    static const char *const names[] = {"packing", "spread", "topology", "fragmentation"};
+    int x = 0;
+    int rc = get_enum(v, path, names, 4, &x, d);
+    s->gpu_policy = (gp_gpu_policy)x;
+    return rc;
+}
+
 static int f_preemptible(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     if (!json_is_boolean(v)) {
@@ -405,6 +415,7 @@ static const field top_fields[] = {
     {"replicas", f_replicas},
     {"resources", f_resources},
     {"topology", f_topology},
+    {"gpu_policy", f_gpu_policy},
     {"preemptible", f_preemptible},
     {"command", f_command},
     {"args", f_args},
@@ -456,6 +467,7 @@ static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
     strcpy(s.queue, "default");
     s.replicas = 1;
     s.max_restarts = -1; /* unset: see finish() */
+    s.gpu_policy = GP_GPU_DEFAULT;
     int rc = walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])), &s, d);
     if (rc == 0) {
         rc = finish(&s, d);

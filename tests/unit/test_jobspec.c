@@ -86,6 +86,8 @@ static void test_defaults_and_kinds(void **state)
     assert_int_equal(s.kind, GP_REQ_FRACTION);
     assert_int_equal(s.cores_percent, 30);
     assert_int_equal(s.restart_policy, GP_RESTART_NEVER);
+    assert_int_equal(s.max_restarts, 0);
+    assert_int_equal(s.gpu_policy, GP_GPU_DEFAULT);
     gp_cluster *c = gp_cluster_new();
     gp_request r;
     gp_jobspec_request(&s, c, &r);
@@ -97,6 +99,11 @@ static void test_defaults_and_kinds(void **state)
     y = "name: n2\ncommand: [x]\nresources: {mig_profile: 1g.10gb}\n";
     assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
     assert_int_equal(s.kind, GP_REQ_MIG);
+    gp_jobspec_fini(&s);
+    y = "name: n4\ncommand: [x]\nrestart_policy: always\ngpu_policy: spread\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_int_equal(s.max_restarts, GP_JOB_DEFAULT_RESTARTS); /* a policy alone restarts */
+    assert_int_equal(s.gpu_policy, GP_GPU_SPREAD);
     gp_jobspec_fini(&s);
     y = "name: n3\ncommand: [x]\n";
     assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
@@ -153,6 +160,8 @@ static void test_errors_name_the_field(void **state)
     expect_error("name: a\ncommand: [x]\nrestart_policy: sometimes\n", GP_EINVAL,
                  "restart_policy: must be one of never, on-failure, always");
     expect_error("name: a\ncommand: [x]\npreemptible: maybe\n", GP_EINVAL, "preemptible");
+    expect_error("name: a\ncommand: [x]\ngpu_policy: clever\n", GP_EINVAL,
+                 "gpu_policy: must be one of packing, spread, topology, fragmentation");
     expect_error("- a\n- b\n", GP_EINVAL, "spec: must be an object");
     /* Syntax errors name line and column. */
     expect_error("name: a\ncommand: [x\n", GP_EPARSE, "line ");
