@@ -117,8 +117,8 @@ int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, g
  * its restart policy, back to Pending with one more restart. why (not NULL) is the reason of a
  * failure the job itself did not cause (e.g. max runtime): it is final, never restarted.
  * Store first, then memory; runs in the committer. */
-int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
-                   const char *why, gp_diag *d);
+int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
+                   gp_diag *d);
 
 /* Creates a token: the secret in secret (shown once), its record in st and the store. Runs in
  * the committer. */

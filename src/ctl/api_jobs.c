@@ -462,9 +462,9 @@ static int change_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (!j) {
         return gp_diag_set(d, GP_ENOENT, "job %s: not found", a->ref);
     }
-    if (a->requeue
-            ? ctl_job_state_waits(j->state) || j->state == CTL_SUCCEEDED || j->state == CTL_CANCELLED
-            : ctl_job_state_final(j->state)) {
+    if (a->requeue ? ctl_job_state_waits(j->state) || j->state == CTL_SUCCEEDED ||
+                         j->state == CTL_CANCELLED
+                   : ctl_job_state_final(j->state)) {
         return gp_diag_set(d, GP_ESTATE, "job %s is %s: cannot %s it", a->ref,
                            ctl_job_state_name(j->state), a->requeue ? "requeue" : "cancel");
     }

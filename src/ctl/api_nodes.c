@@ -295,8 +295,8 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
                      "gpus", gpus, "spec", spec ? spec : json_object());
 }
 
-int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
-                   const char *why, gp_diag *d)
+int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
+                   gp_diag *d)
 {
     ctl_job next = *j;
     next.replicas = NULL;
