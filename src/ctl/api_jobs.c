@@ -226,11 +226,7 @@ static int resolve_defaults(api_req *rq, json_t *doc)
     const gp_ctl_config *cfg = rq->g->cfg;
     json_t *tenant = json_object_get(doc, "tenant");
     if (rq->who.role == CTL_ROLE_USER) {
-        ctl_read_lock(rq->g);
-        ctl_tenant *own = ctl_tenant_by_id(&rq->g->st, rq->who.tenant_id);
-        char name[GP_NAME_MAX];
-        snprintf(name, sizeof(name), "%s", own ? own->lim.name : "");
-        ctl_read_unlock(rq->g);
+        const char *name = rq->who.tenant;
         if (json_is_string(tenant) && strcmp(json_string_value(tenant), name) != 0) {
             api_error(rq, GP_ENOENT, "tenant %s: not found", json_string_value(tenant));
             return GP_ENOENT;

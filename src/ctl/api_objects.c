@@ -321,6 +321,7 @@ static int delete_run(gpupoold *g, ctl_op *op, gp_diag *d)
         st->pclasses[i] = st->pclasses[--st->npclasses];
     }
     st->gen++;
+    st->auth_gen++;
     op->status = 200;
     op->result = json_pack("{s:s}", "deleted", a->name);
     return 0;

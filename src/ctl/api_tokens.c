@@ -78,6 +78,7 @@ int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenan
         }
     }
     st->tokens[st->ntokens++] = t;
+    st->auth_gen++;
     return 0;
 }
 
@@ -199,6 +200,7 @@ static int revoke_run(gpupoold *g, ctl_op *op, gp_diag *d)
                 return rc;
             }
             st->tokens[i].revoked = 1;
+            st->auth_gen++;
             op->result = token_doc(st, &st->tokens[i]);
             return 0;
         }

@@ -9,6 +9,7 @@
 #include "ctl/server.h"
 
 #include "base/log.h"
+#include "net/token.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -101,6 +102,7 @@ static void run_group(gpupoold *g, ctl_op *ops)
         reload(g);
         kick = true;
     }
+    ctl_auth_refresh(g);
     pthread_mutex_unlock(&g->st.lock);
     atomic_fetch_add(&g->stats.groups, 1);
     pthread_mutex_lock(&g->qlock);
@@ -245,4 +247,55 @@ void ctl_committer_stop(gpupoold *g)
     pthread_cond_destroy(&g->qcond);
     pthread_cond_destroy(&g->donecond);
     pthread_mutex_destroy(&g->qlock);
+}
+
+void ctl_auth_refresh(gpupoold *g)
+{
+    ctl_state *st = &g->st;
+    if (g->auth && g->auth_gen == st->auth_gen) {
+        return;
+    }
+    ctl_auth_entry *t = calloc((size_t)st->ntokens + 1, sizeof(*t));
+    if (!t) {
+        return; /* keep the old table; the next group retries */
+    }
+    for (int i = 0; i < st->ntokens; i++) {
+        const gp_token_rec *r = &st->tokens[i];
+        ctl_auth_entry *e = &t[i];
+        memcpy(e->hash, r->hash, sizeof(e->hash));
+        e->expires_ms = r->expires_ms;
+        e->revoked = r->revoked != 0;
+        ctl_role_parse(r->role, &e->who.role);
+        e->who.token_id = r->id;
+        e->who.tenant_id = r->tenant_id;
+        e->who.node_id = r->node_id;
+        snprintf(e->who.name, sizeof(e->who.name), "%s", r->name);
+        const ctl_tenant *tn = r->tenant_id ? ctl_tenant_by_id(st, r->tenant_id) : NULL;
+        snprintf(e->who.tenant, sizeof(e->who.tenant), "%s", tn ? tn->lim.name : "");
+        e->revoked |= r->tenant_id && !tn; /* a user of a deleted tenant */
+    }
+    pthread_mutex_lock(&g->auth_lock);
+    free(g->auth);
+    g->auth = t;
+    g->nauth = st->ntokens;
+    g->auth_gen = st->auth_gen;
+    pthread_mutex_unlock(&g->auth_lock);
+}
+
+int ctl_auth_lookup(gpupoold *g, const char *hash, int64_t now, ctl_principal *out)
+{
+    int rc = GP_EAUTH;
+    pthread_mutex_lock(&g->auth_lock);
+    for (int i = 0; i < g->nauth; i++) {
+        const ctl_auth_entry *e = &g->auth[i];
+        if (gp_token_hash_equal(e->hash, hash)) {
+            if (!e->revoked && (!e->expires_ms || e->expires_ms > now)) {
+                *out = e->who;
+                rc = 0;
+            }
+            break;
+        }
+    }
+    pthread_mutex_unlock(&g->auth_lock);
+    return rc;
 }

@@ -49,6 +49,7 @@ typedef struct ctl_principal {
     int64_t tenant_id; /* users */
     int64_t node_id;   /* agents */
     char name[64];     /* the token's name, for events */
+    char tenant[64];   /* users: their tenant's name */
 } ctl_principal;
 
 /* ---- objects ---- */
@@ -164,8 +165,9 @@ typedef struct ctl_state {
     int njobs, capjobs;
     gp_token_rec *tokens;
     int ntokens, captokens;
-    int npending; /* jobs waiting: Pending or Preempted */
-    uint64_t gen; /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
+    int npending;      /* jobs waiting: Pending or Preempted */
+    uint64_t gen;      /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
+    uint64_t auth_gen; /* bumped when tokens or tenants change */
 } ctl_state;
 
 /* Empties and frees everything in st (the lock is kept). */

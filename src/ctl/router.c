@@ -170,24 +170,7 @@ static int authenticate(api_req *rq)
         api_error(rq, GP_EINTERNAL, "cannot hash the token");
         return GP_EINTERNAL;
     }
-    int64_t now = ctl_now_ms();
-    ctl_read_lock(rq->g);
-    const gp_token_rec *found = NULL;
-    ctl_state *st = &rq->g->st;
-    for (int i = 0; i < st->ntokens && !found; i++) {
-        if (gp_token_hash_equal(st->tokens[i].hash, hash)) {
-            found = &st->tokens[i];
-        }
-    }
-    bool ok = found && !found->revoked && (!found->expires_ms || found->expires_ms > now);
-    if (ok) {
-        ctl_role_parse(found->role, &rq->who.role);
-        rq->who.token_id = found->id;
-        rq->who.tenant_id = found->tenant_id;
-        rq->who.node_id = found->node_id;
-        snprintf(rq->who.name, sizeof(rq->who.name), "%s", found->name);
-    }
-    ctl_read_unlock(rq->g);
+    bool ok = ctl_auth_lookup(rq->g, hash, ctl_now_ms(), &rq->who) == 0;
     if (!ok) {
         api_error(rq, GP_EAUTH, "Authorization: the token is unknown, expired or revoked");
         return GP_EAUTH;

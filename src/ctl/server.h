@@ -54,6 +54,15 @@ typedef struct ctl_stats {
     atomic_llong evicted;
 } ctl_stats;
 
+/* What authentication needs of one token, copied out of the state so that requests are
+ * authenticated without the state lock (which a group holds through its fsync). */
+typedef struct ctl_auth_entry {
+    char hash[65];
+    int64_t expires_ms;
+    bool revoked;
+    ctl_principal who;
+} ctl_auth_entry;
+
 struct gpupoold {
     const gp_ctl_config *cfg;
     gp_store *store;  /* the committer's */
@@ -65,6 +74,11 @@ struct gpupoold {
     gp_http_server *http;
     gp_http_server *https;
     bool ready;
+    /* the tokens, for authentication: rebuilt by the committer after a group changed them */
+    pthread_mutex_t auth_lock;
+    ctl_auth_entry *auth;
+    int nauth;
+    uint64_t auth_gen; /* st.auth_gen the table was built from */
     /* the committer */
     pthread_t committer;
     pthread_mutex_t qlock;
@@ -96,6 +110,11 @@ void ctl_check_liveness(gpupoold *g);
 int ctl_run_op(gpupoold *g, ctl_op *op);
 /* Asks for a scheduling cycle soon. */
 void ctl_kick(gpupoold *g);
+
+/* Rebuilds the authentication table when the tokens or tenants changed (under the state lock). */
+void ctl_auth_refresh(gpupoold *g);
+/* The principal of a token hash: 0, or GP_EAUTH (unknown, expired or revoked). */
+int ctl_auth_lookup(gpupoold *g, const char *hash, int64_t now, ctl_principal *out);
 
 void ctl_read_lock(gpupoold *g);
 void ctl_read_unlock(gpupoold *g);

@@ -135,6 +135,7 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
     g->cfg = cfg;
     pthread_mutex_init(&g->st.lock, NULL);
     pthread_mutex_init(&g->reader_lock, NULL);
+    pthread_mutex_init(&g->auth_lock, NULL);
     char path[GP_CTL_PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/gpupool.db", cfg->data_dir);
     int rc = make_dir(cfg->data_dir, d);
@@ -162,7 +163,8 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
         rc = ctl_sched_reset(g, d);
     }
     if (rc == 0) {
-        rc = ctl_committer_start(g, d);
+        ctl_auth_refresh(g);
+        rc = g->auth ? ctl_committer_start(g, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     if (rc < 0) {
         ctl_stop(g);
@@ -186,6 +188,9 @@ void ctl_stop(gpupoold *g)
     gp_store_close(g->store);
     gp_store_close(g->reader);
     g->store = g->reader = NULL;
+    free(g->auth);
+    g->auth = NULL;
+    pthread_mutex_destroy(&g->auth_lock);
     pthread_mutex_destroy(&g->reader_lock);
     pthread_mutex_destroy(&g->st.lock);
 }

@@ -85,10 +85,11 @@ void ctl_state_clear(ctl_state *st)
     free(st->tokens);
     gp_cluster_free(st->cluster);
     pthread_mutex_t lock = st->lock;
-    uint64_t gen = st->gen;
+    uint64_t gen = st->gen, auth_gen = st->auth_gen;
     memset(st, 0, sizeof(*st));
     st->lock = lock;
     st->gen = gen + 1; /* cached views of the old state are stale */
+    st->auth_gen = auth_gen + 1;
 }
 
 ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name)
