@@ -68,6 +68,10 @@ def main():
         "with 10 GiB of GPU memory, so the pool can hold all of them. Every submit carries an "
         "Idempotency-Key; a 2xx answer means the job is committed (SQLite WAL, "
         "synchronous=FULL; concurrent submits share one fsync).\n",
+        "Submit throughput varies from run to run: a handler waiting for its group commit holds "
+        "its libmicrohttpd pool thread, so clients whose connections land on the same pool "
+        "thread wait for each other; how the 8 connections spread over the threads differs "
+        "per run.\n",
         "Machine: the development machine (2 cores); client and server share them.\n",
     ]
     with open(os.path.join(a.results, "controller.md"), "w") as f:
