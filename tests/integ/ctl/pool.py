@@ -131,8 +131,10 @@ class Pool:
         check(port is not None, "gpupoold did not report its port", self.read_log())
         self.port = port
         self.base = "http://127.0.0.1:%d" % port
-        self.admin_token = open(os.path.join(self.dir, "data", "admin.token")).read().strip()
-        self.join_token = open(os.path.join(self.dir, "data", "join.token")).read().strip()
+        # The tokens of the first start (later starts do not write them again).
+        if not getattr(self, "admin_token", None):
+            self.admin_token = open(os.path.join(self.dir, "data", "admin.token")).read().strip()
+            self.join_token = open(os.path.join(self.dir, "data", "join.token")).read().strip()
         self.admin = self.client(self.admin_token)
 
     def read_log(self):
