@@ -275,6 +275,57 @@ typedef struct beat_arg {
 } beat_arg;
 
 /* A desired replica: what the agent must run. */
+/* The host part of a node's address ("10.0.0.1:7071" -> "10.0.0.1"); the node's name when it
+ * registered none. */
+static void node_host(const ctl_node *n, char *buf, size_t cap)
+{
+    const char *colon = strrchr(n->address, ':');
+    size_t len = colon ? (size_t)(colon - n->address) : strlen(n->address);
+    if (len == 0 || strncmp(n->address, "127.0.0.1:0", 11) == 0) {
+        snprintf(buf, cap, "%s", n->name);
+        return;
+    }
+    snprintf(buf, cap, "%.*s", (int)len, n->address);
+}
+
+/* What a gang's replica needs to find the others: its local rank, the master (replica 0's
+ * host and a port derived from the job id) and the hostfile (one line per host, slots = the
+ * job's replicas there). */
+static void gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
+{
+    json_t *hosts = json_array();
+    int local_rank = 0;
+    for (int k = 0; k < j->spec.replicas; k++) {
+        if (k < r && j->replicas[k].node_id == j->replicas[r].node_id) {
+            local_rank++;
+        }
+        bool first = true;
+        for (int p = 0; p < k && first; p++) {
+            first = j->replicas[p].node_id != j->replicas[k].node_id;
+        }
+        if (!first) {
+            continue;
+        }
+        int slots = 0;
+        for (int p = k; p < j->spec.replicas; p++) {
+            slots += j->replicas[p].node_id == j->replicas[k].node_id;
+        }
+        const ctl_node *n = ctl_node_by_id(st, j->replicas[k].node_id);
+        char host[128];
+        node_host(n, host, sizeof(host));
+        json_array_append_new(hosts, json_sprintf("%s slots=%d", host, slots));
+    }
+    const ctl_node *master = ctl_node_by_id(st, j->replicas[0].node_id);
+    char host[128];
+    node_host(master, host, sizeof(host));
+    json_object_set_new(doc, "rank", json_integer(r));
+    json_object_set_new(doc, "local_rank", json_integer(local_rank));
+    json_object_set_new(doc, "master_addr", json_string(host));
+    json_object_set_new(doc, "master_port", json_integer(29500 + j->id % 10000));
+    json_object_set_new(doc, "hostfile", hosts);
+}
+
+/* A desired replica: what the agent must run. */
 static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n)
 {
     const ctl_replica *rep = &j->replicas[r];
@@ -287,12 +338,15 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
                                         (json_int_t)sh->mem_mib, "mig_start", sh->mig_start));
     }
     json_t *spec = json_loads(j->spec_json, 0, NULL);
-    (void)st;
-    return json_pack("{s:I, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:o, s:o}", "job", (json_int_t)j->id,
-                     "name", j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size",
-                     j->spec.replicas, "restart_count", j->restarts, "cpu_milli",
-                     (json_int_t)rep->a.cpu_milli, "memory_mib", (json_int_t)rep->a.memory_mib,
-                     "gpus", gpus, "spec", spec ? spec : json_object());
+    json_t *doc = json_pack(
+        "{s:I, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:o, s:o}", "job", (json_int_t)j->id, "name",
+        j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size", j->spec.replicas,
+        "restart_count", j->restarts, "cpu_milli", (json_int_t)rep->a.cpu_milli, "memory_mib",
+        (json_int_t)rep->a.memory_mib, "gpus", gpus, "spec", spec ? spec : json_object());
+    if (j->spec.replicas > 1) {
+        gang_doc(st, j, r, doc);
+    }
+    return doc;
 }
 
 int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,

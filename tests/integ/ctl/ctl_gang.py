@@ -33,7 +33,13 @@ with Pool(sys.argv[1]) as p:
     check(s == 200 and [(x["job"], x["replica"]) for x in hb["desired"]] ==
           [(two["id"], [r["replica"] for r in d["placement"] if r["node"] == "n0"][0])],
           "n0's agent is told to run its replica", hb)
-    check(hb["desired"][0]["world_size"] == 2, "world size in the desired replica", hb)
+    want = hb["desired"][0]
+    check(want["world_size"] == 2, "world size in the desired replica", hb)
+    node_of = {r["replica"]: r["node"] for r in d["placement"]}
+    check(want["master_addr"] == node_of[0] and want["rank"] == want["replica"] and
+          want["local_rank"] == 0 and
+          sorted(want["hostfile"]) == ["n0 slots=1", "n1 slots=1"],
+          "gang variables: rank, master, hostfile", want)
     d = p.job(alice, "gang-3x8")
     check(d["state"] == "Pending", "the 3 x 8 gang still waits", d)
 print("ok")
