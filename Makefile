@@ -10,7 +10,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan sim bench bench-ctl docs grid format clean
+.PHONY: all deps build test test-asan sim demo bench bench-ctl docs grid format clean
 
 all: build
 
@@ -40,6 +40,10 @@ sim: build
 	    --pods $(DATA)/openb_pod_list_default.csv --policy all --seeds $(SEEDS) \
 	    --jobs $(JOBS) --out out/sim-default > /dev/null
 	@cat out/sim-default/summary.md
+
+# The main job: a local pool with simulated GPUs and example jobs running on it.
+demo: build
+	scripts/demo.sh
 
 bench: build
 	bench/run.sh

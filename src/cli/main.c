@@ -30,6 +30,8 @@ static const gp_cli_command commands[] = {
     {"token", gp_cli_token, 1, "create, list or revoke API tokens"},
     {"login", gp_cli_login, 1, "check a server and token and save them for later commands"},
     {"whoami", gp_cli_whoami, 1, "show the role and tenant of the token in use"},
+    {"up", gp_cli_up, 1, "start a local pool: gpupoold and agents with simulated GPUs"},
+    {"down", gp_cli_down, 0, "stop a pool started by gpupool up"},
     {"sim", gp_cli_sim, 0, "replay pod traces through the placement policies"},
     {"help", cmd_help, 0, "show this help, or a command's (gpupool help COMMAND)"},
 };

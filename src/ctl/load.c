@@ -62,6 +62,7 @@ int ctl_assignment_from_doc(json_t *doc, int node, gp_assignment *a, gp_diag *d)
 typedef struct load_ctx {
     ctl_state *st;
     gp_diag *d;
+    json_t *replica_states; /* job id (as a key) -> the stored status's "replicas" */
 } load_ctx;
 
 static json_t *parse(const char *text, gp_diag *d, const char *what)
@@ -195,6 +196,12 @@ static int load_job(void *ctx, const gp_job_rec *rec, const char *spec_json,
         read_status(j, status);
         rc = ctl_state_add_job(l->st, j);
     }
+    json_t *reps = rc == 0 ? json_object_get(status, "replicas") : NULL;
+    if (json_array_size(reps) > 0) {
+        char key[32];
+        snprintf(key, sizeof(key), "%lld", (long long)j->id);
+        json_object_set(l->replica_states, key, reps);
+    }
     json_decref(status);
     if (rc < 0) {
         ctl_job_free(j);
@@ -232,6 +239,33 @@ static int load_placement(void *ctx, const gp_placement_rec *p, const char *json
     return rc;
 }
 
+/* What the agents last reported of each replica (Running, Succeeded, exit codes), as stored in
+ * the job's status. */
+static void restore_replica_states(ctl_state *st, json_t *states)
+{
+    const char *key;
+    json_t *reps;
+    json_object_foreach(states, key, reps)
+    {
+        ctl_job *j = ctl_job_by_id(st, strtoll(key, NULL, 10));
+        size_t i;
+        json_t *r;
+        json_array_foreach(reps, i, r)
+        {
+            int replica = -1, code = 0;
+            const char *state = "";
+            if (!j || !j->replicas ||
+                json_unpack(r, "{s:i, s?s, s?i}", "replica", &replica, "state", &state, "exit_code",
+                            &code) != 0 ||
+                replica < 0 || replica >= j->spec.replicas) {
+                continue;
+            }
+            snprintf(j->replicas[replica].state, sizeof(j->replicas[replica].state), "%s", state);
+            j->replicas[replica].exit_code = code;
+        }
+    }
+}
+
 /* Applies the holds of every job that holds resources; a job whose placement is incomplete or
  * no longer fits goes back to Pending (it will be placed again). */
 static void apply_holds(ctl_state *st)
@@ -263,7 +297,7 @@ int ctl_state_load(ctl_state *st, gp_store *store, gp_diag *d)
     if (!st->cluster) {
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
-    load_ctx l = {st, d};
+    load_ctx l = {st, d, json_object()};
     int rc = gp_store_obj_each(store, GP_OBJ_TENANT, load_tenant, &l, d);
     if (rc == 0) {
         rc = gp_store_obj_each(store, GP_OBJ_QUEUE, load_queue, &l, d);
@@ -287,9 +321,12 @@ int ctl_state_load(ctl_state *st, gp_store *store, gp_diag *d)
         if (d->code == 0) {
             gp_diag_set(d, rc, "loading the state: %s", gp_strerror(rc));
         }
+        json_decref(l.replica_states);
         ctl_state_clear(st);
         return rc;
     }
     apply_holds(st);
+    restore_replica_states(st, l.replica_states);
+    json_decref(l.replica_states);
     return 0;
 }

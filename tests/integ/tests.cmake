@@ -33,3 +33,15 @@ add_test(NAME integ_ctl_cli
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/ctl_cli.sh $<TARGET_FILE:gpupool>
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_cli PROPERTIES LABELS integ TIMEOUT 120)
+
+# gpupool-run, the per-replica supervisor: real jobs (sh, sleep) in a temporary directory.
+add_test(NAME integ_run_supervise
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/run_supervise.sh $<TARGET_FILE:gpupool-run>)
+set_tests_properties(integ_run_supervise PROPERTIES LABELS integ TIMEOUT 180)
+
+# A whole pool on this machine: gpupool up, agents over the mock NVML, real supervisors and
+# processes (needs gpupoold, gpupool-agent, gpupool-run and the mock library built).
+add_test(NAME integ_e2e_agent
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_agent.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_agent PROPERTIES LABELS integ TIMEOUT 300)

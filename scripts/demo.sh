@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# make demo: a whole pool on this machine, with work running on it.
+#   1. gpupool up: gpupoold and three agents with simulated GPUs (two 8 x A100-80GB nodes with
+#      NVLink, one 4 x T4 node) through the mock NVML library — or this machine's GPUs when its
+#      NVML library loads;
+#   2. a tenant and three jobs: a 2-node gang of 8 GPUs each, 2 whole GPUs, a quarter GPU with
+#      10 GiB;
+#   3. shows them running, where they run and what they print; the pool stays up.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BUILD:-build}/bin
+DIR=${DEMO_DIR:-out/demo}
+PORT=${DEMO_PORT:-7070}
+if [ -d "$DIR/pids" ]; then  # a demo pool from before: stop it and start afresh
+    "$BIN/gpupool" down --data-dir "$DIR" >/dev/null
+fi
+rm -rf "$DIR"
+"$BIN/gpupool" up --data-dir "$DIR" --port "$PORT"
+export GPUPOOL_SERVER="http://127.0.0.1:$PORT"
+GPUPOOL_TOKEN=$(cat "$DIR/admin.token")
+export GPUPOOL_TOKEN
+gp() { echo "\$ gpupool $*" >&2; "$BIN/gpupool" "$@"; }
+echo
+gp get nodes
+"$BIN/gpupool" tenant create demo --quota-gpus 24 >/dev/null 2>&1 || true
+gp submit --tenant demo --name gang --gpus 8 --replicas 2 \
+    -- sh -c 'echo "rank $RANK of $WORLD_SIZE, master $MASTER_ADDR:$MASTER_PORT"; sleep 600'
+gp submit --tenant demo --name two-gpus --gpus 2 --topology prefer-nvlink \
+    -- sh -c 'echo "my GPUs: $CUDA_VISIBLE_DEVICES"; sleep 600'
+gp submit --tenant demo --name quarter --gpu-milli 250 --gpu-memory 10Gi \
+    -- sh -c 'echo "my share: $GPUPOOL_GPU_CORE_LIMIT% of a GPU, $GPUPOOL_GPU_MEMORY_LIMIT_MIB MiB"; sleep 600'
+for _ in $(seq 50); do
+    running=$("$BIN/gpupool" get jobs -o json | python3 -c \
+        'import json,sys; print(sum(j["state"] == "Running" for j in json.load(sys.stdin)["items"]))')
+    [ "$running" = 3 ] && break
+    sleep 0.2
+done
+echo
+gp get jobs -o wide
+echo
+gp describe job gang
+echo
+for f in "$DIR"/agents/*/replicas/*/stdout.log; do
+    echo "$f: $(head -n 1 "$f")"
+done
+echo
+echo "The pool keeps running: try 'gpupool get nodes -o wide' or 'gpupool cancel gang'"
+echo "(with GPUPOOL_SERVER=$GPUPOOL_SERVER and GPUPOOL_TOKEN=\$(cat $DIR/admin.token))."
+echo "Stop it with: $BIN/gpupool down --data-dir $DIR"

@@ -1,0 +1,305 @@
+/*
+ * The agent's rounds (see agent.h): register, then probe → heartbeat → converge, forever.
+ *
+ * The controller is the source of what should run; the replica directories are the source of
+ * what does. A round never waits for a process: starting detaches a supervisor, stopping sends
+ * SIGTERM, and the next round sees the result. When the controller cannot be reached, jobs keep
+ * running and their ends stay recorded in their directories until a heartbeat gets through.
+ */
+#include "agent/agent.h"
+
+#include "agent/nvml.h"
+#include "agent/replicas.h"
+#include "base/log.h"
+#include "net/http_client.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct gp_agent {
+    gp_agent_config cfg;
+    gp_nvml *nvml;
+    gp_nvml_inv inv;
+    gp_http_client *http; /* with the agent token */
+    char token[128];
+    bool registered;
+};
+
+/* The host's CPUs (milli) and memory (MiB), for the registration. */
+static void host_capacity(int64_t *cpu_milli, int64_t *memory_mib)
+{
+    long cpus = sysconf(_SC_NPROCESSORS_ONLN);
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    *cpu_milli = (cpus > 0 ? cpus : 1) * 1000;
+    *memory_mib = pages > 0 && page > 0 ? (int64_t)pages * page / (1024 * 1024) : 1024;
+}
+
+static int save_token(const gp_agent *a, gp_diag *d)
+{
+    char path[GP_AGENT_PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/agent.token", a->cfg.state_dir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        return gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
+    }
+    size_t n = strlen(a->token);
+    bool ok = write(fd, a->token, n) == (ssize_t)n && fsync(fd) == 0;
+    close(fd);
+    return ok ? 0 : gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
+}
+
+/* POSTs doc to path with client c; the answer in *resp (a new reference) when status is 2xx,
+ * else an error naming the controller's message. */
+static int call_json(gp_http_client *c, const char *path, json_t *doc, json_t **resp, gp_diag *d)
+{
+    char *body = json_dumps(doc, JSON_COMPACT);
+    if (!body) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int status = 0;
+    char *text = NULL;
+    int rc = gp_http_call(c, "POST", path, body, strlen(body), NULL, &status, &text, NULL, d);
+    free(body);
+    if (rc < 0) {
+        return rc;
+    }
+    json_t *r = json_loads(text, 0, NULL);
+    if (status < 200 || status > 299) {
+        const char *msg = NULL;
+        json_unpack(r, "{s:{s:s}}", "error", "message", &msg);
+        rc = gp_diag_set(d,
+                         status == 401   ? GP_EAUTH
+                         : status == 404 ? GP_ENOENT
+                                         : GP_EIO,
+                         "%s: %d %s", path, status, msg ? msg : (text ? text : ""));
+        json_decref(r);
+    } else if (!r) {
+        rc = gp_diag_set(d, GP_EIO, "%s: the answer is not JSON", path);
+    } else {
+        *resp = r;
+    }
+    free(text);
+    return rc;
+}
+
+static int do_register(gp_agent *a, gp_diag *d)
+{
+    int64_t cpu, mem;
+    host_capacity(&cpu, &mem);
+    json_t *doc = gp_nvml_node_doc(&a->inv, a->cfg.name, a->cfg.address,
+                                   a->cfg.cpu_milli ? a->cfg.cpu_milli : cpu,
+                                   a->cfg.memory_mib ? a->cfg.memory_mib : mem, NULL);
+    gp_http_client *join = NULL;
+    int rc = doc ? gp_http_client_new(a->cfg.server, a->cfg.join_token, &join, d)
+                 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    json_t *resp = NULL;
+    if (rc == 0) {
+        rc = call_json(join, "/v1/nodes", doc, &resp, d);
+    }
+    gp_http_client_free(join);
+    json_decref(doc);
+    const char *token = NULL;
+    if (rc == 0 && json_unpack(resp, "{s:s}", "token", &token) != 0) {
+        rc = gp_diag_set(d, GP_EIO, "/v1/nodes: the answer has no token");
+    }
+    if (rc == 0) {
+        snprintf(a->token, sizeof(a->token), "%s", token);
+        gp_http_client_free(a->http);
+        a->http = NULL;
+        rc = gp_http_client_new(a->cfg.server, a->token, &a->http, d);
+    }
+    json_decref(resp);
+    if (rc == 0) {
+        rc = save_token(a, d);
+    }
+    a->registered = rc == 0;
+    if (rc == 0) {
+        GP_LOG(GP_LOG_INFO, "agent", "registered node=%s gpus=%d server=%s", a->cfg.name,
+               a->inv.ngpus, a->cfg.server);
+    }
+    return rc;
+}
+
+int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
+{
+    *out = NULL;
+    gp_agent *a = calloc(1, sizeof(*a));
+    if (!a) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    a->cfg = *cfg;
+    int rc = mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST
+                 ? gp_diag_set(d, GP_EIO, "state dir %s: %s", cfg->state_dir, strerror(errno))
+                 : 0;
+    if (rc == 0) {
+        rc = gp_nvml_open(cfg->nvml_library[0] ? cfg->nvml_library : NULL, &a->nvml, d);
+    }
+    if (rc == 0) {
+        rc = gp_nvml_inventory(a->nvml, &a->inv, d);
+    }
+    if (rc == 0) {
+        GP_LOG(GP_LOG_INFO, "agent", "nvml=%s gpus=%d driver=%s cuda=%s", gp_nvml_path(a->nvml),
+               a->inv.ngpus, a->inv.driver_version, a->inv.cuda_version);
+        rc = do_register(a, d);
+    }
+    if (rc < 0) {
+        gp_agent_free(a);
+        return rc;
+    }
+    *out = a;
+    return 0;
+}
+
+void gp_agent_free(gp_agent *a)
+{
+    if (a) {
+        gp_http_client_free(a->http);
+        gp_nvml_close(a->nvml);
+        free(a);
+    }
+}
+
+/* The heartbeat document: every reportable replica and a reading of every GPU. */
+static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlocal)
+{
+    json_t *reps = json_array(), *gpus = json_array();
+    for (int i = 0; i < nlocal; i++) {
+        const char *state = gp_local_report_state(&local[i]);
+        if (state) {
+            json_array_append_new(
+                reps, json_pack("{s:I, s:i, s:I, s:s, s:i}", "job", (json_int_t)local[i].key.job,
+                                "replica", local[i].key.replica, "epoch",
+                                (json_int_t)local[i].key.epoch, "state", state, "exit_code",
+                                local[i].state == GP_LOCAL_LOST ? 137 : local[i].exit_code));
+        }
+    }
+    for (int g = 0; g < a->inv.ngpus; g++) {
+        gp_nvml_readings r;
+        gp_diag d;
+        if (gp_nvml_sample(a->nvml, g, &r, &d) == 0 && r.util_gpu >= 0) {
+            json_array_append_new(gpus,
+                                  json_pack("{s:i, s:i}", "index", g, "utilization", r.util_gpu));
+        }
+    }
+    return json_pack("{s:o, s:o}", "replicas", reps, "gpus", gpus);
+}
+
+/* The spec gpupool-run reads: the desired replica, plus what the agent adds: the fractional-GPU
+ * limits for the enforcement library. (A MIG slice is shown to the job by its parent GPU's UUID
+ * for now: mapping the controller's slice to the MIG device needs NVML's GPU instance
+ * placements, which the inventory does not read yet.) */
+static char *run_spec(json_t *want)
+{
+    json_t *spec = json_deep_copy(want);
+    json_t *gpus = json_object_get(spec, "gpus"), *extra = json_object();
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g)
+    {
+        int milli = 1000, start = -1;
+        json_int_t mem = 0;
+        json_unpack(g, "{s?i, s?I, s?i}", "milli", &milli, "memory_mib", &mem, "mig_start", &start);
+        if (start < 0 && milli < 1000) {
+            json_object_set_new(extra, "GPUPOOL_GPU_MEMORY_LIMIT_MIB",
+                                json_sprintf("%lld", (long long)mem));
+            json_object_set_new(extra, "GPUPOOL_GPU_CORE_LIMIT", json_sprintf("%d", milli / 10));
+        }
+    }
+    json_object_set_new(spec, "env_extra", extra);
+    char *text = json_dumps(spec, JSON_COMPACT);
+    json_decref(spec);
+    return text;
+}
+
+/* Carries out the plan. Errors of one action are logged; the next round retries. */
+static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, int nkeys,
+                      const gp_local_replica *local, int nlocal)
+{
+    gp_action *plan = malloc(sizeof(*plan) * (size_t)(2 * (nkeys + nlocal) + 1));
+    if (!plan) {
+        return;
+    }
+    int n = gp_converge(keys, nkeys, local, nlocal, plan);
+    gp_replicas_env env = {a->cfg.state_dir, a->cfg.run_binary, a->cfg.user, a->cfg.grace_s,
+                           a->cfg.log_max};
+    for (int i = 0; i < n; i++) {
+        gp_diag d;
+        gp_diag_clear(&d);
+        int rc = 0;
+        const gp_local_replica *l = plan[i].kind == GP_ACT_START ? NULL : &local[plan[i].index];
+        switch (plan[i].kind) {
+        case GP_ACT_START: {
+            char *spec = run_spec(json_array_get(desired, (size_t)plan[i].index));
+            rc = spec ? gp_replicas_start(&env, &keys[plan[i].index], spec, &d)
+                      : gp_diag_set(&d, GP_ENOMEM, "out of memory");
+            free(spec);
+            break;
+        }
+        case GP_ACT_STOP:
+            GP_LOG(GP_LOG_INFO, "agent", "stop job=%lld replica=%d epoch=%lld",
+                   (long long)l->key.job, l->key.replica, (long long)l->key.epoch);
+            rc = gp_replicas_stop(a->cfg.state_dir, &l->key, false, &d);
+            break;
+        case GP_ACT_KILL_GROUP:
+            rc = gp_replicas_stop(a->cfg.state_dir, &l->key, true, &d);
+            break;
+        case GP_ACT_FORGET:
+            rc = gp_replicas_forget(a->cfg.state_dir, &l->key, a->cfg.finished_keep, &d);
+            break;
+        case GP_ACT_REPORT:
+            break; /* reported in the heartbeat already */
+        }
+        if (rc < 0) {
+            GP_LOG(GP_LOG_WARN, "agent", "action failed: %s", d.msg);
+        }
+    }
+    free(plan);
+}
+
+int gp_agent_round(gp_agent *a, gp_diag *d)
+{
+    if (!a->registered && do_register(a, d) < 0) {
+        return 0; /* the controller is away: try again next round */
+    }
+    gp_local_replica *local = NULL;
+    int nlocal = 0;
+    int rc = gp_replicas_scan(a->cfg.state_dir, 2 * a->cfg.heartbeat_ms + 5000, &local, &nlocal, d);
+    if (rc < 0) {
+        return rc;
+    }
+    json_t *beat = heartbeat_doc(a, local, nlocal), *resp = NULL;
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", a->cfg.name);
+    rc = beat ? call_json(a->http, path, beat, &resp, d) : GP_ENOMEM;
+    json_decref(beat);
+    if (rc == GP_EAUTH || rc == GP_ENOENT) {
+        a->registered = false; /* token revoked or the node forgotten: register again */
+    }
+    if (rc < 0) {
+        free(local);
+        return 0; /* d says why; jobs keep running */
+    }
+    json_t *desired = json_object_get(resp, "desired");
+    int nkeys = (int)json_array_size(desired);
+    gp_replica_key *keys = calloc((size_t)nkeys + 1, sizeof(*keys));
+    for (int i = 0; keys && i < nkeys; i++) {
+        json_int_t job = 0, epoch = 0;
+        int replica = 0;
+        json_unpack(json_array_get(desired, (size_t)i), "{s:I, s:i, s:I}", "job", &job, "replica",
+                    &replica, "epoch", &epoch);
+        keys[i] = (gp_replica_key){job, replica, epoch};
+    }
+    if (keys) {
+        carry_out(a, desired, keys, nkeys, local, nlocal);
+    }
+    free(keys);
+    free(local);
+    json_decref(resp);
+    return 0;
+}

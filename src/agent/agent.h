@@ -1,0 +1,54 @@
+/*
+ * gpupool-agent: one per GPU server. It discovers the GPUs (NVML), registers the node with the
+ * controller using a join token, then runs a level-triggered loop: each round it reads what its
+ * replica directories say, sends a heartbeat (replica states, GPU readings), receives the
+ * node's desired replicas, and starts and stops gpupool-run supervisors to converge
+ * (converge.h). Nothing of a running job depends on the agent process: supervisors run in
+ * sessions of their own, so a restarted agent (even after kill -9) finds them through their
+ * directories (replica_dir.h) and reports what happened meanwhile.
+ *
+ * State directory layout:
+ *   agent.token                 the node's agent token (0600), from the last registration
+ *   replicas/J-R-E/             one directory per placement (job J, replica R, epoch E): the
+ *                               supervisor's files, plus spec.json and supervisor.log
+ *   finished/J-R-E/             directories of replicas that are over and no longer desired
+ *                               (kept for logs; the oldest are removed past a limit)
+ */
+#ifndef GP_AGENT_AGENT_H
+#define GP_AGENT_AGENT_H
+
+#include "gpupool/error.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define GP_AGENT_PATH_MAX 1024
+
+typedef struct gp_agent_config {
+    char server[256];                     /* controller URL, e.g. http://127.0.0.1:7070 */
+    char join_token[128];                 /* the join token's secret */
+    char state_dir[GP_AGENT_PATH_MAX];    /* the agent's own files */
+    char name[64];                        /* node name; default: the host name */
+    char address[128];                    /* host:port others reach this node at (gangs) */
+    char nvml_library[GP_AGENT_PATH_MAX]; /* "" = libnvidia-ml.so.1 */
+    char run_binary[GP_AGENT_PATH_MAX];   /* gpupool-run */
+    char user[64];                        /* run jobs as this user; "" = as the agent */
+    int64_t heartbeat_ms;                 /* time between rounds */
+    int64_t cpu_milli, memory_mib;        /* 0 = the host's */
+    int grace_s;                          /* SIGTERM to SIGKILL */
+    int64_t log_max;                      /* bytes per log file */
+    int finished_keep;                    /* finished directories kept */
+} gp_agent_config;
+
+typedef struct gp_agent gp_agent;
+
+/* Discovers the GPUs and registers the node. GP_EIO (NVML, controller unreachable), GP_EAUTH
+ * (join token refused) with d set. */
+int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d);
+void gp_agent_free(gp_agent *a);
+
+/* One round: probe, heartbeat, converge. A controller that cannot be reached is not an error
+ * of the round (the replicas keep running; the next round retries); d then says why. */
+int gp_agent_round(gp_agent *a, gp_diag *d);
+
+#endif

@@ -1,0 +1,193 @@
+/*
+ * gpupool-agent: the node agent (see agent.h). Flags, else GPUPOOL_* environment:
+ *
+ *   gpupool-agent --server URL --join-token-file FILE --state-dir DIR [--name NODE]
+ *                 [--address HOST:PORT] [--nvml-library PATH] [--run-binary PATH] [--user NAME]
+ *                 [--heartbeat MS] [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]
+ *                 [--memory-mib N] [--log-level LEVEL]
+ *
+ * Runs until SIGTERM or SIGINT; stopping the agent never stops the jobs. Exit codes: 0 after a
+ * clean stop, 1 when it cannot start (NVML, registration), 2 for bad usage.
+ */
+#include "agent/agent.h"
+
+#include "base/log.h"
+#include "net/http_client.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+typedef struct flag {
+    const char *name;
+    const char *env;
+    char *dst;
+    size_t cap;
+} flag;
+
+static int usage(const char *msg)
+{
+    if (msg) {
+        fprintf(stderr, "gpupool-agent: %s\n", msg);
+    }
+    fprintf(stderr,
+            "usage: gpupool-agent --server URL --join-token-file FILE --state-dir DIR\n"
+            "                     [--name NODE] [--address HOST:PORT] [--nvml-library PATH]\n"
+            "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
+            "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
+            "                     [--memory-mib N] [--log-level debug|info|warn|error]\n"
+            "Each flag may also come from GPUPOOL_<FLAG> (e.g. GPUPOOL_SERVER); the NVML\n"
+            "library from GPUPOOL_NVML_LIBRARY.\n");
+    return 2;
+}
+
+static int read_secret(const char *path, char *buf, size_t cap)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "gpupool-agent: join token file %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    bool ok = fgets(buf, (int)cap, f) != NULL;
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = 0;
+    if (!ok || !buf[0]) {
+        fprintf(stderr, "gpupool-agent: join token file %s: empty\n", path);
+        return -1;
+    }
+    return 0;
+}
+
+static bool number(const char *s, int64_t lo, int64_t hi, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !*s || *end || v < lo || v > hi) {
+        return false;
+    }
+    *out = v;
+    return true;
+}
+
+int main(int argc, char **argv)
+{
+    gp_agent_config cfg = {
+        .heartbeat_ms = 1000, .grace_s = 10, .log_max = 64 << 20, .finished_keep = 200};
+    char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",
+         cpu[32] = "", mem[32] = "", level[16] = "info";
+    flag flags[] = {
+        {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
+        {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
+        {"--state-dir", "GPUPOOL_STATE_DIR", cfg.state_dir, sizeof(cfg.state_dir)},
+        {"--name", "GPUPOOL_NODE_NAME", cfg.name, sizeof(cfg.name)},
+        {"--address", "GPUPOOL_ADDRESS", cfg.address, sizeof(cfg.address)},
+        {"--nvml-library", "GPUPOOL_NVML_LIBRARY", cfg.nvml_library, sizeof(cfg.nvml_library)},
+        {"--run-binary", "GPUPOOL_RUN_BINARY", cfg.run_binary, sizeof(cfg.run_binary)},
+        {"--user", "GPUPOOL_RUN_USER", cfg.user, sizeof(cfg.user)},
+        {"--heartbeat", "GPUPOOL_HEARTBEAT_MS", heartbeat, sizeof(heartbeat)},
+        {"--grace", "GPUPOOL_GRACE_SECONDS", grace, sizeof(grace)},
+        {"--log-max", "GPUPOOL_LOG_MAX", logmax, sizeof(logmax)},
+        {"--cpu-milli", "GPUPOOL_CPU_MILLI", cpu, sizeof(cpu)},
+        {"--memory-mib", "GPUPOOL_MEMORY_MIB", mem, sizeof(mem)},
+        {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
+    };
+    int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
+    for (int f = 0; f < nflags; f++) {
+        const char *v = getenv(flags[f].env);
+        if (v) {
+            snprintf(flags[f].dst, flags[f].cap, "%s", v);
+        }
+    }
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--help") || !strcmp(argv[i], "-h")) {
+            usage(NULL);
+            return 0;
+        }
+        int f = 0;
+        while (f < nflags && strcmp(argv[i], flags[f].name) != 0) {
+            f++;
+        }
+        if (f == nflags) {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "%s: unknown flag", argv[i]);
+            return usage(msg);
+        }
+        if (i + 1 >= argc) {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "%s: needs a value", argv[i]);
+            return usage(msg);
+        }
+        snprintf(flags[f].dst, flags[f].cap, "%s", argv[++i]);
+    }
+    gp_log_level lv;
+    if (gp_log_parse_level(level, &lv) < 0) {
+        return usage("--log-level: must be debug, info, warn or error");
+    }
+    gp_log_set_level(lv);
+    int64_t x;
+    if ((heartbeat[0] && !number(heartbeat, 50, 600000, &cfg.heartbeat_ms)) ||
+        (grace[0] && !number(grace, 0, 3600, &x)) ||
+        (logmax[0] && !number(logmax, 0, INT64_MAX, &cfg.log_max)) ||
+        (cpu[0] && !number(cpu, 1, INT64_C(1) << 40, &cfg.cpu_milli)) ||
+        (mem[0] && !number(mem, 1, INT64_C(1) << 40, &cfg.memory_mib))) {
+        return usage("--heartbeat, --grace, --log-max, --cpu-milli and --memory-mib take "
+                     "positive whole numbers (heartbeat 50..600000 ms, grace 0..3600 s)");
+    }
+    if (grace[0]) {
+        cfg.grace_s = (int)x;
+    }
+    if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
+        return usage("--server, --join-token-file and --state-dir are required");
+    }
+    if (!cfg.name[0] && gethostname(cfg.name, sizeof(cfg.name) - 1) != 0) {
+        return usage("--name: the host name is unknown; give one");
+    }
+    if (!cfg.run_binary[0]) {
+        /* gpupool-run beside this program */
+        char self[GP_AGENT_PATH_MAX - 16];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        self[n > 0 ? n : 0] = 0;
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = 0;
+        }
+        snprintf(cfg.run_binary, sizeof(cfg.run_binary), "%s/gpupool-run", self);
+    }
+    if (read_secret(token_file, cfg.join_token, sizeof(cfg.join_token)) < 0) {
+        return 1;
+    }
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigprocmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+    gp_http_client_global_init();
+    gp_agent *a;
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (gp_agent_new(&cfg, &a, &d) < 0) {
+        fprintf(stderr, "gpupool-agent: %s\n", d.msg);
+        gp_http_client_global_cleanup();
+        return 1;
+    }
+    int sig = -1;
+    while (sig < 0) {
+        gp_diag_clear(&d);
+        if (gp_agent_round(a, &d) < 0 || d.code) {
+            GP_LOG(GP_LOG_WARN, "agent", "round: %s", d.msg);
+        }
+        struct timespec ts = {cfg.heartbeat_ms / 1000, (cfg.heartbeat_ms % 1000) * 1000000};
+        sig = sigtimedwait(&set, NULL, &ts);
+    }
+    GP_LOG(GP_LOG_INFO, "agent", "signal=%d stopping; jobs keep running", sig);
+    gp_agent_free(a);
+    gp_http_client_global_cleanup();
+    return 0;
+}

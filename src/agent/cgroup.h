@@ -1,0 +1,67 @@
+/*
+ * CPU and memory limits of a replica through cgroups, where the kernel and our privileges allow.
+ *
+ * Under a root (default /sys/fs/cgroup; gpupool-run --cgroup-root changes it, which tests use):
+ *  - cgroup v2 (ROOT/cgroup.controllers exists): ROOT/gpupool/NAME with cpu.max
+ *    ("QUOTA 100000", QUOTA = cpu_milli * 100 microseconds per 100 ms period) and memory.max
+ *    (memory_mib MiB). The cpu and memory controllers are enabled in ROOT/cgroup.subtree_control
+ *    and ROOT/gpupool/cgroup.subtree_control; ROOT/gpupool itself never holds a process (the
+ *    "no internal processes" rule).
+ *  - else cgroup v1 (ROOT/cpu and/or ROOT/memory hierarchies): ROOT/cpu/gpupool/NAME with
+ *    cpu.cfs_period_us 100000 and cpu.cfs_quota_us QUOTA; ROOT/memory/gpupool/NAME with
+ *    memory.limit_in_bytes.
+ *  - else, or when a directory or file cannot be written (not root, read-only /sys/fs/cgroup in
+ *    a container), gp_cgroup_create fails with the reason and the caller runs the job without
+ *    limits after logging a warning.
+ * A limit of 0 means none: its controller is left alone; both 0 creates nothing.
+ *
+ * The supervisor creates the group before the job execs, moves the job's leader into it (its
+ * descendants follow), kills what is left in it once the job is over (also processes that left
+ * the job's process group), and removes it. A supervisor that is killed with SIGKILL leaves an
+ * empty NAME directory behind; NAME carries the supervisor's PID so it never collides.
+ *
+ * gp_cgroup is embedded by the caller and holds only paths; no heap, no file descriptors.
+ */
+#ifndef GP_AGENT_CGROUP_H
+#define GP_AGENT_CGROUP_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "gpupool/error.h"
+
+typedef enum gp_cgroup_version {
+    GP_CGROUP_NONE = 0,
+    GP_CGROUP_V1 = 1,
+    GP_CGROUP_V2 = 2,
+} gp_cgroup_version;
+
+#define GP_CGROUP_MAX_DIRS 2
+
+typedef struct gp_cgroup {
+    gp_cgroup_version version; /* GP_CGROUP_NONE: no group (none needed, or creation failed) */
+    int ndirs;                 /* v2: 1; v1: one per controller used */
+    char dirs[GP_CGROUP_MAX_DIRS][1024];
+} gp_cgroup;
+
+/* Which cgroup version ROOT offers (by its files; GP_CGROUP_NONE when neither). */
+gp_cgroup_version gp_cgroup_detect(const char *root);
+
+/* Creates ROOT's gpupool/NAME group(s) with the limits and fills cg (zeroed first). Returns 0
+ * (cg->version GP_CGROUP_NONE when both limits are 0), or an error with d saying what could not
+ * be written; then nothing is left behind and cg->version is GP_CGROUP_NONE. */
+int gp_cgroup_create(gp_cgroup *cg, const char *root, const char *name, int64_t cpu_milli,
+                     int64_t memory_mib, gp_diag *d);
+/* Moves process pid (and its future children) into the group(s). No-op without a group. */
+int gp_cgroup_add(const gp_cgroup *cg, pid_t pid, gp_diag *d);
+/* Sends SIGKILL to every process in the group(s) (v2: cgroup.kill where the kernel has it).
+ * Returns how many processes were found (0 for an empty or absent group). */
+int gp_cgroup_kill(const gp_cgroup *cg);
+/* Removes the group directories, waiting up to about a second for dying processes to leave.
+ * No-op without a group. Returns 0 or GP_EIO (d names the directory). */
+int gp_cgroup_remove(gp_cgroup *cg, gp_diag *d);
+/* The directories, comma-separated, into buf ("" without a group). */
+void gp_cgroup_describe(const gp_cgroup *cg, char *buf, size_t size);
+
+#endif

@@ -1,0 +1,35 @@
+/*
+ * A log file with a size cap, fed by the supervisor from the job's stdout or stderr pipe.
+ *
+ * Policy: rotate once. When a write would take the file past the cap, the bytes that fit are
+ * written, the file is renamed to NAME.1 (replacing an older NAME.1) and a new NAME is started
+ * for the rest. So the file never exceeds the cap, the newest output is always kept, and a stream
+ * uses at most twice the cap on disk. A cap of 0 means no cap. An existing file is appended to
+ * (its size counts against the cap), so a restarted replica keeps the earlier output.
+ *
+ * Ownership: gp_logcap is embedded by the caller (gp_logcap_open / gp_logcap_close); it owns its
+ * file descriptor. Not thread-safe; the supervisor has one thread.
+ */
+#ifndef GP_AGENT_LOGCAP_H
+#define GP_AGENT_LOGCAP_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "gpupool/error.h"
+
+typedef struct gp_logcap {
+    int fd;
+    int64_t size, cap;
+    int rotations; /* how many times the file was rotated */
+    char path[4096];
+} gp_logcap;
+
+/* Opens (creating, mode 0644) path for appending. Returns 0 or GP_EIO (d says why). */
+int gp_logcap_open(gp_logcap *lc, const char *path, int64_t cap, gp_diag *d);
+/* Appends n bytes, rotating as described above. Returns 0 or GP_EIO. */
+int gp_logcap_write(gp_logcap *lc, const void *buf, size_t n, gp_diag *d);
+/* Closes the file; safe on a closed or zeroed-then-failed gp_logcap (fd < 0). */
+void gp_logcap_close(gp_logcap *lc);
+
+#endif

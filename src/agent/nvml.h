@@ -1,0 +1,146 @@
+/*
+ * GPU discovery and monitoring through NVML, loaded with dlopen.
+ *
+ * gp_nvml_open loads an NVML library (the driver's libnvidia-ml.so.1, or another path such as
+ * the mock libgpupool-nvml-mock.so), resolves every function the agent uses through one table
+ * (GP_NVML_FUNCS in nvml_abi.h), initialises NVML and keeps the device handles. Nothing is
+ * linked against NVML, so the agent starts on hosts without a driver and says why NVML is
+ * unusable instead of failing to load.
+ *
+ * Lifetimes and threads: a gp_nvml is read-only after gp_nvml_open; NVML itself is thread-safe,
+ * so gp_nvml_inventory, gp_nvml_sample and an event set may be used from different threads at
+ * once. An event set must be closed before the gp_nvml it came from. Several gp_nvml may be open
+ * at once (NVML counts its initialisations).
+ *
+ * Errors: 0 or a negative GP_E* code, with what failed (the NVML function, the GPU, NVML's own
+ * message) in the gp_diag. NVML codes map to GP_EUNAVAIL for GPU_IS_LOST (the GPU fell off the
+ * bus) and DRIVER_NOT_LOADED, GP_ENOTSUP for NOT_SUPPORTED, GP_EPERM for NO_PERMISSION,
+ * GP_ENOENT for NOT_FOUND, GP_ENOMEM for MEMORY, GP_ESTATE for UNINITIALIZED, GP_EINVAL for
+ * INVALID_ARGUMENT, and GP_EIO for the rest.
+ */
+#ifndef GP_AGENT_NVML_H
+#define GP_AGENT_NVML_H
+
+#include "gpupool/error.h"
+#include "gpupool/model.h"
+
+#include <jansson.h>
+#include <stdint.h>
+
+/* The library gp_nvml_open loads when given no path. */
+#define GP_NVML_DEFAULT_LIBRARY "libnvidia-ml.so.1"
+/* At most this many GPUs per node (the controller's limit) and MIG devices per GPU. */
+#define GP_NVML_MAX_GPUS GP_MAX_GPUS_PER_NODE
+#define GP_NVML_MAX_MIG  7
+
+typedef struct gp_nvml gp_nvml;
+
+typedef struct gp_nvml_mig {
+    char uuid[96];      /* "MIG-…" */
+    char profile[32];   /* "1g.10gb", from the device name; "" when the name carries none */
+    int64_t memory_mib; /* total memory of the instance */
+} gp_nvml_mig;
+
+typedef struct gp_nvml_gpu {
+    int index;           /* NVML index */
+    char uuid[96];       /* "GPU-…" */
+    char name[96];       /* model as NVML reports it: "NVIDIA A100-SXM4-80GB", "Tesla T4" */
+    int64_t memory_mib;  /* total memory */
+    char pci_bus_id[32]; /* "00000000:07:00.0" */
+    int numa;            /* NUMA node nearest the GPU; -1 unknown */
+    /* Bit j: an NVLink connects this GPU with GPU j, directly or through an NVSwitch fabric (all
+     * GPUs attached to the NVSwitches reach each other). Symmetric; never the GPU's own bit. */
+    uint32_t nvlink;
+    int mig_mode; /* current MIG mode: 0 off, 1 on, -1 the GPU has no MIG */
+    int nmig;     /* MIG devices present (mig_mode 1 only) */
+    gp_nvml_mig mig[GP_NVML_MAX_MIG];
+} gp_nvml_gpu;
+
+typedef struct gp_nvml_inv {
+    char driver_version[80]; /* "550.54.15" */
+    char cuda_version[16];   /* CUDA version the driver supports: "12.4" */
+    int ngpus;
+    gp_nvml_gpu gpus[GP_NVML_MAX_GPUS];
+} gp_nvml_inv;
+
+/* One sample of a GPU. A field NVML cannot give for this GPU (NOT_SUPPORTED and similar, e.g.
+ * utilisation of a GPU in MIG mode, ECC on a GPU without it) is -1. */
+typedef struct gp_nvml_readings {
+    int util_gpu;            /* percent */
+    int util_memory;         /* percent of time memory was read or written */
+    int64_t memory_used_mib; /* device memory in use */
+    int temperature_c;       /* GPU die */
+    double power_w;          /* board power draw */
+    int sm_clock_mhz;
+    int memory_clock_mhz;
+    int64_t ecc_corrected;   /* volatile counts (since the driver loaded) */
+    int64_t ecc_uncorrected; /* likewise */
+} gp_nvml_readings;
+
+/* An XID reported by the driver. */
+typedef struct gp_nvml_event {
+    int gpu;          /* index; -1 when the event named a device this handle does not know */
+    int xid;          /* 999: an XID the driver could not decode */
+    int gpu_instance; /* MIG GPU instance the XID is attributed to; -1 none */
+} gp_nvml_event;
+
+typedef struct gp_nvml_events gp_nvml_events;
+
+/*
+ * Loads the NVML library at path (GP_NVML_DEFAULT_LIBRARY when path is NULL or empty; the agent
+ * passes GPUPOOL_NVML_LIBRARY here), resolves its functions, calls nvmlInit_v2 and takes the
+ * device handles. *out receives the handle (free with gp_nvml_close). Errors: GP_ENOENT (the
+ * library cannot be loaded; the message names the path and dlerror), GP_ENOTSUP (a required
+ * function is missing; the message names it), GP_ERANGE (more than GP_NVML_MAX_GPUS GPUs), or
+ * the mapping of NVML's code when nvmlInit_v2 or nvmlDeviceGetCount_v2 fails (the message has
+ * nvmlErrorString's text). *out is NULL on failure.
+ */
+int gp_nvml_open(const char *path, gp_nvml **out, gp_diag *d);
+/* nvmlShutdown and dlclose. Accepts NULL. */
+void gp_nvml_close(gp_nvml *h);
+/* Number of GPUs (fixed for the life of h). */
+int gp_nvml_count(const gp_nvml *h);
+/* The path that was loaded. Owned by h. */
+const char *gp_nvml_path(const gp_nvml *h);
+
+/*
+ * Fills *inv with the driver and every GPU. NUMA comes from nvmlDeviceGetMemoryAffinity (node
+ * scope; the lowest node when several are equally near); NVLink peers from the active links'
+ * remote PCI addresses, mapped to local GPU indexes, and from links to NVSwitches; MIG devices
+ * from the GPU's MIG handles. Any NVML failure on a GPU fails the whole call (a GPU that cannot
+ * be described must not be offered): the message names the GPU and the function. On failure
+ * *inv is unspecified.
+ */
+int gp_nvml_inventory(const gp_nvml *h, gp_nvml_inv *inv, gp_diag *d);
+
+/*
+ * Samples GPU gpu (0 ≤ gpu < gp_nvml_count). GP_EUNAVAIL when the GPU is lost (fell off the bus),
+ * GP_EINVAL for a bad index, GP_ESTATE when NVML is not initialised; any other NVML failure of one
+ * reading only sets that field to -1.
+ */
+int gp_nvml_sample(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d);
+
+/*
+ * XID events of every GPU. gp_nvml_events_open creates an NVML event set and registers every GPU
+ * for nvmlEventTypeXidCriticalError; a GPU that does not support it (or is lost) is skipped, and
+ * the call fails only when none could be registered. *out is NULL on failure.
+ */
+int gp_nvml_events_open(const gp_nvml *h, gp_nvml_events **out, gp_diag *d);
+/* Waits up to timeout_ms for the next event: 1 and *ev filled, 0 when the time passed with none,
+ * or a negative GP_E* code. */
+int gp_nvml_events_wait(gp_nvml_events *e, unsigned int timeout_ms, gp_nvml_event *ev, gp_diag *d);
+/* Frees the event set. Accepts NULL. */
+void gp_nvml_events_close(gp_nvml_events *e);
+
+/*
+ * The controller's node registration document (see src/ctl/node.c):
+ *   {"name", "address", "cpu_milli", "memory_mib", "labels",
+ *    "gpus": [{"index", "uuid", "model", "memory_mib", "numa", "nvlink": [peers], "mig"}]}
+ * with model the NVML name as reported and mig true for a GPU in MIG mode. The host's CPU and
+ * memory come from the caller; labels (an object of strings) is borrowed and may be NULL.
+ * Returns a new reference, or NULL when out of memory.
+ */
+json_t *gp_nvml_node_doc(const gp_nvml_inv *inv, const char *name, const char *address,
+                         int64_t cpu_milli, int64_t memory_mib, json_t *labels);
+
+#endif

@@ -1,0 +1,220 @@
+/*
+ * The part of the NVML C ABI that gpupool uses, declared by us (NVIDIA's nvml.h is not needed to
+ * build, and we load libnvidia-ml.so.1 with dlopen anyway).
+ *
+ * Everything here must match the real library bit for bit: names, versioned symbols (nvmlInit_v2,
+ * nvmlDeviceGetPciInfo_v3, ...), enum values, struct layouts and buffer sizes are those of
+ * NVIDIA's public nvml.h (API version 12 and later). Struct layouts are pinned by the static
+ * assertions at the end. Two users share this header:
+ *
+ *   - src/agent/nvml.c resolves every function of GP_NVML_FUNCS with dlsym into a table of
+ *     pointers (no direct calls, so the agent runs on hosts without a driver);
+ *   - src/nvml-mock defines the same functions; the prototypes below make the compiler check
+ *     that its definitions have exactly the real signatures.
+ */
+#ifndef GP_AGENT_NVML_ABI_H
+#define GP_AGENT_NVML_ABI_H
+
+#include <stddef.h>
+
+/* X(NAME, value, message): the return codes (nvmlReturn_t) and the text nvmlErrorString gives. */
+#define GP_NVML_RETURN_MAP(X)                                                                      \
+    X(SUCCESS, 0, "Success")                                                                       \
+    X(ERROR_UNINITIALIZED, 1, "Uninitialized")                                                     \
+    X(ERROR_INVALID_ARGUMENT, 2, "Invalid Argument")                                               \
+    X(ERROR_NOT_SUPPORTED, 3, "Not Supported")                                                     \
+    X(ERROR_NO_PERMISSION, 4, "Insufficient Permissions")                                          \
+    X(ERROR_ALREADY_INITIALIZED, 5, "Already Initialized")                                         \
+    X(ERROR_NOT_FOUND, 6, "Not Found")                                                             \
+    X(ERROR_INSUFFICIENT_SIZE, 7, "Insufficient Size")                                             \
+    X(ERROR_INSUFFICIENT_POWER, 8, "Insufficient External Power")                                  \
+    X(ERROR_DRIVER_NOT_LOADED, 9, "Driver Not Loaded")                                             \
+    X(ERROR_TIMEOUT, 10, "Timeout")                                                                \
+    X(ERROR_IRQ_ISSUE, 11, "Interrupt request issue")                                              \
+    X(ERROR_LIBRARY_NOT_FOUND, 12, "NVML Shared Library Not Found")                                \
+    X(ERROR_FUNCTION_NOT_FOUND, 13, "Function Not Found")                                          \
+    X(ERROR_CORRUPTED_INFOROM, 14, "Corrupted infoROM")                                            \
+    X(ERROR_GPU_IS_LOST, 15, "GPU is lost")                                                        \
+    X(ERROR_RESET_REQUIRED, 16, "GPU requires restart")                                            \
+    X(ERROR_OPERATING_SYSTEM, 17, "GPU access blocked by the operating system")                    \
+    X(ERROR_LIB_RM_VERSION_MISMATCH, 18, "Driver/library version mismatch")                        \
+    X(ERROR_IN_USE, 19, "In use by another client")                                                \
+    X(ERROR_MEMORY, 20, "Insufficient Memory")                                                     \
+    X(ERROR_NO_DATA, 21, "No data")                                                                \
+    X(ERROR_VGPU_ECC_NOT_SUPPORTED, 22, "vGPU operation not available with ECC enabled")           \
+    X(ERROR_INSUFFICIENT_RESOURCES, 23, "Insufficient resources")                                  \
+    X(ERROR_FREQ_NOT_SUPPORTED, 24, "Frequency not supported")                                     \
+    X(ERROR_ARGUMENT_VERSION_MISMATCH, 25, "Argument version mismatch")                            \
+    X(ERROR_DEPRECATED, 26, "Deprecated")                                                          \
+    X(ERROR_NOT_READY, 27, "Not ready")                                                            \
+    X(ERROR_GPU_NOT_FOUND, 28, "GPU not found")                                                    \
+    X(ERROR_INVALID_STATE, 29, "Invalid state")                                                    \
+    X(ERROR_UNKNOWN, 999, "Unknown Error")
+
+typedef enum nvmlReturn_enum {
+#define GP_NVML_RETURN_ENUM(name, value, msg) NVML_##name = (value),
+    GP_NVML_RETURN_MAP(GP_NVML_RETURN_ENUM)
+#undef GP_NVML_RETURN_ENUM
+} nvmlReturn_t;
+
+/* Opaque handles. The real library and the mock each define the structs behind them. */
+typedef struct nvmlDevice_st *nvmlDevice_t;
+typedef struct nvmlEventSet_st *nvmlEventSet_t;
+
+/* Buffer sizes of the string getters (large enough for every value the driver returns). */
+#define NVML_DEVICE_UUID_V2_BUFFER_SIZE        96
+#define NVML_DEVICE_NAME_V2_BUFFER_SIZE        96
+#define NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE 80
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE     32
+#define NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE  16
+/* Links a GPU may have (18 on H100); an index past a GPU's own count is INVALID_ARGUMENT. */
+#define NVML_NVLINK_MAX_LINKS 18
+
+/* nvmlDeviceGetMigMode modes. */
+#define NVML_DEVICE_MIG_DISABLE 0
+#define NVML_DEVICE_MIG_ENABLE  1
+
+/* Event types (nvmlDeviceRegisterEvents mask, nvmlEventData_t.eventType). */
+#define nvmlEventTypeSingleBitEccError 0x0000000000000001LL
+#define nvmlEventTypeDoubleBitEccError 0x0000000000000002LL
+#define nvmlEventTypePState            0x0000000000000004LL
+#define nvmlEventTypeXidCriticalError  0x0000000000000008LL
+
+typedef struct nvmlPciInfo_st {
+    char busIdLegacy[NVML_DEVICE_PCI_BUS_ID_BUFFER_V2_SIZE]; /* "0000:07:00.0" */
+    unsigned int domain;
+    unsigned int bus;
+    unsigned int device;
+    unsigned int pciDeviceId;                       /* device id << 16 | vendor id */
+    unsigned int pciSubSystemId;                    /* added in NVML 2.285 */
+    char busId[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE]; /* "00000000:07:00.0" (filled by _v3) */
+} nvmlPciInfo_t;
+
+typedef struct nvmlMemory_st {
+    unsigned long long total; /* bytes */
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_t;
+
+typedef struct nvmlUtilization_st {
+    unsigned int gpu;    /* percent of time a kernel ran, over the last sample period */
+    unsigned int memory; /* percent of time device memory was read or written */
+} nvmlUtilization_t;
+
+typedef enum nvmlEnableState_enum {
+    NVML_FEATURE_DISABLED = 0,
+    NVML_FEATURE_ENABLED = 1
+} nvmlEnableState_t;
+
+typedef enum nvmlTemperatureSensors_enum {
+    NVML_TEMPERATURE_GPU = 0,
+    NVML_TEMPERATURE_COUNT
+} nvmlTemperatureSensors_t;
+
+typedef enum nvmlClockType_enum {
+    NVML_CLOCK_GRAPHICS = 0,
+    NVML_CLOCK_SM = 1,
+    NVML_CLOCK_MEM = 2,
+    NVML_CLOCK_VIDEO = 3,
+    NVML_CLOCK_COUNT
+} nvmlClockType_t;
+
+typedef enum nvmlMemoryErrorType_enum {
+    NVML_MEMORY_ERROR_TYPE_CORRECTED = 0,
+    NVML_MEMORY_ERROR_TYPE_UNCORRECTED = 1,
+    NVML_MEMORY_ERROR_TYPE_COUNT
+} nvmlMemoryErrorType_t;
+
+typedef enum nvmlEccCounterType_enum {
+    NVML_VOLATILE_ECC = 0,  /* since the last driver load */
+    NVML_AGGREGATE_ECC = 1, /* over the GPU's life */
+    NVML_ECC_COUNTER_TYPE_COUNT
+} nvmlEccCounterType_t;
+
+/* Scope of nvmlDeviceGetMemoryAffinity: the NUMA nodes (or sockets) nearest to the GPU. */
+typedef unsigned int nvmlAffinityScope_t;
+#define NVML_AFFINITY_SCOPE_NODE   0
+#define NVML_AFFINITY_SCOPE_SOCKET 1
+
+typedef enum nvmlIntNvLinkDeviceType_enum {
+    NVML_NVLINK_DEVICE_TYPE_GPU = 0x00,
+    NVML_NVLINK_DEVICE_TYPE_IBMNPU = 0x01,
+    NVML_NVLINK_DEVICE_TYPE_SWITCH = 0x02,
+    NVML_NVLINK_DEVICE_TYPE_UNKNOWN = 0xFF
+} nvmlIntNvLinkDeviceType_t;
+
+/* The layout nvmlEventSetWait_v2 fills (v1 stopped after eventData). */
+typedef struct nvmlEventData_st {
+    nvmlDevice_t device;
+    unsigned long long eventType;
+    unsigned long long eventData;   /* the XID for nvmlEventTypeXidCriticalError (999: unknown) */
+    unsigned int gpuInstanceId;     /* MIG: the instance the XID is attributed to; else ~0u */
+    unsigned int computeInstanceId; /* likewise */
+} nvmlEventData_t;
+
+/*
+ * X(return type, symbol, (parameters), required): the functions gpupool calls. Optional ones
+ * (0) are absent from older drivers; the agent then does without what they give (see nvml.h).
+ */
+/* clang-format off */
+#define GP_NVML_FUNCS(X)                                                                           \
+    X(nvmlReturn_t, nvmlInit_v2, (void), 1)                                                        \
+    X(nvmlReturn_t, nvmlShutdown, (void), 1)                                                       \
+    X(const char *, nvmlErrorString, (nvmlReturn_t result), 1)                                     \
+    X(nvmlReturn_t, nvmlSystemGetDriverVersion, (char *version, unsigned int length), 1)           \
+    X(nvmlReturn_t, nvmlSystemGetCudaDriverVersion, (int *cudaDriverVersion), 1)                   \
+    X(nvmlReturn_t, nvmlDeviceGetCount_v2, (unsigned int *deviceCount), 1)                         \
+    X(nvmlReturn_t, nvmlDeviceGetHandleByIndex_v2, (unsigned int index, nvmlDevice_t *device), 1)  \
+    X(nvmlReturn_t, nvmlDeviceGetUUID, (nvmlDevice_t device, char *uuid, unsigned int length), 1)  \
+    X(nvmlReturn_t, nvmlDeviceGetName, (nvmlDevice_t device, char *name, unsigned int length), 1)  \
+    X(nvmlReturn_t, nvmlDeviceGetMemoryInfo, (nvmlDevice_t device, nvmlMemory_t *memory), 1)       \
+    X(nvmlReturn_t, nvmlDeviceGetPciInfo_v3, (nvmlDevice_t device, nvmlPciInfo_t *pci), 1)         \
+    X(nvmlReturn_t, nvmlDeviceGetMemoryAffinity,                                                   \
+      (nvmlDevice_t device, unsigned int nodeSetSize, unsigned long *nodeSet,                      \
+       nvmlAffinityScope_t scope),                                                                 \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceGetNvLinkState,                                                      \
+      (nvmlDevice_t device, unsigned int link, nvmlEnableState_t *isActive), 1)                    \
+    X(nvmlReturn_t, nvmlDeviceGetNvLinkRemotePciInfo_v2,                                           \
+      (nvmlDevice_t device, unsigned int link, nvmlPciInfo_t *pci), 1)                             \
+    X(nvmlReturn_t, nvmlDeviceGetNvLinkRemoteDeviceType,                                           \
+      (nvmlDevice_t device, unsigned int link, nvmlIntNvLinkDeviceType_t *pNvLinkDeviceType), 0)   \
+    X(nvmlReturn_t, nvmlDeviceGetMigMode,                                                          \
+      (nvmlDevice_t device, unsigned int *currentMode, unsigned int *pendingMode), 0)              \
+    X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count), 0) \
+    X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                                           \
+      (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice), 0)                       \
+    X(nvmlReturn_t, nvmlDeviceGetUtilizationRates,                                                 \
+      (nvmlDevice_t device, nvmlUtilization_t *utilization), 1)                                    \
+    X(nvmlReturn_t, nvmlDeviceGetTemperature,                                                      \
+      (nvmlDevice_t device, nvmlTemperatureSensors_t sensorType, unsigned int *temp), 1)           \
+    X(nvmlReturn_t, nvmlDeviceGetPowerUsage, (nvmlDevice_t device, unsigned int *power), 1)        \
+    X(nvmlReturn_t, nvmlDeviceGetClockInfo,                                                        \
+      (nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock), 1)                         \
+    X(nvmlReturn_t, nvmlDeviceGetTotalEccErrors,                                                   \
+      (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,     \
+       unsigned long long *eccCounts),                                                             \
+      1)                                                                                           \
+    X(nvmlReturn_t, nvmlEventSetCreate, (nvmlEventSet_t *set), 1)                                  \
+    X(nvmlReturn_t, nvmlDeviceRegisterEvents,                                                      \
+      (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set), 1)                 \
+    X(nvmlReturn_t, nvmlEventSetWait_v2,                                                           \
+      (nvmlEventSet_t set, nvmlEventData_t *data, unsigned int timeoutms), 1)                      \
+    X(nvmlReturn_t, nvmlEventSetFree, (nvmlEventSet_t set), 1)
+/* clang-format on */
+
+/* Exported with default visibility: the mock builds with hidden visibility for everything else. */
+#define GP_NVML_PROTO(ret, name, params, required)                                                 \
+    __attribute__((visibility("default"))) ret name params;
+GP_NVML_FUNCS(GP_NVML_PROTO)
+#undef GP_NVML_PROTO
+
+/* The layouts of the real header (x86-64 and aarch64 LP64). */
+_Static_assert(offsetof(nvmlPciInfo_t, domain) == 16, "nvmlPciInfo_t layout");
+_Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t layout");
+_Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t size");
+_Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t size");
+_Static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24, "nvmlEventData_t layout");
+_Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t size");
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * The agent's side of replica directories: listing them with their state, starting a
+ * supervisor, stopping one, and archiving finished ones. See agent.h for the layout and
+ * replica_dir.h for what a supervisor writes.
+ */
+#include "agent/replicas.h"
+
+#include "base/log.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int gp_replicas_dir(const char *state_dir, const char *sub, const gp_replica_key *k, char *buf,
+                    size_t cap)
+{
+    int n = snprintf(buf, cap, "%s/%s/%lld-%d-%lld", state_dir, sub, (long long)k->job, k->replica,
+                     (long long)k->epoch);
+    return n < 0 || (size_t)n >= cap ? GP_ERANGE : 0;
+}
+
+static int parse_name(const char *name, gp_replica_key *k)
+{
+    long long job, epoch;
+    int replica, used = 0;
+    if (sscanf(name, "%lld-%d-%lld%n", &job, &replica, &epoch, &used) != 3 || name[used] ||
+        job <= 0 || replica < 0 || epoch <= 0) {
+        return GP_EINVAL;
+    }
+    *k = (gp_replica_key){job, replica, epoch};
+    return 0;
+}
+
+/* Milliseconds since spec.json was written (the agent's start of the replica); large when
+ * unknown. */
+static int64_t age_ms(const char *rdir)
+{
+    char path[GP_REPLICAS_PATH_MAX + 16];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/spec.json", rdir);
+    if (stat(path, &sb) != 0) {
+        return INT64_MAX;
+    }
+    struct timespec now;
+    clock_gettime(CLOCK_REALTIME, &now);
+    return (int64_t)(now.tv_sec - sb.st_mtim.tv_sec) * 1000 +
+           (now.tv_nsec - sb.st_mtim.tv_nsec) / 1000000;
+}
+
+static gp_local_state state_of(const gp_rdir_view *v, bool young)
+{
+    if (v->status.state == GP_RDIR_NONE && !v->supervisor_alive && young) {
+        return GP_LOCAL_STARTING; /* the supervisor has not written its pid yet */
+    }
+    switch (v->status.state) {
+    case GP_RDIR_EXITED:
+        return GP_LOCAL_EXITED;
+    case GP_RDIR_KILLED:
+        return GP_LOCAL_KILLED;
+    case GP_RDIR_RUNNING:
+        return v->supervisor_alive ? GP_LOCAL_RUNNING : GP_LOCAL_LOST;
+    default:
+        return v->supervisor_alive ? GP_LOCAL_STARTING : GP_LOCAL_LOST;
+    }
+}
+
+int gp_replicas_scan(const char *state_dir, int64_t started_grace_ms, gp_local_replica **out,
+                     int *n, gp_diag *d)
+{
+    char path[GP_REPLICAS_PATH_MAX];
+    snprintf(path, sizeof(path), "%s/replicas", state_dir);
+    *out = NULL;
+    *n = 0;
+    DIR *dir = opendir(path);
+    if (!dir) {
+        return errno == ENOENT ? 0 : gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
+    }
+    gp_local_replica *list = NULL;
+    int cap = 0, count = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        gp_replica_key k;
+        if (parse_name(e->d_name, &k) < 0) {
+            continue;
+        }
+        char rdir[GP_REPLICAS_PATH_MAX];
+        gp_replicas_dir(state_dir, "replicas", &k, rdir, sizeof(rdir));
+        gp_rdir_view v;
+        gp_diag pd;
+        gp_diag_clear(&pd);
+        if (gp_rdir_probe(rdir, &v, &pd) < 0) {
+            GP_LOG(GP_LOG_WARN, "agent", "replica=%s unreadable: %s", e->d_name, pd.msg);
+            continue;
+        }
+        if (count == cap) {
+            cap = cap ? cap * 2 : 16;
+            gp_local_replica *p = realloc(list, sizeof(*p) * (size_t)cap);
+            if (!p) {
+                free(list);
+                closedir(dir);
+                return gp_diag_set(d, GP_ENOMEM, "out of memory");
+            }
+            list = p;
+        }
+        bool young = age_ms(rdir) < started_grace_ms;
+        list[count++] = (gp_local_replica){k, state_of(&v, young), v.status.exit_code};
+    }
+    closedir(dir);
+    *out = list;
+    *n = count;
+    return 0;
+}
+
+/* Writes the spec and starts gpupool-run in a session of its own, detached from the agent: a
+ * double fork, so the supervisor is not the agent's child (no zombie, nothing tied to the
+ * agent's life). */
+int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const char *spec,
+                      gp_diag *d)
+{
+    char dir[GP_REPLICAS_PATH_MAX], specpath[GP_REPLICAS_PATH_MAX + 16],
+        logpath[GP_REPLICAS_PATH_MAX + 32];
+    char parent[GP_REPLICAS_PATH_MAX];
+    snprintf(parent, sizeof(parent), "%s/replicas", env->state_dir);
+    if (mkdir(parent, 0755) != 0 && errno != EEXIST) {
+        return gp_diag_set(d, GP_EIO, "%s: %s", parent, strerror(errno));
+    }
+    int rc = gp_replicas_dir(env->state_dir, "replicas", k, dir, sizeof(dir));
+    if (rc == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST) {
+        rc = gp_diag_set(d, GP_EIO, "%s: %s", dir, strerror(errno));
+    }
+    if (rc == 0) {
+        rc = gp_rdir_write_atomic(dir, "spec.json", spec, strlen(spec), d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    snprintf(specpath, sizeof(specpath), "%s/spec.json", dir);
+    snprintf(logpath, sizeof(logpath), "%s/supervisor.log", dir);
+    char grace[32], logmax[32];
+    snprintf(grace, sizeof(grace), "%d", env->grace_s);
+    snprintf(logmax, sizeof(logmax), "%lld", (long long)env->log_max);
+    pid_t pid = fork();
+    if (pid < 0) {
+        return gp_diag_set(d, GP_EIO, "fork: %s", strerror(errno));
+    }
+    if (pid == 0) {
+        setsid();
+        if (fork() != 0) {
+            _exit(0);
+        }
+        int in = open("/dev/null", O_RDONLY),
+            out = open(logpath, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) {
+            _exit(127);
+        }
+        const char *argv[16];
+        int a = 0;
+        argv[a++] = env->run_binary;
+        argv[a++] = "--state-dir";
+        argv[a++] = dir;
+        argv[a++] = "--spec";
+        argv[a++] = specpath;
+        argv[a++] = "--grace";
+        argv[a++] = grace;
+        argv[a++] = "--log-max";
+        argv[a++] = logmax;
+        if (env->user[0]) {
+            argv[a++] = "--user";
+            argv[a++] = env->user;
+        }
+        argv[a] = NULL;
+        execv(env->run_binary, (char *const *)argv);
+        dprintf(2, "gpupool-agent: exec %s: %s\n", env->run_binary, strerror(errno));
+        _exit(127);
+    }
+    int status;
+    while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+    }
+    GP_LOG(GP_LOG_INFO, "agent", "start job=%lld replica=%d epoch=%lld", (long long)k->job,
+           k->replica, (long long)k->epoch);
+    return 0;
+}
+
+int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_group, gp_diag *d)
+{
+    char dir[GP_REPLICAS_PATH_MAX];
+    int rc = gp_replicas_dir(state_dir, "replicas", k, dir, sizeof(dir));
+    gp_rdir_view v;
+    if (rc == 0) {
+        rc = gp_rdir_probe(dir, &v, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    if (!kill_group && v.supervisor_alive) {
+        kill(v.supervisor.pid, SIGTERM);
+    } else if (kill_group && v.child_alive) {
+        kill(-v.child.pid, SIGKILL);
+    }
+    return 0;
+}
+
+/* Removes a directory tree (finished replicas only hold plain files and work/). */
+static void remove_tree(const char *path)
+{
+    DIR *dir = opendir(path);
+    if (dir) {
+        struct dirent *e;
+        while ((e = readdir(dir))) {
+            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) {
+                continue;
+            }
+            char sub[GP_REPLICAS_PATH_MAX * 2];
+            snprintf(sub, sizeof(sub), "%s/%s", path, e->d_name);
+            struct stat sb;
+            if (lstat(sub, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+                remove_tree(sub);
+            } else {
+                unlink(sub);
+            }
+        }
+        closedir(dir);
+    }
+    rmdir(path);
+}
+
+/* Keeps the newest `keep` finished directories (by modification time). */
+static void prune(const char *finished, int keep)
+{
+    DIR *dir = opendir(finished);
+    if (!dir) {
+        return;
+    }
+    struct ent {
+        char name[128];
+        time_t t;
+    } *list = NULL;
+    int n = 0, cap = 0;
+    struct dirent *e;
+    while ((e = readdir(dir))) {
+        char sub[GP_REPLICAS_PATH_MAX * 2];
+        struct stat sb;
+        snprintf(sub, sizeof(sub), "%s/%s", finished, e->d_name);
+        if (e->d_name[0] == '.' || strlen(e->d_name) >= 128 || stat(sub, &sb) != 0) {
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 32;
+            struct ent *p = realloc(list, sizeof(*p) * (size_t)cap);
+            if (!p) {
+                break;
+            }
+            list = p;
+        }
+        snprintf(list[n].name, sizeof(list[n].name), "%s", e->d_name);
+        list[n++].t = sb.st_mtime;
+    }
+    closedir(dir);
+    while (n > keep) {
+        int oldest = 0;
+        for (int i = 1; i < n; i++) {
+            oldest = list[i].t < list[oldest].t ? i : oldest;
+        }
+        char sub[GP_REPLICAS_PATH_MAX * 2];
+        snprintf(sub, sizeof(sub), "%s/%s", finished, list[oldest].name);
+        remove_tree(sub);
+        list[oldest] = list[--n];
+    }
+    free(list);
+}
+
+int gp_replicas_forget(const char *state_dir, const gp_replica_key *k, int keep, gp_diag *d)
+{
+    char from[GP_REPLICAS_PATH_MAX], to[GP_REPLICAS_PATH_MAX], finished[GP_REPLICAS_PATH_MAX];
+    snprintf(finished, sizeof(finished), "%s/finished", state_dir);
+    if (mkdir(finished, 0755) != 0 && errno != EEXIST) {
+        return gp_diag_set(d, GP_EIO, "%s: %s", finished, strerror(errno));
+    }
+    gp_replicas_dir(state_dir, "replicas", k, from, sizeof(from));
+    gp_replicas_dir(state_dir, "finished", k, to, sizeof(to));
+    remove_tree(to);
+    if (rename(from, to) != 0) {
+        return gp_diag_set(d, GP_EIO, "%s: %s", from, strerror(errno));
+    }
+    prune(finished, keep);
+    return 0;
+}

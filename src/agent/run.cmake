@@ -1,0 +1,19 @@
+# gpupool-run, the per-replica supervisor (included by src/agent/CMakeLists.txt).
+#
+# libgprun: the supervisor without main(): the state-directory contract (replica_dir.c, which
+# gpupool-agent links to re-attach), the spec and environment, cgroups, capped logs, supervision.
+find_package(PkgConfig REQUIRED)
+pkg_check_modules(GPRUN_JANSSON REQUIRED IMPORTED_TARGET jansson)
+add_library(gprun STATIC
+    ${CMAKE_CURRENT_LIST_DIR}/replica_dir.c
+    ${CMAKE_CURRENT_LIST_DIR}/run_spec.c
+    ${CMAKE_CURRENT_LIST_DIR}/run_env.c
+    ${CMAKE_CURRENT_LIST_DIR}/cgroup.c
+    ${CMAKE_CURRENT_LIST_DIR}/logcap.c
+    ${CMAKE_CURRENT_LIST_DIR}/supervise.c
+)
+target_link_libraries(gprun PUBLIC gpbase PkgConfig::GPRUN_JANSSON)
+
+add_executable(gpupool-run ${CMAKE_CURRENT_LIST_DIR}/run_main.c)
+target_compile_definitions(gpupool-run PRIVATE GP_VERSION="${PROJECT_VERSION}")
+target_link_libraries(gpupool-run PRIVATE gprun)

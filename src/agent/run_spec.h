@@ -1,0 +1,98 @@
+/*
+ * The spec file of gpupool-run, and the job's environment built from it.
+ *
+ * The spec is the desired-replica object the controller hands the agent (desired_doc in
+ * src/ctl/api_nodes.c) plus fields the agent adds:
+ *
+ *   job, replica, epoch          integers, required
+ *   name                         the job's name (optional)
+ *   world_size                   replicas in the job (default 1); > 1 makes it a gang
+ *   restart_count                default 0
+ *   cpu_milli, memory_mib        limits (0 or absent: none)
+ *   gpus: [{uuid, mig_uuid?, index?, milli?, memory_mib?, mig_start?}]   mig_uuid, when given,
+ *                                is what the job sees instead of uuid (a MIG slice)
+ *   spec: {command: [..], args: [..], env: {NAME: VALUE}, working_dir: "/abs", ...}
+ *   rank, local_rank             gangs: default replica and 0
+ *   master_addr, master_port     gangs: required
+ *   hostfile: ["HOST slots=N", ..] or [{host, slots}, ..]   gangs: required
+ *   env_extra: {NAME: VALUE}     set by the agent (fractional-GPU enforcement, LD_PRELOAD ...)
+ *
+ * Unknown fields are ignored, so the controller and the agent may add some.
+ *
+ * The job's environment, lowest precedence first:
+ *   1. the base: PATH, LANG, LC_ALL, TZ, TMPDIR from gpupool-run's environment, HOME, USER,
+ *      LOGNAME, SHELL of the user the job runs as (the caller passes them in);
+ *   2. spec.env, without gpupool's own variables (the controller refuses them already; they are
+ *      dropped again here with a warning): CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES,
+ *      LD_PRELOAD, CUDA_DISABLE_CONTROL, GPUPOOL_*, CUDA_DEVICE_MEMORY_LIMIT*,
+ *      CUDA_DEVICE_SM_LIMIT*, and for gangs WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR,
+ *      MASTER_PORT;
+ *   3. env_extra from the agent;
+ *   4. gpupool's own, which nothing overrides: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
+ *      (the GPU UUIDs, comma-separated; "" and "none" without GPUs), GPUPOOL_JOB_ID,
+ *      GPUPOOL_JOB_NAME, GPUPOOL_REPLICA, GPUPOOL_RESTART_COUNT, and for gangs WORLD_SIZE, RANK,
+ *      LOCAL_RANK, MASTER_ADDR, MASTER_PORT, GPUPOOL_HOSTFILE.
+ */
+#ifndef GP_AGENT_RUN_SPEC_H
+#define GP_AGENT_RUN_SPEC_H
+
+#include <stdint.h>
+
+#include "gpupool/error.h"
+
+typedef struct gp_run_var {
+    char *name, *value;
+} gp_run_var;
+
+typedef struct gp_run_spec {
+    int64_t job, epoch;
+    int replica, world_size, restart_count;
+    char *name;
+    int64_t cpu_milli, memory_mib;
+    char **gpu_uuids; /* what the job sees (mig_uuid or uuid); ngpus entries */
+    int ngpus;
+    char **argv; /* command + args, NULL-terminated */
+    gp_run_var *env, *env_extra;
+    int nenv, nenv_extra;
+    char *working_dir; /* NULL: the state directory's work/ */
+    int rank, local_rank, master_port;
+    char *master_addr;
+    char **hostfile; /* lines, nhosts entries */
+    int nhosts;
+} gp_run_spec;
+
+/* Parses the spec text. On success *out is a new spec (free with gp_run_spec_free); on failure
+ * *out is NULL and d names the field (e.g. "spec.command: required"). GP_EINVAL, GP_EPARSE,
+ * GP_ENOMEM. */
+int gp_run_spec_parse(const char *text, gp_run_spec **out, gp_diag *d);
+/* Reads and parses FILE; errors name the file too. */
+int gp_run_spec_load(const char *path, gp_run_spec **out, gp_diag *d);
+void gp_run_spec_free(gp_run_spec *s);
+
+/* True for a gang member (world_size > 1). */
+int gp_run_spec_is_gang(const gp_run_spec *s);
+
+/* True when the job may not set NAME itself (layer 2 above). */
+int gp_run_env_reserved(const gp_run_spec *s, const char *name);
+
+/* The base layer: PATH, LANG, LC_ALL, TZ, TMPDIR copied from environ_ (gpupool-run's own), and
+ * USER, LOGNAME, HOME, SHELL from the arguments (each may be NULL). On success *out is a new
+ * NULL-terminated list (gp_run_env_free). GP_ENOMEM. */
+int gp_run_env_base(char *const *environ_, const char *user, const char *home, const char *shell,
+                    char ***out);
+
+/* Builds the job's environment (layers above). base is a NULL-terminated list of "NAME=VALUE"
+ * (borrowed); hostfile_path is the hostfile's path for gangs (may be NULL otherwise). On success
+ * *out is a new NULL-terminated array of new strings (free with gp_run_env_free). Dropped
+ * variables are logged. GP_ENOMEM. */
+int gp_run_env_build(const gp_run_spec *s, const char *const *base, const char *hostfile_path,
+                     char ***out);
+void gp_run_env_free(char **env);
+/* The value of NAME in env (borrowed), or NULL. */
+const char *gp_run_env_get(char *const *env, const char *name);
+
+/* The hostfile's text (one line per host, each ending in "\n"). New string; NULL when out of
+ * memory. */
+char *gp_run_hostfile_text(const gp_run_spec *s);
+
+#endif

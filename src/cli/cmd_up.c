@@ -1,0 +1,510 @@
+/*
+ * gpupool up / gpupool down: a whole pool on one machine.
+ *
+ * `up` starts gpupoold (its data in DIR: the database, admin.token, join.token) and one
+ * gpupool-agent per node of SPEC, each with its own state directory under DIR/agents/NAME and,
+ * for simulated nodes, its own copy of a mock NVML inventory (GPU and MIG UUIDs made unique per
+ * node). Every process runs detached in a session of its own, its log in DIR/logs/, its pid in
+ * DIR/pids/. `up` returns once the controller answers and every agent has registered. With no
+ * --nodes on a machine whose NVML library loads, one agent uses the real GPUs instead.
+ *
+ * `down` stops the agents, the jobs' supervisors (each stops its job's process group) and
+ * gpupoold, waiting for each.
+ *
+ * The programs are found beside this one (gpupoold, gpupool-agent, gpupool-run) and the mock
+ * library in ../lib; inventories in GP_INVENTORY_DIR (the source tree's deploy/inventories in a
+ * build, or a path given in SPEC).
+ */
+#define _XOPEN_SOURCE 700 /* realpath */
+#include "cli/args.h"
+#include "cli/cli.h"
+#include "cli/client.h"
+#include "net/http_client.h"
+
+#include <dirent.h>
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef GP_INVENTORY_DIR
+#define GP_INVENTORY_DIR "/usr/share/gpupool/inventories"
+#endif
+
+#define UP_PATH      1024
+#define UP_MAX_NODES 64
+
+static const gp_cli_opt up_opts[] = {
+    {"data-dir", 'd', "DIR", "where the pool keeps everything (default ./gpupool-pool)"},
+    {"port", 'p', "PORT", "the controller's port on 127.0.0.1 (default 7070)"},
+    {"nodes", 'n', "SPEC",
+     "simulated nodes: INVENTORY[:COUNT],... (default dgx-a100:2,pcie-t4:1; INVENTORY is a "
+     "name in " GP_INVENTORY_DIR " or a YAML file)"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const gp_cli_spec up_spec = {"up",
+                                    "up [--data-dir DIR] [--port PORT] [--nodes SPEC]",
+                                    "Start a local pool in the background: gpupoold and one "
+                                    "agent per node (mock NVML for simulated nodes).",
+                                    up_opts,
+                                    0,
+                                    0,
+                                    0};
+
+static const gp_cli_opt down_opts[] = {
+    {"data-dir", 'd', "DIR", "the pool's directory (default ./gpupool-pool)"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const gp_cli_spec down_spec = {"down",
+                                      "down [--data-dir DIR]",
+                                      "Stop a pool started by gpupool up: its agents, jobs and "
+                                      "controller.",
+                                      down_opts,
+                                      0,
+                                      0,
+                                      0};
+
+/* snprintf for paths: a path that does not fit is cut (and then fails to open), never overrun;
+ * through vsnprintf, so the compiler does not guess at lengths it cannot know. */
+static void pathf(char *buf, size_t cap, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static void pathf(char *buf, size_t cap, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(buf, cap, fmt, ap);
+    va_end(ap);
+}
+
+static void sleep_ms(long ms)
+{
+    struct timespec ts = {ms / 1000, (ms % 1000) * 1000000};
+    nanosleep(&ts, NULL);
+}
+
+/* The directory of this program. */
+static void self_dir(char *buf, size_t cap)
+{
+    ssize_t n = readlink("/proc/self/exe", buf, cap - 1);
+    buf[n > 0 ? n : 0] = 0;
+    char *slash = strrchr(buf, '/');
+    if (slash) {
+        *slash = 0;
+    }
+}
+
+static int make_dirs(const char *dir)
+{
+    char path[UP_PATH];
+    const char *subs[] = {"", "/logs", "/pids", "/agents"};
+    for (int i = 0; i < 4; i++) {
+        pathf(path, sizeof(path), "%s%s", dir, subs[i]);
+        if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+            fprintf(stderr, "gpupool up: %s: %s\n", path, strerror(errno));
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* The pid recorded in DIR/pids/NAME.pid when that process is alive; 0 otherwise. */
+static pid_t live_pid(const char *dir, const char *name)
+{
+    char path[UP_PATH];
+    pathf(path, sizeof(path), "%s/pids/%s.pid", dir, name);
+    FILE *f = fopen(path, "r");
+    long pid = 0;
+    if (f) {
+        if (fscanf(f, "%ld", &pid) != 1) {
+            pid = 0;
+        }
+        fclose(f);
+    }
+    return pid > 0 && kill((pid_t)pid, 0) == 0 ? (pid_t)pid : 0;
+}
+
+/* Starts argv detached (new session, stdin /dev/null, output to DIR/logs/NAME.log) with the
+ * extra environment variable env (may be NULL) and records its pid in DIR/pids/NAME.pid. */
+static int spawn(const char *dir, const char *name, char *const *argv, const char *env)
+{
+    char log[UP_PATH], pidpath[UP_PATH];
+    pathf(log, sizeof(log), "%s/logs/%s.log", dir, name);
+    pathf(pidpath, sizeof(pidpath), "%s/pids/%s.pid", dir, name);
+    int pfd[2];
+    if (pipe(pfd) != 0) {
+        return -1;
+    }
+    pid_t pid = fork();
+    if (pid < 0) {
+        return -1;
+    }
+    if (pid == 0) {
+        close(pfd[0]);
+        setsid();
+        pid_t child = fork();
+        if (child != 0) {
+            ssize_t w = write(pfd[1], &child, sizeof(child));
+            (void)w;
+            _exit(child > 0 ? 0 : 1);
+        }
+        int in = open("/dev/null", O_RDONLY), out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0600);
+        if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) {
+            _exit(127);
+        }
+        close(pfd[1]);
+        if (env) {
+            const char *eq = strchr(env, '=');
+            char var[128];
+            snprintf(var, sizeof(var), "%.*s", (int)(eq - env), env);
+            setenv(var, eq + 1, 1);
+        }
+        execv(argv[0], argv);
+        dprintf(2, "gpupool up: exec %s: %s\n", argv[0], strerror(errno));
+        _exit(127);
+    }
+    close(pfd[1]);
+    pid_t child = 0;
+    ssize_t r = read(pfd[0], &child, sizeof(child));
+    close(pfd[0]);
+    waitpid(pid, NULL, 0);
+    if (r != sizeof(child) || child <= 0) {
+        return -1;
+    }
+    FILE *f = fopen(pidpath, "w");
+    if (!f) {
+        return -1;
+    }
+    fprintf(f, "%ld\n", (long)child);
+    return fclose(f) == 0 ? 0 : -1;
+}
+
+/* Copies the inventory at src to dst with every GPU and MIG UUID made unique to node. */
+static int node_inventory(const char *src, const char *dst, const char *node)
+{
+    FILE *in = fopen(src, "r");
+    if (!in) {
+        fprintf(stderr, "gpupool up: inventory %s: %s\n", src, strerror(errno));
+        return -1;
+    }
+    FILE *out = fopen(dst, "w");
+    if (!out) {
+        fclose(in);
+        fprintf(stderr, "gpupool up: %s: %s\n", dst, strerror(errno));
+        return -1;
+    }
+    char line[4096];
+    while (fgets(line, sizeof(line), in)) {
+        for (char *p = line; *p; p++) {
+            bool gpu = strncmp(p, "GPU-", 4) == 0, mig = strncmp(p, "MIG-", 4) == 0;
+            bool word = p == line || !(p[-1] == '-' || (p[-1] >= 'A' && p[-1] <= 'Z'));
+            if ((gpu || mig) && word && strstr(line, "uuid")) {
+                fprintf(out, "%.4s%s-", p, node);
+                p += 3;
+            } else {
+                fputc(*p, out);
+            }
+        }
+    }
+    fclose(in);
+    return fclose(out) == 0 ? 0 : -1;
+}
+
+/* Whether the real NVML library loads (a machine with NVIDIA GPUs). */
+static bool real_nvml(void)
+{
+    void *h = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h) {
+        dlclose(h);
+    }
+    return h != NULL;
+}
+
+typedef struct up_node {
+    char name[64];
+    char inventory[UP_PATH]; /* "" = the real NVML */
+} up_node;
+
+/* Parses SPEC into nodes; -1 after printing what is wrong. */
+static int parse_nodes(const char *spec, up_node *nodes, int *n)
+{
+    char buf[UP_PATH];
+    snprintf(buf, sizeof(buf), "%s", spec);
+    *n = 0;
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *colon = strrchr(tok, ':');
+        int64_t count = 1;
+        if (colon) {
+            *colon = 0;
+            if (gp_cli_parse_int(colon + 1, 1, UP_MAX_NODES, &count) < 0) {
+                return gp_cli_usage_error(&up_spec, "--nodes: %s: the count must be 1..%d", tok,
+                                          UP_MAX_NODES);
+            }
+        }
+        char path[UP_PATH];
+        if (strchr(tok, '/') || strstr(tok, ".yaml")) {
+            snprintf(path, sizeof(path), "%s", tok);
+        } else {
+            pathf(path, sizeof(path), "%s/%s.yaml", GP_INVENTORY_DIR, tok);
+        }
+        if (access(path, R_OK) != 0) {
+            return gp_cli_usage_error(&up_spec, "--nodes: inventory %s: %s", path, strerror(errno));
+        }
+        const char *base = strrchr(tok, '/') ? strrchr(tok, '/') + 1 : tok;
+        for (int i = 0; i < count; i++) {
+            if (*n == UP_MAX_NODES) {
+                return gp_cli_usage_error(&up_spec, "--nodes: at most %d nodes", UP_MAX_NODES);
+            }
+            up_node *u = &nodes[(*n)++];
+            snprintf(u->name, sizeof(u->name), "%.*s-%d", (int)strcspn(base, "."), base, *n);
+            snprintf(u->inventory, sizeof(u->inventory), "%s", path);
+        }
+    }
+    return *n ? 0 : gp_cli_usage_error(&up_spec, "--nodes: no node given");
+}
+
+/* Waits until GET path answers 200 (and, with want > 0, its "items" has want entries). */
+static int wait_ready(const char *url, const char *token, const char *path, int want)
+{
+    gp_http_client *c = NULL;
+    gp_diag d;
+    if (gp_http_client_new(url, token, &c, &d) < 0) {
+        return -1;
+    }
+    gp_http_client_set_timeout(c, 2000, 1000);
+    int rc = -1;
+    for (int i = 0; i < 300 && rc < 0; i++) {
+        int status = 0;
+        char *body = NULL;
+        if (gp_http_call(c, "GET", path, NULL, 0, NULL, &status, &body, NULL, &d) == 0 &&
+            status == 200) {
+            json_t *doc = json_loads(body, 0, NULL);
+            size_t n = json_array_size(json_object_get(doc, "items"));
+            json_decref(doc);
+            rc = want <= 0 || (int)n >= want ? 0 : -1;
+        }
+        free(body);
+        if (rc < 0) {
+            sleep_ms(100);
+        }
+    }
+    gp_http_client_free(c);
+    return rc;
+}
+
+static int read_token(const char *dir, const char *file, char *buf, size_t cap)
+{
+    char path[UP_PATH];
+    pathf(path, sizeof(path), "%s/%s", dir, file);
+    FILE *f = fopen(path, "r");
+    bool ok = f && fgets(buf, (int)cap, f);
+    if (f) {
+        fclose(f);
+    }
+    buf[ok ? strcspn(buf, "\r\n") : 0] = 0;
+    return ok ? 0 : -1;
+}
+
+static int start_agent(const char *dir, const char *bin, const char *url, const up_node *u,
+                       int port)
+{
+    char agent_dir[UP_PATH], inv[UP_PATH + 32], agent[UP_PATH], lib[UP_PATH], join[UP_PATH],
+        address[64];
+    pathf(agent_dir, sizeof(agent_dir), "%s/agents/%s", dir, u->name);
+    if (mkdir(agent_dir, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gpupool up: %s: %s\n", agent_dir, strerror(errno));
+        return -1;
+    }
+    pathf(agent, sizeof(agent), "%s/gpupool-agent", bin);
+    pathf(join, sizeof(join), "%s/join.token", dir);
+    snprintf(address, sizeof(address), "127.0.0.1:%d", port);
+    char env[UP_PATH + 64];
+    char *argv[16] = {agent,         "--server", (char *)url, "--join-token-file", join,
+                      "--state-dir", agent_dir,  "--name",    (char *)u->name,     "--address",
+                      address,       NULL};
+    if (u->inventory[0]) {
+        pathf(inv, sizeof(inv), "%s/inventory.yaml", agent_dir);
+        if (node_inventory(u->inventory, inv, u->name) < 0) {
+            return -1;
+        }
+        pathf(lib, sizeof(lib), "%s/../lib/libgpupool-nvml-mock.so", bin);
+        argv[11] = "--nvml-library";
+        argv[12] = lib;
+        argv[13] = NULL;
+        snprintf(env, sizeof(env), "GPUPOOL_NVML_MOCK_INVENTORY=%s", inv);
+    }
+    char name[96];
+    snprintf(name, sizeof(name), "agent-%s", u->name);
+    return spawn(dir, name, argv, u->inventory[0] ? env : NULL);
+}
+
+int gp_cli_up(int argc, char **argv)
+{
+    gp_cli_args a;
+    int rc = gp_cli_parse(&up_spec, argc, argv, &a);
+    if (rc != GP_CLI_CONTINUE) {
+        return rc;
+    }
+    const char *dir = gp_cli_arg(&a, "data-dir") ? gp_cli_arg(&a, "data-dir") : "gpupool-pool";
+    int64_t port = 7070;
+    up_node nodes[UP_MAX_NODES];
+    int n = 0;
+    const char *spec = gp_cli_arg(&a, "nodes");
+    if (gp_cli_arg(&a, "port") && gp_cli_parse_int(gp_cli_arg(&a, "port"), 1, 65535, &port) < 0) {
+        gp_cli_args_fini(&a);
+        return gp_cli_usage_error(&up_spec, "--port: must be 1..65535");
+    }
+    if (!spec && real_nvml()) {
+        n = 1;
+        snprintf(nodes[0].name, sizeof(nodes[0].name), "local-gpus");
+        nodes[0].inventory[0] = 0;
+    } else if ((rc = parse_nodes(spec ? spec : "dgx-a100:2,pcie-t4:1", nodes, &n)) != 0) {
+        gp_cli_args_fini(&a);
+        return rc;
+    }
+    char abs[UP_PATH], bin[UP_PATH - 64], url[64], daemon[UP_PATH], portarg[16], token[256];
+    if (make_dirs(dir) < 0 || !realpath(dir, abs)) {
+        gp_cli_args_fini(&a);
+        return GP_EXIT_FAILURE;
+    }
+    gp_cli_args_fini(&a);
+    if (live_pid(abs, "gpupoold")) {
+        fprintf(stderr,
+                "gpupool up: a pool is already running in %s; stop it with gpupool down "
+                "--data-dir %s\n",
+                abs, abs);
+        return GP_EXIT_FAILURE;
+    }
+    self_dir(bin, sizeof(bin));
+    pathf(daemon, sizeof(daemon), "%s/gpupoold", bin);
+    snprintf(portarg, sizeof(portarg), "127.0.0.1:%d", (int)port);
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", (int)port);
+    char *dargv[] = {daemon, "--data-dir", abs, "--listen", portarg, NULL};
+    if (spawn(abs, "gpupoold", dargv, NULL) < 0 || wait_ready(url, NULL, "/readyz", 0) < 0 ||
+        read_token(abs, "admin.token", token, sizeof(token)) < 0) {
+        fprintf(stderr, "gpupool up: gpupoold did not start; see %s/logs/gpupoold.log\n", abs);
+        return GP_EXIT_FAILURE;
+    }
+    for (int i = 0; i < n; i++) {
+        if (start_agent(abs, bin, url, &nodes[i], (int)port + 1 + i) < 0) {
+            fprintf(stderr, "gpupool up: agent %s did not start; see %s/logs/\n", nodes[i].name,
+                    abs);
+            return GP_EXIT_FAILURE;
+        }
+    }
+    if (wait_ready(url, token, "/v1/nodes", n) < 0) {
+        fprintf(stderr, "gpupool up: not every agent registered; see %s/logs/\n", abs);
+        return GP_EXIT_FAILURE;
+    }
+    printf("gpupool: a pool of %d node%s is up\n"
+           "  server:  %s\n"
+           "  token:   %s/admin.token\n"
+           "  logs:    %s/logs/\n"
+           "next steps:\n"
+           "  export GPUPOOL_SERVER=%s GPUPOOL_TOKEN=$(cat %s/admin.token)\n"
+           "  gpupool get nodes\n"
+           "  gpupool tenant create demo\n"
+           "  gpupool submit --tenant demo --name hello --gpus 2 -- nvidia-smi -L\n"
+           "  gpupool down --data-dir %s\n",
+           n, n == 1 ? "" : "s", url, abs, abs, url, abs, abs);
+    return 0;
+}
+
+/* SIGTERM to pid, then wait for it to go (SIGKILL after 20 s). */
+static void stop_pid(pid_t pid)
+{
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 200 && kill(pid, 0) == 0; i++) {
+        sleep_ms(100);
+    }
+    if (kill(pid, 0) == 0) {
+        kill(pid, SIGKILL);
+    }
+}
+
+/* SIGTERM to every live supervisor under DIR/agents/ (each stops its job's group). */
+static void stop_supervisors(const char *dir)
+{
+    char agents[UP_PATH];
+    pathf(agents, sizeof(agents), "%s/agents", dir);
+    DIR *ad = opendir(agents);
+    struct dirent *ae;
+    while (ad && (ae = readdir(ad))) {
+        char reps[UP_PATH * 2];
+        pathf(reps, sizeof(reps), "%s/%s/replicas", agents, ae->d_name);
+        DIR *rd = ae->d_name[0] == '.' ? NULL : opendir(reps);
+        struct dirent *re;
+        while (rd && (re = readdir(rd))) {
+            char pidfile[UP_PATH * 3];
+            pathf(pidfile, sizeof(pidfile), "%s/%s/supervisor.pid", reps, re->d_name);
+            FILE *f = re->d_name[0] == '.' ? NULL : fopen(pidfile, "r");
+            long pid = 0;
+            if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0) {
+                stop_pid((pid_t)pid);
+            }
+            if (f) {
+                fclose(f);
+            }
+        }
+        if (rd) {
+            closedir(rd);
+        }
+    }
+    if (ad) {
+        closedir(ad);
+    }
+}
+
+int gp_cli_down(int argc, char **argv)
+{
+    gp_cli_args a;
+    int rc = gp_cli_parse(&down_spec, argc, argv, &a);
+    if (rc != GP_CLI_CONTINUE) {
+        return rc;
+    }
+    const char *dir = gp_cli_arg(&a, "data-dir") ? gp_cli_arg(&a, "data-dir") : "gpupool-pool";
+    char pids[UP_PATH];
+    pathf(pids, sizeof(pids), "%s/pids", dir);
+    DIR *pd = opendir(pids);
+    if (!pd) {
+        fprintf(stderr, "gpupool down: %s: no pool there (%s)\n", dir, strerror(errno));
+        gp_cli_args_fini(&a);
+        return GP_EXIT_FAILURE;
+    }
+    struct dirent *e;
+    int stopped = 0;
+    while ((e = readdir(pd))) { /* agents first, so none restarts a job */
+        char name[256];
+        if (strncmp(e->d_name, "agent-", 6) != 0 || !strstr(e->d_name, ".pid")) {
+            continue;
+        }
+        snprintf(name, sizeof(name), "%.*s", (int)(strstr(e->d_name, ".pid") - e->d_name),
+                 e->d_name);
+        pid_t pid = live_pid(dir, name);
+        if (pid) {
+            stop_pid(pid);
+            stopped++;
+        }
+    }
+    closedir(pd);
+    stop_supervisors(dir);
+    pid_t ctl = live_pid(dir, "gpupoold");
+    if (ctl) {
+        stop_pid(ctl);
+        stopped++;
+    }
+    printf("gpupool: stopped %d process%s of the pool in %s\n", stopped, stopped == 1 ? "" : "es",
+           dir);
+    gp_cli_args_fini(&a);
+    return 0;
+}

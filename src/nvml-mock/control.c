@@ -1,0 +1,220 @@
+/*
+ * Runtime control and readings over time.
+ *
+ * The control file (GPUPOOL_NVML_MOCK_CONTROL, else `control:` in the inventory) holds commands,
+ * one per line, that the mock runs once each, in order, when it notices them: every NVML call
+ * (and nvmlEventSetWait_v2 while it waits) stats the file and runs the complete lines added since
+ * the last look. Append to the file; a file replaced (new inode) or truncated is read from its
+ * start again. Commands:
+ *
+ *   xid GPU CODE               an XID event on GPU (delivered through the NVML event API)
+ *   fall-off GPU               the GPU falls off the bus: XID 79, then every call on it (and on
+ *                              its MIG devices) answers NVML_ERROR_GPU_IS_LOST
+ *   temp GPU CELSIUS [SECONDS] the temperature reads CELSIUS (for SECONDS, else until replaced)
+ *   util GPU PERCENT [SECONDS] likewise for utilisation
+ *   power GPU WATTS [SECONDS]  likewise for power draw
+ *
+ * Blank lines and lines starting with # are skipped. A bad line is reported on stderr once, as
+ * "gpupool-nvml-mock: FILE:LINE: problem", and ignored.
+ */
+#include "nvml-mock/mock.h"
+
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#define MAX_LINE 512
+#define TWO_PI   6.283185307179586
+
+typedef enum cmd_kind { CMD_XID, CMD_FALL_OFF, CMD_SET } cmd_kind;
+
+typedef struct cmd {
+    const char *name;
+    cmd_kind kind;
+    int nargs_min, nargs_max; /* counting GPU */
+    mock_reading reading;     /* CMD_SET */
+    double min, max;          /* of the value argument */
+} cmd;
+
+static const cmd cmds[] = {
+    {"xid", CMD_XID, 2, 2, MOCK_UTIL, 1, 999},
+    {"fall-off", CMD_FALL_OFF, 1, 1, MOCK_UTIL, 0, 0},
+    {"temp", CMD_SET, 2, 3, MOCK_TEMPERATURE, 0, 150},
+    {"util", CMD_SET, 2, 3, MOCK_UTIL, 0, 100},
+    {"power", CMD_SET, 2, 3, MOCK_POWER, 0, 5000},
+};
+
+double mock_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+double mock_value(struct nvmlDevice_st *g, mock_reading r)
+{
+    double now = mock_now();
+    mock_override *o = &g->override[r];
+    if (o->active && o->until > 0 && now >= o->until) {
+        o->active = 0;
+    }
+    if (o->active) {
+        return o->value;
+    }
+    const mock_pattern *p = &g->pattern[r];
+    switch (p->kind) {
+    case MOCK_SINE:
+        return p->min + (p->max - p->min) * (1 + sin(TWO_PI * now / p->period_s)) / 2;
+    case MOCK_STEP:
+        return p->values[(long long)(now / p->period_s) % p->nvalues];
+    default:
+        return p->values[0];
+    }
+}
+
+void mock_post_xid(mock_state *st, int gpu, unsigned long long xid)
+{
+    for (struct nvmlEventSet_st *s = st->sets; s; s = s->next) {
+        if (!(s->mask[gpu] & nvmlEventTypeXidCriticalError)) {
+            continue;
+        }
+        if (s->n == MOCK_QUEUE) { /* full: the oldest event is lost */
+            s->head = (s->head + 1) % MOCK_QUEUE;
+            s->n--;
+        }
+        nvmlEventData_t *e = &s->queue[(s->head + s->n++) % MOCK_QUEUE];
+        e->device = &st->inv->gpus[gpu];
+        e->eventType = nvmlEventTypeXidCriticalError;
+        e->eventData = xid;
+        e->gpuInstanceId = ~0u;
+        e->computeInstanceId = ~0u;
+    }
+}
+
+/* Strict number: the whole word, finite. */
+static int number(const char *s, double *out)
+{
+    char *end;
+    errno = 0;
+    *out = strtod(s, &end);
+    return end != s && *end == '\0' && errno == 0 && isfinite(*out);
+}
+
+/* Runs one command line; returns NULL, or what is wrong with it (in why). */
+static const char *run(mock_state *st, char *line, char *why, size_t len)
+{
+    char *argv[5], *save = NULL;
+    int argc = 0;
+    line += strspn(line, " \t\r");
+    if (line[0] == '#') {
+        return NULL;
+    }
+    for (char *t = strtok_r(line, " \t\r", &save); t; t = strtok_r(NULL, " \t\r", &save)) {
+        if (argc == 5) {
+            return "too many words";
+        }
+        argv[argc++] = t;
+    }
+    if (argc == 0) {
+        return NULL;
+    }
+    const cmd *c = NULL;
+    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]) && !c; i++) {
+        c = strcmp(cmds[i].name, argv[0]) == 0 ? &cmds[i] : NULL;
+    }
+    if (!c) {
+        snprintf(why, len, "unknown command '%s' (xid, fall-off, temp, util, power)", argv[0]);
+        return why;
+    }
+    double v[3] = {0, 0, 0};
+    int n = argc - 1;
+    for (int i = 0; i < n && i < 3; i++) {
+        if (!number(argv[i + 1], &v[i])) {
+            snprintf(why, len, "%s: '%s' is not a number", c->name, argv[i + 1]);
+            return why;
+        }
+    }
+    if (n < c->nargs_min || n > c->nargs_max) {
+        snprintf(why, len, "%s: takes %s arguments, got %d", c->name,
+                 c->nargs_min == c->nargs_max ? (c->nargs_min == 1 ? "1" : "2") : "2 or 3", n);
+        return why;
+    }
+    if (v[0] != floor(v[0]) || v[0] < 0 || v[0] >= st->inv->ngpus) {
+        snprintf(why, len, "%s: no GPU %s (the inventory has %d)", c->name, argv[1],
+                 st->inv->ngpus);
+        return why;
+    }
+    if (n >= 2 && (v[1] < c->min || v[1] > c->max || (c->kind == CMD_XID && v[1] != floor(v[1])))) {
+        snprintf(why, len, "%s: %s out of range %g..%g", c->name, argv[2], c->min, c->max);
+        return why;
+    }
+    if (n == 3 && v[2] <= 0) {
+        snprintf(why, len, "%s: SECONDS must be positive", c->name);
+        return why;
+    }
+    struct nvmlDevice_st *g = &st->inv->gpus[(int)v[0]];
+    if (c->kind == CMD_XID) {
+        mock_post_xid(st, (int)v[0], (unsigned long long)v[1]);
+    } else if (c->kind == CMD_FALL_OFF) {
+        if (!g->lost) {
+            mock_post_xid(st, (int)v[0], 79);
+        }
+        g->lost = 1;
+    } else {
+        g->override[c->reading] = (mock_override){1, v[1], n == 3 ? mock_now() + v[2] : 0};
+    }
+    return NULL;
+}
+
+/* Runs the complete lines of f from st->ctl.done on. */
+static void run_lines(mock_state *st, FILE *f)
+{
+    char line[MAX_LINE + 2], why[256];
+    while (fgets(line, sizeof(line), f)) {
+        size_t len = strlen(line);
+        if (line[len - 1] != '\n') {
+            if (len > MAX_LINE && !feof(f)) {
+                fprintf(stderr, "gpupool-nvml-mock: %s:%ld: line longer than %d bytes\n",
+                        st->ctl.path, st->ctl.line + 1, MAX_LINE);
+                st->ctl.done = (off_t)-1; /* stop reading this file */
+            }
+            return; /* incomplete: run it once its end is written */
+        }
+        st->ctl.done += (off_t)len;
+        st->ctl.line++;
+        line[len - 1] = '\0';
+        const char *bad = run(st, line, why, sizeof(why));
+        if (bad) {
+            fprintf(stderr, "gpupool-nvml-mock: %s:%ld: %s\n", st->ctl.path, st->ctl.line, bad);
+        }
+    }
+}
+
+void mock_control_poll(mock_state *st)
+{
+    mock_control *c = &st->ctl;
+    struct stat sb;
+    if (!c->path[0] || stat(c->path, &sb) != 0) {
+        return;
+    }
+    if (sb.st_dev != c->dev || sb.st_ino != c->ino || (c->done >= 0 && sb.st_size < c->done)) {
+        c->dev = sb.st_dev;
+        c->ino = sb.st_ino;
+        c->done = 0;
+        c->line = 0;
+    }
+    if (c->done < 0 || sb.st_size == c->done) {
+        return;
+    }
+    FILE *f = fopen(c->path, "r");
+    if (f && fseeko(f, c->done, SEEK_SET) == 0) {
+        run_lines(st, f);
+    }
+    if (f) {
+        fclose(f);
+    }
+}

@@ -1,0 +1,136 @@
+/*
+ * libgpupool-nvml-mock.so: the NVML C API (the functions of GP_NVML_FUNCS, with their real names
+ * and ABI) answered from an inventory file, so the agent's real NVML code path runs on machines
+ * without GPUs.
+ *
+ *   inventory.c  reads and validates the inventory (YAML): GPUs, topology, MIG, patterns
+ *   control.c    the runtime control file (XIDs, a GPU falling off the bus, spikes), patterns
+ *   api.c        the exported functions and the process state
+ *
+ * Process state: the library keeps everything in one static struct in api.c (a mock_state),
+ * guarded by its mutex; every exported function takes the lock, so the mock is thread-safe like
+ * NVML. nvmlInit_v2 reads the inventory named by GPUPOOL_NVML_MOCK_INVENTORY (the mock stands in
+ * for the driver, so it may read the environment); the last nvmlShutdown frees it. Each process
+ * reads the inventory on its own; nothing is shared between processes. Only the NVML functions
+ * are exported (the library builds with hidden visibility).
+ */
+#ifndef GP_NVML_MOCK_H
+#define GP_NVML_MOCK_H
+
+#include "agent/nvml_abi.h"
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define MOCK_MAX_GPUS  32
+#define MOCK_MAX_MIG   7
+#define MOCK_MAX_STEPS 8
+#define MOCK_QUEUE     64
+#define MOCK_PATH_MAX  1024
+
+/* Readings that follow a pattern over time (and may be overridden from the control file). */
+typedef enum mock_reading {
+    MOCK_UTIL = 0,    /* percent */
+    MOCK_MEM_UTIL,    /* percent */
+    MOCK_MEM_USED,    /* MiB */
+    MOCK_TEMPERATURE, /* Celsius */
+    MOCK_POWER,       /* W */
+    MOCK_READING_COUNT
+} mock_reading;
+
+typedef enum mock_pattern_kind { MOCK_CONSTANT = 0, MOCK_SINE, MOCK_STEP } mock_pattern_kind;
+
+/* constant: values[0]; sine: between min and max with period_s; step: values[] in turn, each
+ * held period_s. Time is the wall clock, so every process sees the same phase. */
+typedef struct mock_pattern {
+    mock_pattern_kind kind;
+    double min, max, period_s;
+    int nvalues;
+    double values[MOCK_MAX_STEPS];
+} mock_pattern;
+
+typedef struct mock_override {
+    int active;
+    double value;
+    double until; /* wall-clock seconds; 0: until replaced */
+} mock_override;
+
+/* A GPU or a MIG device (parent set). The NVML handle is a pointer to one of these. */
+struct nvmlDevice_st {
+    struct nvmlDevice_st *parent;
+    int index; /* GPU index; for a MIG device its index on the parent */
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
+    int64_t memory_mib;
+    int64_t gpu_instance; /* MIG device: its GPU instance id */
+    /* The rest is for GPUs only. */
+    char bus_id[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE]; /* "00000000:07:00.0" */
+    unsigned int domain, bus, device;
+    int64_t pci_device_id;
+    int64_t numa;           /* -1: the GPU reports no affinity */
+    int64_t nvswitch_links; /* links to the NVSwitch fabric, after the direct ones */
+    int nlinks;
+    int link_peer[NVML_NVLINK_MAX_LINKS]; /* GPU index, or -1 for an NVSwitch */
+    int mig_capable, mig_enabled, nmig;
+    struct nvmlDevice_st *mig; /* nmig MIG devices */
+    mock_pattern pattern[MOCK_READING_COUNT];
+    mock_override override[MOCK_READING_COUNT];
+    int64_t sm_clock_mhz, mem_clock_mhz;
+    int ecc;
+    int64_t ecc_corrected, ecc_uncorrected;
+    int lost; /* fell off the bus */
+};
+
+typedef struct mock_inv {
+    char path[MOCK_PATH_MAX];
+    char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
+    int cuda; /* 12040 for 12.4 */
+    char control[MOCK_PATH_MAX];
+    int ngpus;
+    struct nvmlDevice_st gpus[MOCK_MAX_GPUS];
+    struct nvmlDevice_st migs[MOCK_MAX_GPUS][MOCK_MAX_MIG];
+} mock_inv;
+
+struct nvmlEventSet_st {
+    struct nvmlEventSet_st *next;
+    unsigned long long mask[MOCK_MAX_GPUS]; /* event types registered per GPU */
+    nvmlEventData_t queue[MOCK_QUEUE];
+    int head, n;
+};
+
+typedef struct mock_control {
+    char path[MOCK_PATH_MAX]; /* "" when there is no control file */
+    dev_t dev;
+    ino_t ino;
+    off_t done; /* bytes of complete lines already run */
+    long line;  /* lines already run */
+} mock_control;
+
+typedef struct mock_state {
+    pthread_mutex_t lock;
+    int refs;      /* nvmlInit_v2 calls not yet shut down */
+    mock_inv *inv; /* while refs > 0 */
+    mock_control ctl;
+    struct nvmlEventSet_st *sets;
+    nvmlReturn_t init_rc; /* the last failed nvmlInit_v2, with its detail */
+    char init_err[1200];
+    char reported[1200]; /* the last detail written to stderr (each is written once) */
+} mock_state;
+
+/* Reads the inventory at path into *inv. NVML_SUCCESS, or an error with "FILE:LINE: FIELD:
+ * problem" in err: NVML_ERROR_DRIVER_NOT_LOADED when the file cannot be read, else
+ * NVML_ERROR_UNKNOWN. */
+nvmlReturn_t mock_inv_load(const char *path, mock_inv *inv, char *err, size_t errlen);
+
+/* Runs the control file's new complete lines (call with the lock held). */
+void mock_control_poll(mock_state *st);
+/* Queues an XID event of GPU gpu on every event set registered for it. */
+void mock_post_xid(mock_state *st, int gpu, unsigned long long xid);
+/* The value of reading r of GPU g now (override, else pattern). */
+double mock_value(struct nvmlDevice_st *g, mock_reading r);
+/* Wall-clock seconds. */
+double mock_now(void);
+
+#endif

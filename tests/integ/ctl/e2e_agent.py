@@ -1,0 +1,187 @@
+"""A whole pool on this machine: `gpupool up` (gpupoold + agents over the mock NVML + real
+gpupool-run supervisors and real processes), driven through the API.
+
+- a 2-GPU job sees exactly its two GPU UUIDs, NVLink-connected on the DGX-like node;
+- a 2-node gang gets consistent WORLD_SIZE, RANK, MASTER_ADDR/PORT and a hostfile;
+- cancel kills the job's whole process tree;
+- kill -9 of an agent with jobs running: the restarted agent re-attaches, no job restarts, and
+  an exit that happened during the outage is recorded;
+- a controller restart: agents reconnect, nothing is lost, jobs keep running;
+- `gpupool down` stops everything.
+Arguments: the gpupool program (gpupoold, gpupool-agent, gpupool-run beside it).
+"""
+import glob
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+from pool import Client, check
+
+gpupool = sys.argv[1]
+bindir = os.path.dirname(gpupool)
+tmp = tempfile.mkdtemp(prefix="gpupool-e2e.")
+pool = os.path.join(tmp, "pool")
+
+
+def free_port():
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
+
+def wait(what, cond, timeout=15):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    check(False, "timed out waiting for " + what)
+
+
+def pid_of(name):
+    with open(os.path.join(pool, "pids", name + ".pid")) as f:
+        return int(f.read())
+
+
+def stdout_of(job, replica=0):
+    paths = glob.glob(os.path.join(pool, "agents", "*", "*", "%d-%d-*" % (job, replica),
+                                   "stdout.log"))
+    return open(sorted(paths)[-1]).read() if paths else ""
+
+
+def alive_marked(marker):
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return [p for p in out.split() if int(p) != os.getpid()]
+
+
+port = free_port()
+try:
+    up = subprocess.run([gpupool, "up", "--data-dir", pool, "--port", str(port), "--nodes",
+                         "dgx-a100:2,pcie-t4:1"], capture_output=True, text=True, timeout=60)
+    check(up.returncode == 0 and "is up" in up.stdout, "gpupool up", up.stdout, up.stderr)
+    token = open(os.path.join(pool, "admin.token")).read().strip()
+    admin = Client("http://127.0.0.1:%d" % port, token)
+    s, nodes = admin.get("/v1/nodes")
+    check(s == 200 and len(nodes["items"]) == 3, "three nodes registered", nodes)
+    s, d = admin.post("/v1/tenants", {"name": "e2e"})
+    check(s == 201, "tenant", s, d)
+
+    def submit(name, cmd, **extra):
+        spec = {"name": name, "tenant": "e2e", "command": ["sh", "-c", cmd]}
+        spec.update(extra)
+        s, d = admin.post("/v1/jobs", spec)
+        check(s == 201, "submit " + name, s, d)
+        return d["id"]
+
+    def job(ref):
+        s, d = admin.get("/v1/jobs/%s" % ref)
+        check(s == 200, "get job", s, d)
+        return d
+
+    def state_is(ref, states):
+        return lambda: job(ref)["state"] in states and job(ref)
+
+    # A gang over both DGX nodes, then a 2-GPU job (the T4 node is left for it).
+    gang = submit("gang", 'echo "ws=$WORLD_SIZE rank=$RANK master=$MASTER_ADDR:$MASTER_PORT"; '
+                  'cat "$GPUPOOL_HOSTFILE"; sleep 300', resources={"gpus": 8}, replicas=2)
+    two = submit("two", 'echo "gpus=$CUDA_VISIBLE_DEVICES"; sleep 300 # e2e-two',
+                 resources={"gpus": 2, "gpu_models": ["Tesla T4"]})
+    d = wait("the gang running", state_is("gang", ("Running",)))
+    wait("both replicas printed", lambda: "ws=" in stdout_of(gang, 0) and "ws=" in stdout_of(gang, 1))
+    lines = [stdout_of(gang, r).splitlines()[0] for r in (0, 1)]
+    check(lines[0].startswith("ws=2 rank=0 master=127.0.0.1:") and
+          lines[1].startswith("ws=2 rank=1 master=127.0.0.1:") and
+          lines[0].split("master=")[1] == lines[1].split("master=")[1],
+          "consistent WORLD_SIZE, RANK and MASTER_ADDR", lines)
+    hosts = stdout_of(gang, 0).splitlines()[1:]
+    check(hosts == ["127.0.0.1 slots=1"] * 2, "a hostfile line per node (both on 127.0.0.1)", hosts)
+
+    d = wait("two running", state_is("two", ("Running",)))
+    wait("two printed", lambda: "gpus=" in stdout_of(two))
+    seen = stdout_of(two).split("gpus=")[1].split()[0].split(",")
+    want = [g["uuid"] for r in d["placement"] for g in r["gpus"]]
+    check(sorted(seen) == sorted(want) and len(seen) == 2, "exactly its two GPUs", seen, want)
+
+    # On the DGX node a 2-GPU job gets an NVLink-connected pair (every pair is, there).
+    s, n = admin.get("/v1/nodes/dgx-a100-1")
+    links = {g["index"]: set(g["nvlink"]) for g in n["gpus"]}
+    check(all(links[i] == set(range(8)) - {i} for i in range(8)), "DGX GPUs all NVLinked", links)
+
+    # Cancel kills the whole process tree (the job's shell and its background child).
+    tree = submit("tree", "sleep 300 & sleep 300 # e2e-tree", resources={"gpus": 1})
+    wait("tree running", state_is("tree", ("Running",)))
+    wait("tree's processes", lambda: len(alive_marked("e2e-tree")) >= 1)
+    s, d = admin.post("/v1/jobs/tree/cancel")
+    check(s == 200, "cancel", s, d)
+    wait("every process of the tree gone", lambda: not alive_marked("sleep 300 & sleep 300"))
+
+    # kill -9 of an agent: jobs keep running, an exit during the outage is recorded.
+    brief = submit("brief", "sleep 3; exit 7", resources={"gpus": 1, "gpu_models": ["Tesla T4"]})
+    wait("brief running", state_is("brief", ("Running",)))
+    before = job("two")
+    agent_pid = pid_of("agent-pcie-t4-3")
+    os.kill(agent_pid, signal.SIGKILL)
+    time.sleep(4.5)
+    check(alive_marked("e2e-two"), "the job outlives its agent")
+    env = dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=os.path.join(
+        pool, "agents", "pcie-t4-3", "inventory.yaml"))
+    log = open(os.path.join(pool, "logs", "agent-pcie-t4-3.log"), "ab")
+    agent = subprocess.Popen([os.path.join(bindir, "gpupool-agent"), "--server",
+                              "http://127.0.0.1:%d" % port, "--join-token-file",
+                              os.path.join(pool, "join.token"), "--state-dir",
+                              os.path.join(pool, "agents", "pcie-t4-3"), "--name", "pcie-t4-3",
+                              "--nvml-library", os.path.join(bindir, "..", "lib",
+                                                             "libgpupool-nvml-mock.so")],
+                             stdout=log, stderr=log, env=env, start_new_session=True)
+    with open(os.path.join(pool, "pids", "agent-pcie-t4-3.pid"), "w") as f:
+        f.write("%d\n" % agent.pid)
+    d = wait("brief's exit recorded", state_is("brief", ("Failed",)))
+    check(d["exit_code"] == 7, "the exit code from the outage", d)
+    after = job("two")
+    check(after["state"] == "Running" and after["restarts"] == 0 and
+          after["placement"][0]["epoch"] == before["placement"][0]["epoch"],
+          "the running job was re-attached, not restarted", before, after)
+
+    # Controller restart: nothing lost, agents reconnect, jobs keep running.
+    snapshot = admin.get("/v1/jobs")[1]["items"]
+    ctl = pid_of("gpupoold")
+    os.kill(ctl, signal.SIGKILL)
+    time.sleep(1)
+    clog = open(os.path.join(pool, "logs", "gpupoold.log"), "ab")
+    ctl2 = subprocess.Popen([os.path.join(bindir, "gpupoold"), "--data-dir", pool, "--listen",
+                             "127.0.0.1:%d" % port], stdout=clog, stderr=clog,
+                            start_new_session=True)
+    with open(os.path.join(pool, "pids", "gpupoold.pid"), "w") as f:
+        f.write("%d\n" % ctl2.pid)
+    deadline = time.time() + 15
+    while time.time() < deadline:
+        try:
+            if admin.get("/readyz")[0] == 200:
+                break
+        except OSError:
+            pass
+        time.sleep(0.1)
+    keep = ("id", "name", "state", "placement")
+    now = admin.get("/v1/jobs")[1]["items"]
+    check([{k: j[k] for k in keep} for j in now] == [{k: j[k] for k in keep} for j in snapshot],
+          "every job as it was", snapshot, now)
+    wait("agents heartbeat again", lambda: all(
+        n["state"] == "Ready" and n["heartbeat_ms"] > 0 for n in admin.get("/v1/nodes")[1]["items"]))
+    check(job("two")["state"] == "Running" and alive_marked("e2e-two"), "still running")
+finally:
+    down = subprocess.run([gpupool, "down", "--data-dir", pool], capture_output=True, text=True,
+                          timeout=120)
+    leftover = alive_marked("e2e-two") + alive_marked("sleep 300")
+    shutil.rmtree(tmp, ignore_errors=True)
+check(down.returncode == 0, "gpupool down", down.stdout, down.stderr)
+check(not leftover, "down stopped every job", leftover)
+print("ok")

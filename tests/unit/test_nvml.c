@@ -1,0 +1,614 @@
+/* GPU discovery through NVML (src/agent/nvml.c) against the mock NVML library
+ * (libgpupool-nvml-mock.so): the shipped inventories are discovered as written, bad inventories
+ * and libraries fail with errors that say where, the control file injects XIDs, a GPU falling
+ * off the bus and spikes, and the registration document is one the controller accepts. */
+#include "agent/nvml.h"
+#include "agent/nvml_abi.h"
+#include "ctl/ctl.h"
+#include "net/yaml_json.h"
+#include "tests/unit/harness.h"
+
+#include <dlfcn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#ifndef GP_NVML_MOCK
+#error "GP_NVML_MOCK: the path of libgpupool-nvml-mock.so"
+#endif
+
+static char tmpdir[] = "/tmp/gp-test-nvml-XXXXXX";
+
+#define INV(name) GP_INVENTORIES "/" name
+
+static void write_file(const char *path, const char *text, const char *mode)
+{
+    FILE *f = fopen(path, mode);
+    assert_non_null(f);
+    assert_true(fputs(text, f) >= 0);
+    assert_int_equal(fclose(f), 0);
+}
+
+static void tmp_path(char *out, size_t len, const char *name)
+{
+    snprintf(out, len, "%s/%s", tmpdir, name);
+}
+
+/* The handles a test has open: closed after each test, so that a failed test (which returns
+ * before closing) does not leave NVML initialised with its inventory for the next ones. */
+static gp_nvml *opened[4];
+
+static void close_mock(gp_nvml *h)
+{
+    for (int i = 0; i < 4; i++) {
+        opened[i] = opened[i] == h ? NULL : opened[i];
+    }
+    gp_nvml_close(h);
+}
+
+static int close_all(void **state)
+{
+    (void)state;
+    for (int i = 0; i < 4; i++) {
+        close_mock(opened[i]);
+    }
+    return 0;
+}
+
+/* Opens the mock on inventory; control (a path or NULL) is the control file. */
+static gp_nvml *open_mock(const char *inventory, const char *control)
+{
+    setenv("GPUPOOL_NVML_MOCK_INVENTORY", inventory, 1);
+    if (control) {
+        setenv("GPUPOOL_NVML_MOCK_CONTROL", control, 1);
+    } else {
+        unsetenv("GPUPOOL_NVML_MOCK_CONTROL");
+    }
+    gp_nvml *h = NULL;
+    gp_diag d;
+    int rc = gp_nvml_open(GP_NVML_MOCK, &h, &d);
+    if (rc != 0) {
+        fail_msg("gp_nvml_open(%s): %s \"%s\"", inventory, gp_strerror_name(rc), d.msg);
+    }
+    for (int i = 0; i < 4; i++) {
+        if (!opened[i]) {
+            opened[i] = h;
+            break;
+        }
+    }
+    return h;
+}
+
+static void discover(gp_nvml *h, gp_nvml_inv *inv)
+{
+    gp_diag d;
+    int rc = gp_nvml_inventory(h, inv, &d);
+    if (rc != 0) {
+        fail_msg("gp_nvml_inventory: %s \"%s\"", gp_strerror_name(rc), d.msg);
+    }
+}
+
+/* A GPU field of the inventory file: the GPU's own, else the defaults'. */
+static json_t *field(json_t *top, json_t *gpu, const char *key)
+{
+    json_t *v = json_object_get(gpu, key);
+    return v ? v : json_object_get(json_object_get(top, "defaults"), key);
+}
+
+/* Compares one GPU's MIG devices with its `mig:` entry. */
+static void check_mig(const gp_nvml_gpu *g, json_t *mig)
+{
+    json_t *inst = json_object_get(mig, "instances");
+    assert_int_equal(g->mig_mode, mig ? json_is_true(json_object_get(mig, "enabled")) : -1);
+    assert_int_equal(g->nmig, (int)json_array_size(inst));
+    for (int k = 0; k < g->nmig; k++) {
+        json_t *m = json_array_get(inst, (size_t)k);
+        assert_string_equal(g->mig[k].uuid, json_string_value(json_object_get(m, "uuid")));
+        assert_string_equal(g->mig[k].profile, json_string_value(json_object_get(m, "profile")));
+        assert_int_equal(g->mig[k].memory_mib,
+                         json_integer_value(json_object_get(m, "memory_mib")));
+    }
+}
+
+/* Discovery must report exactly what the inventory file says. */
+static void check_against_file(const gp_nvml_inv *inv, const char *path)
+{
+    FILE *f = fopen(path, "rb");
+    assert_non_null(f);
+    static char text[1 << 16];
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    fclose(f);
+    json_t *top = NULL;
+    gp_diag d;
+    assert_int_equal(gp_yaml_to_json(text, len, &top, &d), 0);
+    json_t *gpus = json_object_get(top, "gpus");
+    assert_int_equal(inv->ngpus, (int)json_array_size(gpus));
+    uint32_t switched = 0;
+    for (int i = 0; i < inv->ngpus; i++) {
+        json_t *g = json_array_get(gpus, (size_t)i);
+        switched |= json_integer_value(field(top, g, "nvswitch_links")) > 0 ? 1u << i : 0;
+    }
+    for (int i = 0; i < inv->ngpus; i++) {
+        const gp_nvml_gpu *got = &inv->gpus[i];
+        json_t *g = json_array_get(gpus, (size_t)i);
+        assert_int_equal(got->index, i);
+        assert_string_equal(got->uuid, json_string_value(field(top, g, "uuid")));
+        assert_string_equal(got->name, json_string_value(field(top, g, "name")));
+        assert_int_equal(got->memory_mib, json_integer_value(field(top, g, "memory_mib")));
+        assert_string_equal(got->pci_bus_id, json_string_value(field(top, g, "pci_bus_id")));
+        json_t *numa = field(top, g, "numa");
+        assert_int_equal(got->numa, numa ? json_integer_value(numa) : -1);
+        uint32_t want = switched & (1u << i) ? switched & ~(1u << i) : 0;
+        size_t k;
+        json_t *p;
+        json_array_foreach(field(top, g, "nvlink"), k, p)
+        {
+            want |= 1u << json_integer_value(p);
+        }
+        assert_int_equal(got->nvlink, want);
+        json_t *mig = field(top, g, "mig");
+        check_mig(got, json_is_object(mig) ? mig : NULL);
+    }
+    for (int i = 0; i < inv->ngpus; i++) { /* symmetric */
+        for (int j = 0; j < inv->ngpus; j++) {
+            assert_int_equal(!!(inv->gpus[i].nvlink & (1u << j)),
+                             !!(inv->gpus[j].nvlink & (1u << i)));
+        }
+    }
+    json_decref(top);
+}
+
+static void test_dgx(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("dgx-a100.yaml"), NULL);
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    check_against_file(&inv, INV("dgx-a100.yaml"));
+    assert_string_equal(inv.driver_version, "550.54.15");
+    assert_string_equal(inv.cuda_version, "12.4");
+    assert_int_equal(inv.ngpus, 8);
+    for (int i = 0; i < 8; i++) {
+        assert_string_equal(inv.gpus[i].name, "NVIDIA A100-SXM4-80GB");
+        assert_int_equal(inv.gpus[i].memory_mib, 81920);
+        assert_int_equal(inv.gpus[i].numa, i < 4 ? 0 : 1);
+        assert_int_equal(inv.gpus[i].nvlink, 0xffu & ~(1u << i)); /* all-to-all via NVSwitch */
+        assert_int_equal(inv.gpus[i].mig_mode, 0);
+    }
+    assert_string_equal(inv.gpus[0].uuid, "GPU-4b1a7e2c-0f3d-4c55-9a61-3e1f0b6a7c01");
+    assert_string_equal(inv.gpus[7].pci_bus_id, "00000000:BD:00.0");
+    close_mock(h);
+}
+
+static void test_t4(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("pcie-t4.yaml"), NULL);
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    check_against_file(&inv, INV("pcie-t4.yaml"));
+    assert_int_equal(inv.ngpus, 4);
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(inv.gpus[i].name, "Tesla T4");
+        assert_int_equal(inv.gpus[i].nvlink, 0);
+        assert_int_equal(inv.gpus[i].mig_mode, -1);
+        assert_int_equal(inv.gpus[i].numa, i / 2);
+    }
+    close_mock(h);
+}
+
+static void test_h100_mig(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    check_against_file(&inv, INV("h100-mig.yaml"));
+    assert_int_equal(inv.ngpus, 4);
+    static const int mode[] = {1, 1, 1, 0}, nmig[] = {4, 7, 0, 0};
+    for (int i = 0; i < 4; i++) {
+        assert_string_equal(inv.gpus[i].name, "NVIDIA H100 80GB HBM3");
+        assert_int_equal(inv.gpus[i].nvlink, 0xfu & ~(1u << i)); /* direct links */
+        assert_int_equal(inv.gpus[i].mig_mode, mode[i]);
+        assert_int_equal(inv.gpus[i].nmig, nmig[i]);
+    }
+    assert_string_equal(inv.gpus[0].mig[0].profile, "3g.40gb");
+    assert_string_equal(inv.gpus[0].mig[1].profile, "2g.20gb");
+    assert_string_equal(inv.gpus[1].mig[6].profile, "1g.10gb");
+    assert_string_equal(inv.gpus[1].mig[6].uuid, "MIG-0e1f2a3b-4c5d-5e6f-a07b-9c0d1e2f3a17");
+    assert_int_equal(inv.gpus[0].mig[0].memory_mib, 40192);
+    /* A GPU in MIG mode has no whole-GPU utilisation; the others do. */
+    gp_nvml_readings r;
+    gp_diag d;
+    assert_int_equal(gp_nvml_sample(h, 0, &r, &d), 0);
+    assert_int_equal(r.util_gpu, -1);
+    assert_int_equal(r.temperature_c >= 35 && r.temperature_c <= 70, 1);
+    assert_int_equal(gp_nvml_sample(h, 3, &r, &d), 0);
+    assert_true(r.util_gpu == 0 || r.util_gpu == 100);
+    close_mock(h);
+}
+
+static void test_sample_patterns(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("pcie-t4.yaml"), NULL);
+    gp_nvml_readings r;
+    gp_diag d;
+    for (int i = 0; i < gp_nvml_count(h); i++) {
+        assert_int_equal(gp_nvml_sample(h, i, &r, &d), 0);
+        assert_true(r.util_gpu == 0 || r.util_gpu == 35 || r.util_gpu == 80); /* step */
+        assert_int_equal(r.util_memory, 15);                                  /* constant */
+        assert_int_equal(r.memory_used_mib, 1024);
+        assert_true(r.temperature_c >= 34 && r.temperature_c <= 68); /* sine */
+        assert_true(r.power_w >= 12 && r.power_w <= 68);
+        assert_int_equal(r.sm_clock_mhz, 1590);
+        assert_int_equal(r.memory_clock_mhz, 5000);
+        assert_int_equal(r.ecc_corrected, 0);
+        assert_int_equal(r.ecc_uncorrected, 0);
+    }
+    assert_int_equal(gp_nvml_sample(h, 4, &r, &d), GP_EINVAL);
+    close_mock(h);
+}
+
+static void test_missing_library(void **state)
+{
+    (void)state;
+    gp_nvml *h = (gp_nvml *)1;
+    gp_diag d;
+    assert_int_equal(gp_nvml_open("/nonexistent/dir/libnvidia-ml.so.1", &h, &d), GP_ENOENT);
+    assert_null(h);
+    assert_non_null(strstr(d.msg, "/nonexistent/dir/libnvidia-ml.so.1"));
+}
+
+static void test_missing_symbol(void **state)
+{
+    (void)state;
+    gp_nvml *h = (gp_nvml *)1;
+    gp_diag d;
+    assert_int_equal(gp_nvml_open(GP_NVML_STUB, &h, &d), GP_ENOTSUP);
+    assert_null(h);
+    if (!strstr(d.msg, "lacks nvmlShutdown") || !strstr(d.msg, GP_NVML_STUB)) {
+        fail_msg("message \"%s\" names neither nvmlShutdown nor the library", d.msg);
+    }
+}
+
+/* An inventory that must make nvmlInit_v2 fail with a message containing "FILE" + where. */
+static void expect_bad(const char *yaml, const char *where)
+{
+    char path[256], want[512];
+    tmp_path(path, sizeof(path), "bad.yaml");
+    write_file(path, yaml, "w");
+    setenv("GPUPOOL_NVML_MOCK_INVENTORY", path, 1);
+    gp_nvml *h = NULL;
+    gp_diag d;
+    int rc = gp_nvml_open(GP_NVML_MOCK, &h, &d);
+    snprintf(want, sizeof(want), "%s%s", path, where);
+    if (rc == 0 || !strstr(d.msg, want)) {
+        close_mock(h);
+        fail_msg("got %s \"%s\", expected a failure with \"%s\"", gp_strerror_name(rc), d.msg,
+                 want);
+    }
+    assert_null(h);
+}
+
+#define T4(extra)                                                                                  \
+    "gpus:\n"                                                                                      \
+    "  - uuid: GPU-0\n"                                                                            \
+    "    name: Tesla T4\n"                                                                         \
+    "    memory_mib: 15360\n" extra
+
+static void test_bad_inventories(void **state)
+{
+    (void)state;
+    expect_bad(T4("    colour: red\n"), ":5: gpus[0].colour: unknown field");
+    expect_bad("gpus:\n  - uuid: GPU-0\n    name: Tesla T4\n    memory_mib: 15GB\n",
+               ":4: gpus[0].memory_mib: must be an integer");
+    expect_bad(T4("    nvlink: [1]\n  - uuid: GPU-1\n    name: Tesla T4\n    memory_mib: 15360\n"
+                  "    nvlink: [0, 5]\n"),
+               ":9: gpus[1].nvlink[1]: no GPU 5 (the inventory has 2)");
+    expect_bad(T4("    nvlink: [1]\n  - uuid: GPU-1\n    name: Tesla T4\n    memory_mib: 15360\n"),
+               ":5: gpus[0].nvlink: GPU 1 does not list GPU 0 back");
+    expect_bad("driver: 1\n" T4(""), ":1: driver: unknown field");
+    expect_bad("defaults: {nmae: x}\n" T4(""), ":1: defaults.nmae: unknown field");
+    expect_bad("defaults: {uuid: GPU-9}\n" T4(""), ":1: defaults.uuid: must be given per GPU");
+    expect_bad(T4("    mig: {enabled: true}\n"), ":5: gpus[0].mig: Tesla T4 has no MIG");
+    expect_bad("gpus:\n  - uuid: GPU-0\n    name: NVIDIA A100-SXM4-40GB\n    memory_mib: 40960\n"
+               "    mig:\n      enabled: true\n      instances:\n"
+               "        - {uuid: MIG-0, profile: 1g.20gb}\n",
+               ":8: gpus[0].mig.instances[0].profile: NVIDIA A100-SXM4-40GB has no MIG profile");
+    expect_bad(T4("    temperature: {kind: square}\n"),
+               ":5: gpus[0].temperature.kind: must be constant, sine or step");
+    expect_bad(T4("    utilization: 140\n"), ":5: gpus[0].utilization: must be a number from 0");
+    expect_bad(T4("  - uuid: GPU-0\n    name: Tesla T4\n    memory_mib: 1\n"),
+               ":5: gpus[1].uuid: GPU-0 is also GPU 0's");
+    expect_bad("gpus:\n  - uuid: GPU-0\n    name: [\n", ":4:1: ");
+    expect_bad("gpus:\n  - uuid: GPU-0\n    memory_mib: 1\n", ":2: gpus[0]: name: required");
+}
+
+static void test_no_inventory(void **state)
+{
+    (void)state;
+    gp_nvml *h = NULL;
+    gp_diag d;
+    setenv("GPUPOOL_NVML_MOCK_INVENTORY", "/nonexistent/inventory.yaml", 1);
+    assert_int_equal(gp_nvml_open(GP_NVML_MOCK, &h, &d), GP_EUNAVAIL);
+    assert_non_null(strstr(d.msg, "/nonexistent/inventory.yaml"));
+    unsetenv("GPUPOOL_NVML_MOCK_INVENTORY");
+    assert_int_equal(gp_nvml_open(GP_NVML_MOCK, &h, &d), GP_EUNAVAIL);
+    assert_non_null(strstr(d.msg, "GPUPOOL_NVML_MOCK_INVENTORY is not set"));
+}
+
+static void expect_event(gp_nvml_events *e, int gpu, int xid)
+{
+    gp_nvml_event ev = {-2, -2, -2};
+    gp_diag d;
+    int rc = gp_nvml_events_wait(e, 5000, &ev, &d);
+    if (rc != 1 || ev.gpu != gpu || ev.xid != xid) {
+        fail_msg("wait: %d (%s), gpu %d xid %d; expected gpu %d xid %d", rc, d.msg, ev.gpu, ev.xid,
+                 gpu, xid);
+    }
+    assert_int_equal(ev.gpu_instance, -1);
+}
+
+static void test_control_xid(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-xid");
+    write_file(ctl, "", "w");
+    gp_nvml *h = open_mock(INV("dgx-a100.yaml"), ctl);
+    gp_nvml_events *e = NULL;
+    gp_diag d;
+    gp_nvml_event ev;
+    assert_int_equal(gp_nvml_events_open(h, &e, &d), 0);
+    assert_int_equal(gp_nvml_events_wait(e, 0, &ev, &d), 0); /* nothing yet */
+    write_file(ctl, "xid 3 48\n", "a");
+    expect_event(e, 3, 48);
+    /* Bad lines are reported and skipped; the good ones after them still run. */
+    write_file(ctl, "# a comment\nbogus 1\nxid 9 13\nxid 1\nxid 1 13\n", "a");
+    expect_event(e, 1, 13);
+    assert_int_equal(gp_nvml_events_wait(e, 50, &ev, &d), 0);
+    /* A line is run once its newline is written. */
+    write_file(ctl, "xid 0 31", "a");
+    assert_int_equal(gp_nvml_events_wait(e, 50, &ev, &d), 0);
+    write_file(ctl, "\n", "a");
+    expect_event(e, 0, 31);
+    gp_nvml_events_close(e);
+    close_mock(h);
+}
+
+static void test_control_fall_off(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-fall");
+    write_file(ctl, "", "w");
+    gp_nvml *h = open_mock(INV("dgx-a100.yaml"), ctl);
+    gp_nvml_events *e = NULL;
+    gp_diag d;
+    gp_nvml_readings r;
+    assert_int_equal(gp_nvml_events_open(h, &e, &d), 0);
+    assert_int_equal(gp_nvml_sample(h, 2, &r, &d), 0);
+    write_file(ctl, "fall-off 2\n", "a");
+    assert_int_equal(gp_nvml_sample(h, 2, &r, &d), GP_EUNAVAIL);
+    assert_non_null(strstr(d.msg, "GPU 2"));
+    assert_non_null(strstr(d.msg, "GPU is lost"));
+    assert_int_equal(gp_nvml_sample(h, 1, &r, &d), 0); /* the others carry on */
+    expect_event(e, 2, 79);
+    static gp_nvml_inv inv;
+    assert_int_equal(gp_nvml_inventory(h, &inv, &d), GP_EUNAVAIL);
+    gp_nvml_events_close(e);
+    close_mock(h);
+}
+
+static void test_control_spikes(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-spike");
+    write_file(ctl, "temp 1 95\nutil 0 77\npower 3 399.5\n", "w");
+    gp_nvml *h = open_mock(INV("dgx-a100.yaml"), ctl);
+    gp_nvml_readings r;
+    gp_diag d;
+    assert_int_equal(gp_nvml_sample(h, 1, &r, &d), 0);
+    assert_int_equal(r.temperature_c, 95);
+    assert_int_equal(gp_nvml_sample(h, 0, &r, &d), 0);
+    assert_int_equal(r.util_gpu, 77);
+    assert_int_equal(gp_nvml_sample(h, 3, &r, &d), 0);
+    assert_true(r.power_w == 399.5);
+    /* A spike with a duration ends: the pattern (38..61 C) is back afterwards. */
+    write_file(ctl, "temp 1 120 0.05\n", "a");
+    assert_int_equal(gp_nvml_sample(h, 1, &r, &d), 0);
+    assert_int_equal(r.temperature_c, 120);
+    struct timespec ts = {0, 200 * 1000 * 1000};
+    nanosleep(&ts, NULL);
+    assert_int_equal(gp_nvml_sample(h, 1, &r, &d), 0);
+    assert_true(r.temperature_c >= 38 && r.temperature_c <= 61);
+    close_mock(h);
+}
+
+/* Calls into the mock by its C ABI, as any NVML client would. */
+struct fns {
+#define GP_NVML_PTR(ret, name, params, required) ret(*name) params;
+    GP_NVML_FUNCS(GP_NVML_PTR)
+#undef GP_NVML_PTR
+};
+
+static void test_abi_errors(void **state)
+{
+    (void)state;
+    void *lib = dlopen(GP_NVML_MOCK, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    struct fns f;
+#define GP_NVML_RESOLVE(ret, name, params, required)                                               \
+    do {                                                                                           \
+        void *p_ = dlsym(lib, #name);                                                              \
+        if (!p_) {                                                                                 \
+            fail_msg("the mock lacks %s", #name);                                                  \
+        }                                                                                          \
+        memcpy(&f.name, &p_, sizeof(p_));                                                          \
+    } while (0);
+    GP_NVML_FUNCS(GP_NVML_RESOLVE)
+#undef GP_NVML_RESOLVE
+    assert_null(dlsym(lib, "gp_diag_set")); /* only NVML is exported */
+    assert_null(dlsym(lib, "gp_yaml_to_json"));
+
+    unsigned int n = 0, cur, pend, t;
+    nvmlDevice_t dev = NULL;
+    nvmlEnableState_t on;
+    assert_int_equal(f.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+    assert_int_equal(f.nvmlShutdown(), NVML_ERROR_UNINITIALIZED);
+    setenv("GPUPOOL_NVML_MOCK_INVENTORY", INV("pcie-t4.yaml"), 1);
+    unsetenv("GPUPOOL_NVML_MOCK_CONTROL");
+    assert_int_equal(f.nvmlInit_v2(), NVML_SUCCESS);
+    assert_int_equal(f.nvmlDeviceGetCount_v2(NULL), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);
+    assert_int_equal(n, 4);
+    assert_int_equal(f.nvmlDeviceGetHandleByIndex_v2(4, &dev), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetHandleByIndex_v2(0, &dev), NVML_SUCCESS);
+    assert_int_equal(f.nvmlDeviceGetNvLinkState(dev, 0, &on), NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(f.nvmlDeviceGetMigMode(dev, &cur, &pend), NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(f.nvmlDeviceGetTemperature(dev, NVML_TEMPERATURE_COUNT, &t),
+                     NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetTemperature((nvmlDevice_t)&n, NVML_TEMPERATURE_GPU, &t),
+                     NVML_ERROR_INVALID_ARGUMENT);
+    assert_string_equal(f.nvmlErrorString(NVML_ERROR_GPU_IS_LOST), "GPU is lost");
+    assert_int_equal(f.nvmlInit_v2(), NVML_SUCCESS); /* counted */
+    assert_int_equal(f.nvmlShutdown(), NVML_SUCCESS);
+    assert_int_equal(f.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);
+    assert_int_equal(f.nvmlShutdown(), NVML_SUCCESS);
+    assert_int_equal(f.nvmlDeviceGetCount_v2(&n), NVML_ERROR_UNINITIALIZED);
+    dlclose(lib);
+}
+
+/* The direct NVLink list path (a ring of 4), a handle per open, and the inventory's own control
+ * file (relative to the inventory). */
+static void test_direct_links(void **state)
+{
+    (void)state;
+    char path[256];
+    tmp_path(path, sizeof(path), "ring.yaml");
+    write_file(path,
+               "control: ring-control\n"
+               "defaults: {name: Tesla V100-SXM2-32GB, memory_mib: 32768}\n"
+               "gpus:\n"
+               "  - {uuid: GPU-a, nvlink: [1, 1, 3, 3]}\n"
+               "  - {uuid: GPU-b, nvlink: [0, 0, 2, 2]}\n"
+               "  - {uuid: GPU-c, nvlink: [1, 1, 3, 3]}\n"
+               "  - {uuid: GPU-d, nvlink: [2, 2, 0, 0]}\n",
+               "w");
+    gp_nvml *h = open_mock(path, NULL);
+    gp_nvml *h2 = open_mock(path, NULL);
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    close_mock(h2); /* NVML stays up for h */
+    discover(h, &inv);
+    static const uint32_t want[] = {0xa, 0x5, 0xa, 0x5};
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(inv.gpus[i].nvlink, want[i]);
+        assert_int_equal(inv.gpus[i].numa, -1);
+        assert_int_equal(inv.gpus[i].mig_mode, -1);
+    }
+    assert_string_equal(inv.gpus[2].pci_bus_id, "00000000:12:00.0");
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "ring-control");
+    write_file(ctl, "temp 3 88\n", "w");
+    gp_nvml_readings r;
+    gp_diag d;
+    assert_int_equal(gp_nvml_sample(h, 3, &r, &d), 0);
+    assert_int_equal(r.temperature_c, 88);
+    assert_int_equal(gp_nvml_sample(h, 2, &r, &d), 0);
+    assert_int_equal(r.temperature_c, 35); /* the default */
+    close_mock(h);
+}
+
+static void test_node_doc(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    close_mock(h);
+    json_t *labels = json_pack("{s:s}", "zone", "a");
+    json_t *doc = gp_nvml_node_doc(&inv, "gpu-01", "10.0.0.1:7071", 128000, 1048576, labels);
+    json_decref(labels);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "name")), "gpu-01");
+    assert_string_equal(json_string_value(json_object_get(doc, "address")), "10.0.0.1:7071");
+    assert_int_equal(json_integer_value(json_object_get(doc, "cpu_milli")), 128000);
+    assert_int_equal(json_integer_value(json_object_get(doc, "memory_mib")), 1048576);
+    assert_string_equal(json_string_value(json_object_get(json_object_get(doc, "labels"), "zone")),
+                        "a");
+    json_t *gpus = json_object_get(doc, "gpus");
+    assert_int_equal(json_array_size(gpus), 4);
+    json_t *g3 = json_array_get(gpus, 3);
+    assert_string_equal(json_string_value(json_object_get(g3, "uuid")), inv.gpus[3].uuid);
+    assert_string_equal(json_string_value(json_object_get(g3, "model")), "NVIDIA H100 80GB HBM3");
+    assert_int_equal(json_integer_value(json_object_get(g3, "memory_mib")), 81559);
+    assert_int_equal(json_integer_value(json_object_get(g3, "numa")), 1);
+    assert_true(json_is_false(json_object_get(g3, "mig")));
+    assert_true(json_is_true(json_object_get(json_array_get(gpus, 0), "mig")));
+    json_t *links = json_object_get(g3, "nvlink");
+    assert_int_equal(json_array_size(links), 3);
+    assert_int_equal(json_integer_value(json_array_get(links, 2)), 2);
+
+    /* The controller takes it as it is. */
+    ctl_state st;
+    memset(&st, 0, sizeof(st));
+    st.cluster = gp_cluster_new();
+    assert_non_null(st.cluster);
+    gp_diag d;
+    int rc = ctl_state_add_node(&st, 1, "gpu-01", doc, &d);
+    if (rc != 0) {
+        fail_msg("the controller refused the document: %s", d.msg);
+    }
+    assert_int_equal(st.nodes[0].ngpus, 4);
+    assert_int_equal(st.nodes[0].gpus[3].nvlink, 0x7);
+    assert_true(st.nodes[0].gpus[0].mig);
+    assert_int_equal(st.nodes[0].gpus[2].numa, 1);
+    ctl_state_clear(&st);
+    json_decref(doc);
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    return mkdtemp(tmpdir) ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    static const char *const files[] = {
+        "bad.yaml",      "ring.yaml",    "control-xid", "control-fall",
+        "control-spike", "ring-control", NULL};
+    char path[256];
+    for (int i = 0; files[i]; i++) {
+        tmp_path(path, sizeof(path), files[i]);
+        unlink(path);
+    }
+    return rmdir(tmpdir);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_teardown(test_dgx, close_all),
+        cmocka_unit_test_teardown(test_t4, close_all),
+        cmocka_unit_test_teardown(test_h100_mig, close_all),
+        cmocka_unit_test_teardown(test_sample_patterns, close_all),
+        cmocka_unit_test_teardown(test_missing_library, close_all),
+        cmocka_unit_test_teardown(test_missing_symbol, close_all),
+        cmocka_unit_test_teardown(test_bad_inventories, close_all),
+        cmocka_unit_test_teardown(test_no_inventory, close_all),
+        cmocka_unit_test_teardown(test_control_xid, close_all),
+        cmocka_unit_test_teardown(test_control_fall_off, close_all),
+        cmocka_unit_test_teardown(test_control_spikes, close_all),
+        cmocka_unit_test_teardown(test_abi_errors, close_all),
+        cmocka_unit_test_teardown(test_direct_links, close_all),
+        cmocka_unit_test_teardown(test_node_doc, close_all),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
