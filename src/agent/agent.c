@@ -26,7 +26,8 @@ struct gp_agent {
     gp_agent_config cfg;
     gp_nvml *nvml;
     gp_nvml_inv inv;
-    gp_http_client *http; /* with the agent token */
+    gp_nvml_events *events; /* XIDs; NULL when the driver offers none */
+    gp_http_client *http;   /* with the agent token */
     char token[128];
     bool registered;
 };
@@ -146,6 +147,11 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
     if (rc == 0) {
         GP_LOG(GP_LOG_INFO, "agent", "nvml=%s gpus=%d driver=%s cuda=%s", gp_nvml_path(a->nvml),
                a->inv.ngpus, a->inv.driver_version, a->inv.cuda_version);
+        gp_diag ed;
+        gp_diag_clear(&ed);
+        if (gp_nvml_events_open(a->nvml, &a->events, &ed) < 0) {
+            GP_LOG(GP_LOG_WARN, "agent", "no XID events: %s", ed.msg);
+        }
         rc = do_register(a, d);
     }
     if (rc < 0) {
@@ -160,6 +166,7 @@ void gp_agent_free(gp_agent *a)
 {
     if (a) {
         gp_http_client_free(a->http);
+        gp_nvml_events_close(a->events);
         gp_nvml_close(a->nvml);
         free(a);
     }
@@ -182,12 +189,44 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
     for (int g = 0; g < a->inv.ngpus; g++) {
         gp_nvml_readings r;
         gp_diag d;
-        if (gp_nvml_sample(a->nvml, g, &r, &d) == 0 && r.util_gpu >= 0) {
-            json_array_append_new(gpus,
-                                  json_pack("{s:i, s:i}", "index", g, "utilization", r.util_gpu));
+        if (gp_nvml_sample(a->nvml, g, &r, &d) == 0) {
+            json_t *v = json_pack("{s:i}", "index", g);
+            if (r.util_gpu >= 0) {
+                json_object_set_new(v, "utilization", json_integer(r.util_gpu));
+            }
+            if (r.memory_used_mib >= 0) {
+                json_object_set_new(v, "memory_used_mib", json_integer(r.memory_used_mib));
+            }
+            if (r.temperature_c >= 0) {
+                json_object_set_new(v, "temperature_c", json_integer(r.temperature_c));
+            }
+            if (r.power_w >= 0) {
+                json_object_set_new(v, "power_w", json_real(r.power_w));
+            }
+            if (r.sm_clock_mhz >= 0) {
+                json_object_set_new(v, "sm_clock_mhz", json_integer(r.sm_clock_mhz));
+            }
+            if (r.memory_clock_mhz >= 0) {
+                json_object_set_new(v, "memory_clock_mhz", json_integer(r.memory_clock_mhz));
+            }
+            if (r.ecc_uncorrected >= 0) {
+                json_object_set_new(v, "ecc_uncorrected", json_integer(r.ecc_uncorrected));
+            }
+            json_array_append_new(gpus, v);
         }
     }
-    return json_pack("{s:o, s:o}", "replicas", reps, "gpus", gpus);
+    /* XIDs since the last round (the wait returns at once when there is none). */
+    json_t *events = json_array();
+    gp_nvml_event ev;
+    gp_diag ed;
+    while (a->events && gp_nvml_events_wait(a->events, 0, &ev, &ed) == 1 &&
+           json_array_size(events) < 64) {
+        GP_LOG(GP_LOG_WARN, "agent", "xid gpu=%d xid=%d", ev.gpu, ev.xid);
+        if (ev.gpu >= 0) {
+            json_array_append_new(events, json_pack("{s:i, s:i}", "gpu", ev.gpu, "xid", ev.xid));
+        }
+    }
+    return json_pack("{s:o, s:o, s:o}", "replicas", reps, "gpus", gpus, "events", events);
 }
 
 /* The spec gpupool-run reads: the desired replica, plus what the agent adds: the fractional-GPU

@@ -135,8 +135,9 @@ static pid_t live_pid(const char *dir, const char *name)
 }
 
 /* Starts argv detached (new session, stdin /dev/null, output to DIR/logs/NAME.log) with the
- * extra environment variable env (may be NULL) and records its pid in DIR/pids/NAME.pid. */
-static int spawn(const char *dir, const char *name, char *const *argv, const char *env)
+ * extra environment variables env ("NAME=VALUE", NULL-terminated; may be NULL) and records its
+ * pid in DIR/pids/NAME.pid. */
+static int spawn(const char *dir, const char *name, char *const *argv, char *const *env)
 {
     char log[UP_PATH], pidpath[UP_PATH];
     pathf(log, sizeof(log), "%s/logs/%s.log", dir, name);
@@ -163,10 +164,10 @@ static int spawn(const char *dir, const char *name, char *const *argv, const cha
             _exit(127);
         }
         close(pfd[1]);
-        if (env) {
-            const char *eq = strchr(env, '=');
+        for (int i = 0; env && env[i]; i++) {
+            const char *eq = strchr(env[i], '=');
             char var[128];
-            snprintf(var, sizeof(var), "%.*s", (int)(eq - env), env);
+            snprintf(var, sizeof(var), "%.*s", (int)(eq - env[i]), env[i]);
             setenv(var, eq + 1, 1);
         }
         execv(argv[0], argv);
@@ -328,7 +329,8 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
     pathf(agent, sizeof(agent), "%s/gpupool-agent", bin);
     pathf(join, sizeof(join), "%s/join.token", dir);
     snprintf(address, sizeof(address), "127.0.0.1:%d", port);
-    char env[UP_PATH + 64];
+    char inv_env[UP_PATH + 64], ctl_env[UP_PATH + 64];
+    char *env[] = {inv_env, ctl_env, NULL};
     char *argv[16] = {agent,         "--server", (char *)url, "--join-token-file", join,
                       "--state-dir", agent_dir,  "--name",    (char *)u->name,     "--address",
                       address,       NULL};
@@ -341,7 +343,9 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
         argv[11] = "--nvml-library";
         argv[12] = lib;
         argv[13] = NULL;
-        snprintf(env, sizeof(env), "GPUPOOL_NVML_MOCK_INVENTORY=%s", inv);
+        pathf(inv_env, sizeof(inv_env), "GPUPOOL_NVML_MOCK_INVENTORY=%s", inv);
+        /* Faults are injected by appending lines to this file (see src/nvml-mock). */
+        pathf(ctl_env, sizeof(ctl_env), "GPUPOOL_NVML_MOCK_CONTROL=%s/nvml-control", agent_dir);
     }
     char name[96];
     snprintf(name, sizeof(name), "agent-%s", u->name);

@@ -82,6 +82,10 @@ static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders)
         json_object_set_new(gd, "utilization",
                             n->gpus[i].util < 0 ? json_null() : json_real(n->gpus[i].util));
         json_object_set_new(gd, "holders", h ? json_incref(h) : json_array());
+        json_object_set_new(gd, "readings",
+                            n->gpus[i].readings ? json_incref(n->gpus[i].readings) : json_object());
+        json_object_set_new(gd, "xid_errors", json_integer(n->gpus[i].xids));
+        json_object_set_new(gd, "last_xid", json_integer(n->gpus[i].last_xid));
     }
     const gp_node *cn = gp_cluster_node(st->cluster, n->cl);
     json_object_set_new(doc, "state", json_string(node_state(n)));
@@ -216,6 +220,9 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         if (old) {
             gp_cluster_set_schedulable(st->cluster, old->cl, false);
             json_decref(old->labels);
+            for (int k = 0; k < old->ngpus; k++) {
+                json_decref(old->gpus[k].readings);
+            }
             *old = st->nodes[--st->nnodes];
         }
         rc = ctl_state_add_node(st, id, a->name, normal, d);
@@ -448,6 +455,7 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_d
     return 0;
 }
 
+/* The agent's GPU readings: utilisation feeds the scheduler; the rest is shown with the node. */
 static void read_gpus(ctl_node *n, json_t *gpus)
 {
     size_t i;
@@ -459,6 +467,28 @@ static void read_gpus(ctl_node *n, json_t *gpus)
         if (json_unpack(v, "{s:i, s?F}", "index", &index, "utilization", &util) == 0 &&
             index >= 0 && index < n->ngpus) {
             n->gpus[index].util = util;
+            json_decref(n->gpus[index].readings);
+            n->gpus[index].readings = json_deep_copy(v);
+            json_object_del(n->gpus[index].readings, "index");
+        }
+    }
+}
+
+/* XID events the agent saw: logged, and counted per GPU (acting on them is the fault
+ * handler's job). */
+static void read_events(ctl_node *n, json_t *events)
+{
+    size_t i;
+    json_t *v;
+    json_array_foreach(events, i, v)
+    {
+        int gpu = -1, xid = 0;
+        if (json_unpack(v, "{s:i, s:i}", "gpu", &gpu, "xid", &xid) == 0 && gpu >= 0 &&
+            gpu < n->ngpus) {
+            n->gpus[gpu].xids++;
+            n->gpus[gpu].last_xid = xid;
+            GP_LOG(GP_LOG_WARN, "nodes", "xid node=%s gpu=%d uuid=%s xid=%d", n->name, gpu,
+                   n->gpus[gpu].uuid, xid);
         }
     }
 }
@@ -483,6 +513,7 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
     }
     read_gpus(n, json_object_get(a->doc, "gpus"));
+    read_events(n, json_object_get(a->doc, "events"));
     if (!n->ready) {
         GP_LOG(GP_LOG_INFO, "nodes", "node=%s state=Ready", n->name);
         op->kick = true;
@@ -507,7 +538,7 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
 
 void api_nodes_heartbeat(api_req *rq)
 {
-    static const char *const fields[] = {"replicas", "gpus", NULL};
+    static const char *const fields[] = {"replicas", "gpus", "events", NULL};
     beat_arg a = {rq->params[0], rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0, NULL};
     a.doc = api_body(rq);
     if (!a.doc) {
@@ -515,13 +546,14 @@ void api_nodes_heartbeat(api_req *rq)
     }
     gp_diag d;
     gp_diag_clear(&d);
-    json_t *reps = json_object_get(a.doc, "replicas"), *gpus = json_object_get(a.doc, "gpus");
-    if (doc_check_fields(a.doc, "", fields, &d) < 0 || (reps && !json_is_array(reps)) ||
-        (gpus && !json_is_array(gpus))) {
-        if (!d.code) {
-            gp_diag_set(&d, GP_EINVAL, "%s: must be a list",
-                        reps && !json_is_array(reps) ? "replicas" : "gpus");
+    int rc = doc_check_fields(a.doc, "", fields, &d);
+    for (int f = 0; rc == 0 && fields[f]; f++) {
+        json_t *list = json_object_get(a.doc, fields[f]);
+        if (list && !json_is_array(list)) {
+            rc = gp_diag_set(&d, GP_EINVAL, "%s: must be a list", fields[f]);
         }
+    }
+    if (rc < 0) {
         api_diag(rq, &d);
         json_decref(a.doc);
         return;

@@ -80,7 +80,11 @@ typedef struct ctl_gpu_info {
     int numa;
     uint32_t nvlink;
     bool mig;
-    double util; /* last reported utilisation, percent; -1 unknown */
+    double util;      /* last reported utilisation, percent; -1 unknown */
+    json_t *readings; /* the last readings the agent sent (memory, temperature, power, clocks,
+                         ECC); owned; NULL = none. Memory only. */
+    int64_t xids;     /* XID events reported since the controller started */
+    int last_xid;     /* 0 = none */
 } ctl_gpu_info;
 
 typedef struct ctl_node {

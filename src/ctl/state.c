@@ -76,6 +76,9 @@ void ctl_state_clear(ctl_state *st)
     }
     for (int i = 0; i < st->nnodes; i++) {
         json_decref(st->nodes[i].labels);
+        for (int g = 0; g < st->nodes[i].ngpus; g++) {
+            json_decref(st->nodes[i].gpus[g].readings);
+        }
     }
     free(st->jobs);
     free(st->tenants);

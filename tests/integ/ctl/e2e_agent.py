@@ -6,6 +6,7 @@ gpupool-run supervisors and real processes), driven through the API.
 - cancel kills the job's whole process tree;
 - kill -9 of an agent with jobs running: the restarted agent re-attaches, no job restarts, and
   an exit that happened during the outage is recorded;
+- GPU readings and XID events (injected through the mock's control file) reach the node;
 - a controller restart: agents reconnect, nothing is lost, jobs keep running;
 - `gpupool down` stops everything.
 Arguments: the gpupool program (gpupoold, gpupool-agent, gpupool-run beside it).
@@ -27,6 +28,8 @@ gpupool = sys.argv[1]
 bindir = os.path.dirname(gpupool)
 tmp = tempfile.mkdtemp(prefix="gpupool-e2e.")
 pool = os.path.join(tmp, "pool")
+mark = os.path.basename(tmp).replace(".", "-")  # tells this run's processes from any other
+nap = "sleep %d" % (400 + sum(map(ord, mark)) % 500)  # likewise for a bare child process
 
 
 def free_port():
@@ -93,7 +96,7 @@ try:
     # A gang over both DGX nodes, then a 2-GPU job (the T4 node is left for it).
     gang = submit("gang", 'echo "ws=$WORLD_SIZE rank=$RANK master=$MASTER_ADDR:$MASTER_PORT"; '
                   'cat "$GPUPOOL_HOSTFILE"; sleep 300', resources={"gpus": 8}, replicas=2)
-    two = submit("two", 'echo "gpus=$CUDA_VISIBLE_DEVICES"; sleep 300 # e2e-two',
+    two = submit("two", 'echo "gpus=$CUDA_VISIBLE_DEVICES"; sleep 300 # two-' + mark,
                  resources={"gpus": 2, "gpu_models": ["Tesla T4"]})
     d = wait("the gang running", state_is("gang", ("Running",)))
     wait("both replicas printed", lambda: "ws=" in stdout_of(gang, 0) and "ws=" in stdout_of(gang, 1))
@@ -116,13 +119,22 @@ try:
     links = {g["index"]: set(g["nvlink"]) for g in n["gpus"]}
     check(all(links[i] == set(range(8)) - {i} for i in range(8)), "DGX GPUs all NVLinked", links)
 
+    # Readings and XIDs reach the controller: an XID injected through the mock's control file.
+    with open(os.path.join(pool, "agents", "dgx-a100-1", "nvml-control"), "a") as f:
+        f.write("xid 2 31\n")
+    g2 = wait("the XID reported", lambda: [g for g in admin.get("/v1/nodes/dgx-a100-1")[1]["gpus"]
+                                          if g["index"] == 2 and g["last_xid"] == 31])
+    check(g2[0]["xid_errors"] == 1 and "temperature_c" in g2[0]["readings"] and
+          "power_w" in g2[0]["readings"], "GPU readings and the XID on the node", g2)
+
     # Cancel kills the whole process tree (the job's shell and its background child).
-    tree = submit("tree", "sleep 300 & sleep 300 # e2e-tree", resources={"gpus": 1})
+    tree = submit("tree", "%s & %s # tree-%s" % (nap, nap, mark), resources={"gpus": 1})
     wait("tree running", state_is("tree", ("Running",)))
-    wait("tree's processes", lambda: len(alive_marked("e2e-tree")) >= 1)
+    wait("tree's processes", lambda: len(alive_marked("tree-" + mark)) >= 1)
     s, d = admin.post("/v1/jobs/tree/cancel")
     check(s == 200, "cancel", s, d)
-    wait("every process of the tree gone", lambda: not alive_marked("sleep 300 & sleep 300"))
+    wait("every process of the tree gone", lambda: not alive_marked("^" + nap) and
+         not alive_marked("tree-" + mark))
 
     # kill -9 of an agent: jobs keep running, an exit during the outage is recorded.
     brief = submit("brief", "sleep 3; exit 7", resources={"gpus": 1, "gpu_models": ["Tesla T4"]})
@@ -131,7 +143,7 @@ try:
     agent_pid = pid_of("agent-pcie-t4-3")
     os.kill(agent_pid, signal.SIGKILL)
     time.sleep(4.5)
-    check(alive_marked("e2e-two"), "the job outlives its agent")
+    check(alive_marked("two-" + mark), "the job outlives its agent")
     env = dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=os.path.join(
         pool, "agents", "pcie-t4-3", "inventory.yaml"))
     log = open(os.path.join(pool, "logs", "agent-pcie-t4-3.log"), "ab")
@@ -176,11 +188,11 @@ try:
           "every job as it was", snapshot, now)
     wait("agents heartbeat again", lambda: all(
         n["state"] == "Ready" and n["heartbeat_ms"] > 0 for n in admin.get("/v1/nodes")[1]["items"]))
-    check(job("two")["state"] == "Running" and alive_marked("e2e-two"), "still running")
+    check(job("two")["state"] == "Running" and alive_marked("two-" + mark), "still running")
 finally:
     down = subprocess.run([gpupool, "down", "--data-dir", pool], capture_output=True, text=True,
                           timeout=120)
-    leftover = alive_marked("e2e-two") + alive_marked("sleep 300")
+    leftover = alive_marked("two-" + mark) + alive_marked("sleep 300")
     shutil.rmtree(tmp, ignore_errors=True)
 check(down.returncode == 0, "gpupool down", down.stdout, down.stderr)
 check(not leftover, "down stopped every job", leftover)
