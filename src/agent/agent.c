@@ -8,6 +8,7 @@
  */
 #include "agent/agent.h"
 
+#include "agent/logserve.h"
 #include "agent/nvml.h"
 #include "agent/replicas.h"
 #include "base/log.h"
@@ -27,6 +28,7 @@ struct gp_agent {
     gp_nvml *nvml;
     gp_nvml_inv inv;
     gp_nvml_events *events; /* XIDs; NULL when the driver offers none */
+    gp_logserve *logs;      /* the log endpoint; NULL without an address */
     gp_http_client *http;   /* with the agent token */
     char token[128];
     bool registered;
@@ -105,9 +107,13 @@ static int do_register(gp_agent *a, gp_diag *d)
     }
     gp_http_client_free(join);
     json_decref(doc);
-    const char *token = NULL;
-    if (rc == 0 && json_unpack(resp, "{s:s}", "token", &token) != 0) {
+    const char *token = NULL, *control = NULL;
+    if (rc == 0 &&
+        json_unpack(resp, "{s:s, s?s}", "token", &token, "control_token", &control) != 0) {
         rc = gp_diag_set(d, GP_EIO, "/v1/nodes: the answer has no token");
+    }
+    if (rc == 0 && a->logs) {
+        gp_logserve_set_token(a->logs, control);
     }
     if (rc == 0) {
         snprintf(a->token, sizeof(a->token), "%s", token);
@@ -125,6 +131,20 @@ static int do_register(gp_agent *a, gp_diag *d)
                a->inv.ngpus, a->cfg.server);
     }
     return rc;
+}
+
+/* Serves the replicas' logs on the port of the node's address (none when it has no port). */
+static int start_logs(gp_agent *a, gp_diag *d)
+{
+    const char *colon = strrchr(a->cfg.address, ':');
+    int port = colon ? atoi(colon + 1) : 0;
+    if (port <= 0) {
+        GP_LOG(GP_LOG_WARN, "agent", "no --address port: logs cannot be fetched from this node");
+        return 0;
+    }
+    char host[128];
+    snprintf(host, sizeof(host), "%.*s", (int)(colon - a->cfg.address), a->cfg.address);
+    return gp_logserve_start(host[0] ? host : "0.0.0.0", port, a->cfg.state_dir, &a->logs, d);
 }
 
 int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
@@ -152,6 +172,9 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
         if (gp_nvml_events_open(a->nvml, &a->events, &ed) < 0) {
             GP_LOG(GP_LOG_WARN, "agent", "no XID events: %s", ed.msg);
         }
+        rc = start_logs(a, d);
+    }
+    if (rc == 0) {
         rc = do_register(a, d);
     }
     if (rc < 0) {
@@ -166,6 +189,7 @@ void gp_agent_free(gp_agent *a)
 {
     if (a) {
         gp_http_client_free(a->http);
+        gp_logserve_stop(a->logs);
         gp_nvml_events_close(a->events);
         gp_nvml_close(a->nvml);
         free(a);

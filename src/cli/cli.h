@@ -45,6 +45,7 @@ int gp_cli_token(int argc, char **argv);
 int gp_cli_login(int argc, char **argv);
 int gp_cli_whoami(int argc, char **argv);
 int gp_cli_up(int argc, char **argv);
+int gp_cli_logs(int argc, char **argv);
 int gp_cli_down(int argc, char **argv);
 
 #endif

@@ -69,6 +69,7 @@ void api_jobs_get(api_req *rq);
 void api_jobs_cancel(api_req *rq);
 void api_jobs_requeue(api_req *rq);
 void api_jobs_events(api_req *rq);
+void api_jobs_logs(api_req *rq);
 
 void api_nodes_register(api_req *rq);
 void api_nodes_list(api_req *rq);

@@ -464,8 +464,7 @@ static int change_run(gpupoold *g, ctl_op *op, gp_diag *d)
         return gp_diag_set(d, GP_ESTATE, "job %s is %s: cannot %s it", a->ref,
                            ctl_job_state_name(j->state), a->requeue ? "requeue" : "cancel");
     }
-    ctl_job next = *j;
-    next.replicas = NULL;
+    ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
     ctl_job_state to = a->requeue ? CTL_PENDING : CTL_CANCELLED;
     snprintf(next.reason, sizeof(next.reason), "%s by %s", a->requeue ? "requeued" : "cancelled",
              a->who);
@@ -489,8 +488,7 @@ static int change_run(gpupoold *g, ctl_op *op, gp_diag *d)
         ctl_job_hold(st, j, false);
         op->kick = true;
     }
-    free(j->replicas);
-    j->replicas = NULL;
+    ctl_job_drop_replicas(j);
     snprintf(j->reason, sizeof(j->reason), "%s", next.reason);
     j->start_ms = next.start_ms;
     j->end_ms = next.end_ms;

@@ -14,6 +14,7 @@
 #include "ctl/doc.h"
 
 #include "base/log.h"
+#include "net/token.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -64,6 +65,7 @@ static const char *node_state(const ctl_node *n)
 static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders)
 {
     json_t *doc = ctl_node_doc(n);
+    json_object_del(doc, "control_token"); /* a secret between the controller and the agent */
     json_t *gpus = json_object_get(doc, "gpus");
     int64_t alloc_milli = 0;
     for (int i = 0; i < n->ngpus; i++) {
@@ -183,6 +185,11 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
     ctl_node *old = ctl_node_by_name(st, a->name);
     int64_t now = ctl_now_ms();
     json_object_set_new(a->doc, "registered_ms", json_integer(now));
+    char control[64];
+    if (gp_token_generate("gpc", control, sizeof(control)) < 0) {
+        return gp_diag_set(d, GP_EIO, "cannot generate the node's control token");
+    }
+    json_object_set_new(a->doc, "control_token", json_string(control));
     if (old) {
         json_object_set_new(a->doc, "cordoned", json_boolean(old->cordoned));
         json_object_set_new(a->doc, "draining", json_boolean(old->draining));
@@ -229,6 +236,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
     } else if (rc == 0) {
         snprintf(old->address, sizeof(old->address), "%s",
                  json_string_value(json_object_get(normal, "address")));
+        snprintf(old->control_token, sizeof(old->control_token), "%s", control);
         json_decref(old->labels);
         old->labels = json_deep_copy(json_object_get(normal, "labels"));
         const char *k;
@@ -245,7 +253,8 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         n->heartbeat_ms = now;
         op->status = old ? 200 : 201;
         op->kick = true;
-        op->result = json_pack("{s:o, s:s}", "node", api_node_doc(st, n, 0), "token", a->token);
+        op->result = json_pack("{s:o, s:s, s:s}", "node", api_node_doc(st, n, 0), "token", a->token,
+                               "control_token", control);
     }
     return rc;
 }
@@ -359,8 +368,7 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
 int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
                    gp_diag *d)
 {
-    ctl_job next = *j;
-    next.replicas = NULL;
+    ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
     bool restart = j->spec.restart_policy == GP_RESTART_ALWAYS ||
                    (!ok && j->spec.restart_policy == GP_RESTART_ON_FAILURE);
     restart &= j->restarts < j->spec.max_restarts && !why;
@@ -393,8 +401,10 @@ int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
 
     if (rc == 0) {
         ctl_job_hold(&g->st, j, false);
-        free(j->replicas);
+        ctl_job_drop_replicas(j);
         next.replicas = NULL;
+        next.ran_on = j->ran_on;
+        next.ran_epoch = j->ran_epoch;
         ctl_job_state from = j->state;
         *j = next;
         j->state = from; /* ctl_job_set_state counts the change from it */
@@ -585,7 +595,6 @@ static int requeue_on(gpupoold *g, ctl_node *n, const char *who, gp_diag *d)
             continue;
         }
         ctl_job next = *j;
-        next.replicas = NULL;
         snprintf(next.reason, sizeof(next.reason), "requeued: node %s drained by %s", n->name, who);
         int rc = gp_store_placement_clear(g->store, j->id, d);
         if (rc == 0) {
@@ -598,8 +607,7 @@ static int requeue_on(gpupoold *g, ctl_node *n, const char *who, gp_diag *d)
             return rc;
         }
         ctl_job_hold(st, j, false);
-        free(j->replicas);
-        j->replicas = NULL;
+        ctl_job_drop_replicas(j);
         snprintf(j->reason, sizeof(j->reason), "%s", next.reason);
         ctl_job_set_state(st, j, CTL_PENDING);
     }

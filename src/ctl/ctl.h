@@ -93,7 +93,8 @@ typedef struct ctl_node {
     int cl; /* index in the cluster model */
     int64_t cpu_milli, memory_mib;
     char address[128];
-    json_t *labels; /* object; owned */
+    char control_token[64]; /* the agent accepts the controller's calls with it (logs) */
+    json_t *labels;         /* object; owned */
     int ngpus;
     ctl_gpu_info gpus[GP_MAX_GPUS_PER_NODE];
     bool cordoned;
@@ -148,6 +149,9 @@ typedef struct ctl_job {
     int restarts;
     int exit_code;         /* of a Failed job's first failed replica; 0 otherwise */
     ctl_replica *replicas; /* spec.replicas entries while it holds resources; else NULL */
+    int64_t *ran_on;       /* per replica, the node of the last placement that ended; owned;
+                              NULL = never placed (kept so logs can be found afterwards) */
+    int64_t ran_epoch;     /* that placement's epoch */
     gp_sched_job sj;       /* the scheduler's view, cached (valid while sj_gen == st->gen) */
     uint64_t sj_gen;       /* 0 = not computed */
 } ctl_job;
@@ -200,6 +204,9 @@ int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc,
 json_t *ctl_node_doc(const ctl_node *n);
 /* Applies (take=true) or releases the assignments of a job's replicas on the cluster model. */
 int ctl_job_hold(ctl_state *st, ctl_job *j, bool take);
+/* Ends the job's hold on its placement in memory: records where it ran (ran_on, ran_epoch) and
+ * frees the replicas. Does not touch the cluster model (see ctl_job_hold). */
+void ctl_job_drop_replicas(ctl_job *j);
 /* Sets the job's state, keeping the Pending count. */
 void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s);
 

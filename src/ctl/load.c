@@ -158,11 +158,20 @@ static int load_token(void *ctx, const gp_token_rec *t)
 
 static void read_status(ctl_job *j, json_t *status)
 {
-    json_int_t start = 0, end = 0;
+    json_int_t start = 0, end = 0, epoch = 0;
     int restarts = 0, exit_code = 0;
     const char *reason = "";
-    json_unpack(status, "{s?s, s?I, s?I, s?i, s?i}", "reason", &reason, "start_ms", &start,
-                "end_ms", &end, "restarts", &restarts, "exit_code", &exit_code);
+    json_t *ran = NULL;
+    json_unpack(status, "{s?s, s?I, s?I, s?i, s?i, s?o, s?I}", "reason", &reason, "start_ms",
+                &start, "end_ms", &end, "restarts", &restarts, "exit_code", &exit_code, "ran_on",
+                &ran, "ran_epoch", &epoch);
+    if ((int)json_array_size(ran) == j->spec.replicas &&
+        (j->ran_on = malloc(sizeof(int64_t) * (size_t)j->spec.replicas))) {
+        for (int r = 0; r < j->spec.replicas; r++) {
+            j->ran_on[r] = json_integer_value(json_array_get(ran, (size_t)r));
+        }
+        j->ran_epoch = epoch;
+    }
     snprintf(j->reason, sizeof(j->reason), "%s", reason);
     j->start_ms = start;
     j->end_ms = end;

@@ -83,8 +83,9 @@ static int read_gpu(json_t *g, int i, ctl_gpu_info *out, gp_diag *d)
 /* Reads the document into n (everything but id and cl). */
 static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
 {
-    static const char *const fields[] = {"name", "address",  "cpu_milli", "memory_mib",    "labels",
-                                         "gpus", "cordoned", "draining",  "registered_ms", NULL};
+    static const char *const fields[] = {
+        "name",     "address",  "cpu_milli",     "memory_mib",    "labels", "gpus",
+        "cordoned", "draining", "registered_ms", "control_token", NULL};
     memset(n, 0, sizeof(*n));
     snprintf(n->name, sizeof(n->name), "%s", name);
     int rc = doc_check_fields(doc, "", fields, d);
@@ -108,6 +109,9 @@ static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
     }
     if (rc == 0) {
         rc = doc_int(doc, "", "registered_ms", 0, INT64_MAX, &n->registered_ms, d);
+    }
+    if (rc == 0) {
+        rc = doc_str(doc, "", "control_token", n->control_token, sizeof(n->control_token), d);
     }
     json_t *labels = json_object_get(doc, "labels");
     if (rc == 0 && labels && !json_is_null(labels)) {
@@ -225,9 +229,9 @@ json_t *ctl_node_doc(const ctl_node *n)
                                               (json_int_t)g->mem_mib, "numa", g->numa, "nvlink",
                                               links, "mig", g->mig));
     }
-    return json_pack("{s:s, s:s, s:I, s:I, s:O, s:o, s:b, s:b, s:I}", "name", n->name, "address",
-                     n->address, "cpu_milli", (json_int_t)n->cpu_milli, "memory_mib",
+    return json_pack("{s:s, s:s, s:I, s:I, s:O, s:o, s:b, s:b, s:I, s:s}", "name", n->name,
+                     "address", n->address, "cpu_milli", (json_int_t)n->cpu_milli, "memory_mib",
                      (json_int_t)n->memory_mib, "labels", n->labels, "gpus", gpus, "cordoned",
                      n->cordoned, "draining", n->draining, "registered_ms",
-                     (json_int_t)n->registered_ms);
+                     (json_int_t)n->registered_ms, "control_token", n->control_token);
 }

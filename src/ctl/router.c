@@ -27,6 +27,8 @@ const api_route api_routes[] = {
     {"POST", "/v1/jobs/{job}/requeue", R_PEOPLE, api_jobs_requeue,
      "Stop a job and put it back in the queue"},
     {"GET", "/v1/jobs/{job}/events", R_PEOPLE, api_jobs_events, "A job's event history"},
+    {"GET", "/v1/jobs/{job}/logs", R_PEOPLE, api_jobs_logs,
+     "A replica's stdout or stderr, from its node's agent"},
     {"POST", "/v1/nodes", R_ADMIN | R_JOIN, api_nodes_register,
      "Register a node (join token); answers the node's agent token"},
     {"GET", "/v1/nodes", R_PEOPLE, api_nodes_list, "List nodes with their GPUs"},

@@ -316,7 +316,6 @@ static int write_evicted(gpupoold *g, const gp_sched_eviction *e, int64_t now, g
     if (rc == 0) {
         ctl_job shadow = *j;
         snprintf(shadow.reason, sizeof(shadow.reason), "%s", e->reason);
-        shadow.replicas = NULL;
         rc = ctl_job_store(g, &shadow, CTL_PREEMPTED, d);
     }
     if (rc == 0) {
@@ -358,8 +357,7 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
     ctl_state *st = &g->st;
     for (int i = 0; i < r->nevicted; i++) {
         ctl_job *j = ctl_job_by_id(st, r->evicted[i].job_id);
-        free(j->replicas);
-        j->replicas = NULL;
+        ctl_job_drop_replicas(j);
         snprintf(j->reason, sizeof(j->reason), "%s", r->evicted[i].reason);
         ctl_job_set_state(st, j, CTL_PREEMPTED);
     }

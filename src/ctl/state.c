@@ -62,6 +62,7 @@ void ctl_job_free(ctl_job *j)
         gp_jobspec_fini(&j->spec);
         free(j->spec_json);
         free(j->replicas);
+        free(j->ran_on);
         free(j);
     }
 }
@@ -246,6 +247,35 @@ int ctl_job_hold(ctl_state *st, ctl_job *j, bool take)
     return 0;
 }
 
+void ctl_job_drop_replicas(ctl_job *j)
+{
+    if (!j->replicas) {
+        return;
+    }
+    int64_t *on = realloc(j->ran_on, sizeof(*on) * (size_t)j->spec.replicas);
+    if (on) { /* out of memory only loses where the logs are */
+        for (int r = 0; r < j->spec.replicas; r++) {
+            on[r] = j->replicas[r].node_id;
+        }
+        j->ran_on = on;
+        j->ran_epoch = j->replicas[0].epoch;
+    }
+    free(j->replicas);
+    j->replicas = NULL;
+}
+
+/* Where the job runs now, or ran last: node ids per replica, and the epoch. */
+static json_t *ran_on_doc(const ctl_job *j, int64_t *epoch)
+{
+    json_t *list = json_array();
+    *epoch = j->replicas ? j->replicas[0].epoch : j->ran_epoch;
+    for (int r = 0; r < j->spec.replicas && (j->replicas || j->ran_on); r++) {
+        json_array_append_new(list,
+                              json_integer(j->replicas ? j->replicas[r].node_id : j->ran_on[r]));
+    }
+    return list;
+}
+
 json_t *ctl_job_status_doc(const ctl_job *j)
 {
     json_t *reps = json_array();
@@ -256,7 +286,10 @@ json_t *ctl_job_status_doc(const ctl_job *j)
                                                   j->replicas[r].exit_code));
         }
     }
-    return json_pack("{s:s, s:I, s:I, s:i, s:i, s:o}", "reason", j->reason, "start_ms",
+    int64_t epoch;
+    json_t *ran = ran_on_doc(j, &epoch);
+    return json_pack("{s:s, s:I, s:I, s:i, s:i, s:o, s:o, s:I}", "reason", j->reason, "start_ms",
                      (json_int_t)j->start_ms, "end_ms", (json_int_t)j->end_ms, "restarts",
-                     j->restarts, "exit_code", j->exit_code, "replicas", reps);
+                     j->restarts, "exit_code", j->exit_code, "replicas", reps, "ran_on", ran,
+                     "ran_epoch", (json_int_t)epoch);
 }

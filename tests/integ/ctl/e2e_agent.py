@@ -6,6 +6,7 @@ gpupool-run supervisors and real processes), driven through the API.
 - cancel kills the job's whole process tree;
 - kill -9 of an agent with jobs running: the restarted agent re-attaches, no job restarts, and
   an exit that happened during the outage is recorded;
+- logs stream through the controller (also -f, also after the job ended);
 - GPU readings and XID events (injected through the mock's control file) reach the node;
 - a controller restart: agents reconnect, nothing is lost, jobs keep running;
 - `gpupool down` stops everything.
@@ -119,6 +120,26 @@ try:
     links = {g["index"]: set(g["nvlink"]) for g in n["gpus"]}
     check(all(links[i] == set(range(8)) - {i} for i in range(8)), "DGX GPUs all NVLinked", links)
 
+    # Logs through the controller from the node's agent; -f follows until the job ends.
+    env = dict(os.environ, GPUPOOL_SERVER="http://127.0.0.1:%d" % port, GPUPOOL_TOKEN=token)
+    out = subprocess.run([gpupool, "logs", "two"], capture_output=True, text=True, env=env)
+    check(out.returncode == 0 and out.stdout.startswith("gpus=GPU-"), "gpupool logs", out.stdout,
+          out.stderr)
+    submit("talk", "for i in 1 2 3; do echo line$i; sleep 0.4; done; echo oops >&2",
+           resources={"gpu_milli": 100, "gpu_memory_mib": 1024})
+    wait("talk placed", state_is("talk", ("Scheduled", "Running", "Succeeded")))
+    out = subprocess.run([gpupool, "logs", "-f", "talk"], capture_output=True, text=True,
+                         env=env, timeout=30)
+    check(out.returncode == 0 and out.stdout == "line1\nline2\nline3\n", "logs -f follows to the end",
+          out.stdout, out.stderr)
+    out = subprocess.run([gpupool, "logs", "--stderr", "talk"], capture_output=True, text=True,
+                         env=env)
+    check(out.stdout == "oops\n", "stderr of a finished job", out.stdout, out.stderr)
+    out = subprocess.run([gpupool, "logs", "--replica", "5", "talk"], capture_output=True,
+                         text=True, env=env)
+    check(out.returncode == 1 and "replica" in out.stderr, "a replica that does not exist",
+          out.stderr)
+
     # Readings and XIDs reach the controller: an XID injected through the mock's control file.
     with open(os.path.join(pool, "agents", "dgx-a100-1", "nvml-control"), "a") as f:
         f.write("xid 2 31\n")
@@ -151,6 +172,7 @@ try:
                               "http://127.0.0.1:%d" % port, "--join-token-file",
                               os.path.join(pool, "join.token"), "--state-dir",
                               os.path.join(pool, "agents", "pcie-t4-3"), "--name", "pcie-t4-3",
+                              "--address", "127.0.0.1:%d" % (port + 3),
                               "--nvml-library", os.path.join(bindir, "..", "lib",
                                                              "libgpupool-nvml-mock.so")],
                              stdout=log, stderr=log, env=env, start_new_session=True)

@@ -1,0 +1,139 @@
+/*
+ * The agent's log endpoint (see logserve.h).
+ */
+#include "agent/logserve.h"
+
+#include "net/http_server.h"
+#include "net/token.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct gp_logserve {
+    gp_http_server *http;
+    char state_dir[1024];
+    pthread_mutex_t lock;
+    char token_hash[GP_TOKEN_HASH_HEX]; /* "" = no token yet: refuse everything */
+};
+
+void gp_logserve_set_token(gp_logserve *s, const char *token)
+{
+    pthread_mutex_lock(&s->lock);
+    if (!token || !token[0] || gp_token_hash(token, s->token_hash) < 0) {
+        s->token_hash[0] = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static bool authorised(gp_logserve *s, const gp_http_request *req)
+{
+    const char *h = gp_http_request_header(req, "Authorization");
+    char hash[GP_TOKEN_HASH_HEX];
+    if (!h || strncasecmp(h, "Bearer ", 7) != 0 || gp_token_hash(h + 7, hash) < 0) {
+        return false;
+    }
+    pthread_mutex_lock(&s->lock);
+    bool ok = s->token_hash[0] && gp_token_hash_equal(s->token_hash, hash);
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
+/* Opens the log of replica name ("J-R-E", checked to be only digits and dashes). */
+static int open_log(const gp_logserve *s, const char *name, const char *stream)
+{
+    if (strspn(name, "0123456789-") != strlen(name) || !name[0]) {
+        errno = ENOENT;
+        return -1;
+    }
+    const char *subs[] = {"replicas", "finished"};
+    for (int i = 0; i < 2; i++) {
+        char path[1400];
+        snprintf(path, sizeof(path), "%s/%s/%s/%s.log", s->state_dir, subs[i], name, stream);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0) {
+            return fd;
+        }
+    }
+    return -1;
+}
+
+static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp)
+{
+    gp_logserve *s = ctx;
+    char name[64];
+    int used = 0;
+    if (strcmp(req->method, "GET") != 0 ||
+        sscanf(req->path, "/v1/replicas/%63[0-9-]/logs%n", name, &used) != 1 || req->path[used]) {
+        gp_http_respond_error(resp, GP_ENOENT, "%s %s: no such endpoint", req->method, req->path);
+        return;
+    }
+    if (!authorised(s, req)) {
+        gp_http_respond_error(resp, GP_EAUTH, "Authorization: the node's control token only");
+        return;
+    }
+    const char *stream = gp_http_request_query(req, "stream");
+    const char *off = gp_http_request_query(req, "offset"),
+               *lim = gp_http_request_query(req, "limit");
+    long long offset = off ? atoll(off) : 0, limit = lim ? atoll(lim) : 65536;
+    if (!stream || (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0)) {
+        stream = "stdout";
+    }
+    limit = limit < 1 ? 1 : limit > (1 << 20) ? (1 << 20) : limit;
+    int fd = open_log(s, name, stream);
+    if (fd < 0) {
+        gp_http_respond_error(resp, GP_ENOENT, "replica %s: no %s", name, stream);
+        return;
+    }
+    struct stat sb;
+    if (fstat(fd, &sb) == 0 && offset > sb.st_size) {
+        offset = 0; /* rotated since: the client reads the new file from its start */
+    }
+    char *buf = malloc((size_t)limit + 1);
+    ssize_t n = buf ? pread(fd, buf, (size_t)limit, offset < 0 ? 0 : offset) : -1;
+    close(fd);
+    if (n < 0) {
+        free(buf);
+        gp_http_respond_error(resp, GP_EIO, "replica %s: reading %s failed", name, stream);
+        return;
+    }
+    gp_http_response_set_body(resp, 200, "text/plain; charset=utf-8", buf, (size_t)n);
+}
+
+int gp_logserve_start(const char *host, int port, const char *state_dir, gp_logserve **out,
+                      gp_diag *d)
+{
+    *out = NULL;
+    gp_logserve *s = calloc(1, sizeof(*s));
+    if (!s) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    snprintf(s->state_dir, sizeof(s->state_dir), "%s", state_dir);
+    gp_http_server_config cfg = {
+        .host = host, .port = port, .threads = 2, .max_body = 4096, .timeout_s = 30};
+    int rc = gp_http_server_start(&cfg, handle, s, &s->http, d);
+    if (rc < 0) {
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void gp_logserve_stop(gp_logserve *s)
+{
+    if (s) {
+        gp_http_server_stop(s->http);
+        pthread_mutex_destroy(&s->lock);
+        free(s);
+    }
+}
