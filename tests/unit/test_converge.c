@@ -1,0 +1,110 @@
+/* The agent's convergence plan: what to start, stop, report and forget, epochs fencing old
+ * placements, stops before starts, and the same plan from the same facts. */
+#include "agent/converge.h"
+#include "tests/unit/harness.h"
+
+#include <string.h>
+
+static int count(const gp_action *a, int n, gp_action_kind k)
+{
+    int c = 0;
+    for (int i = 0; i < n; i++) {
+        c += a[i].kind == k;
+    }
+    return c;
+}
+
+static int find(const gp_action *a, int n, gp_action_kind k, int index)
+{
+    for (int i = 0; i < n; i++) {
+        if (a[i].kind == k && a[i].index == index) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+static void test_start_and_keep(void **state)
+{
+    (void)state;
+    gp_replica_key want[] = {{1, 0, 5}, {2, 0, 6}};
+    gp_local_replica have[] = {{{1, 0, 5}, GP_LOCAL_RUNNING, 0}};
+    gp_action plan[8];
+    int n = gp_converge(want, 2, have, 1, plan);
+    assert_int_equal(count(plan, n, GP_ACT_START), 1);
+    assert_true(find(plan, n, GP_ACT_START, 1) >= 0);  /* job 2 is new */
+    assert_true(find(plan, n, GP_ACT_REPORT, 0) >= 0); /* job 1 runs: reported */
+    assert_int_equal(count(plan, n, GP_ACT_STOP), 0);
+}
+
+static void test_epoch_fences_old_placement(void **state)
+{
+    (void)state;
+    /* Job 1 replica 0 was placed again (epoch 7): the epoch-5 process must stop, a new start. */
+    gp_replica_key want[] = {{1, 0, 7}};
+    gp_local_replica have[] = {{{1, 0, 5}, GP_LOCAL_RUNNING, 0}};
+    gp_action plan[8];
+    int n = gp_converge(want, 1, have, 1, plan);
+    int stop = find(plan, n, GP_ACT_STOP, 0), start = find(plan, n, GP_ACT_START, 0);
+    assert_true(stop >= 0 && start >= 0);
+    assert_true(stop < start); /* GPUs freed before they are taken */
+}
+
+static void test_final_states(void **state)
+{
+    (void)state;
+    gp_replica_key want[] = {{1, 0, 1}, {3, 0, 3}};
+    gp_local_replica have[] = {
+        {{1, 0, 1}, GP_LOCAL_EXITED, 3}, /* desired and ended: report until the controller knows */
+        {{2, 0, 2}, GP_LOCAL_EXITED, 0}, /* ended, no longer desired: forget */
+        {{3, 0, 3}, GP_LOCAL_LOST, 0},   /* supervisor gone: report Failed, kill the group */
+        {{4, 0, 4}, GP_LOCAL_KILLED, 0}, /* stopped on purpose, not desired: forget */
+    };
+    gp_action plan[16];
+    int n = gp_converge(want, 2, have, 4, plan);
+    assert_true(find(plan, n, GP_ACT_REPORT, 0) >= 0);
+    assert_string_equal(gp_local_report_state(&have[0]), "Failed");
+    assert_true(find(plan, n, GP_ACT_FORGET, 1) >= 0);
+    assert_true(find(plan, n, GP_ACT_REPORT, 2) >= 0);
+    assert_true(find(plan, n, GP_ACT_KILL_GROUP, 2) >= 0);
+    assert_string_equal(gp_local_report_state(&have[2]), "Failed");
+    assert_true(find(plan, n, GP_ACT_FORGET, 3) >= 0);
+    assert_null(gp_local_report_state(&have[3]));
+    assert_int_equal(count(plan, n, GP_ACT_START), 0); /* nothing desired is missing */
+}
+
+static void test_starting_is_not_restarted(void **state)
+{
+    (void)state;
+    gp_replica_key want[] = {{1, 0, 1}};
+    gp_local_replica have[] = {{{1, 0, 1}, GP_LOCAL_STARTING, 0}};
+    gp_action plan[8];
+    int n = gp_converge(want, 1, have, 1, plan);
+    assert_int_equal(n, 0); /* neither started twice nor reported */
+    want[0].epoch = 2;
+    n = gp_converge(want, 1, have, 1, plan);
+    assert_true(find(plan, n, GP_ACT_STOP, 0) >= 0);
+}
+
+static void test_idempotent(void **state)
+{
+    (void)state;
+    gp_replica_key want[] = {{1, 0, 1}, {2, 1, 2}, {2, 0, 2}};
+    gp_local_replica have[] = {{{1, 0, 1}, GP_LOCAL_RUNNING, 0}, {{9, 0, 9}, GP_LOCAL_RUNNING, 0}};
+    gp_action a[16], b[16];
+    int na = gp_converge(want, 3, have, 2, a), nb = gp_converge(want, 3, have, 2, b);
+    assert_int_equal(na, nb);
+    assert_memory_equal(a, b, sizeof(gp_action) * (size_t)na);
+    assert_int_equal(count(a, na, GP_ACT_START), 2);
+    assert_true(find(a, na, GP_ACT_STOP, 1) >= 0);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_start_and_keep), cmocka_unit_test(test_epoch_fences_old_placement),
+        cmocka_unit_test(test_final_states),   cmocka_unit_test(test_starting_is_not_restarted),
+        cmocka_unit_test(test_idempotent),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
