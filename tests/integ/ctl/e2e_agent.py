@@ -33,12 +33,26 @@ mark = os.path.basename(tmp).replace(".", "-")  # tells this run's processes fro
 nap = "sleep %d" % (400 + sum(map(ord, mark)) % 500)  # likewise for a bare child process
 
 
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
+def free_ports(n):
+    """A port p with p .. p+n-1 all free (the controller, then one per agent)."""
+    for _ in range(100):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        base = s.getsockname()[1]
+        s.close()
+        if base + n > 65535:
+            continue
+        ok = True
+        for p in range(base, base + n):
+            t = socket.socket()
+            try:
+                t.bind(("127.0.0.1", p))
+            except OSError:
+                ok = False
+            t.close()
+        if ok:
+            return base
+    check(False, "no run of %d free ports" % n)
 
 
 def wait(what, cond, timeout=15):
@@ -67,7 +81,7 @@ def alive_marked(marker):
     return [p for p in out.split() if int(p) != os.getpid()]
 
 
-port = free_port()
+port = free_ports(4)
 try:
     up = subprocess.run([gpupool, "up", "--data-dir", pool, "--port", str(port), "--nodes",
                          "dgx-a100:2,pcie-t4:1"], capture_output=True, text=True, timeout=60)
@@ -214,7 +228,12 @@ try:
 finally:
     down = subprocess.run([gpupool, "down", "--data-dir", pool], capture_output=True, text=True,
                           timeout=120)
-    leftover = alive_marked("two-" + mark) + alive_marked("sleep 300")
+    leftover = []
+    for _ in range(50):  # processes being reaped may linger for a moment
+        leftover = alive_marked("two-" + mark) + alive_marked(pool)
+        if not leftover:
+            break
+        time.sleep(0.1)
     shutil.rmtree(tmp, ignore_errors=True)
 check(down.returncode == 0, "gpupool down", down.stdout, down.stderr)
 check(not leftover, "down stopped every job", leftover)
