@@ -5,6 +5,7 @@
  * starting a process.
  */
 #include "agent/run_spec.h"
+#include "base/envname.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,19 +60,8 @@ static const char *const gang_vars[] = {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MAS
 
 int gp_run_env_reserved(const gp_run_spec *s, const char *name)
 {
-    static const char *const exact[] = {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
-                                        "LD_PRELOAD", "CUDA_DISABLE_CONTROL"};
-    static const char *const prefixes[] = {"GPUPOOL_", "CUDA_DEVICE_MEMORY_LIMIT",
-                                           "CUDA_DEVICE_SM_LIMIT"};
-    for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
-        if (strcmp(name, exact[i]) == 0) {
-            return 1;
-        }
-    }
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) {
-            return 1;
-        }
+    if (gp_env_reserved(name)) {
+        return 1;
     }
     for (size_t i = 0; gp_run_spec_is_gang(s) && i < sizeof(gang_vars) / sizeof(gang_vars[0]);
          i++) {

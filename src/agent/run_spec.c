@@ -6,6 +6,7 @@
  * passes the base variables in, so the precedence rules are unit-tested without a process.
  */
 #include "agent/run_spec.h"
+#include "base/envname.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -78,19 +79,6 @@ static int add_strings(json_t *v, const char *path, char **list, int *n, gp_diag
     return 0;
 }
 
-static int name_valid(const char *n)
-{
-    if (!(isalpha((unsigned char)*n) || *n == '_')) {
-        return 0;
-    }
-    for (; *n; n++) {
-        if (!(isalnum((unsigned char)*n) || *n == '_')) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static int get_vars(json_t *o, const char *path, gp_run_var **out, int *n, gp_diag *d)
 {
     if (!o || json_is_null(o)) {
@@ -107,7 +95,7 @@ static int get_vars(json_t *o, const char *path, gp_run_var **out, int *n, gp_di
     json_t *val;
     json_object_foreach(o, key, val)
     {
-        if (!name_valid(key)) {
+        if (!gp_env_name_valid(key)) {
             return gp_diag_set(d, GP_EINVAL, "%s.%.64s: not a valid variable name", path, key);
         }
         if (!plain_string(val)) {

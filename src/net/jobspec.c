@@ -5,6 +5,7 @@
  */
 #include "gpupool/jobspec.h"
 
+#include "base/envname.h"
 #include "net/yaml_json.h"
 
 #include <ctype.h>
@@ -291,39 +292,6 @@ static int f_args(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     return get_strings(v, path, 0, &s->args, d);
 }
 
-/* Variables gpupool sets itself (or that would switch its enforcement off). */
-static int env_reserved(const char *name)
-{
-    static const char *const exact[] = {"CUDA_VISIBLE_DEVICES", "NVIDIA_VISIBLE_DEVICES",
-                                        "LD_PRELOAD", "CUDA_DISABLE_CONTROL"};
-    static const char *const prefixes[] = {"GPUPOOL_", "CUDA_DEVICE_MEMORY_LIMIT",
-                                           "CUDA_DEVICE_SM_LIMIT"};
-    for (size_t i = 0; i < sizeof(exact) / sizeof(exact[0]); i++) {
-        if (strcmp(name, exact[i]) == 0) {
-            return 1;
-        }
-    }
-    for (size_t i = 0; i < sizeof(prefixes) / sizeof(prefixes[0]); i++) {
-        if (strncmp(name, prefixes[i], strlen(prefixes[i])) == 0) {
-            return 1;
-        }
-    }
-    return 0;
-}
-
-static int env_name_valid(const char *n)
-{
-    if (!(isalpha((unsigned char)*n) || *n == '_')) {
-        return 0;
-    }
-    for (; *n; n++) {
-        if (!(isalnum((unsigned char)*n) || *n == '_')) {
-            return 0;
-        }
-    }
-    return 1;
-}
-
 static int f_env(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     if (!json_is_object(v) || json_object_size(v) > 1024) {
@@ -338,10 +306,10 @@ static int f_env(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     json_t *val;
     json_object_foreach(v, key, val)
     {
-        if (!env_name_valid(key)) {
+        if (!gp_env_name_valid(key)) {
             return gp_diag_set(d, GP_EINVAL, "%s.%.64s: not a valid variable name", path, key);
         }
-        if (env_reserved(key)) {
+        if (gp_env_reserved(key)) {
             return gp_diag_set(d, GP_EINVAL, "%s.%.64s: set by gpupool, cannot be overridden", path,
                                key);
         }

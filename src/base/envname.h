@@ -1,0 +1,16 @@
+/*
+ * Environment variable names: which are well formed, and which gpupool sets itself (so a job's
+ * spec may not set them: they name the GPUs a job sees, or would switch enforcement off). The
+ * controller refuses such names at submit; gpupool-run drops them again before exec. One list
+ * for both.
+ */
+#ifndef GP_BASE_ENVNAME_H
+#define GP_BASE_ENVNAME_H
+
+/* [A-Za-z_][A-Za-z0-9_]*: 1 or 0. */
+int gp_env_name_valid(const char *name);
+/* CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES, LD_PRELOAD, CUDA_DISABLE_CONTROL, and names
+ * starting with GPUPOOL_, CUDA_DEVICE_MEMORY_LIMIT or CUDA_DEVICE_SM_LIMIT: 1 or 0. */
+int gp_env_reserved(const char *name);
+
+#endif
