@@ -16,7 +16,8 @@ packages=(
     clang           # the sanitizer build (ASan + UBSan)
     libclang-rt-14-dev  # sanitizer and libFuzzer runtimes of clang
     binutils        # nm, for the purity check of libgpcore
-    python3         # result-table generators in bench/
+    python3         # result-table generators in bench/, controller integration tests
+    procps          # pgrep, in the end-to-end test of the agents
 )
 
 missing=()
