@@ -42,4 +42,23 @@ with Pool(sys.argv[1]) as p:
           "gang variables: rank, master, hostfile", want)
     d = p.job(alice, "gang-3x8")
     check(d["state"] == "Pending", "the 3 x 8 gang still waits", d)
+
+    # Drain n0: every job holding GPUs there is requeued as a whole (the gang's replica on n1
+    # too), and n0 gets no new work until it is uncordoned.
+    s, d = alice.post("/v1/jobs/gang-3x8/cancel")
+    epoch = p.job(alice, "gang-2x8")["placement"][0]["epoch"]
+    s, d = p.admin.post("/v1/nodes/n0/drain")
+    check(s == 200 and d["cordoned"] and d["draining"], "drain n0", s, d)
+    d = p.job(alice, "gang-2x8")
+    check(d["state"] in ("Pending", "Scheduled") and
+          all(r["node"] != "n0" for r in d["placement"]), "the gang left n0", d)
+    s, ev = alice.get("/v1/jobs/gang-2x8/events")
+    check("Requeued" in [e["type"] for e in ev["items"]], "a Requeued event", ev)
+    s, n0 = p.admin.get("/v1/nodes/n0")
+    check(n0["allocated"]["gpus"] == 0, "n0 holds nothing", n0)
+    s, hb = agents[0].post("/v1/nodes/n0/heartbeat", {})
+    check(hb["desired"] == [], "n0's agent is told to run nothing", hb)
+    s, d = p.admin.post("/v1/nodes/n0/uncordon")
+    d = p.wait_state(alice, "gang-2x8", "Scheduled")
+    check(d["placement"][0]["epoch"] > epoch, "placed again with a new epoch", d)
 print("ok")

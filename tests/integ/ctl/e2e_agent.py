@@ -22,6 +22,8 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
+import urllib.request
 
 from pool import Client, check
 
@@ -83,6 +85,16 @@ def alive_marked(marker):
 
 port = free_ports(4)
 try:
+    # Bad usage: clear errors, exit 2.
+    bad = subprocess.run([gpupool, "up", "--data-dir", pool, "--nodes", "no-such-node:2"],
+                         capture_output=True, text=True, timeout=30)
+    check(bad.returncode == 2 and "inventory" in bad.stderr and "no-such-node" in bad.stderr,
+          "gpupool up with an unknown inventory", bad.stderr)
+    bad = subprocess.run([os.path.join(bindir, "gpupool-agent"), "--frobnicate"],
+                         capture_output=True, text=True, timeout=30)
+    check(bad.returncode == 2 and "--frobnicate: unknown flag" in bad.stderr,
+          "gpupool-agent with a bad flag", bad.stderr)
+
     up = subprocess.run([gpupool, "up", "--data-dir", pool, "--port", str(port), "--nodes",
                          "dgx-a100:2,pcie-t4:1"], capture_output=True, text=True, timeout=60)
     check(up.returncode == 0 and "is up" in up.stdout, "gpupool up", up.stdout, up.stderr)
@@ -153,6 +165,18 @@ try:
                          text=True, env=env)
     check(out.returncode == 1 and "replica" in out.stderr, "a replica that does not exist",
           out.stderr)
+
+    # The agent's log endpoint answers the controller only (the node's control token).
+    for hdrs in ({}, {"Authorization": "Bearer " + token}):
+        req = urllib.request.Request("http://127.0.0.1:%d/v1/replicas/%d-0-1/logs" % (port + 1,
+                                                                                    gang),
+                                     headers=hdrs)
+        try:
+            urllib.request.urlopen(req, timeout=10)
+            code = 200
+        except urllib.error.HTTPError as e:
+            code = e.code
+        check(code == 401, "the agent refuses a caller without the control token", hdrs, code)
 
     # Readings and XIDs reach the controller: an XID injected through the mock's control file.
     with open(os.path.join(pool, "agents", "dgx-a100-1", "nvml-control"), "a") as f:
