@@ -110,9 +110,19 @@ json_t *api_job_doc(ctl_state *st, const ctl_job *j);
 /* A node with its GPUs' allocation (holders are hidden from users of other tenants). */
 json_t *api_node_doc(ctl_state *st, const ctl_node *n, int64_t scope);
 
-/* Stores state + status of j (status document from its fields) and appends an event. */
+/* ---- job records (jobs.c); all run in the committer ---- */
+/* Stores j's state and status document (built from j's fields). */
 int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d);
+/* Appends an event to the job's history, now or at time now. */
 int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, gp_diag *d);
+int ctl_job_event_at(gpupoold *g, int64_t job, int64_t now, const char *type, const char *msg,
+                     gp_diag *d);
+/* Ends j's placement (if any) and moves it to state `to`: clears the stored placement, stores
+ * next's status (next is j with the new reason, times, exit code and restarts; its replicas
+ * record where it ran), appends an `event`, then in memory gives the GPUs back, keeps where it
+ * ran, and takes next's fields. */
+int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_state to,
+                          const char *event, gp_diag *d);
 
 /* Ends a job that holds resources: Succeeded (ok) or Failed with replica's exit code, or, by
  * its restart policy, back to Pending with one more restart. why (not NULL) is the reason of a

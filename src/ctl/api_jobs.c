@@ -474,27 +474,12 @@ static int change_run(gpupoold *g, ctl_op *op, gp_diag *d)
     } else {
         next.end_ms = ctl_now_ms();
     }
-    int rc = gp_store_placement_clear(g->store, j->id, d);
-    if (rc == 0) {
-        rc = ctl_job_store(g, &next, to, d);
-    }
-    if (rc == 0) {
-        rc = ctl_job_event(g, j->id, a->requeue ? "Requeued" : "Cancelled", next.reason, d);
-    }
+    bool held = ctl_job_state_holds(j->state);
+    int rc = ctl_job_end_placement(g, j, &next, to, a->requeue ? "Requeued" : "Cancelled", d);
     if (rc < 0) {
         return rc;
     }
-    if (ctl_job_state_holds(j->state)) {
-        ctl_job_hold(st, j, false);
-        op->kick = true;
-    }
-    ctl_job_drop_replicas(j);
-    snprintf(j->reason, sizeof(j->reason), "%s", next.reason);
-    j->start_ms = next.start_ms;
-    j->end_ms = next.end_ms;
-    j->exit_code = next.exit_code;
-    ctl_job_set_state(st, j, to);
-    op->kick |= a->requeue;
+    op->kick = held || a->requeue;
     op->result = api_job_doc(st, j);
     return 0;
 }

@@ -45,8 +45,8 @@ static int locate(api_req *rq, int replica, logs_target *t)
         epoch = j->replicas ? j->replicas[replica].epoch : j->ran_epoch;
         id = j->id;
     }
-    size_t alen = n ? strlen(n->address) : 0;
-    if (rc == 0 && (alen < 3 || strcmp(n->address + alen - 2, ":0") == 0)) {
+    char host[128];
+    if (rc == 0 && (!n || !ctl_node_host(n, host, sizeof(host)))) {
         rc = GP_EUNAVAIL;
         api_error(rq, rc, "the node of replica %d has no address to fetch logs from", replica);
     }

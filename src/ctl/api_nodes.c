@@ -156,15 +156,8 @@ static int store_node(gpupoold *g, ctl_node *n, gp_diag *d)
 
 static bool holds_on(ctl_state *st, int64_t node_id)
 {
-    for (int i = 0; i < st->njobs; i++) {
-        const ctl_job *j = st->jobs[i];
-        for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
-            if (j->replicas[r].node_id == node_id) {
-                return true;
-            }
-        }
-    }
-    return false;
+    const ctl_held *h;
+    return ctl_state_held_on(st, node_id, &h) != 0; /* out of memory counts as holding */
 }
 
 /* Whether the inventory (CPU, memory, GPUs) of doc equals the stored one of n. */
@@ -291,19 +284,6 @@ typedef struct beat_arg {
 } beat_arg;
 
 /* A desired replica: what the agent must run. */
-/* The host part of a node's address ("10.0.0.1:7071" -> "10.0.0.1"); the node's name when it
- * registered none. */
-static void node_host(const ctl_node *n, char *buf, size_t cap)
-{
-    const char *colon = strrchr(n->address, ':');
-    size_t len = colon ? (size_t)(colon - n->address) : strlen(n->address);
-    if (len == 0 || strncmp(n->address, "127.0.0.1:0", 11) == 0) {
-        snprintf(buf, cap, "%s", n->name);
-        return;
-    }
-    snprintf(buf, cap, "%.*s", (int)len, n->address);
-}
-
 /* What a gang's replica needs to find the others: its local rank, the master (replica 0's
  * host and a port derived from the job id) and the hostfile (one line per host, slots = the
  * job's replicas there). */
@@ -328,12 +308,12 @@ static void gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
         }
         const ctl_node *n = ctl_node_by_id(st, j->replicas[k].node_id);
         char host[128];
-        node_host(n, host, sizeof(host));
+        ctl_node_host(n, host, sizeof(host));
         json_array_append_new(hosts, json_sprintf("%s slots=%d", host, slots));
     }
     const ctl_node *master = ctl_node_by_id(st, j->replicas[0].node_id);
     char host[128];
-    node_host(master, host, sizeof(host));
+    ctl_node_host(master, host, sizeof(host));
     json_object_set_new(doc, "rank", json_integer(r));
     json_object_set_new(doc, "local_rank", json_integer(local_rank));
     json_object_set_new(doc, "master_addr", json_string(host));
@@ -363,54 +343,6 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
         gang_doc(st, j, r, doc);
     }
     return doc;
-}
-
-int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
-                   gp_diag *d)
-{
-    ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
-    bool restart = j->spec.restart_policy == GP_RESTART_ALWAYS ||
-                   (!ok && j->spec.restart_policy == GP_RESTART_ON_FAILURE);
-    restart &= j->restarts < j->spec.max_restarts && !why;
-    ctl_job_state to = restart ? CTL_PENDING : ok ? CTL_SUCCEEDED : CTL_FAILED;
-    if (restart) {
-        next.start_ms = next.end_ms = 0;
-        next.exit_code = 0;
-        next.restarts++;
-        snprintf(next.reason, sizeof(next.reason),
-                 "restarting: replica %d exited with code %d (restart %d of %d)", replica,
-                 exit_code, next.restarts, j->spec.max_restarts);
-    } else {
-        next.end_ms = ctl_now_ms();
-        next.exit_code = ok ? 0 : exit_code;
-        snprintf(next.reason, sizeof(next.reason),
-                 ok ? "all replicas exited with code 0" : "replica %d exited with code %d", replica,
-                 exit_code);
-        if (why) {
-            snprintf(next.reason, sizeof(next.reason), "%s", why);
-        }
-    }
-    int rc = gp_store_placement_clear(g->store, j->id, d);
-    if (rc == 0) {
-        rc = ctl_job_store(g, &next, to, d);
-    }
-    if (rc == 0) {
-        rc = ctl_job_event(g, j->id, restart ? "Restarting" : ctl_job_state_name(to), next.reason,
-                           d);
-    }
-
-    if (rc == 0) {
-        ctl_job_hold(&g->st, j, false);
-        ctl_job_drop_replicas(j);
-        next.replicas = NULL;
-        next.ran_on = j->ran_on;
-        next.ran_epoch = j->ran_epoch;
-        ctl_job_state from = j->state;
-        *j = next;
-        j->state = from; /* ctl_job_set_state counts the change from it */
-        ctl_job_set_state(&g->st, j, to);
-    }
-    return rc;
 }
 
 static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_diag *d)
@@ -532,14 +464,14 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     n->heartbeat_ms = ctl_now_ms();
     gp_cluster_set_schedulable(st->cluster, n->cl, !n->cordoned && !n->draining);
     op->kick |= changed;
+    const ctl_held *held;
+    int nheld = ctl_state_held_on(st, n->id, &held);
+    if (nheld < 0) {
+        return gp_diag_set(d, nheld, "out of memory");
+    }
     json_t *desired = json_array();
-    for (int k = 0; k < st->njobs; k++) {
-        const ctl_job *j = st->jobs[k];
-        for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
-            if (j->replicas[r].node_id == n->id) {
-                json_array_append_new(desired, desired_doc(st, j, r, n));
-            }
-        }
+    for (int k = 0; k < nheld; k++) {
+        json_array_append_new(desired, desired_doc(st, held[k].job, held[k].replica, n));
     }
     op->result =
         json_pack("{s:s, s:b, s:o}", "node", n->name, "cordoned", n->cordoned, "desired", desired);
@@ -584,34 +516,30 @@ typedef struct cordon_arg {
 /* Requeues every job holding GPUs on node n. */
 static int requeue_on(gpupoold *g, ctl_node *n, const char *who, gp_diag *d)
 {
-    ctl_state *st = &g->st;
-    for (int i = 0; i < st->njobs; i++) {
-        ctl_job *j = st->jobs[i];
-        bool on = false;
-        for (int r = 0; j->replicas && r < j->spec.replicas && !on; r++) {
-            on = j->replicas[r].node_id == n->id;
-        }
-        if (!on) {
-            continue;
+    const ctl_held *held;
+    int nheld = ctl_state_held_on(&g->st, n->id, &held);
+    /* A copy: ending placements changes the index. */
+    ctl_job **jobs = nheld > 0 ? malloc(sizeof(*jobs) * (size_t)nheld) : NULL;
+    if (nheld < 0 || (nheld > 0 && !jobs)) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    for (int k = 0; k < nheld; k++) {
+        jobs[k] = held[k].job;
+    }
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < nheld; k++) {
+        ctl_job *j = jobs[k];
+        if (!j->replicas) {
+            continue; /* a gang with several replicas here: ended already */
         }
         ctl_job next = *j;
         snprintf(next.reason, sizeof(next.reason), "requeued: node %s drained by %s", n->name, who);
-        int rc = gp_store_placement_clear(g->store, j->id, d);
-        if (rc == 0) {
-            rc = ctl_job_store(g, &next, CTL_PENDING, d);
-        }
-        if (rc == 0) {
-            rc = ctl_job_event(g, j->id, "Requeued", next.reason, d);
-        }
-        if (rc < 0) {
-            return rc;
-        }
-        ctl_job_hold(st, j, false);
-        ctl_job_drop_replicas(j);
-        snprintf(j->reason, sizeof(j->reason), "%s", next.reason);
-        ctl_job_set_state(st, j, CTL_PENDING);
+        next.start_ms = next.end_ms = 0;
+        next.exit_code = 0;
+        rc = ctl_job_end_placement(g, j, &next, CTL_PENDING, "Requeued", d);
     }
-    return 0;
+    free(jobs);
+    return rc;
 }
 
 static int cordon_run(gpupoold *g, ctl_op *op, gp_diag *d)

@@ -158,6 +158,13 @@ typedef struct ctl_job {
 
 /* ---- the state ---- */
 
+/* One replica placed on a node (the index of ctl_state_held_on). */
+typedef struct ctl_held {
+    int64_t node_id;
+    ctl_job *job;
+    int replica;
+} ctl_held;
+
 typedef struct ctl_state {
     pthread_mutex_t lock;
     gp_cluster *cluster;
@@ -176,6 +183,12 @@ typedef struct ctl_state {
     int npending;      /* jobs waiting: Pending or Preempted */
     uint64_t gen;      /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
     uint64_t auth_gen; /* bumped when tokens or tenants change */
+    /* Which replicas each node holds, sorted by node: rebuilt on demand when placements have
+     * changed (held_gen != held_built), so a heartbeat costs its node's replicas, not a scan of
+     * every job. */
+    ctl_held *held;
+    int nheld, capheld;
+    uint64_t held_gen, held_built;
 } ctl_state;
 
 /* Empties and frees everything in st (the lock is kept). */
@@ -200,13 +213,22 @@ void ctl_job_free(ctl_job *j);
 /* Adds a node to st and the cluster model from its stored document. GP_EINVAL naming the
  * field when the document is malformed. */
 int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc, gp_diag *d);
+/* The host part of the node's address ("10.0.0.1:7071" -> "10.0.0.1"), or its name when it
+ * registered no reachable address (none, or port 0). Returns whether the address is reachable
+ * (the agent serves its logs on it). */
+bool ctl_node_host(const ctl_node *n, char *buf, size_t cap);
 /* The stored document of a node. New reference. */
 json_t *ctl_node_doc(const ctl_node *n);
 /* Applies (take=true) or releases the assignments of a job's replicas on the cluster model. */
 int ctl_job_hold(ctl_state *st, ctl_job *j, bool take);
 /* Ends the job's hold on its placement in memory: records where it ran (ran_on, ran_epoch) and
  * frees the replicas. Does not touch the cluster model (see ctl_job_hold). */
-void ctl_job_drop_replicas(ctl_job *j);
+void ctl_job_drop_replicas(ctl_state *st, ctl_job *j);
+/* Records that some job's replicas changed (placed, dropped): the held index is stale. */
+void ctl_state_placements_changed(ctl_state *st);
+/* The replicas node_id holds: *out points into the index (valid until placements change);
+ * returns their number, or GP_ENOMEM. */
+int ctl_state_held_on(ctl_state *st, int64_t node_id, const ctl_held **out);
 /* Sets the job's state, keeping the Pending count. */
 void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s);
 

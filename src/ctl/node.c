@@ -235,3 +235,15 @@ json_t *ctl_node_doc(const ctl_node *n)
                      n->cordoned, "draining", n->draining, "registered_ms",
                      (json_int_t)n->registered_ms, "control_token", n->control_token);
 }
+
+bool ctl_node_host(const ctl_node *n, char *buf, size_t cap)
+{
+    const char *colon = strrchr(n->address, ':');
+    bool reachable = colon && colon > n->address && atoi(colon + 1) > 0;
+    if (reachable) {
+        snprintf(buf, cap, "%.*s", (int)(colon - n->address), n->address);
+    } else {
+        snprintf(buf, cap, "%s", n->name);
+    }
+    return reachable;
+}

@@ -248,33 +248,6 @@ static void describe_placement(cycle_in *c, const gp_sched_placement *p, char *b
     }
 }
 
-static int add_event(gpupoold *g, int64_t job, int64_t now, const char *type, const char *msg,
-                     gp_diag *d)
-{
-    gp_event_rec ev = {.job_id = job, .time_ms = now};
-    snprintf(ev.type, sizeof(ev.type), "%s", type);
-    snprintf(ev.message, sizeof(ev.message), "%s", msg);
-    return gp_store_event_add(g->store, &ev, d);
-}
-
-int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d)
-{
-    json_t *status = ctl_job_status_doc(j);
-    char *text = json_dumps(status, JSON_COMPACT);
-    json_decref(status);
-    if (!text) {
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
-    }
-    int rc = gp_store_job_update(g->store, j->id, ctl_job_state_name(state), text, d);
-    free(text);
-    return rc;
-}
-
-int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, gp_diag *d)
-{
-    return add_event(g, job, ctl_now_ms(), type, msg, d);
-}
-
 /* Writes the placement of p; replicas receives the memory form, applied after the commit. */
 static int write_placed(gpupoold *g, cycle_in *c, const gp_sched_placement *p,
                         ctl_replica *replicas, int64_t now, gp_diag *d)
@@ -304,7 +277,7 @@ static int write_placed(gpupoold *g, cycle_in *c, const gp_sched_placement *p,
     if (rc == 0) {
         char where[400];
         describe_placement(c, p, where, sizeof(where));
-        rc = add_event(g, p->job_id, now, "Scheduled", where, d);
+        rc = ctl_job_event_at(g, p->job_id, now, "Scheduled", where, d);
     }
     return rc;
 }
@@ -319,7 +292,7 @@ static int write_evicted(gpupoold *g, const gp_sched_eviction *e, int64_t now, g
         rc = ctl_job_store(g, &shadow, CTL_PREEMPTED, d);
     }
     if (rc == 0) {
-        rc = add_event(g, e->job_id, now, "Preempted", e->reason, d);
+        rc = ctl_job_event_at(g, e->job_id, now, "Preempted", e->reason, d);
     }
     return rc;
 }
@@ -357,7 +330,7 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
     ctl_state *st = &g->st;
     for (int i = 0; i < r->nevicted; i++) {
         ctl_job *j = ctl_job_by_id(st, r->evicted[i].job_id);
-        ctl_job_drop_replicas(j);
+        ctl_job_drop_replicas(st, j);
         snprintf(j->reason, sizeof(j->reason), "%s", r->evicted[i].reason);
         ctl_job_set_state(st, j, CTL_PREEMPTED);
     }
@@ -365,6 +338,7 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
         ctl_job *j = ctl_job_by_id(st, r->placed[i].job_id);
         free(j->replicas);
         j->replicas = replicas[i];
+        ctl_state_placements_changed(st);
         replicas[i] = NULL;
         j->reason[0] = 0;
         j->start_ms = now;
@@ -455,12 +429,7 @@ static int expire(gpupoold *g, int64_t now, gp_diag *d)
     }
     if (rc < 0) {
         gp_store_rollback(g->store);
-        /* memory may hold some of the changes: take the store's word */
-        gp_diag ld;
-        gp_diag_clear(&ld);
-        if (ctl_state_load(st, g->store, &ld) < 0 || ctl_sched_reset(g, &ld) < 0) {
-            g->ready = false;
-        }
+        ctl_reload(g); /* memory may hold some of the changes */
     }
     return rc;
 }

@@ -106,6 +106,11 @@ void ctl_committer_stop(gpupoold *g);
  * the committer calls it before each cycle). */
 void ctl_check_liveness(gpupoold *g);
 
+/* After a failed commit: memory may hold changes the store lost, so it is loaded again from the
+ * store (and the scheduler rebuilt); when even that fails the controller stops being ready.
+ * Under the state lock, in the committer. */
+void ctl_reload(gpupoold *g);
+
 /* Runs op through the committer and waits for it. Returns op->rc. */
 int ctl_run_op(gpupoold *g, ctl_op *op);
 /* Asks for a scheduling cycle soon. */

@@ -87,13 +87,15 @@ void ctl_state_clear(ctl_state *st)
     free(st->pclasses);
     free(st->nodes);
     free(st->tokens);
+    free(st->held);
     gp_cluster_free(st->cluster);
     pthread_mutex_t lock = st->lock;
-    uint64_t gen = st->gen, auth_gen = st->auth_gen;
+    uint64_t gen = st->gen, auth_gen = st->auth_gen, held_gen = st->held_gen;
     memset(st, 0, sizeof(*st));
     st->lock = lock;
     st->gen = gen + 1; /* cached views of the old state are stale */
     st->auth_gen = auth_gen + 1;
+    st->held_gen = held_gen + 1;
 }
 
 ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name)
@@ -247,11 +249,83 @@ int ctl_job_hold(ctl_state *st, ctl_job *j, bool take)
     return 0;
 }
 
-void ctl_job_drop_replicas(ctl_job *j)
+void ctl_state_placements_changed(ctl_state *st)
+{
+    st->held_gen++;
+}
+
+static int by_node(const void *a, const void *b)
+{
+    const ctl_held *x = a, *y = b;
+    if (x->node_id != y->node_id) {
+        return x->node_id < y->node_id ? -1 : 1;
+    }
+    return x->job->id != y->job->id ? (x->job->id < y->job->id ? -1 : 1) : x->replica - y->replica;
+}
+
+static int build_held(ctl_state *st)
+{
+    int n = 0;
+    for (int i = 0; i < st->njobs; i++) {
+        n += st->jobs[i]->replicas ? st->jobs[i]->spec.replicas : 0;
+    }
+    if (n > st->capheld) {
+        ctl_held *p = realloc(st->held, sizeof(*p) * (size_t)n);
+        if (!p) {
+            return GP_ENOMEM;
+        }
+        st->held = p;
+        st->capheld = n;
+    }
+    st->nheld = 0;
+    for (int i = 0; i < st->njobs; i++) {
+        ctl_job *j = st->jobs[i];
+        for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+            st->held[st->nheld++] = (ctl_held){j->replicas[r].node_id, j, r};
+        }
+    }
+    if (st->nheld > 1) {
+        qsort(st->held, (size_t)st->nheld, sizeof(*st->held), by_node);
+    }
+    st->held_built = st->held_gen;
+    return 0;
+}
+
+int ctl_state_held_on(ctl_state *st, int64_t node_id, const ctl_held **out)
+{
+    if (st->held_built != st->held_gen) {
+        int rc = build_held(st);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    *out = NULL;
+    if (st->nheld == 0) {
+        return 0;
+    }
+    int lo = 0, hi = st->nheld;
+    while (lo < hi) { /* first entry of node_id */
+        int mid = lo + (hi - lo) / 2;
+        if (st->held[mid].node_id < node_id) {
+            lo = mid + 1;
+        } else {
+            hi = mid;
+        }
+    }
+    int end = lo;
+    while (end < st->nheld && st->held[end].node_id == node_id) {
+        end++;
+    }
+    *out = st->held + lo;
+    return end - lo;
+}
+
+void ctl_job_drop_replicas(ctl_state *st, ctl_job *j)
 {
     if (!j->replicas) {
         return;
     }
+    st->held_gen++;
     int64_t *on = realloc(j->ran_on, sizeof(*on) * (size_t)j->spec.replicas);
     if (on) { /* out of memory only loses where the logs are */
         for (int r = 0; r < j->spec.replicas; r++) {

@@ -1,0 +1,92 @@
+/*
+ * A job's records: its state and status document, its events, and the end of a placement (the
+ * one path by which cancel, requeue, drain and a job's own end give its GPUs back). Each writes
+ * the store first and changes memory only once the store has taken it; all run in the
+ * committer, inside its transaction.
+ */
+#include "ctl/api.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+
+int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d)
+{
+    json_t *status = ctl_job_status_doc(j);
+    char *text = json_dumps(status, JSON_COMPACT);
+    json_decref(status);
+    if (!text) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int rc = gp_store_job_update(g->store, j->id, ctl_job_state_name(state), text, d);
+    free(text);
+    return rc;
+}
+
+int ctl_job_event_at(gpupoold *g, int64_t job, int64_t now, const char *type, const char *msg,
+                     gp_diag *d)
+{
+    gp_event_rec ev = {.job_id = job, .time_ms = now};
+    snprintf(ev.type, sizeof(ev.type), "%s", type);
+    snprintf(ev.message, sizeof(ev.message), "%s", msg);
+    return gp_store_event_add(g->store, &ev, d);
+}
+
+int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, gp_diag *d)
+{
+    return ctl_job_event_at(g, job, ctl_now_ms(), type, msg, d);
+}
+
+int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_state to,
+                          const char *event, gp_diag *d)
+{
+    int rc = gp_store_placement_clear(g->store, j->id, d);
+    if (rc == 0) {
+        rc = ctl_job_store(g, next, to, d); /* next's replicas say where it ran */
+    }
+    if (rc == 0) {
+        rc = ctl_job_event(g, j->id, event, next->reason, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    if (ctl_job_state_holds(j->state)) {
+        ctl_job_hold(&g->st, j, false);
+    }
+    ctl_job_drop_replicas(&g->st, j);
+    snprintf(j->reason, sizeof(j->reason), "%s", next->reason);
+    j->start_ms = next->start_ms;
+    j->end_ms = next->end_ms;
+    j->exit_code = next->exit_code;
+    j->restarts = next->restarts;
+    ctl_job_set_state(&g->st, j, to);
+    return 0;
+}
+
+int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
+                   gp_diag *d)
+{
+    ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
+    bool restart = j->spec.restart_policy == GP_RESTART_ALWAYS ||
+                   (!ok && j->spec.restart_policy == GP_RESTART_ON_FAILURE);
+    restart &= j->restarts < j->spec.max_restarts && !why;
+    ctl_job_state to = restart ? CTL_PENDING : ok ? CTL_SUCCEEDED : CTL_FAILED;
+    if (restart) {
+        next.start_ms = next.end_ms = 0;
+        next.exit_code = 0;
+        next.restarts++;
+        snprintf(next.reason, sizeof(next.reason),
+                 "restarting: replica %d exited with code %d (restart %d of %d)", replica,
+                 exit_code, next.restarts, j->spec.max_restarts);
+    } else {
+        next.end_ms = ctl_now_ms();
+        next.exit_code = ok ? 0 : exit_code;
+        snprintf(next.reason, sizeof(next.reason),
+                 ok ? "all replicas exited with code 0" : "replica %d exited with code %d", replica,
+                 exit_code);
+        if (why) {
+            snprintf(next.reason, sizeof(next.reason), "%s", why);
+        }
+    }
+    return ctl_job_end_placement(g, j, &next, to, restart ? "Restarting" : ctl_job_state_name(to),
+                                 d);
+}
