@@ -5,11 +5,14 @@
  *                 [--address HOST:PORT] [--nvml-library PATH] [--run-binary PATH] [--user NAME]
  *                 [--heartbeat MS] [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]
  *                 [--memory-mib N] [--log-level LEVEL]
+ *   gpupool-agent discover [--nvml-library PATH]
  *
+ * discover prints what NVML reports about this machine as JSON (see discover.h) and exits.
  * Runs until SIGTERM or SIGINT; stopping the agent never stops the jobs. Exit codes: 0 after a
  * clean stop, 1 when it cannot start (NVML, registration), 2 for bad usage.
  */
 #include "agent/agent.h"
+#include "agent/discover.h"
 
 #include "base/log.h"
 #include "net/http_client.h"
@@ -41,6 +44,7 @@ static int usage(const char *msg)
             "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
             "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
             "                     [--memory-mib N] [--log-level debug|info|warn|error]\n"
+            "       gpupool-agent discover [--nvml-library PATH]\n"
             "Each flag may also come from GPUPOOL_<FLAG> (e.g. GPUPOOL_SERVER); the NVML\n"
             "library from GPUPOOL_NVML_LIBRARY.\n");
     return 2;
@@ -75,8 +79,33 @@ static bool number(const char *s, int64_t lo, int64_t hi, int64_t *out)
     return true;
 }
 
+/* gpupool-agent discover [--nvml-library PATH]: 0, 1 when NVML fails, 2 for bad usage. */
+static int discover_main(int argc, char **argv)
+{
+    const char *lib = getenv("GPUPOOL_NVML_LIBRARY");
+    for (int i = 2; i < argc; i++) {
+        if (!strcmp(argv[i], "--nvml-library") && i + 1 < argc) {
+            lib = argv[++i];
+        } else {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "discover: %s: unknown flag or missing value", argv[i]);
+            return usage(msg);
+        }
+    }
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (gp_nvml_discover(lib, stdout, &d) < 0) {
+        fprintf(stderr, "gpupool-agent discover: %s\n", d.msg);
+        return 1;
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc > 1 && !strcmp(argv[1], "discover")) {
+        return discover_main(argc, argv);
+    }
     gp_agent_config cfg = {
         .heartbeat_ms = 1000, .grace_s = 10, .log_max = 64 << 20, .finished_keep = 200};
     char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",

@@ -2,6 +2,7 @@
  * (libgpupool-nvml-mock.so): the shipped inventories are discovered as written, bad inventories
  * and libraries fail with errors that say where, the control file injects XIDs, a GPU falling
  * off the bus and spikes, and the registration document is one the controller accepts. */
+#include "agent/discover.h"
 #include "agent/nvml.h"
 #include "agent/nvml_abi.h"
 #include "ctl/ctl.h"
@@ -572,6 +573,64 @@ static void test_node_doc(void **state)
     json_decref(doc);
 }
 
+/* gpupool-agent discover's document: the inventory as discovered, MIG devices, readings, and
+ * readings NVML cannot give (utilisation of a GPU in MIG mode) left out. */
+static void test_describe(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    json_t *doc = gp_nvml_describe(h, &inv);
+    assert_non_null(doc);
+    assert_string_equal(json_string_value(json_object_get(doc, "library")), GP_NVML_MOCK);
+    assert_string_equal(json_string_value(json_object_get(doc, "driver_version")),
+                        inv.driver_version);
+    json_t *gpus = json_object_get(doc, "gpus");
+    assert_int_equal(json_array_size(gpus), inv.ngpus);
+    json_t *g0 = json_array_get(gpus, 0), *g3 = json_array_get(gpus, 3);
+    assert_string_equal(json_string_value(json_object_get(g0, "uuid")), inv.gpus[0].uuid);
+    assert_string_equal(json_string_value(json_object_get(g0, "pci_bus_id")),
+                        inv.gpus[0].pci_bus_id);
+    assert_string_equal(json_string_value(json_object_get(g0, "mig_mode")), "on");
+    assert_string_equal(json_string_value(json_object_get(g3, "mig_mode")), "off");
+    json_t *mig = json_object_get(g0, "mig");
+    assert_int_equal(json_array_size(mig), inv.gpus[0].nmig);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(mig, 0), "uuid")),
+                        inv.gpus[0].mig[0].uuid);
+    assert_int_equal(json_array_size(json_object_get(g3, "nvlink")), 3);
+    gp_nvml_readings r;
+    gp_diag d;
+    assert_int_equal(gp_nvml_sample(h, 3, &r, &d), 0);
+    json_t *r0 = json_object_get(g0, "readings"), *r3 = json_object_get(g3, "readings");
+    assert_null(json_object_get(r0, "utilization"));
+    assert_non_null(json_object_get(r3, "utilization"));
+    assert_int_equal(json_integer_value(json_object_get(r3, "memory_used_mib")),
+                     r.memory_used_mib);
+    json_decref(doc);
+    close_mock(h);
+
+    /* A library that does not load: an error naming it, nothing printed. */
+    char path[256];
+    tmp_path(path, sizeof(path), "describe.json");
+    FILE *out = fopen(path, "w+");
+    assert_non_null(out);
+    gp_diag_clear(&d);
+    assert_int_equal(gp_nvml_discover("/nonexistent/libnvidia-ml.so.1", out, &d), GP_ENOENT);
+    assert_non_null(strstr(d.msg, "/nonexistent/libnvidia-ml.so.1"));
+    assert_int_equal(ftell(out), 0);
+    /* The mock through the same entry point: a JSON document with every GPU. */
+    assert_int_equal(gp_nvml_discover(GP_NVML_MOCK, out, &d), 0);
+    rewind(out);
+    json_error_t err;
+    json_t *back = json_loadf(out, 0, &err);
+    fclose(out);
+    unlink(path);
+    assert_non_null(back);
+    assert_int_equal(json_array_size(json_object_get(back, "gpus")), inv.ngpus);
+    json_decref(back);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -609,6 +668,7 @@ int main(void)
         cmocka_unit_test_teardown(test_abi_errors, close_all),
         cmocka_unit_test_teardown(test_direct_links, close_all),
         cmocka_unit_test_teardown(test_node_doc, close_all),
+        cmocka_unit_test_teardown(test_describe, close_all),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

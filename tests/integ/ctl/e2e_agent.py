@@ -95,6 +95,25 @@ try:
     check(bad.returncode == 2 and "--frobnicate: unknown flag" in bad.stderr,
           "gpupool-agent with a bad flag", bad.stderr)
 
+    # gpupool-agent discover: what NVML reports, as JSON; a clear error when NVML does not load.
+    agent = os.path.join(bindir, "gpupool-agent")
+    mock = os.path.join(bindir, "..", "lib", "libgpupool-nvml-mock.so")
+    inv = os.path.join(os.path.dirname(__file__), "..", "..", "..", "deploy", "inventories",
+                       "pcie-t4.yaml")
+    out = subprocess.run([agent, "discover", "--nvml-library", mock], capture_output=True,
+                         text=True, timeout=30,
+                         env=dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=inv))
+    doc = json.loads(out.stdout) if out.returncode == 0 else {}
+    check([g.get("name") for g in doc.get("gpus", [])] == ["Tesla T4"] * 4,
+          "gpupool-agent discover on the T4 inventory", out.stdout, out.stderr)
+    bad = subprocess.run([agent, "discover", "--nvml-library", "/nonexistent/libnvidia-ml.so.1"],
+                         capture_output=True, text=True, timeout=30)
+    check(bad.returncode == 1 and "/nonexistent/libnvidia-ml.so.1" in bad.stderr
+          and not bad.stdout, "gpupool-agent discover without NVML", bad.stdout, bad.stderr)
+    bad = subprocess.run([agent, "discover", "--all"], capture_output=True, text=True, timeout=30)
+    check(bad.returncode == 2 and "--all" in bad.stderr, "gpupool-agent discover --all",
+          bad.stderr)
+
     up = subprocess.run([gpupool, "up", "--data-dir", pool, "--port", str(port), "--nodes",
                          "dgx-a100:2,pcie-t4:1"], capture_output=True, text=True, timeout=60)
     check(up.returncode == 0 and "is up" in up.stdout, "gpupool up", up.stdout, up.stderr)
