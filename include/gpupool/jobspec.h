@@ -22,6 +22,9 @@
  *   args: [--epochs, "3"]
  *   env: {HF_HOME: /data/hf}    # names [A-Za-z_][A-Za-z0-9_]*; gpupool's own are refused
  *   working_dir: /workspace     # absolute
+ *   volumes:                    # registered volumes, seen at /data/NAME: NAME (the volume's
+ *     - imagenet                #   own mode: read-only if the volume is), NAME:ro, NAME:rw,
+ *     - ckpt:rw                 #   or {name: NAME, read_only: BOOL}; at most 16, no repeats
  *   max_runtime: 2h             # seconds, or a number with s, m, h or d
  *   restart_policy: on-failure  # never | on-failure | always
  *   max_restarts: 3             # 0..1000; default 3 with a restart policy, else 0
@@ -45,6 +48,7 @@
 #define GP_JOB_MAX_REPLICAS     4096
 #define GP_JOB_MAX_MODELS       8
 #define GP_JOB_DEFAULT_RESTARTS 3
+#define GP_JOB_MAX_VOLUMES      16
 
 typedef enum gp_restart_policy {
     GP_RESTART_NEVER = 0,
@@ -56,6 +60,19 @@ typedef struct gp_env_var {
     char *name;
     char *value;
 } gp_env_var;
+
+/* A volume a job mounts. Whether the name is registered, and whether a read-write use of a
+ * read-only volume is refused, the controller checks at submission. */
+typedef enum gp_volume_mode {
+    GP_VOLUME_DEFAULT = 0, /* the volume's own: read-only if it is registered read-only */
+    GP_VOLUME_RO = 1,
+    GP_VOLUME_RW = 2,
+} gp_volume_mode;
+
+typedef struct gp_volume_ref {
+    char name[GP_JOB_NAME_MAX];
+    gp_volume_mode mode;
+} gp_volume_ref;
 
 typedef struct gp_jobspec {
     char name[GP_JOB_NAME_MAX];
@@ -85,6 +102,8 @@ typedef struct gp_jobspec {
     int64_t max_runtime_s; /* 0 = unlimited */
     gp_restart_policy restart_policy;
     int max_restarts;
+    int nvolumes;
+    gp_volume_ref volumes[GP_JOB_MAX_VOLUMES];
 } gp_jobspec;
 
 /* Parses and validates a JSON job spec of len bytes. 0, or GP_EPARSE (syntax: line and column

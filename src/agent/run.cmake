@@ -11,6 +11,7 @@ add_library(gprun STATIC
     ${CMAKE_CURRENT_LIST_DIR}/cgroup.c
     ${CMAKE_CURRENT_LIST_DIR}/logcap.c
     ${CMAKE_CURRENT_LIST_DIR}/supervise.c
+    ${CMAKE_CURRENT_LIST_DIR}/volumes.c
 )
 target_link_libraries(gprun PUBLIC gpbase PkgConfig::GPRUN_JANSSON)
 

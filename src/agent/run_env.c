@@ -87,7 +87,8 @@ static char *gpu_list(const gp_run_spec *s)
 }
 
 /* Layer 4: gpupool's own variables. */
-static int env_own(envlist *e, const gp_run_spec *s, const char *hostfile_path)
+static int env_own(envlist *e, const gp_run_spec *s, const char *hostfile_path,
+                   const char *data_dir)
 {
     char num[32], *gpus = gpu_list(s);
     if (!gpus) {
@@ -103,6 +104,9 @@ static int env_own(envlist *e, const gp_run_spec *s, const char *hostfile_path)
     rc = rc ? rc : env_set(e, "GPUPOOL_REPLICA", num);
     snprintf(num, sizeof(num), "%d", s->restart_count);
     rc = rc ? rc : env_set(e, "GPUPOOL_RESTART_COUNT", num);
+    if (rc == 0 && data_dir) {
+        rc = env_set(e, "GPUPOOL_DATA_DIR", data_dir);
+    }
     if (rc < 0 || !gp_run_spec_is_gang(s)) {
         return rc;
     }
@@ -122,7 +126,7 @@ static int env_own(envlist *e, const gp_run_spec *s, const char *hostfile_path)
 }
 
 int gp_run_env_build(const gp_run_spec *s, const char *const *base, const char *hostfile_path,
-                     char ***out)
+                     const char *data_dir, char ***out)
 {
     envlist e = {0};
     int rc = env_set(&e, "PATH", "/usr/local/bin:/usr/bin:/bin"); /* replaced by base's */
@@ -145,7 +149,7 @@ int gp_run_env_build(const gp_run_spec *s, const char *const *base, const char *
     for (int i = 0; rc == 0 && i < s->nenv_extra; i++) {
         rc = env_set(&e, s->env_extra[i].name, s->env_extra[i].value);
     }
-    rc = rc ? rc : env_own(&e, s, hostfile_path);
+    rc = rc ? rc : env_own(&e, s, hostfile_path, data_dir);
     if (rc < 0) {
         gp_run_env_free(e.v);
         *out = NULL;

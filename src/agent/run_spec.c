@@ -10,6 +10,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -239,6 +240,46 @@ static int parse_gang(json_t *o, gp_run_spec *s, gp_diag *d)
     return rc;
 }
 
+static int parse_volumes(json_t *vols, gp_run_spec *s, gp_diag *d)
+{
+    if (!vols || json_is_null(vols)) {
+        return 0;
+    }
+    if (!json_is_array(vols) || json_array_size(vols) > 64) {
+        return gp_diag_set(d, GP_EINVAL, "volumes: must be a list of at most 64 objects");
+    }
+    if (!(s->volumes = calloc(json_array_size(vols) + 1, sizeof(gp_run_volume)))) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    for (size_t i = 0; i < json_array_size(vols); i++) {
+        json_t *v = json_array_get(vols, i), *ro = json_object_get(v, "read_only");
+        char path[40];
+        snprintf(path, sizeof(path), "volumes[%zu].", i);
+        gp_run_volume *x = &s->volumes[s->nvolumes++];
+        int rc = get_str(v, path, "name", 1, &x->name, d);
+        rc = rc ? rc : get_str(v, path, "path", 1, &x->path, d);
+        if (rc < 0) {
+            return rc;
+        }
+        const char *n = x->name;
+        bool ok = n[0] != '\0' && strlen(n) < 64;
+        for (; ok && *n; n++) {
+            ok = islower((unsigned char)*n) || isdigit((unsigned char)*n) || *n == '-';
+        }
+        if (!ok) {
+            return gp_diag_set(d, GP_EINVAL, "%sname: must be [a-z0-9-], 1 to 63 characters", path);
+        }
+        if (x->path[0] != '/') {
+            return gp_diag_set(d, GP_EINVAL, "%spath: must be an absolute path", path);
+        }
+        if (ro && !json_is_boolean(ro)) {
+            return gp_diag_set(d, GP_EINVAL, "%sread_only: must be true or false", path);
+        }
+        x->read_only = json_is_true(ro);
+    }
+    return 0;
+}
+
 static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
 {
     const int64_t big = (int64_t)1 << 52;
@@ -265,6 +306,9 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     }
     if (rc == 0 && gp_run_spec_is_gang(s)) {
         rc = parse_gang(o, s, d);
+    }
+    if (rc == 0) {
+        rc = parse_volumes(json_object_get(o, "volumes"), s, d);
     }
     return rc;
 }
@@ -351,6 +395,11 @@ void gp_run_spec_free(gp_run_spec *s)
     free(s->working_dir);
     free(s->master_addr);
     free_strings(s->hostfile, s->nhosts);
+    for (int i = 0; i < s->nvolumes; i++) {
+        free(s->volumes[i].name);
+        free(s->volumes[i].path);
+    }
+    free(s->volumes);
     free(s);
 }
 

@@ -16,6 +16,8 @@
  *   master_addr, master_port     gangs: required
  *   hostfile: ["HOST slots=N", ..] or [{host, slots}, ..]   gangs: required
  *   env_extra: {NAME: VALUE}     set by the agent (fractional-GPU enforcement, LD_PRELOAD ...)
+ *   volumes: [{name, path, read_only}]   host directories the job sees at /data/NAME
+ *                                (see volumes.h); name [a-z0-9-], path absolute
  *
  * Unknown fields are ignored, so the controller and the agent may add some.
  *
@@ -30,8 +32,9 @@
  *   3. env_extra from the agent;
  *   4. gpupool's own, which nothing overrides: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
  *      (the GPU UUIDs, comma-separated; "" and "none" without GPUs), GPUPOOL_JOB_ID,
- *      GPUPOOL_JOB_NAME, GPUPOOL_REPLICA, GPUPOOL_RESTART_COUNT, and for gangs WORLD_SIZE, RANK,
- *      LOCAL_RANK, MASTER_ADDR, MASTER_PORT, GPUPOOL_HOSTFILE.
+ *      GPUPOOL_JOB_NAME, GPUPOOL_REPLICA, GPUPOOL_RESTART_COUNT, GPUPOOL_DATA_DIR (where the
+ * volumes are, with volumes only), and for gangs WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR,
+ *      MASTER_PORT, GPUPOOL_HOSTFILE.
  */
 #ifndef GP_AGENT_RUN_SPEC_H
 #define GP_AGENT_RUN_SPEC_H
@@ -43,6 +46,11 @@
 typedef struct gp_run_var {
     char *name, *value;
 } gp_run_var;
+
+typedef struct gp_run_volume {
+    char *name, *path;
+    int read_only;
+} gp_run_volume;
 
 typedef struct gp_run_spec {
     int64_t job, epoch;
@@ -59,6 +67,8 @@ typedef struct gp_run_spec {
     char *master_addr;
     char **hostfile; /* lines, nhosts entries */
     int nhosts;
+    gp_run_volume *volumes;
+    int nvolumes;
 } gp_run_spec;
 
 /* Parses the spec text. On success *out is a new spec (free with gp_run_spec_free); on failure
@@ -82,11 +92,12 @@ int gp_run_env_base(char *const *environ_, const char *user, const char *home, c
                     char ***out);
 
 /* Builds the job's environment (layers above). base is a NULL-terminated list of "NAME=VALUE"
- * (borrowed); hostfile_path is the hostfile's path for gangs (may be NULL otherwise). On success
+ * (borrowed); hostfile_path is the hostfile's path for gangs (may be NULL otherwise); data_dir
+ * the directory holding the volumes (NULL without volumes). On success
  * *out is a new NULL-terminated array of new strings (free with gp_run_env_free). Dropped
  * variables are logged. GP_ENOMEM. */
 int gp_run_env_build(const gp_run_spec *s, const char *const *base, const char *hostfile_path,
-                     char ***out);
+                     const char *data_dir, char ***out);
 void gp_run_env_free(char **env);
 /* The value of NAME in env (borrowed), or NULL. */
 const char *gp_run_env_get(char *const *env, const char *name);

@@ -28,6 +28,7 @@
 #include "agent/cgroup.h"
 #include "agent/logcap.h"
 #include "agent/replica_dir.h"
+#include "agent/volumes.h"
 #include "base/log.h"
 
 /* How long, at most, the supervisor waits for the killed group to disappear and drains the pipes
@@ -38,7 +39,8 @@ typedef struct sup {
     const gp_sup_opts *o;
     const gp_run_spec *s;
     char **env;
-    char workdir[4096], hostfile[4200];
+    char workdir[4096], hostfile[4200], data_dir[4200];
+    bool mount_volumes; /* volumes in a private mount namespace, else links */
     gp_cgroup cg;
     gp_logcap log[2];
     int pipe_fd[2]; /* read ends of the job's stdout and stderr; -1 at EOF */
@@ -55,9 +57,10 @@ typedef struct sup {
 typedef struct launch_report {
     int step; /* REPORT_* */
     int err;  /* errno */
+    int arg;  /* REPORT_VOLUME: the volume's index, -1 for the namespace or the data directory */
 } launch_report;
 
-enum { REPORT_STDIO, REPORT_USER, REPORT_CHDIR, REPORT_EXEC };
+enum { REPORT_STDIO, REPORT_USER, REPORT_CHDIR, REPORT_EXEC, REPORT_VOLUME };
 
 static int64_t now_ms(clockid_t clock)
 {
@@ -154,6 +157,10 @@ static int prepare_files(sup *S, gp_diag *d)
     } else if (u->change && chown(S->workdir, u->uid, u->gid) < 0) {
         return gp_diag_set(d, GP_EIO, "%s: chown: %s", S->workdir, strerror(errno));
     }
+    if (S->s->nvolumes > 0) {
+        S->mount_volumes = gp_volumes_mount_mode();
+        gp_volumes_data_dir(S->mount_volumes, S->workdir, S->data_dir, sizeof(S->data_dir));
+    }
     if (!gp_run_spec_is_gang(S->s)) {
         return 0;
     }
@@ -173,7 +180,7 @@ static int prepare_env(sup *S, gp_diag *d)
                              u->home[0] ? u->home : NULL, u->shell[0] ? u->shell : NULL, &base);
     if (rc == 0) {
         rc = gp_run_env_build(S->s, (const char *const *)base, S->hostfile[0] ? S->hostfile : NULL,
-                              &S->env);
+                              S->data_dir[0] ? S->data_dir : NULL, &S->env);
     }
     gp_run_env_free(base);
     return rc < 0 ? gp_diag_set(d, rc, "building the environment: out of memory") : 0;
@@ -211,9 +218,9 @@ static int prepare_logs(sup *S, gp_diag *d)
 
 /* ---- launching ---- */
 
-static void report_exit(int fd, int step)
+static void report_exit(int fd, int step, int arg)
 {
-    launch_report r = {step, errno};
+    launch_report r = {step, errno, arg};
     ssize_t n = write(fd, &r, sizeof(r));
     (void)n;
     _exit(127);
@@ -243,24 +250,29 @@ static void child_main(const sup *S, const int out[2], int go, int report)
     }
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0 || dup2(out[0], 1) < 0 || dup2(out[1], 2) < 0) {
-        report_exit(report, REPORT_STDIO);
+        report_exit(report, REPORT_STDIO, 0);
     }
     cloexec_from(3);
     char c;
     if (read(go, &c, 1) != 1) { /* the supervisor died before moving us into the cgroup */
         _exit(127);
     }
+    int vol = -1;
+    if (S->s->nvolumes > 0 && (S->mount_volumes ? gp_volumes_mount(S->s, &vol)
+                                                : gp_volumes_link(S->s, S->data_dir, &vol)) < 0) {
+        report_exit(report, REPORT_VOLUME, vol);
+    }
     const gp_sup_user *u = &S->o->user;
     if (u->change &&
         (initgroups(u->name, u->gid) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0)) {
-        report_exit(report, REPORT_USER);
+        report_exit(report, REPORT_USER, 0);
     }
     if (chdir(S->workdir) < 0) {
-        report_exit(report, REPORT_CHDIR);
+        report_exit(report, REPORT_CHDIR, 0);
     }
     environ = S->env; /* execvp looks the command up in the job's PATH */
     execvp(S->s->argv[0], S->s->argv);
-    report_exit(report, REPORT_EXEC);
+    report_exit(report, REPORT_EXEC, 0);
 }
 
 static void close_fd(int *fd)
@@ -274,14 +286,25 @@ static void close_fd(int *fd)
 /* Records a start that failed in the child (r) as exited with code 127. */
 static int record_failed_start(sup *S, const launch_report *r, gp_diag *d)
 {
-    const char *what = r->step == REPORT_EXEC    ? "exec"
-                       : r->step == REPORT_CHDIR ? "chdir"
-                       : r->step == REPORT_USER  ? "switching to user"
-                                                 : "redirecting stdio";
-    const char *arg = r->step == REPORT_EXEC    ? S->s->argv[0]
-                      : r->step == REPORT_CHDIR ? S->workdir
-                      : r->step == REPORT_USER  ? S->o->user.name
-                                                : "";
+    const char *what = r->step == REPORT_EXEC     ? "exec"
+                       : r->step == REPORT_CHDIR  ? "chdir"
+                       : r->step == REPORT_USER   ? "switching to user"
+                       : r->step == REPORT_VOLUME ? (S->mount_volumes ? "mounting" : "linking")
+                                                  : "redirecting stdio";
+    char vol[1400];
+    const gp_run_volume *v = r->step == REPORT_VOLUME && r->arg >= 0 && r->arg < S->s->nvolumes
+                                 ? &S->s->volumes[r->arg]
+                                 : NULL;
+    if (v) {
+        snprintf(vol, sizeof(vol), "volume %s (%.1024s)", v->name, v->path);
+    } else {
+        snprintf(vol, sizeof(vol), "the volumes' directory %.1024s", S->data_dir);
+    }
+    const char *arg = r->step == REPORT_EXEC     ? S->s->argv[0]
+                      : r->step == REPORT_CHDIR  ? S->workdir
+                      : r->step == REPORT_USER   ? S->o->user.name
+                      : r->step == REPORT_VOLUME ? vol
+                                                 : "";
     snprintf(S->st.error, sizeof(S->st.error), "%s %.300s: %s", what, arg, strerror(r->err));
     snprintf(S->st.reason, sizeof(S->st.reason), "could not start: %.200s", S->st.error);
     S->st.state = GP_RDIR_EXITED;

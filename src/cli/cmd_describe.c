@@ -99,6 +99,17 @@ static void job_request(const json_t *job)
                  json_string_value(v));
     }
     field("Env:", buf);
+    buf[0] = '\0';
+    size_t i;
+    json_array_foreach(json_object_get(spec, "volumes"), i, v)
+    {
+        size_t used = strlen(buf);
+        const json_t *ro = json_is_object(v) ? json_object_get(v, "read_only") : NULL;
+        const char *name = json_string_value(json_is_object(v) ? json_object_get(v, "name") : v);
+        snprintf(buf + used, sizeof(buf) - used, "%s%s%s", used ? ", " : "", name ? name : "?",
+                 ro ? (json_is_true(ro) ? ":ro" : ":rw") : "");
+    }
+    field("Volumes:", buf);
 }
 
 static void job_fields(const json_t *job, int64_t now)

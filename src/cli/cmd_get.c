@@ -29,7 +29,8 @@ static const gp_cli_spec get_spec = {
     "get KIND [NAME] [-o table|wide|json|yaml] [--state S] [--queue Q] [--tenant T] "
     "[--limit N] [--all]",
     "Lists the objects of a kind, or shows the one named NAME (a job by its id or name).\n"
-    "KIND: jobs, nodes, queues, tenants, priorityclasses (pc), tokens; singular works too.",
+    "KIND: jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens; singular "
+    "works too.",
     get_opts,
     GP_CLI_CONN | GP_CLI_OUTPUT,
     1,

@@ -42,6 +42,7 @@ static const gp_cli_opt submit_opts[] = {
     {"max-restarts", 0, "N", "restarts allowed (0..1000)"},
     {"env", 0, "K=V", "environment variable (repeatable)"},
     {"workdir", 0, "DIR", "working directory (absolute)"},
+    {"volume", 0, "NAME[:ro|:rw]", "mount a registered volume at /data/NAME (repeatable)"},
     {"idempotency-key", 0, "KEY", "a retry with the same key returns the same job"},
     {NULL, 0, NULL, NULL},
 };
@@ -225,12 +226,23 @@ static int s_workdir(json_t *s, json_t *r, const char *v)
     return json_object_set_new(s, "working_dir", json_string(v));
 }
 
+static int s_volume(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    json_t *list = json_object_get(s, "volumes");
+    if (!list) {
+        list = json_array();
+        json_object_set_new(s, "volumes", list);
+    }
+    return json_array_append_new(list, json_string(v));
+}
+
 /* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */
 static setter *const setters[] = {
-    NULL,      s_name,         s_gpus,     s_model,       s_milli,    s_gpu_mem,
-    s_cores,   s_mig,          s_replicas, s_queue,       s_priority, s_tenant,
-    s_cpu,     s_cpu_milli,    s_memory,   s_preemptible, s_topology, s_runtime,
-    s_restart, s_max_restarts, s_env,      s_workdir,     NULL,       NULL,
+    NULL,      s_name,        s_gpus,     s_model,    s_milli,   s_gpu_mem,      s_cores,
+    s_mig,     s_replicas,    s_queue,    s_priority, s_tenant,  s_cpu,          s_cpu_milli,
+    s_memory,  s_preemptible, s_topology, s_runtime,  s_restart, s_max_restarts, s_env,
+    s_workdir, s_volume,      NULL,       NULL,
 };
 
 _Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / sizeof(submit_opts[0]),

@@ -19,7 +19,7 @@ static int cmd_help(int argc, char **argv);
 
 static const gp_cli_command commands[] = {
     {"submit", gp_cli_submit, 1, "submit a job (from a file or from flags and a command)"},
-    {"get", gp_cli_get, 1, "list jobs, nodes, queues, tenants, priorityclasses, tokens"},
+    {"get", gp_cli_get, 1, "list jobs, nodes, queues, tenants, priorityclasses, volumes, tokens"},
     {"describe", gp_cli_describe, 1, "show a job (placement, events) or a node in detail"},
     {"cancel", gp_cli_cancel, 1, "cancel jobs"},
     {"requeue", gp_cli_requeue, 1, "stop jobs and put them back in their queue"},
@@ -28,6 +28,7 @@ static const gp_cli_command commands[] = {
     {"queue", gp_cli_queue, 1, "create, change or delete queues"},
     {"tenant", gp_cli_tenant, 1, "create, change or delete tenants and their quotas"},
     {"priorityclass", gp_cli_priorityclass, 1, "create, change or delete priority classes"},
+    {"volume", gp_cli_volume, 1, "register, change or delete volumes (host directories)"},
     {"token", gp_cli_token, 1, "create, list or revoke API tokens"},
     {"login", gp_cli_login, 1, "check a server and token and save them for later commands"},
     {"whoami", gp_cli_whoami, 1, "show the role and tenant of the token in use"},

@@ -1,5 +1,6 @@
 /*
- * The commands of the named objects (queue, tenant, priorityclass): create, set and delete,
+ * The commands of the named objects (queue, tenant, priorityclass, volume): create, set and
+ * delete,
  * driven by a table of fields. Each field is a flag, the document path it sets
  * ("guarantee.gpus") and how its value reads (GPUs, a size, CPU cores, ...), so a kind's
  * command is its table and nothing else.

@@ -362,6 +362,33 @@ static const gp_cli_column pclass_cols[] = {
     {NULL, 0, NULL},
 };
 
+static void c_path(const json_t *v, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    snprintf(buf, cap, "%s", gp_out_str(v, "path"));
+}
+
+static void c_mode(const json_t *v, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    snprintf(buf, cap, "%s", json_is_true(json_object_get(v, "read_only")) ? "ro" : "rw");
+}
+
+static void c_active(const json_t *v, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    gp_out_number(json_object_get(v, "active_jobs"), buf, cap);
+}
+
+static const gp_cli_column volume_cols[] = {
+    {"NAME", 0, c_name},
+    {"PATH", 0, c_path},
+    {"MODE", 0, c_mode},
+    {"JOBS", 0, c_active},
+    {"DESCRIPTION", 1, c_description},
+    {NULL, 0, NULL},
+};
+
 static void c_role(const json_t *t, int64_t now, char *buf, size_t cap)
 {
     (void)now;
@@ -408,6 +435,7 @@ static const gp_cli_kind kinds[] = {
     {"queue", "queues", NULL, "/v1/queues", 0, 0, queue_cols},
     {"tenant", "tenants", NULL, "/v1/tenants", 0, 0, tenant_cols},
     {"priorityclass", "priorityclasses", "pc", "/v1/priorityclasses", 0, 0, pclass_cols},
+    {"volume", "volumes", "vol", "/v1/volumes", 0, 0, volume_cols},
     {"token", "tokens", NULL, "/v1/tokens", 0, 1, token_cols},
 };
 
@@ -427,7 +455,7 @@ const gp_cli_kind *gp_cli_kind_find(const char *word)
 
 const char *gp_cli_kind_list(void)
 {
-    return "jobs, nodes, queues, tenants, priorityclasses (pc), tokens";
+    return "jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens";
 }
 
 static int print_table(const gp_cli_kind *k, int wide, json_t *items, FILE *f)

@@ -94,6 +94,11 @@ void api_pclasses_get(api_req *rq);
 void api_pclasses_create(api_req *rq);
 void api_pclasses_update(api_req *rq);
 void api_pclasses_delete(api_req *rq);
+void api_volumes_list(api_req *rq);
+void api_volumes_get(api_req *rq);
+void api_volumes_create(api_req *rq);
+void api_volumes_update(api_req *rq);
+void api_volumes_delete(api_req *rq);
 
 void api_tokens_list(api_req *rq);
 void api_tokens_create(api_req *rq);

@@ -112,6 +112,10 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
         return gp_diag_set(d, GP_EINVAL, "priority_class: %s does not exist",
                            a->spec.priority_class);
     }
+    int rc = ctl_volumes_check(st, &a->spec, d);
+    if (rc < 0) {
+        return rc;
+    }
     int64_t milli, mem;
     job_total(&a->spec, &milli, &mem);
     const gp_sched_tenant *q = &(*t)->lim;

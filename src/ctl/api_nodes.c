@@ -283,7 +283,6 @@ typedef struct beat_arg {
     json_t *doc;
 } beat_arg;
 
-/* A desired replica: what the agent must run. */
 /* What a gang's replica needs to find the others: its local rank, the master (replica 0's
  * host and a port derived from the job id) and the hostfile (one line per host, slots = the
  * job's replicas there). */
@@ -339,6 +338,9 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
         j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size", j->spec.replicas,
         "restart_count", j->restarts, "cpu_milli", (json_int_t)rep->a.cpu_milli, "memory_mib",
         (json_int_t)rep->a.memory_mib, "gpus", gpus, "spec", spec ? spec : json_object());
+    if (j->spec.nvolumes > 0) {
+        json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
+    }
     if (j->spec.replicas > 1) {
         gang_doc(st, j, r, doc);
     }

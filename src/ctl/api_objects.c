@@ -1,6 +1,6 @@
 /*
- * /v1/tenants, /v1/queues, /v1/priorityclasses: three named objects with one create, update,
- * delete and read path, told apart by a small table of per-kind functions.
+ * /v1/tenants, /v1/queues, /v1/priorityclasses, /v1/volumes: named objects with one create,
+ * update, delete and read path, told apart by a small table of per-kind functions.
  *
  * Create takes {"name": ..., <document>}; update (PUT) takes the document (a name in it must
  * match the path). Deleting an object that active jobs use is refused (409), so no job ever
@@ -12,10 +12,21 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef enum obj_type { OBJ_TENANT, OBJ_QUEUE, OBJ_PCLASS } obj_type;
+typedef enum obj_type { OBJ_TENANT, OBJ_QUEUE, OBJ_PCLASS, OBJ_VOLUME } obj_type;
 
-static const gp_obj_kind store_kind[] = {GP_OBJ_TENANT, GP_OBJ_QUEUE, GP_OBJ_PRIORITY_CLASS};
-static const char *const kind_name[] = {"tenant", "queue", "priority class"};
+static const gp_obj_kind store_kind[] = {GP_OBJ_TENANT, GP_OBJ_QUEUE, GP_OBJ_PRIORITY_CLASS,
+                                         GP_OBJ_VOLUME};
+static const char *const kind_name[] = {"tenant", "queue", "priority class", "volume"};
+
+static bool uses_volume(const gp_jobspec *s, const char *name)
+{
+    for (int i = 0; i < s->nvolumes; i++) {
+        if (strcmp(s->volumes[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
 
 /* Usage of everything held, per tenant or per queue. */
 static gp_res usage_of(ctl_state *st, obj_type t, int64_t tenant_id, const char *queue)
@@ -51,9 +62,10 @@ static int count_jobs(ctl_state *st, obj_type t, int64_t tenant_id, const char *
     int n = 0;
     for (int i = 0; i < st->njobs; i++) {
         const ctl_job *j = st->jobs[i];
-        bool mine = t == OBJ_TENANT  ? j->tenant_id == tenant_id
-                    : t == OBJ_QUEUE ? strcmp(j->spec.queue, name) == 0
-                                     : strcmp(j->spec.priority_class, name) == 0;
+        bool mine = t == OBJ_TENANT   ? j->tenant_id == tenant_id
+                    : t == OBJ_QUEUE  ? strcmp(j->spec.queue, name) == 0
+                    : t == OBJ_VOLUME ? uses_volume(&j->spec, name)
+                                      : strcmp(j->spec.priority_class, name) == 0;
         n += mine && (s == CTL_NSTATES ? !ctl_job_state_final(j->state) : j->state == s);
     }
     return n;
@@ -77,6 +89,11 @@ static json_t *show(ctl_state *st, obj_type t, int i)
         json_object_set_new(doc, "usage", usage_doc(&u));
         json_object_set_new(doc, "pending",
                             json_integer(count_jobs(st, t, 0, x->q.name, CTL_PENDING)));
+    } else if (t == OBJ_VOLUME) {
+        ctl_volume *x = &st->volumes[i];
+        doc = ctl_volume_doc(x);
+        json_object_set_new(doc, "active_jobs",
+                            json_integer(count_jobs(st, t, 0, x->name, CTL_NSTATES)));
     } else {
         doc = ctl_pclass_doc(&st->pclasses[i]);
     }
@@ -85,15 +102,19 @@ static json_t *show(ctl_state *st, obj_type t, int i)
 
 static int count_of(ctl_state *st, obj_type t)
 {
-    return t == OBJ_TENANT ? st->ntenants : t == OBJ_QUEUE ? st->nqueues : st->npclasses;
+    return t == OBJ_TENANT   ? st->ntenants
+           : t == OBJ_QUEUE  ? st->nqueues
+           : t == OBJ_VOLUME ? st->nvolumes
+                             : st->npclasses;
 }
 
 static int index_of(ctl_state *st, obj_type t, const char *name)
 {
     for (int i = 0; i < count_of(st, t); i++) {
-        const char *n = t == OBJ_TENANT  ? st->tenants[i].lim.name
-                        : t == OBJ_QUEUE ? st->queues[i].q.name
-                                         : st->pclasses[i].name;
+        const char *n = t == OBJ_TENANT   ? st->tenants[i].lim.name
+                        : t == OBJ_QUEUE  ? st->queues[i].q.name
+                        : t == OBJ_VOLUME ? st->volumes[i].name
+                                          : st->pclasses[i].name;
         if (strcmp(n, name) == 0) {
             return i;
         }
@@ -146,6 +167,7 @@ typedef union any_obj {
     ctl_tenant tenant;
     ctl_queue queue;
     ctl_pclass pclass;
+    ctl_volume volume;
 } any_obj;
 
 static int parse(obj_type t, const char *name, json_t *doc, any_obj *o, gp_diag *d)
@@ -155,6 +177,8 @@ static int parse(obj_type t, const char *name, json_t *doc, any_obj *o, gp_diag 
         return ctl_tenant_from_doc(name, doc, &o->tenant, d);
     case OBJ_QUEUE:
         return ctl_queue_from_doc(name, doc, &o->queue, d);
+    case OBJ_VOLUME:
+        return ctl_volume_from_doc(name, doc, &o->volume, d);
     default:
         return ctl_pclass_from_doc(name, doc, &o->pclass, d);
     }
@@ -162,29 +186,39 @@ static int parse(obj_type t, const char *name, json_t *doc, any_obj *o, gp_diag 
 
 static json_t *stored_doc(ctl_state *st, obj_type t, any_obj *o)
 {
-    return t == OBJ_TENANT  ? ctl_tenant_doc(st, &o->tenant)
-           : t == OBJ_QUEUE ? ctl_queue_doc(&o->queue)
-                            : ctl_pclass_doc(&o->pclass);
+    return t == OBJ_TENANT   ? ctl_tenant_doc(st, &o->tenant)
+           : t == OBJ_QUEUE  ? ctl_queue_doc(&o->queue)
+           : t == OBJ_VOLUME ? ctl_volume_doc(&o->volume)
+                             : ctl_pclass_doc(&o->pclass);
 }
 
 static int64_t *id_of(obj_type t, any_obj *o)
 {
-    return t == OBJ_TENANT ? &o->tenant.id : t == OBJ_QUEUE ? &o->queue.id : &o->pclass.id;
+    return t == OBJ_TENANT   ? &o->tenant.id
+           : t == OBJ_QUEUE  ? &o->queue.id
+           : t == OBJ_VOLUME ? &o->volume.id
+                             : &o->pclass.id;
 }
 
 /* Puts o into memory: appended (create) or over entry i. */
 static int install(ctl_state *st, obj_type t, int i, any_obj *o)
 {
-    void **arr = t == OBJ_TENANT  ? (void **)&st->tenants
-                 : t == OBJ_QUEUE ? (void **)&st->queues
-                                  : (void **)&st->pclasses;
-    int *n = t == OBJ_TENANT ? &st->ntenants : t == OBJ_QUEUE ? &st->nqueues : &st->npclasses;
-    int *cap = t == OBJ_TENANT  ? &st->captenants
-               : t == OBJ_QUEUE ? &st->capqueues
-                                : &st->cappclasses;
-    size_t size = t == OBJ_TENANT  ? sizeof(ctl_tenant)
-                  : t == OBJ_QUEUE ? sizeof(ctl_queue)
-                                   : sizeof(ctl_pclass);
+    void **arr = t == OBJ_TENANT   ? (void **)&st->tenants
+                 : t == OBJ_QUEUE  ? (void **)&st->queues
+                 : t == OBJ_VOLUME ? (void **)&st->volumes
+                                   : (void **)&st->pclasses;
+    int *n = t == OBJ_TENANT   ? &st->ntenants
+             : t == OBJ_QUEUE  ? &st->nqueues
+             : t == OBJ_VOLUME ? &st->nvolumes
+                               : &st->npclasses;
+    int *cap = t == OBJ_TENANT   ? &st->captenants
+               : t == OBJ_QUEUE  ? &st->capqueues
+               : t == OBJ_VOLUME ? &st->capvolumes
+                                 : &st->cappclasses;
+    size_t size = t == OBJ_TENANT   ? sizeof(ctl_tenant)
+                  : t == OBJ_QUEUE  ? sizeof(ctl_queue)
+                  : t == OBJ_VOLUME ? sizeof(ctl_volume)
+                                    : sizeof(ctl_pclass);
     if (i < 0) {
         if (*n == *cap) {
             int ncap = *cap ? *cap * 2 : 16;
@@ -221,9 +255,10 @@ static int put_run(gpupoold *g, ctl_op *op, gp_diag *d)
     }
     *id_of(a->type, &o) = 0;
     if (i >= 0) {
-        any_obj *cur = (any_obj *)(a->type == OBJ_TENANT  ? (void *)&st->tenants[i]
-                                   : a->type == OBJ_QUEUE ? (void *)&st->queues[i]
-                                                          : (void *)&st->pclasses[i]);
+        any_obj *cur = (any_obj *)(a->type == OBJ_TENANT   ? (void *)&st->tenants[i]
+                                   : a->type == OBJ_QUEUE  ? (void *)&st->queues[i]
+                                   : a->type == OBJ_VOLUME ? (void *)&st->volumes[i]
+                                                           : (void *)&st->pclasses[i]);
         *id_of(a->type, &o) = *id_of(a->type, cur);
     }
     json_t *doc = stored_doc(st, a->type, &o);
@@ -289,9 +324,10 @@ static int delete_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (i < 0) {
         return gp_diag_set(d, GP_ENOENT, "%s %s: not found", kind_name[a->type], a->name);
     }
-    int64_t id = a->type == OBJ_TENANT  ? st->tenants[i].id
-                 : a->type == OBJ_QUEUE ? st->queues[i].id
-                                        : st->pclasses[i].id;
+    int64_t id = a->type == OBJ_TENANT   ? st->tenants[i].id
+                 : a->type == OBJ_QUEUE  ? st->queues[i].id
+                 : a->type == OBJ_VOLUME ? st->volumes[i].id
+                                         : st->pclasses[i].id;
     int active = count_jobs(st, a->type, id, a->name, CTL_NSTATES);
     if (active > 0) {
         return gp_diag_set(d, GP_ESTATE, "%s %s: %d active jobs use it", kind_name[a->type],
@@ -317,6 +353,8 @@ static int delete_run(gpupoold *g, ctl_op *op, gp_diag *d)
         st->tenants[i] = st->tenants[--st->ntenants];
     } else if (a->type == OBJ_QUEUE) {
         st->queues[i] = st->queues[--st->nqueues];
+    } else if (a->type == OBJ_VOLUME) {
+        st->volumes[i] = st->volumes[--st->nvolumes];
     } else {
         st->pclasses[i] = st->pclasses[--st->npclasses];
     }
@@ -394,4 +432,24 @@ void api_pclasses_update(api_req *rq)
 void api_pclasses_delete(api_req *rq)
 {
     del(rq, OBJ_PCLASS);
+}
+void api_volumes_list(api_req *rq)
+{
+    list(rq, OBJ_VOLUME);
+}
+void api_volumes_get(api_req *rq)
+{
+    get(rq, OBJ_VOLUME);
+}
+void api_volumes_create(api_req *rq)
+{
+    put(rq, OBJ_VOLUME, true);
+}
+void api_volumes_update(api_req *rq)
+{
+    put(rq, OBJ_VOLUME, false);
+}
+void api_volumes_delete(api_req *rq)
+{
+    del(rq, OBJ_VOLUME);
 }

@@ -73,6 +73,16 @@ typedef struct ctl_pclass {
     char description[256];
 } ctl_pclass;
 
+/* A named host directory jobs may mount (at /data/NAME). The path is the same on every node
+ * (shared storage, or a copy on each). */
+typedef struct ctl_volume {
+    int64_t id;
+    char name[GP_NAME_MAX];
+    char path[1024]; /* absolute, normalised */
+    bool read_only;  /* jobs may only mount it read-only */
+    char description[256];
+} ctl_volume;
+
 typedef struct ctl_gpu_info {
     char uuid[96];
     char model[GP_NAME_MAX];
@@ -174,6 +184,8 @@ typedef struct ctl_state {
     int nqueues, capqueues;
     ctl_pclass *pclasses;
     int npclasses, cappclasses;
+    ctl_volume *volumes;
+    int nvolumes, capvolumes;
     ctl_node *nodes;
     int nnodes, capnodes;
     ctl_job **jobs; /* by id, ascending (ids only grow) */
@@ -200,6 +212,7 @@ ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name);
 ctl_tenant *ctl_tenant_by_id(ctl_state *st, int64_t id);
 ctl_queue *ctl_queue_by_name(ctl_state *st, const char *name);
 ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name);
+ctl_volume *ctl_volume_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_id(ctl_state *st, int64_t id);
 ctl_job *ctl_job_by_id(ctl_state *st, int64_t id);
@@ -239,10 +252,19 @@ json_t *ctl_job_status_doc(const ctl_job *j);
 json_t *ctl_tenant_doc(const ctl_state *st, const ctl_tenant *t);
 json_t *ctl_queue_doc(const ctl_queue *q);
 json_t *ctl_pclass_doc(const ctl_pclass *p);
+/* {"path", "read_only", "description"} */
+json_t *ctl_volume_doc(const ctl_volume *v);
 /* Parse object documents; GP_EINVAL naming the field. */
 int ctl_tenant_from_doc(const char *name, json_t *doc, ctl_tenant *out, gp_diag *d);
 int ctl_queue_from_doc(const char *name, json_t *doc, ctl_queue *out, gp_diag *d);
 int ctl_pclass_from_doc(const char *name, json_t *doc, ctl_pclass *out, gp_diag *d);
+int ctl_volume_from_doc(const char *name, json_t *doc, ctl_volume *out, gp_diag *d);
+/* Checks the job's volumes against the registered ones: each must exist ("volumes[1]: no
+ * volume named x") and a read-write use of a read-only volume is refused. GP_EINVAL. */
+int ctl_volumes_check(ctl_state *st, const gp_jobspec *spec, gp_diag *d);
+/* The volumes a replica of the job mounts: [{"name", "path", "read_only"}] as registered now.
+ * New reference. */
+json_t *ctl_volumes_doc(ctl_state *st, const gp_jobspec *spec);
 void ctl_tenant_fini(ctl_tenant *t);
 
 /* A replica's assignment as stored: {"cpu_milli", "memory_mib", "shares": [{"gpu", "milli",

@@ -123,6 +123,13 @@ static int load_obj(void *ctx, int64_t id, const char *name, const char *json, g
     case GP_OBJ_NODE:
         rc = ctl_state_add_node(st, id, name, doc, l->d);
         break;
+    case GP_OBJ_VOLUME:
+        rc = grow((void **)&st->volumes, &st->capvolumes, st->nvolumes, sizeof(ctl_volume));
+        if (rc == 0 &&
+            (rc = ctl_volume_from_doc(name, doc, &st->volumes[st->nvolumes], l->d)) == 0) {
+            st->volumes[st->nvolumes++].id = id;
+        }
+        break;
     }
     json_decref(doc);
     return rc;
@@ -143,6 +150,10 @@ static int load_pclass(void *ctx, int64_t id, const char *name, const char *json
 static int load_node(void *ctx, int64_t id, const char *name, const char *json)
 {
     return load_obj(ctx, id, name, json, GP_OBJ_NODE);
+}
+static int load_volume(void *ctx, int64_t id, const char *name, const char *json)
+{
+    return load_obj(ctx, id, name, json, GP_OBJ_VOLUME);
 }
 
 static int load_token(void *ctx, const gp_token_rec *t)
@@ -316,6 +327,9 @@ int ctl_state_load(ctl_state *st, gp_store *store, gp_diag *d)
     }
     if (rc == 0) {
         rc = gp_store_obj_each(store, GP_OBJ_NODE, load_node, &l, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_obj_each(store, GP_OBJ_VOLUME, load_volume, &l, d);
     }
     if (rc == 0) {
         rc = gp_store_token_each(store, load_token, &l, d);

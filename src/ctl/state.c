@@ -85,6 +85,7 @@ void ctl_state_clear(ctl_state *st)
     free(st->tenants);
     free(st->queues);
     free(st->pclasses);
+    free(st->volumes);
     free(st->nodes);
     free(st->tokens);
     free(st->held);
@@ -123,6 +124,16 @@ ctl_queue *ctl_queue_by_name(ctl_state *st, const char *name)
     for (int i = 0; i < st->nqueues; i++) {
         if (strcmp(st->queues[i].q.name, name) == 0) {
             return &st->queues[i];
+        }
+    }
+    return NULL;
+}
+
+ctl_volume *ctl_volume_by_name(ctl_state *st, const char *name)
+{
+    for (int i = 0; i < st->nvolumes; i++) {
+        if (strcmp(st->volumes[i].name, name) == 0) {
+            return &st->volumes[i];
         }
     }
     return NULL;

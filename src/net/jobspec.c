@@ -375,6 +375,79 @@ static int f_max_restarts(json_t *v, const char *path, gp_jobspec *s, gp_diag *d
     return get_int32(v, path, 0, 1000, &s->max_restarts, d);
 }
 
+/* One entry of volumes: "NAME", "NAME:ro", "NAME:rw" or {name, read_only}. */
+static int volume_ref(json_t *v, const char *path, gp_volume_ref *out, gp_diag *d)
+{
+    if (json_is_object(v)) {
+        char sub[300];
+        json_t *ro = NULL;
+        const char *key;
+        json_t *val;
+        json_object_foreach(v, key, val)
+        {
+            if (strcmp(key, "name") != 0 && strcmp(key, "read_only") != 0) {
+                return gp_diag_set(d, GP_EINVAL, "%s.%.64s: unknown field", path, key);
+            }
+        }
+        snprintf(sub, sizeof(sub), "%s.name", path);
+        json_t *name = json_object_get(v, "name");
+        if (!name) {
+            return gp_diag_set(d, GP_EINVAL, "%s: required", sub);
+        }
+        int rc = get_ident(name, sub, out->name, sizeof(out->name), d);
+        if (rc == 0 && (ro = json_object_get(v, "read_only")) != NULL && !json_is_null(ro)) {
+            if (!json_is_boolean(ro)) {
+                return gp_diag_set(d, GP_EINVAL, "%s.read_only: must be true or false", path);
+            }
+            out->mode = json_is_true(ro) ? GP_VOLUME_RO : GP_VOLUME_RW;
+        }
+        return rc;
+    }
+    char text[GP_JOB_NAME_MAX + 8];
+    int rc = get_text(v, path, text, sizeof(text), d);
+    if (rc < 0) {
+        return rc;
+    }
+    char *colon = strchr(text, ':');
+    if (colon) {
+        *colon++ = '\0';
+        if (strcmp(colon, "ro") != 0 && strcmp(colon, "rw") != 0) {
+            return gp_diag_set(d, GP_EINVAL, "%s: the mode after ':' must be ro or rw", path);
+        }
+        out->mode = colon[1] == 'o' ? GP_VOLUME_RO : GP_VOLUME_RW;
+    }
+    json_t *name = json_string(text);
+    rc = name ? get_ident(name, path, out->name, sizeof(out->name), d)
+              : gp_diag_set(d, GP_EINVAL, "%s: must be NAME, NAME:ro or NAME:rw", path);
+    json_decref(name);
+    return rc;
+}
+
+static int f_volumes(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_array(v) || json_array_size(v) > GP_JOB_MAX_VOLUMES) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a list of at most %d volumes", path,
+                           GP_JOB_MAX_VOLUMES);
+    }
+    for (size_t i = 0; i < json_array_size(v); i++) {
+        char sub[280];
+        snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
+        gp_volume_ref r = {.mode = GP_VOLUME_DEFAULT};
+        int rc = volume_ref(json_array_get(v, i), sub, &r, d);
+        if (rc < 0) {
+            return rc;
+        }
+        for (size_t k = 0; k < i; k++) {
+            if (strcmp(s->volumes[k].name, r.name) == 0) {
+                return gp_diag_set(d, GP_EINVAL, "%s: volume %s is listed twice", sub, r.name);
+            }
+        }
+        s->volumes[i] = r;
+    }
+    s->nvolumes = (int)json_array_size(v);
+    return 0;
+}
+
 static const field top_fields[] = {
     {"name", f_name},
     {"tenant", f_tenant},
@@ -392,6 +465,7 @@ static const field top_fields[] = {
     {"max_runtime", f_runtime},
     {"restart_policy", f_restart},
     {"max_restarts", f_max_restarts},
+    {"volumes", f_volumes},
 };
 
 /* ---- entry points ---- */

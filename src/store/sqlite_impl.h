@@ -65,7 +65,7 @@ typedef enum gp_sqlite_stmt_id {
 
 /* The statements of each object kind (sqlite_objects.c). */
 enum { GP_SQ_OBJ_INSERT, GP_SQ_OBJ_UPDATE, GP_SQ_OBJ_DELETE, GP_SQ_OBJ_EACH, GP_SQ_OBJ_OPS };
-#define GP_SQ_OBJ_KINDS 4
+#define GP_SQ_OBJ_KINDS 5
 
 struct gp_store {
     sqlite3 *db;

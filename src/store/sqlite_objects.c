@@ -1,8 +1,8 @@
 /*
- * SQLite backend of the store: named objects (tenants, queues, priority classes, nodes) and
- * API tokens.
+ * SQLite backend of the store: named objects (tenants, queues, priority classes, nodes, volumes)
+ * and API tokens.
  *
- * The four object kinds share one implementation: each kind is a table of the same shape
+ * The object kinds share one implementation: each kind is a table of the same shape
  * (id, name UNIQUE, spec JSON), named in kinds[], and its statements are built from that name
  * and cached per store like the fixed ones.
  */
@@ -13,13 +13,14 @@
 
 static const struct {
     const char *noun;  /* in messages: "queue research: already exists" */
-    const char *table; /* see migration 2 (tenants: migration 1) */
+    const char *table; /* see migrations 2 and 3 (tenants: migration 1) */
     const char *users; /* what may refer to an object of the kind, blocking its deletion */
 } kinds[GP_SQ_OBJ_KINDS] = {
     [GP_OBJ_TENANT] = {"tenant", "tenants", "jobs"},
     [GP_OBJ_QUEUE] = {"queue", "queues", "other records"},
     [GP_OBJ_PRIORITY_CLASS] = {"priority class", "priority_classes", "other records"},
     [GP_OBJ_NODE] = {"node", "nodes", "placements"},
+    [GP_OBJ_VOLUME] = {"volume", "volumes", "other records"},
 };
 
 /* Each statement is head, the kind's table, tail. */

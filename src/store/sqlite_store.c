@@ -85,6 +85,11 @@ static const char *const migrations[] = {
     "CREATE TABLE meta ("
     "  key TEXT PRIMARY KEY,"
     "  value TEXT NOT NULL) WITHOUT ROWID;",
+    /* 3: volumes, named host directories that jobs mount (shaped like the other objects). */
+    "CREATE TABLE volumes ("
+    "  id INTEGER PRIMARY KEY,"
+    "  name TEXT NOT NULL UNIQUE,"
+    "  spec TEXT NOT NULL DEFAULT '{}');",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -49,7 +49,7 @@ int gp_store_savepoint_release(gp_store *s, gp_diag *d);
 /* Undoes everything since the last savepoint and drops it. */
 void gp_store_savepoint_rollback(gp_store *s);
 
-/* ---- named objects: tenants, queues, priority classes, nodes ----
+/* ---- named objects: tenants, queues, priority classes, nodes, volumes ----
  * Each is an id, a unique name and a JSON document the controller defines (quotas, weights,
  * inventory, ...); the store keeps the document as given. */
 typedef enum gp_obj_kind {
@@ -57,6 +57,7 @@ typedef enum gp_obj_kind {
     GP_OBJ_QUEUE = 1,
     GP_OBJ_PRIORITY_CLASS = 2,
     GP_OBJ_NODE = 3,
+    GP_OBJ_VOLUME = 4,
 } gp_obj_kind;
 
 /* Inserts (*id == 0; the new id in *id) or replaces (*id > 0) an object. GP_EEXIST when another

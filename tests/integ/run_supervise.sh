@@ -7,7 +7,9 @@
 # job ignoring SIGTERM killed after the grace period, the log cap, the supervisor surviving the
 # SIGKILL of the process that started it (the agent), bad arguments and specs (exit 2, the field
 # named), a command that cannot be executed, a second supervisor on the same directory, --user,
-# and the cgroup limits where this machine lets us write cgroups.
+# volumes (mounted read-only/read-write in a private namespace as root, linked otherwise, a
+# missing one refused with its name), and the cgroup limits where this machine lets us write
+# cgroups.
 set -euo pipefail
 
 RUN=${1:?usage: $0 GPUPOOL_RUN}
@@ -258,6 +260,64 @@ else
     run_fg code --user root
     expect_usage user-not-root "needs root"
 fi
+
+# --- volumes: /data/NAME in a private mount namespace as root, links under work/ otherwise ---
+mkdir -p "$TMP/vol-ro" "$TMP/vol-rw"
+echo dataset >"$TMP/vol-ro/file"
+chmod 0777 "$TMP/vol-rw"
+vols='"volumes": [{"name": "ds", "path": "'$TMP/vol-ro'", "read_only": true}, {"name": "ckpt", "path": "'$TMP/vol-rw'"}],'
+probe='["sh", "-c", "echo dir=$GPUPOOL_DATA_DIR; ls $GPUPOOL_DATA_DIR | tr \"\\n\" \" \"; echo; cat $GPUPOOL_DATA_DIR/ds/file; touch $GPUPOOL_DATA_DIR/ckpt/written && echo rw-ok; touch $GPUPOOL_DATA_DIR/ds/nope 2>/dev/null && echo ro-broken || echo ro-ok"]'
+if [ "$(id -u)" -eq 0 ] && unshare -m true 2>/dev/null; then
+    host_data_before=$(ls -A /data 2>/dev/null || true)
+    spec vol-mount "$probe" "$vols"
+    run_fg vol-mount
+    out=$(cat "$TMP/vol-mount/stdout.log")
+    [ "$(field "$TMP/vol-mount" exit_code)" = 0 ] || fail "vol-mount: $(field "$TMP/vol-mount" error) $out"
+    grep -qx "dir=/data" <<<"$out" || fail "vol-mount: GPUPOOL_DATA_DIR: $out"
+    grep -qx "ckpt ds " <<<"$out" || fail "vol-mount: /data holds more or less than the volumes: $out"
+    grep -qx dataset <<<"$out" || fail "vol-mount: the read-only volume's file: $out"
+    grep -qx rw-ok <<<"$out" && [ -e "$TMP/vol-rw/written" ] || fail "vol-mount: read-write: $out"
+    grep -qx ro-ok <<<"$out" && [ ! -e "$TMP/vol-ro/nope" ] || fail "vol-mount: read-only: $out"
+    [ "$(ls -A /data 2>/dev/null || true)" = "$host_data_before" ] || fail "vol-mount: the host's /data changed"
+    # The job cannot undo read-only once it runs as an unprivileged user.
+    if id nobody >/dev/null 2>&1; then
+        chmod 0755 "$TMP"
+        spec vol-user '["sh", "-c", "mount -o remount,rw /data/ds 2>/dev/null && echo remounted; touch /data/ds/x 2>/dev/null && echo ro-broken || echo ro-ok"]' "$vols"
+        run_fg vol-user --user nobody
+        [ "$(cat "$TMP/vol-user/stdout.log")" = ro-ok ] || fail "vol-user: $(cat "$TMP/vol-user/stdout.log")"
+    fi
+    # A volume that does not exist: a failed start naming it.
+    spec vol-missing '["true"]' '"volumes": [{"name": "gone", "path": "/nonexistent/gone"}],'
+    run_fg vol-missing
+    [ "$(field "$TMP/vol-missing" exit_code)" = 127 ] || fail "vol-missing: exit code"
+    field "$TMP/vol-missing" error | grep -qF "mounting volume gone (/nonexistent/gone): No such file or directory" ||
+        fail "vol-missing: error \"$(field "$TMP/vol-missing" error)\""
+fi
+if [ "$(id -u)" -ne 0 ] || { id nobody >/dev/null 2>&1 && command -v setpriv >/dev/null; }; then
+    as_user=()
+    if [ "$(id -u)" -eq 0 ]; then
+        chmod 0777 "$TMP"
+        as_user=(setpriv --reuid nobody --regid "$(id -g nobody)" --clear-groups)
+    fi
+    spec vol-link "$probe" "$vols"
+    chmod 0644 "$TMP/vol-link.json"
+    set +e
+    "${as_user[@]}" "$RUN" --state-dir "$TMP/vol-link" --spec "$TMP/vol-link.json" >"$TMP/last.out" 2>"$TMP/last.err"
+    set -e
+    out=$(cat "$TMP/vol-link/stdout.log" 2>/dev/null || true)
+    grep -qx "dir=$TMP/vol-link/work/data" <<<"$out" || fail "vol-link: GPUPOOL_DATA_DIR: $out $(cat "$TMP/last.err")"
+    [ "$(readlink "$TMP/vol-link/work/data/ds")" = "$TMP/vol-ro" ] || fail "vol-link: no link to the volume"
+    grep -qx dataset <<<"$out" || fail "vol-link: the volume's file through the link: $out"
+    spec vol-link-missing '["true"]' '"volumes": [{"name": "gone", "path": "/nonexistent/gone"}],'
+    chmod 0644 "$TMP/vol-link-missing.json"
+    "${as_user[@]}" "$RUN" --state-dir "$TMP/vol-link-missing" --spec "$TMP/vol-link-missing.json" 2>/dev/null || true
+    field "$TMP/vol-link-missing" error | grep -qF "linking volume gone (/nonexistent/gone): No such file or directory" ||
+        fail "vol-link-missing: error \"$(field "$TMP/vol-link-missing" error)\""
+fi
+# A bad volume in the spec: exit 2 naming the field.
+spec vol-bad '["true"]' '"volumes": [{"name": "Bad", "path": "/x"}],'
+run_fg vol-bad
+expect_usage vol-bad "volumes[0].name"
 
 # --- cgroup limits, where this machine lets gpupool-run write cgroups ---
 spec limits '["sleep", "30"]' '"cpu_milli": 500, "memory_mib": 128, '

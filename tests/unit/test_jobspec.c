@@ -108,6 +108,22 @@ static void test_defaults_and_kinds(void **state)
     y = "name: n3\ncommand: [x]\n";
     assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
     assert_int_equal(s.kind, GP_REQ_NONE);
+    assert_int_equal(s.nvolumes, 0);
+    gp_jobspec_fini(&s);
+    /* Volumes in each of their forms. */
+    y = "name: n5\ncommand: [x]\nvolumes: [imagenet, \"ckpt:rw\", \"models:ro\",\n"
+        "  {name: scratch}, {name: logs, read_only: false}, {name: ref, read_only: true}]\n";
+    if (gp_jobspec_parse_yaml(y, strlen(y), &s, &d) != 0) {
+        fail_msg("volumes: %s", d.msg);
+    }
+    assert_int_equal(s.nvolumes, 6);
+    static const char *const names[] = {"imagenet", "ckpt", "models", "scratch", "logs", "ref"};
+    static const gp_volume_mode modes[] = {GP_VOLUME_DEFAULT, GP_VOLUME_RW, GP_VOLUME_RO,
+                                           GP_VOLUME_DEFAULT, GP_VOLUME_RW, GP_VOLUME_RO};
+    for (int i = 0; i < 6; i++) {
+        assert_string_equal(s.volumes[i].name, names[i]);
+        assert_int_equal(s.volumes[i].mode, modes[i]);
+    }
     gp_jobspec_fini(&s);
 }
 
@@ -163,6 +179,18 @@ static void test_errors_name_the_field(void **state)
     expect_error("name: a\ncommand: [x]\ngpu_policy: clever\n", GP_EINVAL,
                  "gpu_policy: must be one of packing, spread, topology, fragmentation");
     expect_error("- a\n- b\n", GP_EINVAL, "spec: must be an object");
+    expect_error("name: a\ncommand: [x]\nvolumes: data\n", GP_EINVAL, "volumes: must be a list");
+    expect_error("name: a\ncommand: [x]\nvolumes: [\"d:rx\"]\n", GP_EINVAL,
+                 "volumes[0]: the mode after ':' must be ro or rw");
+    expect_error("name: a\ncommand: [x]\nvolumes: [Data]\n", GP_EINVAL, "volumes[0]: must be");
+    expect_error("name: a\ncommand: [x]\nvolumes: [d, e, d]\n", GP_EINVAL,
+                 "volumes[2]: volume d is listed twice");
+    expect_error("name: a\ncommand: [x]\nvolumes: [{name: d, mode: ro}]\n", GP_EINVAL,
+                 "volumes[0].mode: unknown field");
+    expect_error("name: a\ncommand: [x]\nvolumes: [{read_only: true}]\n", GP_EINVAL,
+                 "volumes[0].name: required");
+    expect_error("name: a\ncommand: [x]\nvolumes: [{name: d, read_only: yes}]\n", GP_EINVAL,
+                 "volumes[0].read_only: must be true or false");
     /* Syntax errors name line and column. */
     expect_error("name: a\ncommand: [x\n", GP_EPARSE, "line ");
     expect_error("name: &x a\ncommand: [*x]\n", GP_EPARSE, "not supported");

@@ -293,7 +293,7 @@ static void test_env_single(void **state)
         "\"env_extra\":{\"CUDA_DEVICE_MEMORY_LIMIT_0\":\"1g\",\"NVIDIA_VISIBLE_DEVICES\":\"all\"}"
         "}");
     char **env = NULL;
-    assert_int_equal(gp_run_env_build(s, base_env, NULL, &env), 0);
+    assert_int_equal(gp_run_env_build(s, base_env, NULL, NULL, &env), 0);
     assert_string_equal(gp_run_env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-a,MIG-c");
     assert_string_equal(gp_run_env_get(env, "NVIDIA_VISIBLE_DEVICES"), "GPU-a,MIG-c");
     assert_string_equal(gp_run_env_get(env, "GPUPOOL_JOB_ID"), "5");
@@ -330,13 +330,14 @@ static void test_env_gang(void **state)
         "\"spec\":{\"command\":[\"x\"],\"env\":{\"WORLD_SIZE\":\"1\",\"MASTER_PORT\":\"1\"}},"
         "\"env_extra\":{\"RANK\":\"0\"}}");
     char **env = NULL;
-    assert_int_equal(gp_run_env_build(s, base_env, "/s/hostfile", &env), 0);
+    assert_int_equal(gp_run_env_build(s, base_env, "/s/hostfile", "/data", &env), 0);
     assert_string_equal(gp_run_env_get(env, "WORLD_SIZE"), "4");
     assert_string_equal(gp_run_env_get(env, "RANK"), "3");
     assert_string_equal(gp_run_env_get(env, "LOCAL_RANK"), "1");
     assert_string_equal(gp_run_env_get(env, "MASTER_ADDR"), "10.1.1.1");
     assert_string_equal(gp_run_env_get(env, "MASTER_PORT"), "29500");
     assert_string_equal(gp_run_env_get(env, "GPUPOOL_HOSTFILE"), "/s/hostfile");
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_DATA_DIR"), "/data");
     assert_string_equal(gp_run_env_get(env, "CUDA_VISIBLE_DEVICES"), "");
     assert_string_equal(gp_run_env_get(env, "NVIDIA_VISIBLE_DEVICES"), "none");
     char *hf = gp_run_hostfile_text(s);

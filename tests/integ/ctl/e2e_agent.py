@@ -185,6 +185,37 @@ try:
     check(out.returncode == 1 and "replica" in out.stderr, "a replica that does not exist",
           out.stderr)
 
+    # Volumes: registered with the CLI, mounted by the agent at /data/NAME (read-only enforced
+    # where the agent runs as root, else links under the job's working directory).
+    vol_ro, vol_rw = os.path.join(pool, "vol-ro"), os.path.join(pool, "vol-rw")
+    os.makedirs(vol_ro)
+    os.makedirs(vol_rw)
+    with open(os.path.join(vol_ro, "labels.txt"), "w") as f:
+        f.write("cat\ndog\n")
+    for args in (["volume", "create", "imagenet", "--path", vol_ro, "--read-only"],
+                 ["volume", "create", "ckpt", "--path", vol_rw]):
+        out = subprocess.run([gpupool] + args, capture_output=True, text=True, env=env)
+        check(out.returncode == 0, "gpupool " + " ".join(args), out.stdout, out.stderr)
+    out = subprocess.run([gpupool, "get", "volumes"], capture_output=True, text=True, env=env)
+    check(out.returncode == 0 and "imagenet" in out.stdout and " ro " in out.stdout,
+          "gpupool get volumes", out.stdout, out.stderr)
+    out = subprocess.run([gpupool, "submit", "--tenant", "e2e", "--name", "vols", "--gpu-milli",
+                          "100", "--volume", "imagenet", "--volume", "ckpt", "--", "sh", "-c",
+                          'wc -l < $GPUPOOL_DATA_DIR/imagenet/labels.txt; '
+                          'echo saved > $GPUPOOL_DATA_DIR/ckpt/step-1 && echo rw-ok; '
+                          'touch $GPUPOOL_DATA_DIR/imagenet/x 2>/dev/null && echo ro-broken'],
+                         capture_output=True, text=True, env=env)
+    check(out.returncode == 0, "submit --volume", out.stdout, out.stderr)
+    wait("vols done", state_is("vols", ("Succeeded", "Failed")), timeout=30)
+    out = subprocess.run([gpupool, "logs", "vols"], capture_output=True, text=True, env=env)
+    check(out.stdout == "2\nrw-ok\n" and open(os.path.join(vol_rw, "step-1")).read() == "saved\n"
+          and not os.path.exists(os.path.join(vol_ro, "x")),
+          "the job reads the read-only volume, writes the read-write one", out.stdout, out.stderr)
+    out = subprocess.run([gpupool, "submit", "--tenant", "e2e", "--name", "vols2", "--volume",
+                          "imagenet:rw", "--", "true"], capture_output=True, text=True, env=env)
+    check(out.returncode == 1 and "volumes[0]: volume imagenet is read-only" in out.stderr,
+          "read-write use of a read-only volume refused", out.stdout, out.stderr)
+
     # The agent's log endpoint answers the controller only (the node's control token).
     for hdrs in ({}, {"Authorization": "Bearer " + token}):
         req = urllib.request.Request("http://127.0.0.1:%d/v1/replicas/%d-0-1/logs" % (port + 1,
