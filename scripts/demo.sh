@@ -3,8 +3,8 @@
 #   1. gpupool up: gpupoold and three agents with simulated GPUs (two 8 x A100-80GB nodes with
 #      NVLink, one 4 x T4 node) through the mock NVML library — or this machine's GPUs when its
 #      NVML library loads;
-#   2. a tenant and three jobs: a 2-node gang of 8 GPUs each, 2 whole GPUs, a quarter GPU with
-#      10 GiB;
+#   2. a read-only volume (a directory of this machine), a tenant and three jobs: a 2-node gang
+#      of 8 GPUs each, 2 whole GPUs that read the volume, a quarter GPU with 10 GiB;
 #   3. shows them running, where they run and what they print; the pool stays up.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -23,10 +23,13 @@ gp() { echo "\$ gpupool $*" >&2; "$BIN/gpupool" "$@"; }
 echo
 gp get nodes
 "$BIN/gpupool" tenant create demo --quota-gpus 24 >/dev/null 2>&1 || true
+mkdir -p "$DIR/datasets"
+echo "hello from the datasets volume" >"$DIR/datasets/README"
+gp volume create datasets --path "$(realpath "$DIR/datasets")" --read-only >/dev/null
 gp submit --tenant demo --name gang --gpus 8 --replicas 2 \
     -- sh -c 'echo "rank $RANK of $WORLD_SIZE, master $MASTER_ADDR:$MASTER_PORT"; sleep 600'
-gp submit --tenant demo --name two-gpus --gpus 2 --topology prefer-nvlink \
-    -- sh -c 'echo "my GPUs: $CUDA_VISIBLE_DEVICES"; sleep 600'
+gp submit --tenant demo --name two-gpus --gpus 2 --topology prefer-nvlink --volume datasets \
+    -- sh -c 'echo "my GPUs: $CUDA_VISIBLE_DEVICES; $(cat $GPUPOOL_DATA_DIR/datasets/README)"; sleep 600'
 gp submit --tenant demo --name quarter --gpu-milli 250 --gpu-memory 10Gi \
     -- sh -c 'echo "my share: $GPUPOOL_GPU_CORE_LIMIT% of a GPU, $GPUPOOL_GPU_MEMORY_LIMIT_MIB MiB"; sleep 600'
 for _ in $(seq 50); do

@@ -1,5 +1,6 @@
 /*
- * The agent's rounds (see agent.h): register, then probe → heartbeat → converge, forever.
+ * The agent's rounds (see agent.h): register, then probe → heartbeat → converge, forever; and
+ * between rounds, a long-poll of the desired replicas that converges as soon as they change.
  *
  * The controller is the source of what should run; the replica directories are the source of
  * what does. A round never waits for a process: starting detaches a supervisor, stopping sends
@@ -7,6 +8,7 @@
  * running and their ends stay recorded in their directories until a heartbeat gets through.
  */
 #include "agent/agent.h"
+#include "agent/mig.h"
 
 #include "agent/logserve.h"
 #include "agent/nvml.h"
@@ -32,6 +34,7 @@ struct gp_agent {
     gp_http_client *http;   /* with the agent token */
     char token[128];
     bool registered;
+    int64_t version; /* of the last desired replicas converged on; 0 = none yet */
 };
 
 /* The host's CPUs (milli) and memory (MiB), for the registration. */
@@ -57,17 +60,19 @@ static int save_token(const gp_agent *a, gp_diag *d)
     return ok ? 0 : gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
 }
 
-/* POSTs doc to path with client c; the answer in *resp (a new reference) when status is 2xx,
- * else an error naming the controller's message. */
-static int call_json(gp_http_client *c, const char *path, json_t *doc, json_t **resp, gp_diag *d)
+/* Calls path with client c, sending doc (none when NULL); the answer in *resp (a new reference)
+ * when status is 2xx, else an error naming the controller's message. */
+static int call_json(gp_http_client *c, const char *method, const char *path, json_t *doc,
+                     json_t **resp, gp_diag *d)
 {
-    char *body = json_dumps(doc, JSON_COMPACT);
-    if (!body) {
+    char *body = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    if (doc && !body) {
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     int status = 0;
     char *text = NULL;
-    int rc = gp_http_call(c, "POST", path, body, strlen(body), NULL, &status, &text, NULL, d);
+    int rc =
+        gp_http_call(c, method, path, body, body ? strlen(body) : 0, NULL, &status, &text, NULL, d);
     free(body);
     if (rc < 0) {
         return rc;
@@ -103,7 +108,7 @@ static int do_register(gp_agent *a, gp_diag *d)
                  : gp_diag_set(d, GP_ENOMEM, "out of memory");
     json_t *resp = NULL;
     if (rc == 0) {
-        rc = call_json(join, "/v1/nodes", doc, &resp, d);
+        rc = call_json(join, "POST", "/v1/nodes", doc, &resp, d);
     }
     gp_http_client_free(join);
     json_decref(doc);
@@ -254,30 +259,45 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
 }
 
 /* The spec gpupool-run reads: the desired replica, plus what the agent adds: the fractional-GPU
- * limits for the enforcement library. (A MIG slice is shown to the job by its parent GPU's UUID
- * for now: mapping the controller's slice to the MIG device needs NVML's GPU instance
- * placements, which the inventory does not read yet.) */
-static char *run_spec(json_t *want)
+ * limits for the enforcement library, and for a MIG slice the MIG device's UUID (the instance is
+ * made to match the controller's choice of profile and placement; see mig.h). *out is the text;
+ * on failure (a MIG instance that cannot be made now) d says why and the next round retries. */
+static int run_spec(gp_agent *a, json_t *want, char **out, gp_diag *d)
 {
+    *out = NULL;
     json_t *spec = json_deep_copy(want);
     json_t *gpus = json_object_get(spec, "gpus"), *extra = json_object();
+    const char *profile = NULL;
+    json_unpack(spec, "{s:{s:{s:s}}}", "spec", "resources", "mig_profile", &profile);
     size_t i;
     json_t *g;
+    int rc = 0;
     json_array_foreach(gpus, i, g)
     {
-        int milli = 1000, start = -1;
+        int milli = 1000, start = -1, index = -1;
         json_int_t mem = 0;
-        json_unpack(g, "{s?i, s?I, s?i}", "milli", &milli, "memory_mib", &mem, "mig_start", &start);
-        if (start < 0 && milli < 1000) {
+        json_unpack(g, "{s?i, s?i, s?I, s?i}", "index", &index, "milli", &milli, "memory_mib", &mem,
+                    "mig_start", &start);
+        if (start >= 0 && rc == 0) {
+            char uuid[96];
+            rc = profile
+                     ? gp_nvml_mig_ensure(a->nvml, index, profile, start, uuid, sizeof(uuid), d)
+                     : gp_diag_set(d, GP_EINVAL, "a MIG slice without spec.resources.mig_profile");
+            if (rc == 0) {
+                json_object_set_new(g, "mig_uuid", json_string(uuid));
+            }
+        } else if (start < 0 && milli < 1000) {
             json_object_set_new(extra, "GPUPOOL_GPU_MEMORY_LIMIT_MIB",
                                 json_sprintf("%lld", (long long)mem));
             json_object_set_new(extra, "GPUPOOL_GPU_CORE_LIMIT", json_sprintf("%d", milli / 10));
         }
     }
     json_object_set_new(spec, "env_extra", extra);
-    char *text = json_dumps(spec, JSON_COMPACT);
+    if (rc == 0 && !(*out = json_dumps(spec, JSON_COMPACT))) {
+        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
     json_decref(spec);
-    return text;
+    return rc;
 }
 
 /* Carries out the plan. Errors of one action are logged; the next round retries. */
@@ -298,9 +318,11 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
         const gp_local_replica *l = plan[i].kind == GP_ACT_START ? NULL : &local[plan[i].index];
         switch (plan[i].kind) {
         case GP_ACT_START: {
-            char *spec = run_spec(json_array_get(desired, (size_t)plan[i].index));
-            rc = spec ? gp_replicas_start(&env, &keys[plan[i].index], spec, &d)
-                      : gp_diag_set(&d, GP_ENOMEM, "out of memory");
+            char *spec = NULL;
+            rc = run_spec(a, json_array_get(desired, (size_t)plan[i].index), &spec, &d);
+            if (rc == 0) {
+                rc = gp_replicas_start(&env, &keys[plan[i].index], spec, &d);
+            }
             free(spec);
             break;
         }
@@ -325,6 +347,29 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
     free(plan);
 }
 
+/* Converges on the desired replicas of an answer (heartbeat or long-poll) and records its
+ * version. */
+static void converge_to(gp_agent *a, json_t *answer, const gp_local_replica *local, int nlocal)
+{
+    json_t *desired = json_object_get(answer, "desired");
+    int nkeys = (int)json_array_size(desired);
+    gp_replica_key *keys = calloc((size_t)nkeys + 1, sizeof(*keys));
+    for (int i = 0; keys && i < nkeys; i++) {
+        json_int_t job = 0, epoch = 0;
+        int replica = 0;
+        json_unpack(json_array_get(desired, (size_t)i), "{s:I, s:i, s:I}", "job", &job, "replica",
+                    &replica, "epoch", &epoch);
+        keys[i] = (gp_replica_key){job, replica, epoch};
+    }
+    if (keys) {
+        carry_out(a, desired, keys, nkeys, local, nlocal);
+        json_int_t version = 0;
+        json_unpack(answer, "{s?I}", "version", &version);
+        a->version = version; /* 0 (a controller without versions): no long-poll */
+    }
+    free(keys);
+}
+
 int gp_agent_round(gp_agent *a, gp_diag *d)
 {
     if (!a->registered && do_register(a, d) < 0) {
@@ -339,7 +384,7 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
     json_t *beat = heartbeat_doc(a, local, nlocal), *resp = NULL;
     char path[128];
     snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", a->cfg.name);
-    rc = beat ? call_json(a->http, path, beat, &resp, d) : GP_ENOMEM;
+    rc = beat ? call_json(a->http, "POST", path, beat, &resp, d) : GP_ENOMEM;
     json_decref(beat);
     if (rc == GP_EAUTH || rc == GP_ENOENT) {
         a->registered = false; /* token revoked or the node forgotten: register again */
@@ -348,21 +393,45 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
         free(local);
         return 0; /* d says why; jobs keep running */
     }
-    json_t *desired = json_object_get(resp, "desired");
-    int nkeys = (int)json_array_size(desired);
-    gp_replica_key *keys = calloc((size_t)nkeys + 1, sizeof(*keys));
-    for (int i = 0; keys && i < nkeys; i++) {
-        json_int_t job = 0, epoch = 0;
-        int replica = 0;
-        json_unpack(json_array_get(desired, (size_t)i), "{s:I, s:i, s:I}", "job", &job, "replica",
-                    &replica, "epoch", &epoch);
-        keys[i] = (gp_replica_key){job, replica, epoch};
-    }
-    if (keys) {
-        carry_out(a, desired, keys, nkeys, local, nlocal);
-    }
-    free(keys);
+    converge_to(a, resp, local, nlocal);
     free(local);
     json_decref(resp);
     return 0;
+}
+
+/* The long-poll's transport timeout beyond the wait: an answer that has not come by then is
+ * given up (the next round heartbeats anyway), so a stop is never held up for long. */
+#define WATCH_SLACK_MS 1000
+
+int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d)
+{
+    if (!a->registered || a->version <= 0) {
+        return gp_diag_set(d, GP_ESTATE, "no desired replicas to wait on yet");
+    }
+    char path[256];
+    snprintf(path, sizeof(path), "/v1/nodes/%s/desired?version=%lld&wait=%lld", a->cfg.name,
+             (long long)a->version, (long long)(wait_ms > 0 ? wait_ms : 0));
+    json_t *resp = NULL;
+    gp_http_client_set_timeout(a->http, (long)wait_ms + WATCH_SLACK_MS, 10000);
+    int rc = call_json(a->http, "GET", path, NULL, &resp, d);
+    gp_http_client_set_timeout(a->http, 30000, 10000); /* the client's defaults */
+    if (rc < 0) {
+        return rc;
+    }
+    json_int_t version = 0;
+    json_unpack(resp, "{s?I}", "version", &version);
+    if (version == a->version) {
+        json_decref(resp);
+        return 0;
+    }
+    gp_local_replica *local = NULL;
+    int nlocal = 0;
+    rc = gp_replicas_scan(a->cfg.state_dir, 2 * a->cfg.heartbeat_ms + 5000, &local, &nlocal, d);
+    if (rc == 0) {
+        GP_LOG(GP_LOG_DEBUG, "agent", "desired changed version=%lld", (long long)version);
+        converge_to(a, resp, local, nlocal);
+    }
+    free(local);
+    json_decref(resp);
+    return rc < 0 ? rc : 1;
 }

@@ -3,9 +3,11 @@
  * controller using a join token, then runs a level-triggered loop: each round it reads what its
  * replica directories say, sends a heartbeat (replica states, GPU readings), receives the
  * node's desired replicas, and starts and stops gpupool-run supervisors to converge
- * (converge.h). Nothing of a running job depends on the agent process: supervisors run in
- * sessions of their own, so a restarted agent (even after kill -9) finds them through their
- * directories (replica_dir.h) and reports what happened meanwhile.
+ * (converge.h). Between rounds it long-polls the desired replicas (gp_agent_watch), so a
+ * replica placed on the node starts within milliseconds, not at the next heartbeat. Nothing of a
+ * running job depends on the agent process: supervisors run in sessions of their own, so a
+ * restarted agent (even after kill -9) finds them through their directories (replica_dir.h) and
+ * reports what happened meanwhile.
  *
  * State directory layout:
  *   agent.token                 the node's agent token (0600), from the last registration
@@ -50,5 +52,13 @@ void gp_agent_free(gp_agent *a);
 /* One round: probe, heartbeat, converge. A controller that cannot be reached is not an error
  * of the round (the replicas keep running; the next round retries); d then says why. */
 int gp_agent_round(gp_agent *a, gp_diag *d);
+
+/* Between rounds: waits up to wait_ms for the node's desired replicas to change (a long-poll of
+ * GET /v1/nodes/NAME/desired with the version of the last answer) and converges on them at once
+ * when they did. The call itself may last up to wait_ms plus 1 s (then it gives up). Returns 1
+ * after converging on a change, 0 when the wait ended without one, or a negative GP_E* code
+ * with d set when it could not ask (no heartbeat answered yet, a controller without the
+ * endpoint, unreachable): the caller then waits for the next round instead. */
+int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d);
 
 #endif

@@ -10,6 +10,11 @@
  * discover prints what NVML reports about this machine as JSON (see discover.h) and exits.
  * Runs until SIGTERM or SIGINT; stopping the agent never stops the jobs. Exit codes: 0 after a
  * clean stop, 1 when it cannot start (NVML, registration), 2 for bad usage.
+ *
+ * The loop: a round (heartbeat, converge) every --heartbeat ms; between rounds, long-polls of
+ * the desired replicas (gp_agent_watch) lasting until the next round but at most WATCH_MAX_MS
+ * each, so a signal, which stays pending while a call is in flight, is taken within about a
+ * second.
  */
 #include "agent/agent.h"
 #include "agent/discover.h"
@@ -65,6 +70,56 @@ static int read_secret(const char *path, char *buf, size_t cap)
         return -1;
     }
     return 0;
+}
+
+/* The longest long-poll: bounds how long a pending SIGTERM waits for the call in flight. */
+#define WATCH_MAX_MS 1000
+/* Less time than this before the next round is slept, not polled. */
+#define WATCH_MIN_MS 20
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Waits up to ms (0: just looks) for SIGINT or SIGTERM; the signal, or -1. */
+static int wait_signal(const sigset_t *set, int64_t ms)
+{
+    ms = ms > 0 ? ms : 0;
+    struct timespec ts = {(time_t)(ms / 1000), (long)(ms % 1000) * 1000000};
+    return sigtimedwait(set, NULL, &ts);
+}
+
+/* Rounds every heartbeat_ms and long-polls between them, until a signal; returns it. */
+static int run_loop(gp_agent *a, const gp_agent_config *cfg, const sigset_t *set)
+{
+    int sig = -1;
+    int64_t next = mono_ms();
+    while (sig < 0) {
+        gp_diag d;
+        gp_diag_clear(&d);
+        int64_t now = mono_ms();
+        if (now >= next) {
+            if (gp_agent_round(a, &d) < 0 || d.code) {
+                GP_LOG(GP_LOG_WARN, "agent", "round: %s", d.msg);
+            }
+            next = now + cfg->heartbeat_ms;
+            sig = wait_signal(set, 0);
+            continue;
+        }
+        int64_t left = next - now;
+        if (left >= WATCH_MIN_MS) {
+            if (gp_agent_watch(a, left < WATCH_MAX_MS ? left : WATCH_MAX_MS, &d) >= 0) {
+                sig = wait_signal(set, 0);
+                continue;
+            }
+            GP_LOG(GP_LOG_DEBUG, "agent", "long-poll: %s", d.msg);
+        }
+        sig = wait_signal(set, next - mono_ms()); /* the next round will do */
+    }
+    return sig;
 }
 
 static bool number(const char *s, int64_t lo, int64_t hi, int64_t *out)
@@ -206,15 +261,7 @@ int main(int argc, char **argv)
         gp_http_client_global_cleanup();
         return 1;
     }
-    int sig = -1;
-    while (sig < 0) {
-        gp_diag_clear(&d);
-        if (gp_agent_round(a, &d) < 0 || d.code) {
-            GP_LOG(GP_LOG_WARN, "agent", "round: %s", d.msg);
-        }
-        struct timespec ts = {cfg.heartbeat_ms / 1000, (cfg.heartbeat_ms % 1000) * 1000000};
-        sig = sigtimedwait(&set, NULL, &ts);
-    }
+    int sig = run_loop(a, &cfg, &set);
     GP_LOG(GP_LOG_INFO, "agent", "signal=%d stopping; jobs keep running", sig);
     gp_agent_free(a);
     gp_http_client_global_cleanup();

@@ -6,7 +6,7 @@
 
 static void set_if_known(json_t *o, const char *key, int64_t v)
 {
-    if (v >= 0) {
+    if (o && v >= 0) {
         json_object_set_new(o, key, json_integer((json_int_t)v));
     }
 }
@@ -43,9 +43,13 @@ static json_t *gpu_doc(const gp_nvml *h, const gp_nvml_gpu *g)
         }
     }
     for (int m = 0; m < g->nmig; m++) {
-        json_array_append_new(mig, json_pack("{s:s, s:s, s:I}", "uuid", g->mig[m].uuid, "profile",
-                                             g->mig[m].profile, "memory_mib",
-                                             (json_int_t)g->mig[m].memory_mib));
+        const gp_nvml_mig *d = &g->mig[m];
+        json_t *o = json_pack("{s:s, s:s, s:I}", "uuid", d->uuid, "profile", d->profile,
+                              "memory_mib", (json_int_t)d->memory_mib);
+        set_if_known(o, "gpu_instance", d->gpu_instance);
+        set_if_known(o, "start", d->start);
+        set_if_known(o, "size", d->size);
+        json_array_append_new(mig, o);
     }
     const char *mode = g->mig_mode < 0 ? "unsupported" : g->mig_mode ? "on" : "off";
     return json_pack("{s:i, s:s, s:s, s:I, s:s, s:i, s:o, s:s, s:o, s:o}", "index", g->index,

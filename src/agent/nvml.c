@@ -14,17 +14,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* One pointer per NVML function, named like the function. */
-struct nvml_fns {
-#define GP_NVML_PTR(ret, name, params, required) ret(*name) params;
-    GP_NVML_FUNCS(GP_NVML_PTR)
-#undef GP_NVML_PTR
-};
-
 struct gp_nvml {
     void *dl;
     char path[256];
-    struct nvml_fns fn;
+    struct gp_nvml_fns fn; /* one pointer per NVML function, named like the function */
     int ndev;
     nvmlDevice_t dev[GP_NVML_MAX_GPUS];
 };
@@ -36,12 +29,13 @@ struct gp_nvml_events {
 
 struct sym {
     const char *name;
-    size_t offset; /* of the pointer in struct nvml_fns */
+    size_t offset; /* of the pointer in struct gp_nvml_fns */
     int required;
 };
 
 static const struct sym syms[] = {
-#define GP_NVML_SYM(ret, name, params, required) {#name, offsetof(struct nvml_fns, name), required},
+#define GP_NVML_SYM(ret, name, params, required)                                                   \
+    {#name, offsetof(struct gp_nvml_fns, name), required},
     GP_NVML_FUNCS(GP_NVML_SYM)
 #undef GP_NVML_SYM
 };
@@ -63,7 +57,10 @@ static int map_rc(nvmlReturn_t rc)
     case NVML_ERROR_MEMORY:
         return GP_ENOMEM;
     case NVML_ERROR_UNINITIALIZED:
+    case NVML_ERROR_IN_USE:
         return GP_ESTATE;
+    case NVML_ERROR_INSUFFICIENT_RESOURCES:
+        return GP_ENOSPC;
     case NVML_ERROR_INVALID_ARGUMENT:
         return GP_EINVAL;
     default:
@@ -81,6 +78,21 @@ static int fail(const gp_nvml *h, gp_diag *d, nvmlReturn_t rc, int gpu, const ch
     }
     return gp_diag_set(d, map_rc(rc), "%s: %s: %s (NVML %d)", h->path, fname, msg ? msg : "error",
                        (int)rc);
+}
+
+int gp_nvml_fail(const gp_nvml *h, gp_diag *d, int nvml_rc, int gpu, const char *fname)
+{
+    return fail(h, d, (nvmlReturn_t)nvml_rc, gpu, fname);
+}
+
+const struct gp_nvml_fns *gp_nvml_fns(const gp_nvml *h)
+{
+    return &h->fn;
+}
+
+nvmlDevice_t gp_nvml_device(const gp_nvml *h, int gpu)
+{
+    return h->dev[gpu];
 }
 
 /* Resolves every symbol of the table; the first missing required one fails. */
@@ -280,6 +292,41 @@ static void profile_of(const char *name, char *out, size_t len)
     snprintf(out, len, "%s", p && gp_mig_name_valid(p) ? p : "");
 }
 
+/* The id and placement of MIG device m's GPU instance; -1 each where NVML cannot tell (older
+ * drivers, or an unprivileged caller: nvmlDeviceGetGpuInstanceById needs root). */
+static int placement_of(const gp_nvml *h, int i, nvmlDevice_t m, gp_nvml_mig *mig, gp_diag *d)
+{
+    mig->gpu_instance = mig->start = mig->size = -1;
+    if (!h->fn.nvmlDeviceGetGpuInstanceId || !h->fn.nvmlDeviceGetGpuInstanceById ||
+        !h->fn.nvmlGpuInstanceGetInfo) {
+        return 0;
+    }
+    unsigned int id = 0;
+    nvmlGpuInstance_t gi = NULL;
+    nvmlGpuInstanceInfo_t info;
+    memset(&info, 0, sizeof(info));
+    const char *what = "nvmlDeviceGetGpuInstanceId";
+    nvmlReturn_t rc = h->fn.nvmlDeviceGetGpuInstanceId(m, &id);
+    if (rc == NVML_SUCCESS) {
+        mig->gpu_instance = (int)id;
+        what = "nvmlDeviceGetGpuInstanceById";
+        rc = h->fn.nvmlDeviceGetGpuInstanceById(h->dev[i], id, &gi);
+    }
+    if (rc == NVML_SUCCESS) {
+        what = "nvmlGpuInstanceGetInfo";
+        rc = h->fn.nvmlGpuInstanceGetInfo(gi, &info);
+    }
+    if (rc == NVML_ERROR_NOT_SUPPORTED || rc == NVML_ERROR_NO_PERMISSION) {
+        return 0;
+    }
+    if (rc != NVML_SUCCESS) {
+        return fail(h, d, rc, i, what);
+    }
+    mig->start = (int)info.placement.start;
+    mig->size = (int)info.placement.size;
+    return 0;
+}
+
 static int mig_devices(const gp_nvml *h, int i, gp_nvml_gpu *g, gp_diag *d)
 {
     unsigned int max = 0;
@@ -314,6 +361,10 @@ static int mig_devices(const gp_nvml *h, int i, gp_nvml_gpu *g, gp_diag *d)
         }
         profile_of(name, mig->profile, sizeof(mig->profile));
         mig->memory_mib = (int64_t)(mem.total >> 20);
+        int prc = placement_of(h, i, m, mig, d);
+        if (prc < 0) {
+            return prc;
+        }
         g->nmig++;
     }
     return 0;

@@ -10,13 +10,14 @@
  * Lifetimes and threads: a gp_nvml is read-only after gp_nvml_open; NVML itself is thread-safe,
  * so gp_nvml_inventory, gp_nvml_sample and an event set may be used from different threads at
  * once. An event set must be closed before the gp_nvml it came from. Several gp_nvml may be open
- * at once (NVML counts its initialisations).
+ * at once (NVML counts its initialisations). gp_nvml_mig_ensure (mig.h) changes a GPU's MIG
+ * layout; an inventory taken meanwhile may see it half done.
  *
  * Errors: 0 or a negative GP_E* code, with what failed (the NVML function, the GPU, NVML's own
  * message) in the gp_diag. NVML codes map to GP_EUNAVAIL for GPU_IS_LOST (the GPU fell off the
  * bus) and DRIVER_NOT_LOADED, GP_ENOTSUP for NOT_SUPPORTED, GP_EPERM for NO_PERMISSION,
- * GP_ENOENT for NOT_FOUND, GP_ENOMEM for MEMORY, GP_ESTATE for UNINITIALIZED, GP_EINVAL for
- * INVALID_ARGUMENT, and GP_EIO for the rest.
+ * GP_ENOENT for NOT_FOUND, GP_ENOMEM for MEMORY, GP_ESTATE for UNINITIALIZED and IN_USE,
+ * GP_ENOSPC for INSUFFICIENT_RESOURCES, GP_EINVAL for INVALID_ARGUMENT, and GP_EIO for the rest.
  */
 #ifndef GP_AGENT_NVML_H
 #define GP_AGENT_NVML_H
@@ -39,6 +40,12 @@ typedef struct gp_nvml_mig {
     char uuid[96];      /* "MIG-…" */
     char profile[32];   /* "1g.10gb", from the device name; "" when the name carries none */
     int64_t memory_mib; /* total memory of the instance */
+    /* Its GPU instance: id, and placement in memory slices (start 0..7, size 1, 2, 4 or 8).
+     * -1 when NVML does not tell (a driver without the GPU instance API, or a caller without
+     * the privileges nvmlDeviceGetGpuInstanceById needs). */
+    int gpu_instance;
+    int start;
+    int size;
 } gp_nvml_mig;
 
 typedef struct gp_nvml_gpu {
@@ -107,9 +114,11 @@ const char *gp_nvml_path(const gp_nvml *h);
  * Fills *inv with the driver and every GPU. NUMA comes from nvmlDeviceGetMemoryAffinity (node
  * scope; the lowest node when several are equally near); NVLink peers from the active links'
  * remote PCI addresses, mapped to local GPU indexes, and from links to NVSwitches; MIG devices
- * from the GPU's MIG handles. Any NVML failure on a GPU fails the whole call (a GPU that cannot
- * be described must not be offered): the message names the GPU and the function. On failure
- * *inv is unspecified.
+ * from the GPU's MIG handles, each with its GPU instance's id and placement (nvmlDeviceGet-
+ * GpuInstanceId, nvmlDeviceGetGpuInstanceById, nvmlGpuInstanceGetInfo; -1 where NVML answers
+ * NOT_SUPPORTED or NO_PERMISSION). Any other NVML failure on a GPU fails the whole call (a GPU
+ * that cannot be described must not be offered): the message names the GPU and the function. On
+ * failure *inv is unspecified.
  */
 int gp_nvml_inventory(const gp_nvml *h, gp_nvml_inv *inv, gp_diag *d);
 
@@ -131,6 +140,17 @@ int gp_nvml_events_open(const gp_nvml *h, gp_nvml_events **out, gp_diag *d);
 int gp_nvml_events_wait(gp_nvml_events *e, unsigned int timeout_ms, gp_nvml_event *ev, gp_diag *d);
 /* Frees the event set. Accepts NULL. */
 void gp_nvml_events_close(gp_nvml_events *e);
+
+/*
+ * For the agent's other NVML modules (mig.c), which include agent/nvml_abi.h for the types:
+ * the resolved function table (optional functions the library lacks are NULL), the handle of GPU
+ * gpu (0 ≤ gpu < gp_nvml_count), and the failure recorder every NVML error goes through: it
+ * records "GPU <gpu>: <fname>: <NVML's message> (NVML <rc>)" (gpu -1: the library's path instead
+ * of the GPU) and returns the mapped GP_E* code. All borrowed from h.
+ */
+const struct gp_nvml_fns *gp_nvml_fns(const gp_nvml *h);
+struct nvmlDevice_st *gp_nvml_device(const gp_nvml *h, int gpu);
+int gp_nvml_fail(const gp_nvml *h, gp_diag *d, int nvml_rc, int gpu, const char *fname);
 
 /*
  * The controller's node registration document (see src/ctl/node.c):

@@ -8,7 +8,8 @@
  * assertions at the end. Two users share this header:
  *
  *   - src/agent/nvml.c resolves every function of GP_NVML_FUNCS with dlsym into a table of
- *     pointers (no direct calls, so the agent runs on hosts without a driver);
+ *     pointers, struct gp_nvml_fns (no direct calls, so the agent runs on hosts without a
+ *     driver); src/agent/mig.c calls the MIG management functions through the same table;
  *   - src/nvml-mock defines the same functions; the prototypes below make the compiler check
  *     that its definitions have exactly the real signatures.
  */
@@ -57,9 +58,13 @@ typedef enum nvmlReturn_enum {
 #undef GP_NVML_RETURN_ENUM
 } nvmlReturn_t;
 
-/* Opaque handles. The real library and the mock each define the structs behind them. */
+/* Opaque handles. The real library and the mock each define the structs behind them. A MIG
+ * device is an nvmlDevice_t too; a GPU instance and a compute instance have handles of their own.
+ */
 typedef struct nvmlDevice_st *nvmlDevice_t;
 typedef struct nvmlEventSet_st *nvmlEventSet_t;
+typedef struct nvmlGpuInstance_st *nvmlGpuInstance_t;
+typedef struct nvmlComputeInstance_st *nvmlComputeInstance_t;
 
 /* Buffer sizes of the string getters (large enough for every value the driver returns). */
 #define NVML_DEVICE_UUID_V2_BUFFER_SIZE        96
@@ -73,6 +78,40 @@ typedef struct nvmlEventSet_st *nvmlEventSet_t;
 /* nvmlDeviceGetMigMode modes. */
 #define NVML_DEVICE_MIG_DISABLE 0
 #define NVML_DEVICE_MIG_ENABLE  1
+
+/*
+ * GPU instance profiles: the `profile` argument of nvmlDeviceGetGpuInstanceProfileInfoV is one of
+ * these indexes; the info it fills carries the profile id (nvidia-smi's "ID", 19 for 1g.10gb on
+ * an H100) that the other GPU instance functions take. REV2 is the single-slice profile with
+ * twice the memory (1g.20gb on 80 GB parts). Newer headers append more (GFX, NO_ME, ALL_ME
+ * variants) and raise the count; their names never match a plain "<c>g.<m>gb" profile.
+ */
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE      0x0
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE      0x1
+#define NVML_GPU_INSTANCE_PROFILE_3_SLICE      0x2
+#define NVML_GPU_INSTANCE_PROFILE_4_SLICE      0x3
+#define NVML_GPU_INSTANCE_PROFILE_7_SLICE      0x4
+#define NVML_GPU_INSTANCE_PROFILE_8_SLICE      0x5
+#define NVML_GPU_INSTANCE_PROFILE_6_SLICE      0x6
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_GPU_INSTANCE_PROFILE_2_SLICE_REV1 0x8
+#define NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2 0x9
+#define NVML_GPU_INSTANCE_PROFILE_COUNT        0xA
+
+/* Compute instance profiles (indexes, and also the ids the compute instance functions take). */
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE      0x0
+#define NVML_COMPUTE_INSTANCE_PROFILE_2_SLICE      0x1
+#define NVML_COMPUTE_INSTANCE_PROFILE_3_SLICE      0x2
+#define NVML_COMPUTE_INSTANCE_PROFILE_4_SLICE      0x3
+#define NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE      0x4
+#define NVML_COMPUTE_INSTANCE_PROFILE_8_SLICE      0x5
+#define NVML_COMPUTE_INSTANCE_PROFILE_6_SLICE      0x6
+#define NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE_REV1 0x7
+#define NVML_COMPUTE_INSTANCE_PROFILE_COUNT        0x8
+
+/* Engine profiles of compute instances: all engines of the GPU instance shared. */
+#define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED 0x0
+#define NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_COUNT  0x1
 
 /* Event types (nvmlDeviceRegisterEvents mask, nvmlEventData_t.eventType). */
 #define nvmlEventTypeSingleBitEccError 0x0000000000000001LL
@@ -152,6 +191,74 @@ typedef struct nvmlEventData_st {
     unsigned int computeInstanceId; /* likewise */
 } nvmlEventData_t;
 
+/* Where a GPU instance lies: its first memory slice and the number of memory slices. */
+typedef struct nvmlGpuInstancePlacement_st {
+    unsigned int start;
+    unsigned int size;
+} nvmlGpuInstancePlacement_t;
+
+/* nvmlDeviceGetGpuInstanceProfileInfoV's answer; the caller sets version first. */
+typedef struct nvmlGpuInstanceProfileInfo_v2_st {
+    unsigned int version; /* nvmlGpuInstanceProfileInfo_v2 */
+    unsigned int id;      /* the profile id the other GPU instance functions take */
+    unsigned int isP2pSupported;
+    unsigned int sliceCount;    /* compute slices (the "g" of "3g.40gb") */
+    unsigned int instanceCount; /* at most this many instances of the profile per GPU */
+    unsigned int multiprocessorCount;
+    unsigned int copyEngineCount;
+    unsigned int decoderCount;
+    unsigned int encoderCount;
+    unsigned int jpegCount;
+    unsigned int ofaCount;
+    unsigned long long memorySizeMB;
+    char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE]; /* "MIG 1g.10gb" */
+} nvmlGpuInstanceProfileInfo_v2_t;
+
+/* A versioned struct's version word: its size, and the version in the top byte. */
+#define GP_NVML_STRUCT_VERSION(type, ver) (unsigned int)(sizeof(type) | ((unsigned int)(ver) << 24))
+#define nvmlGpuInstanceProfileInfo_v2     GP_NVML_STRUCT_VERSION(nvmlGpuInstanceProfileInfo_v2_t, 2)
+
+typedef struct nvmlGpuInstanceInfo_st {
+    nvmlDevice_t device; /* the parent GPU */
+    unsigned int id;     /* GPU instance id, unique on the GPU */
+    unsigned int profileId;
+    nvmlGpuInstancePlacement_t placement;
+} nvmlGpuInstanceInfo_t;
+
+typedef struct nvmlComputeInstanceProfileInfo_st {
+    unsigned int id;
+    unsigned int sliceCount; /* compute slices of the GPU instance it takes */
+    unsigned int instanceCount;
+    unsigned int multiprocessorCount;
+    unsigned int sharedCopyEngineCount;
+    unsigned int sharedDecoderCount;
+    unsigned int sharedEncoderCount;
+    unsigned int sharedJpegCount;
+    unsigned int sharedOfaCount;
+} nvmlComputeInstanceProfileInfo_t;
+
+typedef struct nvmlComputeInstancePlacement_st {
+    unsigned int start;
+    unsigned int size;
+} nvmlComputeInstancePlacement_t;
+
+typedef struct nvmlComputeInstanceInfo_st {
+    nvmlDevice_t device;           /* the parent GPU */
+    nvmlGpuInstance_t gpuInstance; /* the GPU instance it belongs to */
+    unsigned int id;               /* compute instance id, unique in its GPU instance */
+    unsigned int profileId;
+    nvmlComputeInstancePlacement_t placement;
+} nvmlComputeInstanceInfo_t;
+
+/* A process using a GPU (nvmlDeviceGetComputeRunningProcesses_v3). On a GPU in MIG mode the
+ * instance ids say where it runs; otherwise they are ~0u. */
+typedef struct nvmlProcessInfo_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory; /* bytes */
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
 /*
  * X(return type, symbol, (parameters), required): the functions gpupool calls. Optional ones
  * (0) are absent from older drivers; the agent then does without what they give (see nvml.h).
@@ -184,6 +291,41 @@ typedef struct nvmlEventData_st {
     X(nvmlReturn_t, nvmlDeviceGetMaxMigDeviceCount, (nvmlDevice_t device, unsigned int *count), 0) \
     X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                                           \
       (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice), 0)                       \
+    X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int *id), 0)        \
+    X(nvmlReturn_t, nvmlDeviceGetGpuInstanceById,                                                  \
+      (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t *gpuInstance), 0)                   \
+    X(nvmlReturn_t, nvmlGpuInstanceGetInfo,                                                        \
+      (nvmlGpuInstance_t gpuInstance, nvmlGpuInstanceInfo_t *info), 0)                             \
+    X(nvmlReturn_t, nvmlDeviceGetGpuInstanceProfileInfoV,                                          \
+      (nvmlDevice_t device, unsigned int profile, nvmlGpuInstanceProfileInfo_v2_t *info), 0)       \
+    X(nvmlReturn_t, nvmlDeviceGetGpuInstancePossiblePlacements_v2,                                 \
+      (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstancePlacement_t *placements,        \
+       unsigned int *count),                                                                       \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceGetGpuInstances,                                                     \
+      (nvmlDevice_t device, unsigned int profileId, nvmlGpuInstance_t *gpuInstances,               \
+       unsigned int *count),                                                                       \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceCreateGpuInstanceWithPlacement,                                      \
+      (nvmlDevice_t device, unsigned int profileId, const nvmlGpuInstancePlacement_t *placement,   \
+       nvmlGpuInstance_t *gpuInstance),                                                            \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlGpuInstanceDestroy, (nvmlGpuInstance_t gpuInstance), 0)                    \
+    X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstanceProfileInfo,                                  \
+      (nvmlGpuInstance_t gpuInstance, unsigned int profile, unsigned int engProfile,               \
+       nvmlComputeInstanceProfileInfo_t *info),                                                    \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlGpuInstanceGetComputeInstances,                                            \
+      (nvmlGpuInstance_t gpuInstance, unsigned int profileId,                                      \
+       nvmlComputeInstance_t *computeInstances, unsigned int *count),                              \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlGpuInstanceCreateComputeInstance,                                          \
+      (nvmlGpuInstance_t gpuInstance, unsigned int profileId,                                      \
+       nvmlComputeInstance_t *computeInstance),                                                    \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlComputeInstanceDestroy, (nvmlComputeInstance_t computeInstance), 0)        \
+    X(nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3,                                       \
+      (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos), 0)                 \
     X(nvmlReturn_t, nvmlDeviceGetUtilizationRates,                                                 \
       (nvmlDevice_t device, nvmlUtilization_t *utilization), 1)                                    \
     X(nvmlReturn_t, nvmlDeviceGetTemperature,                                                      \
@@ -209,6 +351,14 @@ typedef struct nvmlEventData_st {
 GP_NVML_FUNCS(GP_NVML_PROTO)
 #undef GP_NVML_PROTO
 
+/* The agent's table of pointers to these functions: src/agent/nvml.c fills it with dlsym (an
+ * optional function the library lacks stays NULL) and src/agent/mig.c calls through it. */
+struct gp_nvml_fns {
+#define GP_NVML_PTR(ret, name, params, required) ret(*name) params;
+    GP_NVML_FUNCS(GP_NVML_PTR)
+#undef GP_NVML_PTR
+};
+
 /* The layouts of the real header (x86-64 and aarch64 LP64). */
 _Static_assert(offsetof(nvmlPciInfo_t, domain) == 16, "nvmlPciInfo_t layout");
 _Static_assert(offsetof(nvmlPciInfo_t, busId) == 36, "nvmlPciInfo_t layout");
@@ -216,5 +366,18 @@ _Static_assert(sizeof(nvmlPciInfo_t) == 68, "nvmlPciInfo_t size");
 _Static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t size");
 _Static_assert(offsetof(nvmlEventData_t, gpuInstanceId) == 24, "nvmlEventData_t layout");
 _Static_assert(sizeof(nvmlEventData_t) == 32, "nvmlEventData_t size");
+_Static_assert(sizeof(nvmlGpuInstancePlacement_t) == 8, "nvmlGpuInstancePlacement_t size");
+_Static_assert(offsetof(nvmlGpuInstanceProfileInfo_v2_t, memorySizeMB) == 48,
+               "nvmlGpuInstanceProfileInfo_v2_t layout");
+_Static_assert(sizeof(nvmlGpuInstanceProfileInfo_v2_t) == 152,
+               "nvmlGpuInstanceProfileInfo_v2_t size");
+_Static_assert(nvmlGpuInstanceProfileInfo_v2 == 0x02000098u, "nvmlGpuInstanceProfileInfo_v2");
+_Static_assert(offsetof(nvmlGpuInstanceInfo_t, placement) == 16, "nvmlGpuInstanceInfo_t layout");
+_Static_assert(sizeof(nvmlGpuInstanceInfo_t) == 24, "nvmlGpuInstanceInfo_t size");
+_Static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36,
+               "nvmlComputeInstanceProfileInfo_t size");
+_Static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32, "nvmlComputeInstanceInfo_t size");
+_Static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8, "nvmlProcessInfo_t layout");
+_Static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t size");
 
 #endif

@@ -94,6 +94,11 @@ void api_pclasses_get(api_req *rq);
 void api_pclasses_create(api_req *rq);
 void api_pclasses_update(api_req *rq);
 void api_pclasses_delete(api_req *rq);
+/* GET /v1/nodes/{node}/desired (desired.c). */
+void api_nodes_desired(api_req *rq);
+/* The node's desired document, {"node", "version", "cordoned", "desired": [...]}, as the
+ * heartbeat and the long-poll answer it. Under the state lock. 0, or GP_ENOMEM. */
+int api_desired_answer(ctl_state *st, ctl_node *n, json_t **out);
 void api_volumes_list(api_req *rq);
 void api_volumes_get(api_req *rq);
 void api_volumes_create(api_req *rq);

@@ -1,7 +1,7 @@
 /*
  * /v1/nodes: registration (with a join token; answers the node's own agent token), heartbeats
- * (replica states and GPU readings in, the node's desired replicas out), reading, and cordon,
- * drain and uncordon.
+ * (replica states and GPU readings in, the node's desired replicas out; see desired.c),
+ * reading, and cordon, drain and uncordon.
  *
  * Liveness is memory only: a heartbeat refreshes it, and a node silent for longer than
  * nodes.heartbeat_timeout is NotReady and gets no new work. After a controller restart every
@@ -16,8 +16,11 @@
 #include "base/log.h"
 #include "net/token.h"
 
+#include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* ---- documents ---- */
 
@@ -171,6 +174,25 @@ static bool same_inventory(const ctl_node *n, json_t *doc)
     return same;
 }
 
+/* n's document, and those of every node sharing a job with n, may have changed. */
+static void desired_moved_with(ctl_state *st, ctl_node *n)
+{
+    ctl_node_desired_changed(st, n);
+    const ctl_held *held;
+    int nheld = ctl_state_held_on(st, n->id, &held);
+    if (nheld < 0) { /* out of memory: the index is unknown, so every node */
+        for (int i = 0; i < st->nnodes; i++) {
+            ctl_node_desired_changed(st, &st->nodes[i]);
+        }
+        return;
+    }
+    for (int k = 0; k < nheld; k++) {
+        if (held[k].job->spec.replicas > 1) {
+            ctl_job_desired_changed(st, held[k].job);
+        }
+    }
+}
+
 static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     register_arg *a = op->arg;
@@ -242,6 +264,9 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
     json_decref(normal);
     ctl_node *n = rc == 0 ? ctl_node_by_name(st, a->name) : NULL;
     if (n) {
+        /* A new address changes the gang documents naming this node, here and on the nodes
+         * sharing its jobs; a replaced node starts with a new version anyway. */
+        desired_moved_with(st, n);
         n->ready = true;
         n->heartbeat_ms = now;
         op->status = old ? 200 : 201;
@@ -282,70 +307,6 @@ typedef struct beat_arg {
     int64_t caller_node; /* 0 = admin */
     json_t *doc;
 } beat_arg;
-
-/* What a gang's replica needs to find the others: its local rank, the master (replica 0's
- * host and a port derived from the job id) and the hostfile (one line per host, slots = the
- * job's replicas there). */
-static void gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
-{
-    json_t *hosts = json_array();
-    int local_rank = 0;
-    for (int k = 0; k < j->spec.replicas; k++) {
-        if (k < r && j->replicas[k].node_id == j->replicas[r].node_id) {
-            local_rank++;
-        }
-        bool first = true;
-        for (int p = 0; p < k && first; p++) {
-            first = j->replicas[p].node_id != j->replicas[k].node_id;
-        }
-        if (!first) {
-            continue;
-        }
-        int slots = 0;
-        for (int p = k; p < j->spec.replicas; p++) {
-            slots += j->replicas[p].node_id == j->replicas[k].node_id;
-        }
-        const ctl_node *n = ctl_node_by_id(st, j->replicas[k].node_id);
-        char host[128];
-        ctl_node_host(n, host, sizeof(host));
-        json_array_append_new(hosts, json_sprintf("%s slots=%d", host, slots));
-    }
-    const ctl_node *master = ctl_node_by_id(st, j->replicas[0].node_id);
-    char host[128];
-    ctl_node_host(master, host, sizeof(host));
-    json_object_set_new(doc, "rank", json_integer(r));
-    json_object_set_new(doc, "local_rank", json_integer(local_rank));
-    json_object_set_new(doc, "master_addr", json_string(host));
-    json_object_set_new(doc, "master_port", json_integer(29500 + j->id % 10000));
-    json_object_set_new(doc, "hostfile", hosts);
-}
-
-/* A desired replica: what the agent must run. */
-static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n)
-{
-    const ctl_replica *rep = &j->replicas[r];
-    json_t *gpus = json_array();
-    for (int s = 0; s < rep->a.nshares; s++) {
-        const gp_gpu_share *sh = &rep->a.shares[s];
-        json_array_append_new(gpus,
-                              json_pack("{s:i, s:s, s:i, s:I, s:i}", "index", sh->gpu, "uuid",
-                                        n->gpus[sh->gpu].uuid, "milli", sh->milli, "memory_mib",
-                                        (json_int_t)sh->mem_mib, "mig_start", sh->mig_start));
-    }
-    json_t *spec = json_loads(j->spec_json, 0, NULL);
-    json_t *doc = json_pack(
-        "{s:I, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:o, s:o}", "job", (json_int_t)j->id, "name",
-        j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size", j->spec.replicas,
-        "restart_count", j->restarts, "cpu_milli", (json_int_t)rep->a.cpu_milli, "memory_mib",
-        (json_int_t)rep->a.memory_mib, "gpus", gpus, "spec", spec ? spec : json_object());
-    if (j->spec.nvolumes > 0) {
-        json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
-    }
-    if (j->spec.replicas > 1) {
-        gang_doc(st, j, r, doc);
-    }
-    return doc;
-}
 
 static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_diag *d)
 {
@@ -466,18 +427,8 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     n->heartbeat_ms = ctl_now_ms();
     gp_cluster_set_schedulable(st->cluster, n->cl, !n->cordoned && !n->draining);
     op->kick |= changed;
-    const ctl_held *held;
-    int nheld = ctl_state_held_on(st, n->id, &held);
-    if (nheld < 0) {
-        return gp_diag_set(d, nheld, "out of memory");
-    }
-    json_t *desired = json_array();
-    for (int k = 0; k < nheld; k++) {
-        json_array_append_new(desired, desired_doc(st, held[k].job, held[k].replica, n));
-    }
-    op->result =
-        json_pack("{s:s, s:b, s:o}", "node", n->name, "cordoned", n->cordoned, "desired", desired);
-    return 0;
+    int rc = api_desired_answer(st, n, &op->result);
+    return rc < 0 ? gp_diag_set(d, rc, "out of memory") : 0;
 }
 
 void api_nodes_heartbeat(api_req *rq)
@@ -560,6 +511,9 @@ static int cordon_run(gpupoold *g, ctl_op *op, gp_diag *d)
     }
     if (rc < 0) {
         return rc;
+    }
+    if (n->cordoned != a->cordon) {
+        ctl_node_desired_changed(&g->st, n); /* the document shows the cordon */
     }
     n->cordoned = a->cordon;
     n->draining = a->drain;

@@ -4,7 +4,9 @@
  *
  * Invariant: memory equals what the store has committed whenever the state lock is free. A
  * group holds the lock from BEGIN to COMMIT; an op that fails is rolled back to its savepoint
- * and has not touched memory; a COMMIT that fails reloads memory from the store.
+ * and has not touched memory; a COMMIT that fails reloads memory from the store. Long-poll
+ * waiters of desired documents are woken (ctl_desired_publish) after the commit, before the
+ * lock is released, so what they are answered has been committed.
  */
 #include "ctl/server.h"
 
@@ -101,6 +103,7 @@ static void run_group(gpupoold *g, ctl_op *ops)
         kick = true;
     }
     ctl_auth_refresh(g);
+    ctl_desired_publish(&g->st);
     pthread_mutex_unlock(&g->st.lock);
     atomic_fetch_add(&g->stats.groups, 1);
     pthread_mutex_lock(&g->qlock);
@@ -120,6 +123,7 @@ static void cycle(gpupoold *g)
     pthread_mutex_lock(&g->st.lock);
     ctl_check_liveness(g);
     int rc = ctl_schedule(g, &d);
+    ctl_desired_publish(&g->st);
     pthread_mutex_unlock(&g->st.lock);
     if (rc < 0) {
         GP_LOG(GP_LOG_ERROR, "sched", "cycle failed: %s", d.msg);

@@ -112,7 +112,13 @@ typedef struct ctl_node {
     bool ready;
     int64_t registered_ms;
     int64_t heartbeat_ms; /* memory only: not worth a write per heartbeat */
+    /* The version of the node's desired document (ctl_node_desired_version); memory only, 0
+     * until first given out. */
+    int64_t desired_version;
 } ctl_node;
+
+/* The long-poll waiters of desired documents (api_nodes.c). */
+typedef struct ctl_desired_waiters ctl_desired_waiters;
 
 typedef enum ctl_job_state {
     CTL_PENDING = 0,
@@ -201,6 +207,14 @@ typedef struct ctl_state {
     ctl_held *held;
     int nheld, capheld;
     uint64_t held_gen, held_built;
+    /* Desired-document versions: the highest given out (kept by ctl_state_clear, so a reload
+     * never repeats one); whether one moved (or the state was reloaded) since the last
+     * ctl_desired_publish; the gen that publish last saw. */
+    int64_t desired_max;
+    bool desired_moved;
+    uint64_t desired_gen;
+    /* Not state, but woken by its changes: kept by ctl_state_clear. */
+    ctl_desired_waiters *waiters;
 } ctl_state;
 
 /* Empties and frees everything in st (the lock is kept). */
@@ -244,6 +258,31 @@ void ctl_state_placements_changed(ctl_state *st);
 int ctl_state_held_on(ctl_state *st, int64_t node_id, const ctl_held **out);
 /* Sets the job's state, keeping the Pending count. */
 void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s);
+
+/* ---- desired documents: versions and long-poll waiters ----
+ * A node's desired document (what the heartbeat and GET /v1/nodes/{node}/desired answer: its
+ * placed replicas, its cordon, its gangs' hosts, their volumes) has a version that moves on
+ * whenever the document may have changed. Versions change under the state lock, so a reader
+ * sees a version with the document it describes; they only grow and never repeat, across
+ * reloads too. Not stored: a node's first version is max(wall clock in ms * 1000, the highest
+ * given out + 1), so after a restart every node starts above anything the old controller gave
+ * out (unless the clock went back, or a node moved 1000 times a millisecond). All under the
+ * state lock. */
+/* The node's current version (given out now if it has none). */
+int64_t ctl_node_desired_version(ctl_state *st, ctl_node *n);
+/* The node's document may have changed: its version moves on (n may be NULL: nothing). */
+void ctl_node_desired_changed(ctl_state *st, ctl_node *n);
+/* The same for every node holding one of j's replicas (its gang's documents name them all). */
+void ctl_job_desired_changed(ctl_state *st, const ctl_job *j);
+/* Wakes the long-poll waiters of every node whose version moved. The committer calls it once
+ * its changes are committed, before it releases the state lock (api_nodes.c). Also moves the
+ * versions of nodes holding jobs with volumes when objects changed (st->gen: volumes are shown
+ * as registered now). */
+void ctl_desired_publish(ctl_state *st);
+/* Starts the waiters' thread (answers waits that end and waiters woken by publish); stop
+ * answers every waiter left 503 and frees them (api_nodes.c). GP_ENOMEM, GP_EIO. */
+int ctl_desired_waiters_start(ctl_state *st, gp_diag *d);
+void ctl_desired_waiters_stop(ctl_state *st);
 
 /* The status document stored beside a job (reason, times, restarts, replicas). New ref. */
 json_t *ctl_job_status_doc(const ctl_job *j);

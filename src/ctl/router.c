@@ -35,6 +35,8 @@ const api_route api_routes[] = {
     {"GET", "/v1/nodes/{node}", R_PEOPLE, api_nodes_get, "Get a node"},
     {"POST", "/v1/nodes/{node}/heartbeat", R_AGENT | R_ADMIN, api_nodes_heartbeat,
      "An agent's heartbeat: replica states and GPU readings in, desired replicas out"},
+    {"GET", "/v1/nodes/{node}/desired", R_AGENT | R_ADMIN, api_nodes_desired,
+     "A node's desired replicas; with version and wait, a long-poll for their next change"},
     {"POST", "/v1/nodes/{node}/cordon", R_STAFF, api_nodes_cordon, "Stop placing work on a node"},
     {"POST", "/v1/nodes/{node}/drain", R_STAFF, api_nodes_drain,
      "Cordon a node and requeue the jobs on it"},

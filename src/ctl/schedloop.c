@@ -339,6 +339,7 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
         free(j->replicas);
         j->replicas = replicas[i];
         ctl_state_placements_changed(st);
+        ctl_job_desired_changed(st, j);
         replicas[i] = NULL;
         j->reason[0] = 0;
         j->start_ms = now;

@@ -163,6 +163,9 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
         rc = ctl_sched_reset(g, d);
     }
     if (rc == 0) {
+        rc = ctl_desired_waiters_start(&g->st, d);
+    }
+    if (rc == 0) {
         ctl_auth_refresh(g);
         rc = g->auth ? ctl_committer_start(g, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
@@ -179,6 +182,7 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
 void ctl_stop(gpupoold *g)
 {
     g->ready = false;
+    ctl_desired_waiters_stop(&g->st); /* before the state goes: its thread reads it */
     ctl_committer_stop(g);
     gp_sched_free(g->sched);
     g->sched = NULL;

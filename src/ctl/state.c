@@ -7,6 +7,7 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 static const char *const role_names[] = {"none", "admin", "operator", "user", "join", "agent"};
 
@@ -69,6 +70,12 @@ void ctl_job_free(ctl_job *j)
 
 void ctl_state_clear(ctl_state *st)
 {
+    int64_t desired_max = st->desired_max; /* kept, so versions never repeat */
+    for (int i = 0; i < st->nnodes; i++) {
+        if (st->nodes[i].desired_version > desired_max) {
+            desired_max = st->nodes[i].desired_version;
+        }
+    }
     for (int i = 0; i < st->njobs; i++) {
         ctl_job_free(st->jobs[i]);
     }
@@ -92,11 +99,15 @@ void ctl_state_clear(ctl_state *st)
     gp_cluster_free(st->cluster);
     pthread_mutex_t lock = st->lock;
     uint64_t gen = st->gen, auth_gen = st->auth_gen, held_gen = st->held_gen;
+    ctl_desired_waiters *waiters = st->waiters;
     memset(st, 0, sizeof(*st));
     st->lock = lock;
     st->gen = gen + 1; /* cached views of the old state are stale */
     st->auth_gen = auth_gen + 1;
     st->held_gen = held_gen + 1;
+    st->desired_max = desired_max;
+    st->desired_moved = true; /* every node's version is new: wake every waiter */
+    st->waiters = waiters;
 }
 
 ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name)
@@ -265,6 +276,47 @@ void ctl_state_placements_changed(ctl_state *st)
     st->held_gen++;
 }
 
+static int64_t version_clock(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return ((int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000) * 1000;
+}
+
+int64_t ctl_node_desired_version(ctl_state *st, ctl_node *n)
+{
+    if (n->desired_version == 0) {
+        int64_t t = version_clock();
+        n->desired_version = t > st->desired_max ? t : st->desired_max + 1;
+        st->desired_max = n->desired_version;
+    }
+    return n->desired_version;
+}
+
+void ctl_node_desired_changed(ctl_state *st, ctl_node *n)
+{
+    if (!n) {
+        return;
+    }
+    if (n->desired_version == 0) {
+        ctl_node_desired_version(st, n);
+    } else {
+        int64_t t = version_clock();
+        n->desired_version = t > n->desired_version ? t : n->desired_version + 1;
+        if (n->desired_version > st->desired_max) {
+            st->desired_max = n->desired_version;
+        }
+    }
+    st->desired_moved = true;
+}
+
+void ctl_job_desired_changed(ctl_state *st, const ctl_job *j)
+{
+    for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+        ctl_node_desired_changed(st, ctl_node_by_id(st, j->replicas[r].node_id));
+    }
+}
+
 static int by_node(const void *a, const void *b)
 {
     const ctl_held *x = a, *y = b;
@@ -337,6 +389,7 @@ void ctl_job_drop_replicas(ctl_state *st, ctl_job *j)
         return;
     }
     st->held_gen++;
+    ctl_job_desired_changed(st, j); /* every path that ends a placement comes here */
     int64_t *on = realloc(j->ran_on, sizeof(*on) * (size_t)j->spec.replicas);
     if (on) { /* out of memory only loses where the logs are */
         for (int r = 0; r < j->spec.replicas; r++) {

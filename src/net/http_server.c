@@ -7,6 +7,15 @@
  * oversized Content-Length is answered at once), then once per piece of body, then once with no
  * data when the request is complete, which is when our handler runs. Per-request state lives in
  * MHD's con_cls and is freed by the completion callback, whatever way the request ended.
+ *
+ * Deferred answers: after a handler deferred, the access handler suspends the connection (MHD
+ * allows that only there) unless the answer came already. gp_http_deferred_finish stores the
+ * answer and resumes the connection; MHD then calls the access handler once more, which sends
+ * it. A handle (gp_http_deferred) has two holders, the caller until it finishes and the
+ * connection until MHD completes it, and is freed by the last one; every field of it is guarded
+ * by the server's dlock. The server's memory likewise outlives gp_http_server_stop while handles
+ * are held. MHD must not be stopped with a suspended connection, so stop answers every pending
+ * handle and resumes its connection first, and waits for resumes other threads are making.
  */
 #include "net/http_server.h"
 
@@ -18,12 +27,14 @@
 #include <netdb.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define TLS_FILE_MAX (1 << 20)
@@ -39,15 +50,44 @@ struct gp_http_server {
     pthread_mutex_t log_lock; /* guards starting and start_err */
     int starting;
     char start_err[256]; /* first MHD message while starting, for the diag */
+    /* deferred answers, under dlock */
+    pthread_mutex_t dlock;
+    pthread_cond_t dcond;      /* resuming dropped to 0 */
+    gp_http_deferred *pending; /* deferred and not answered yet */
+    int handles;               /* handles not finished by their caller */
+    int resuming;              /* MHD_resume_connection calls in progress */
+    int draining;              /* connections stop resumed to send its 503, still open */
+    bool stopping;             /* no new deferrals */
+    bool stopped;              /* MHD stopped: the last handle frees the server */
+};
+
+struct gp_http_deferred {
+    gp_http_server *srv;
+    struct MHD_Connection *conn;   /* NULL once MHD completed the request */
+    gp_http_response resp;         /* the answer, once answered */
+    bool answered;                 /* resp holds the answer (from finish, or from stop) */
+    bool suspended;                /* the connection is suspended and no resume was asked */
+    bool held;                     /* the caller has not finished it */
+    bool draining;                 /* counted in srv->draining */
+    gp_http_deferred *prev, *next; /* in srv->pending while not answered */
+    gp_http_deferred *resume_next; /* stop's list of connections to resume */
 };
 
 /* Per-request state (MHD's con_cls). */
 typedef struct conn_state {
     char *body;
     size_t len, cap;
-    int too_big;  /* over max_body: the rest is discarded, 413 at the end */
-    int answered; /* a response is already queued */
+    int too_big;          /* over max_body: the rest is discarded, 413 at the end */
+    int answered;         /* a response is already queued */
+    gp_http_deferred *dr; /* the handler deferred the answer */
 } conn_state;
+
+/* What gp_http_request.impl points to. */
+typedef struct req_impl {
+    struct MHD_Connection *conn;
+    gp_http_server *srv;
+    conn_state *st;
+} req_impl;
 
 /* ---- Responses ---------------------------------------------------------------------------- */
 
@@ -203,13 +243,15 @@ const char *gp_http_request_query(const gp_http_request *req, const char *name)
 {
     /* MHD_lookup_connection_value compares keys without case; parameters are case-sensitive. */
     query_find q = {name, strlen(name), NULL};
-    MHD_get_connection_values_n(req->impl, MHD_GET_ARGUMENT_KIND, query_iter, &q);
+    const req_impl *ri = req->impl;
+    MHD_get_connection_values_n(ri->conn, MHD_GET_ARGUMENT_KIND, query_iter, &q);
     return q.value;
 }
 
 const char *gp_http_request_header(const gp_http_request *req, const char *name)
 {
-    return MHD_lookup_connection_value(req->impl, MHD_HEADER_KIND, name);
+    const req_impl *ri = req->impl;
+    return MHD_lookup_connection_value(ri->conn, MHD_HEADER_KIND, name);
 }
 
 static void remote_address(struct MHD_Connection *conn, char *buf, size_t cap)
@@ -279,21 +321,214 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
     return MHD_YES;
 }
 
+/* ---- Deferred answers --------------------------------------------------------------------- */
+
+static void pending_unlink(gp_http_server *srv, gp_http_deferred *dr)
+{
+    if (dr->prev) {
+        dr->prev->next = dr->next;
+    } else {
+        srv->pending = dr->next;
+    }
+    if (dr->next) {
+        dr->next->prev = dr->prev;
+    }
+    dr->prev = dr->next = NULL;
+}
+
+/* Under dlock: stores the answer (taking what resp holds) and says whether the connection must
+ * be resumed (by the caller, after counting itself in srv->resuming). */
+static bool answer_locked(gp_http_deferred *dr, gp_http_response *resp)
+{
+    dr->resp = *resp;
+    memset(resp, 0, sizeof(*resp));
+    dr->answered = true;
+    pending_unlink(dr->srv, dr);
+    bool resume = dr->suspended && dr->conn;
+    dr->suspended = false;
+    return resume;
+}
+
+static void deferred_free(gp_http_deferred *dr)
+{
+    response_fini(&dr->resp);
+    free(dr);
+}
+
+gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *resp)
+{
+    const req_impl *ri = req->impl;
+    gp_http_server *srv = ri->srv;
+    if (ri->st->dr) {
+        gp_http_respond_error(resp, GP_EINTERNAL, "request deferred twice");
+        return NULL;
+    }
+    gp_http_deferred *dr = calloc(1, sizeof(*dr));
+    if (!dr) {
+        gp_http_respond_error(resp, GP_ENOMEM, "out of memory");
+        return NULL;
+    }
+    pthread_mutex_lock(&srv->dlock);
+    if (srv->stopping) {
+        pthread_mutex_unlock(&srv->dlock);
+        free(dr);
+        gp_http_respond_error(resp, GP_EUNAVAIL, "the server is stopping");
+        return NULL;
+    }
+    *dr = (gp_http_deferred){.srv = srv, .conn = ri->conn, .held = true, .next = srv->pending};
+    if (srv->pending) {
+        srv->pending->prev = dr;
+    }
+    srv->pending = dr;
+    srv->handles++;
+    pthread_mutex_unlock(&srv->dlock);
+    ri->st->dr = dr;
+    return dr;
+}
+
+static void server_free(gp_http_server *srv);
+
+void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
+{
+    gp_http_server *srv = dr->srv;
+    pthread_mutex_lock(&srv->dlock);
+    bool resume = false;
+    if (!dr->answered) {
+        resume = answer_locked(dr, resp);
+    }
+    response_fini(resp); /* answered by stop already: this answer goes nowhere */
+    struct MHD_Connection *conn = dr->conn;
+    dr->held = false;
+    srv->handles--;
+    srv->resuming += resume;
+    bool free_dr = !dr->conn;
+    bool free_srv = srv->stopped && srv->handles == 0;
+    pthread_mutex_unlock(&srv->dlock);
+    if (free_dr) {
+        deferred_free(dr);
+    }
+    if (resume) {
+        /* The connection stays suspended, so alive, until this call: stop waits for it. */
+        MHD_resume_connection(conn);
+        pthread_mutex_lock(&srv->dlock);
+        if (--srv->resuming == 0) {
+            pthread_cond_broadcast(&srv->dcond);
+        }
+        pthread_mutex_unlock(&srv->dlock);
+    }
+    if (free_srv) {
+        server_free(srv);
+    }
+}
+
+/* The final call of a deferred request: suspends the connection until the answer comes, or
+ * sends the answer that came. */
+static enum MHD_Result deferred_step(gp_http_server *srv, struct MHD_Connection *conn,
+                                     conn_state *st)
+{
+    gp_http_deferred *dr = st->dr;
+    pthread_mutex_lock(&srv->dlock);
+    if (!dr->answered) {
+        if (!dr->suspended) {
+            MHD_suspend_connection(conn);
+            dr->suspended = true;
+        }
+        pthread_mutex_unlock(&srv->dlock);
+        return MHD_YES;
+    }
+    gp_http_response resp = dr->resp;
+    memset(&dr->resp, 0, sizeof(dr->resp));
+    pthread_mutex_unlock(&srv->dlock);
+    st->answered = 1;
+    return send_response(conn, &resp);
+}
+
+/* MHD is done with a deferred request's connection: its hold on the handle ends. */
+static void deferred_release(gp_http_server *srv, gp_http_deferred *dr)
+{
+    pthread_mutex_lock(&srv->dlock);
+    if (!dr->answered) { /* closed while waiting: nothing can be sent any more */
+        dr->answered = true;
+        pending_unlink(srv, dr);
+    }
+    dr->conn = NULL;
+    dr->suspended = false;
+    if (dr->draining) {
+        dr->draining = false;
+        if (--srv->draining == 0) {
+            pthread_cond_broadcast(&srv->dcond);
+        }
+    }
+    bool free_dr = !dr->held;
+    pthread_mutex_unlock(&srv->dlock);
+    if (free_dr) {
+        deferred_free(dr);
+    }
+}
+
+/* How long stop lets resumed connections send their 503 before MHD closes them all. */
+#define STOP_DRAIN_MS 1000
+
+/* Stop, before MHD stops: no new deferrals; every pending request is answered 503 and its
+ * connection resumed; resumes made by other threads are waited for, and so are the 503s (up to
+ * STOP_DRAIN_MS: MHD closes connections without sending what they have queued). */
+static void deferred_stop(gp_http_server *srv)
+{
+    gp_http_deferred *resume = NULL;
+    pthread_mutex_lock(&srv->dlock);
+    srv->stopping = true;
+    while (srv->pending) {
+        gp_http_deferred *dr = srv->pending;
+        gp_http_response resp = {.content_type = "application/json"};
+        gp_http_respond_error(&resp, GP_EUNAVAIL, "the server is stopping");
+        if (answer_locked(dr, &resp)) {
+            dr->resume_next = resume;
+            dr->draining = true;
+            srv->draining++;
+            resume = dr;
+        }
+    }
+    while (srv->resuming > 0) {
+        pthread_cond_wait(&srv->dcond, &srv->dlock);
+    }
+    pthread_mutex_unlock(&srv->dlock);
+    while (resume) {
+        /* Read before resuming: once resumed, MHD may complete and free the handle. */
+        gp_http_deferred *next = resume->resume_next;
+        MHD_resume_connection(resume->conn);
+        resume = next;
+    }
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += STOP_DRAIN_MS / 1000;
+    pthread_mutex_lock(&srv->dlock);
+    int rc = 0;
+    while (srv->draining > 0 && rc == 0) {
+        rc = pthread_cond_timedwait(&srv->dcond, &srv->dlock, &until);
+    }
+    pthread_mutex_unlock(&srv->dlock);
+}
+
 static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st,
                                 const char *url, const char *method)
 {
     char addr[64];
     remote_address(conn, addr, sizeof(addr));
+    req_impl ri = {conn, srv, st};
     gp_http_request req = {
         .method = method,
         .path = url,
         .body = st->body ? st->body : "",
         .body_len = st->len,
         .remote_addr = addr,
-        .impl = conn,
+        .impl = &ri,
     };
     gp_http_response resp = {.content_type = "application/json"};
     srv->handler(srv->ctx, &req, &resp);
+    if (st->dr) {
+        response_fini(&resp);
+        return deferred_step(srv, conn, st);
+    }
     st->answered = 1;
     return send_response(conn, &resp);
 }
@@ -327,6 +562,9 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (st->answered) {
         return MHD_YES;
     }
+    if (st->dr) { /* resumed: the answer is in */
+        return deferred_step(srv, conn, st);
+    }
     if (st->too_big) {
         return answer_too_big(conn, st, srv->max_body);
     }
@@ -336,11 +574,13 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)cls;
     (void)conn;
     (void)toe;
     conn_state *st = *con_cls;
     if (st) {
+        if (st->dr) {
+            deferred_release(cls, st->dr);
+        }
         free(st->body);
         free(st);
         *con_cls = NULL;
@@ -464,13 +704,16 @@ static void server_free(gp_http_server *srv)
     free(srv->tls_cert);
     free(srv->tls_key);
     pthread_mutex_destroy(&srv->log_lock);
+    pthread_mutex_destroy(&srv->dlock);
+    pthread_cond_destroy(&srv->dcond);
     free(srv);
 }
 
 static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, const char *host,
                         int fd, int family, gp_diag *d)
 {
-    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG;
+    unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
+                     MHD_ALLOW_SUSPEND_RESUME;
     if (family == AF_INET6) {
         flags |= MHD_USE_IPv6;
     }
@@ -514,6 +757,8 @@ int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handl
         return gp_diag_set(d, GP_ENOMEM, "http server: out of memory");
     }
     pthread_mutex_init(&srv->log_lock, NULL);
+    pthread_mutex_init(&srv->dlock, NULL);
+    pthread_cond_init(&srv->dcond, NULL);
     srv->handler = handler;
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
@@ -558,7 +803,14 @@ void gp_http_server_stop(gp_http_server *srv)
     if (!srv) {
         return;
     }
+    deferred_stop(srv);
     /* Joins the pool threads, so every handler in flight has returned; closes the socket. */
     MHD_stop_daemon(srv->mhd);
-    server_free(srv);
+    pthread_mutex_lock(&srv->dlock);
+    srv->stopped = true;
+    bool last = srv->handles == 0;
+    pthread_mutex_unlock(&srv->dlock);
+    if (last) {
+        server_free(srv);
+    }
 }

@@ -11,8 +11,10 @@
  * Threads: the server runs a pool of cfg.threads threads (epoll), each serving many connections.
  * The handler runs on these threads, concurrently with itself, and may block (e.g. until a group
  * commit): while it does, the other connections of that thread wait, so size the pool for the
- * number of handlers expected to block at once. gp_http_server_port may be called from any
- * thread; gp_http_server_stop from one thread, once, not from a handler.
+ * number of handlers expected to block at once. A handler that must wait long (a long-poll)
+ * defers its answer instead (gp_http_defer below): the request then holds no thread while it
+ * waits. gp_http_server_port may be called from any thread; gp_http_server_stop from one
+ * thread, once, not from a handler.
  *
  * Ownership: the request and everything it points to are borrowed for the duration of the
  * handler call. The response's body becomes the wrapper's when set (it is freed with free());
@@ -87,6 +89,37 @@ int gp_http_respond_error(gp_http_response *resp, int code, const char *fmt, ...
 /* The same from a diag: its code and message. */
 int gp_http_respond_diag(gp_http_response *resp, const gp_diag *d);
 
+/* ---- Deferred answers ----
+ *
+ * A handler that cannot answer yet (it waits for a change) calls gp_http_defer and returns; the
+ * connection is suspended and its pool thread serves other connections meanwhile. Later any
+ * thread answers with gp_http_deferred_finish; the connection is resumed on its pool thread and
+ * the answer sent.
+ *
+ *   - gp_http_defer is called from the handler, at most once per request. On success the
+ *     wrapper ignores resp (what it holds is freed when the handler returns) and the request
+ *     (req and all it points to) is gone once the handler returns: copy what the answer needs.
+ *   - The handle is the caller's until gp_http_deferred_finish, which must be called exactly
+ *     once per handle, from any thread, even from the handler itself before it returns (the
+ *     answer is then sent as if never deferred). A handle never finished is leaked and keeps its
+ *     connection open until the server stops.
+ *   - A client that goes away is not noticed while its request waits (MHD does not watch a
+ *     suspended connection): the answer goes nowhere and everything is freed once sent.
+ *   - gp_http_server_stop answers every request still deferred 503 GP_EUNAVAIL ("the server is
+ *     stopping") and closes its connection without waiting for the handle's owner. Handles still
+ *     held stay valid: finishing them afterwards only frees them (the last one frees what is left
+ *     of the stopped server). */
+typedef struct gp_http_deferred gp_http_deferred;
+
+/* Defers the answer of req (see above). Returns the handle, or NULL with resp already set to an
+ * error (503 GP_EUNAVAIL when the server is stopping, 500 when out of memory or called twice):
+ * the handler then just returns. */
+gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *resp);
+/* Answers a deferred request with resp (status, body, headers, as a handler sets them) and ends
+ * the caller's hold on the handle (dr is invalid afterwards). What resp holds becomes the
+ * wrapper's: resp is left empty. Safe after the client went away or the server stopped. */
+void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp);
+
 /* Binds, listens and starts the pool. handler and ctx must stay valid until
  * gp_http_server_stop returns. Returns 0 and *out, or GP_EINVAL (bad config), GP_EIO (e.g.
  * "listen 127.0.0.1:7070: Address already in use", unreadable TLS files, start failure),
@@ -95,8 +128,9 @@ int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handl
                          gp_http_server **out, gp_diag *d);
 /* The port actually listened on (the chosen one when cfg.port was 0). */
 int gp_http_server_port(const gp_http_server *srv);
-/* Stops accepting, waits for the handlers in flight to return, closes every connection and
- * frees the server. Accepts NULL. */
+/* Stops accepting, answers the deferred requests (see above), waits for the handlers in flight
+ * to return, closes every connection and frees the server (what deferred handles still held
+ * need lives on until they are finished). Accepts NULL. */
 void gp_http_server_stop(gp_http_server *srv);
 
 #endif

@@ -1,5 +1,6 @@
 /*
- * The exported NVML functions and the library's one piece of process state.
+ * The exported NVML functions and the library's one piece of process state (the MIG instance
+ * functions are in instances.c).
  *
  * Every function takes the state's lock, answers NVML_ERROR_UNINITIALIZED while no nvmlInit_v2
  * is in force, runs new control-file commands, and checks its handle: an unknown handle is
@@ -18,7 +19,7 @@
 /* The process state (see mock.h): the only writable static data of the library. */
 static mock_state st = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
-static mock_state *enter(void)
+mock_state *mock_enter(void)
 {
     pthread_mutex_lock(&st.lock);
     if (st.refs == 0) {
@@ -29,28 +30,20 @@ static mock_state *enter(void)
     return &st;
 }
 
-static nvmlReturn_t leave(mock_state *s, nvmlReturn_t rc)
+nvmlReturn_t mock_leave(mock_state *s, nvmlReturn_t rc)
 {
     pthread_mutex_unlock(&s->lock);
     return rc;
 }
 
-#define ENTER()                                                                                    \
-    mock_state *s = enter();                                                                       \
-    if (!s) {                                                                                      \
-        return NVML_ERROR_UNINITIALIZED;                                                           \
-    }
-
-enum { ANY_DEVICE = 0, GPU_ONLY = 1 };
-
-static nvmlReturn_t check(const mock_state *s, nvmlDevice_t d, int gpu_only)
+nvmlReturn_t mock_check(const mock_state *s, nvmlDevice_t d, int gpu_only)
 {
     const mock_inv *inv = s->inv;
     int known = 0;
     for (int i = 0; i < inv->ngpus && !known; i++) {
         known = d == &inv->gpus[i];
-        for (int k = 0; k < inv->gpus[i].nmig && !known; k++) {
-            known = d == &inv->migs[i][k];
+        for (int k = 0; k < MOCK_MAX_MIG && !known; k++) {
+            known = d == &inv->cis[i][k].dev && inv->cis[i][k].gi;
         }
     }
     if (!known) {
@@ -179,60 +172,60 @@ const char *nvmlErrorString(nvmlReturn_t result)
 nvmlReturn_t nvmlSystemGetDriverVersion(char *version, unsigned int length)
 {
     ENTER();
-    return leave(s, copy(version, length, s->inv->driver));
+    return mock_leave(s, copy(version, length, s->inv->driver));
 }
 
 nvmlReturn_t nvmlSystemGetCudaDriverVersion(int *cudaDriverVersion)
 {
     ENTER();
     if (!cudaDriverVersion) {
-        return leave(s, NVML_ERROR_INVALID_ARGUMENT);
+        return mock_leave(s, NVML_ERROR_INVALID_ARGUMENT);
     }
     *cudaDriverVersion = s->inv->cuda;
-    return leave(s, NVML_SUCCESS);
+    return mock_leave(s, NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceGetCount_v2(unsigned int *deviceCount)
 {
     ENTER();
     if (!deviceCount) {
-        return leave(s, NVML_ERROR_INVALID_ARGUMENT);
+        return mock_leave(s, NVML_ERROR_INVALID_ARGUMENT);
     }
     *deviceCount = (unsigned int)s->inv->ngpus;
-    return leave(s, NVML_SUCCESS);
+    return mock_leave(s, NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceGetHandleByIndex_v2(unsigned int index, nvmlDevice_t *device)
 {
     ENTER();
     if (!device || index >= (unsigned int)s->inv->ngpus) {
-        return leave(s, NVML_ERROR_INVALID_ARGUMENT);
+        return mock_leave(s, NVML_ERROR_INVALID_ARGUMENT);
     }
     if (s->inv->gpus[index].lost) {
-        return leave(s, NVML_ERROR_GPU_IS_LOST);
+        return mock_leave(s, NVML_ERROR_GPU_IS_LOST);
     }
     *device = &s->inv->gpus[index];
-    return leave(s, NVML_SUCCESS);
+    return mock_leave(s, NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int length)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, ANY_DEVICE);
-    return leave(s, rc == NVML_SUCCESS ? copy(uuid, length, device->uuid) : rc);
+    nvmlReturn_t rc = mock_check(s, device, ANY_DEVICE);
+    return mock_leave(s, rc == NVML_SUCCESS ? copy(uuid, length, device->uuid) : rc);
 }
 
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, ANY_DEVICE);
-    return leave(s, rc == NVML_SUCCESS ? copy(name, length, device->name) : rc);
+    nvmlReturn_t rc = mock_check(s, device, ANY_DEVICE);
+    return mock_leave(s, rc == NVML_SUCCESS ? copy(name, length, device->name) : rc);
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, ANY_DEVICE);
+    nvmlReturn_t rc = mock_check(s, device, ANY_DEVICE);
     if (rc == NVML_SUCCESS && !memory) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
@@ -244,13 +237,13 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
         memory->used = used < total ? used : total;
         memory->free = total - memory->used;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && !pci) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
@@ -264,14 +257,14 @@ nvmlReturn_t nvmlDeviceGetPciInfo_v3(nvmlDevice_t device, nvmlPciInfo_t *pci)
         pci->device = device->device;
         pci->pciDeviceId = (unsigned int)device->pci_device_id;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeSetSize,
                                          unsigned long *nodeSet, nvmlAffinityScope_t scope)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     const unsigned int bits = 8 * sizeof(unsigned long);
     if (rc == NVML_SUCCESS &&
         (!nodeSet || nodeSetSize == 0 || scope > NVML_AFFINITY_SCOPE_SOCKET)) {
@@ -285,7 +278,7 @@ nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeS
         memset(nodeSet, 0, nodeSetSize * sizeof(*nodeSet));
         nodeSet[device->numa / bits] = 1ul << (device->numa % bits);
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 /* ---- NVLink ---- */
@@ -293,7 +286,7 @@ nvmlReturn_t nvmlDeviceGetMemoryAffinity(nvmlDevice_t device, unsigned int nodeS
 /* Checks a GPU and one of its links. */
 static nvmlReturn_t check_link(const mock_state *s, nvmlDevice_t device, unsigned int link)
 {
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && device->nlinks == 0) {
         rc = NVML_ERROR_NOT_SUPPORTED;
     } else if (rc == NVML_SUCCESS && link >= (unsigned int)device->nlinks) {
@@ -313,7 +306,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
     if (rc == NVML_SUCCESS) {
         *isActive = NVML_FEATURE_ENABLED;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned int link,
@@ -339,7 +332,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemotePciInfo_v2(nvmlDevice_t device, unsigned i
         snprintf(pci->busIdLegacy, sizeof(pci->busIdLegacy), "%04X:%02X:%02X.0",
                  pci->domain & 0xffffu, bus & 0xffu, pci->device & 0x1fu);
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned int link,
@@ -354,7 +347,7 @@ nvmlReturn_t nvmlDeviceGetNvLinkRemoteDeviceType(nvmlDevice_t device, unsigned i
         *pNvLinkDeviceType = device->link_peer[link] >= 0 ? NVML_NVLINK_DEVICE_TYPE_GPU
                                                           : NVML_NVLINK_DEVICE_TYPE_SWITCH;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 /* ---- MIG ---- */
@@ -363,7 +356,7 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
                                   unsigned int *pendingMode)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && (!currentMode || !pendingMode)) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     } else if (rc == NVML_SUCCESS && !device->mig_capable) {
@@ -372,13 +365,13 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
     if (rc == NVML_SUCCESS) {
         *currentMode = *pendingMode = (unsigned int)device->mig_enabled;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *count)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && !count) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     } else if (rc == NVML_SUCCESS && !device->mig_capable) {
@@ -387,25 +380,42 @@ nvmlReturn_t nvmlDeviceGetMaxMigDeviceCount(nvmlDevice_t device, unsigned int *c
     if (rc == NVML_SUCCESS) {
         *count = MOCK_MAX_MIG;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
+}
+
+/* The MIG devices in the order their compute instances were created: the inventory's first. */
+static struct nvmlComputeInstance_st *mig_by_index(nvmlDevice_t g, unsigned int index)
+{
+    for (int k = 0; k < MOCK_MAX_MIG; k++) {
+        const struct nvmlComputeInstance_st *ci = &g->cis[k];
+        unsigned int rank = 0;
+        for (int j = 0; ci->gi && j < MOCK_MAX_MIG; j++) {
+            rank += g->cis[j].gi && g->cis[j].seq < ci->seq;
+        }
+        if (ci->gi && rank == index) {
+            return &g->cis[k];
+        }
+    }
+    return NULL;
 }
 
 nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned int index,
                                                  nvmlDevice_t *migDevice)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
+    struct nvmlComputeInstance_st *ci = NULL;
     if (rc == NVML_SUCCESS && (!migDevice || index >= MOCK_MAX_MIG)) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     } else if (rc == NVML_SUCCESS && !device->mig_enabled) {
         rc = NVML_ERROR_NOT_SUPPORTED;
-    } else if (rc == NVML_SUCCESS && index >= (unsigned int)device->nmig) {
+    } else if (rc == NVML_SUCCESS && !(ci = mig_by_index(device, index))) {
         rc = NVML_ERROR_NOT_FOUND;
     }
     if (rc == NVML_SUCCESS) {
-        *migDevice = &device->mig[index];
+        *migDevice = &ci->dev;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 /* ---- readings ---- */
@@ -413,7 +423,7 @@ nvmlReturn_t nvmlDeviceGetMigDeviceHandleByIndex(nvmlDevice_t device, unsigned i
 nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_t *utilization)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && !utilization) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     } else if (rc == NVML_SUCCESS && device->mig_enabled) {
@@ -423,27 +433,27 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
         utilization->gpu = reading(device, MOCK_UTIL);
         utilization->memory = reading(device, MOCK_MEM_UTIL);
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensors_t sensorType,
                                       unsigned int *temp)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && (!temp || sensorType != NVML_TEMPERATURE_GPU)) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
     if (rc == NVML_SUCCESS) {
         *temp = reading(device, MOCK_TEMPERATURE);
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && !power) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
@@ -451,13 +461,13 @@ nvmlReturn_t nvmlDeviceGetPowerUsage(nvmlDevice_t device, unsigned int *power)
         double w = mock_value(device, MOCK_POWER);
         *power = w <= 0 ? 0u : (unsigned int)lround(w * 1000); /* milliwatts */
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, unsigned int *clock)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS && (!clock || (unsigned int)type >= NVML_CLOCK_COUNT)) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
@@ -467,7 +477,7 @@ nvmlReturn_t nvmlDeviceGetClockInfo(nvmlDevice_t device, nvmlClockType_t type, u
                                                  : device->sm_clock_mhz;
         *clock = (unsigned int)mhz;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorType_t errorType,
@@ -475,7 +485,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
                                          unsigned long long *eccCounts)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     if (rc == NVML_SUCCESS &&
         (!eccCounts || (unsigned int)errorType >= NVML_MEMORY_ERROR_TYPE_COUNT ||
          (unsigned int)counterType >= NVML_ECC_COUNTER_TYPE_COUNT)) {
@@ -488,7 +498,7 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
                                               ? device->ecc_corrected
                                               : device->ecc_uncorrected);
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 /* ---- events ---- */
@@ -508,19 +518,19 @@ nvmlReturn_t nvmlEventSetCreate(nvmlEventSet_t *set)
     ENTER();
     struct nvmlEventSet_st *e = set ? calloc(1, sizeof(*e)) : NULL;
     if (!e) {
-        return leave(s, set ? NVML_ERROR_MEMORY : NVML_ERROR_INVALID_ARGUMENT);
+        return mock_leave(s, set ? NVML_ERROR_MEMORY : NVML_ERROR_INVALID_ARGUMENT);
     }
     e->next = s->sets;
     s->sets = e;
     *set = e;
-    return leave(s, NVML_SUCCESS);
+    return mock_leave(s, NVML_SUCCESS);
 }
 
 nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long eventTypes,
                                       nvmlEventSet_t set)
 {
     ENTER();
-    nvmlReturn_t rc = check(s, device, GPU_ONLY);
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
     unsigned long long supported = nvmlEventTypeXidCriticalError;
     if (rc == NVML_SUCCESS && device->ecc) {
         supported |= nvmlEventTypeSingleBitEccError | nvmlEventTypeDoubleBitEccError;
@@ -533,7 +543,7 @@ nvmlReturn_t nvmlDeviceRegisterEvents(nvmlDevice_t device, unsigned long long ev
     if (rc == NVML_SUCCESS) {
         set->mask[device->index] |= eventTypes;
     }
-    return leave(s, rc);
+    return mock_leave(s, rc);
 }
 
 /* Polls (the control file runs on each look) until an event is queued or the time is up. */
@@ -543,15 +553,15 @@ nvmlReturn_t nvmlEventSetWait_v2(nvmlEventSet_t set, nvmlEventData_t *data, unsi
     for (;;) {
         ENTER();
         if (!data || !known_set(s, set)) {
-            return leave(s, NVML_ERROR_INVALID_ARGUMENT);
+            return mock_leave(s, NVML_ERROR_INVALID_ARGUMENT);
         }
         if (set->n > 0) {
             *data = set->queue[set->head];
             set->head = (set->head + 1) % MOCK_QUEUE;
             set->n--;
-            return leave(s, NVML_SUCCESS);
+            return mock_leave(s, NVML_SUCCESS);
         }
-        leave(s, NVML_SUCCESS);
+        mock_leave(s, NVML_SUCCESS);
         double left = deadline - mock_now();
         if (left <= 0) {
             return NVML_ERROR_TIMEOUT;
@@ -568,8 +578,8 @@ nvmlReturn_t nvmlEventSetFree(nvmlEventSet_t set)
         if (*p == set) {
             *p = set->next;
             free(set);
-            return leave(s, NVML_SUCCESS);
+            return mock_leave(s, NVML_SUCCESS);
         }
     }
-    return leave(s, NVML_ERROR_INVALID_ARGUMENT);
+    return mock_leave(s, NVML_ERROR_INVALID_ARGUMENT);
 }

@@ -13,6 +13,10 @@
  *   temp GPU CELSIUS [SECONDS] the temperature reads CELSIUS (for SECONDS, else until replaced)
  *   util GPU PERCENT [SECONDS] likewise for utilisation
  *   power GPU WATTS [SECONDS]  likewise for power draw
+ *   mig-busy GPU START [PID]   a process (PID, else 4242) runs on the GPU instance of GPU that
+ *                              starts at memory slice START: NVML lists it, and destroying the
+ *                              instance (or its compute instances) answers NVML_ERROR_IN_USE
+ *   mig-idle GPU START         that process ends
  *
  * Blank lines and lines starting with # are skipped. A bad line is reported on stderr once, as
  * "gpupool-nvml-mock: FILE:LINE: problem", and ignored.
@@ -30,7 +34,9 @@
 #define MAX_LINE 512
 #define TWO_PI   6.283185307179586
 
-typedef enum cmd_kind { CMD_XID, CMD_FALL_OFF, CMD_SET } cmd_kind;
+typedef enum cmd_kind { CMD_XID, CMD_FALL_OFF, CMD_SET, CMD_BUSY, CMD_IDLE } cmd_kind;
+
+#define DEFAULT_PID 4242
 
 typedef struct cmd {
     const char *name;
@@ -46,6 +52,8 @@ static const cmd cmds[] = {
     {"temp", CMD_SET, 2, 3, MOCK_TEMPERATURE, 0, 150},
     {"util", CMD_SET, 2, 3, MOCK_UTIL, 0, 100},
     {"power", CMD_SET, 2, 3, MOCK_POWER, 0, 5000},
+    {"mig-busy", CMD_BUSY, 2, 3, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
+    {"mig-idle", CMD_IDLE, 2, 2, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
 };
 
 double mock_now(void)
@@ -127,7 +135,9 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
         c = strcmp(cmds[i].name, argv[0]) == 0 ? &cmds[i] : NULL;
     }
     if (!c) {
-        snprintf(why, len, "unknown command '%s' (xid, fall-off, temp, util, power)", argv[0]);
+        snprintf(why, len,
+                 "unknown command '%s' (xid, fall-off, temp, util, power, mig-busy, mig-idle)",
+                 argv[0]);
         return why;
     }
     double v[3] = {0, 0, 0};
@@ -148,16 +158,27 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
                  st->inv->ngpus);
         return why;
     }
-    if (n >= 2 && (v[1] < c->min || v[1] > c->max || (c->kind == CMD_XID && v[1] != floor(v[1])))) {
+    int whole = c->kind == CMD_XID || c->kind == CMD_BUSY || c->kind == CMD_IDLE;
+    if (n >= 2 && (v[1] < c->min || v[1] > c->max || (whole && v[1] != floor(v[1])))) {
         snprintf(why, len, "%s: %s out of range %g..%g", c->name, argv[2], c->min, c->max);
         return why;
     }
-    if (n == 3 && v[2] <= 0) {
-        snprintf(why, len, "%s: SECONDS must be positive", c->name);
+    if (n == 3 && (v[2] <= 0 || (c->kind == CMD_BUSY && (v[2] != floor(v[2]) || v[2] > 4e9)))) {
+        snprintf(why, len, "%s: %s must be a positive %s", c->name,
+                 c->kind == CMD_BUSY ? "PID" : "SECONDS",
+                 c->kind == CMD_BUSY ? "integer" : "number");
         return why;
     }
     struct nvmlDevice_st *g = &st->inv->gpus[(int)v[0]];
-    if (c->kind == CMD_XID) {
+    if (c->kind == CMD_BUSY || c->kind == CMD_IDLE) {
+        struct nvmlGpuInstance_st *gi = mock_gi_at(st->inv, (int)v[0], (unsigned int)v[1]);
+        if (!gi) {
+            snprintf(why, len, "%s: GPU %s has no GPU instance starting at memory slice %s",
+                     c->name, argv[1], argv[2]);
+            return why;
+        }
+        gi->busy_pid = c->kind == CMD_IDLE ? 0 : n == 3 ? (unsigned int)v[2] : DEFAULT_PID;
+    } else if (c->kind == CMD_XID) {
         mock_post_xid(st, (int)v[0], (unsigned long long)v[1]);
     } else if (c->kind == CMD_FALL_OFF) {
         if (!g->lost) {

@@ -9,7 +9,13 @@
  *     - uuid: GPU-…                  name: NVIDIA A100-SXM4-80GB    memory_mib: 81920
  *       pci_bus_id: "00000000:07:00.0"   pci_device_id: 0x20B210DE   numa: 0
  *       nvlink: [1, 2]  (direct links to GPU indexes)   nvswitch_links: 12
- *       mig: false | {enabled: true, instances: [{uuid: MIG-…, profile: 1g.10gb, memory_mib}]}
+ *       mig: false | {enabled: true, instances: [{uuid: MIG-…, profile: 1g.10gb, memory_mib,
+ *                                                 start}]}
+ *         start is the instance's first memory slice, one of its profile's legal starts
+ *         (include/gpupool/mig.h); instances without one take, in listed order, the first legal
+ *         start still free after those with one. Overlapping instances are refused. Each
+ *         instance is a GPU instance (ids 1.. in listed order) with one compute instance taking
+ *         all of it; memory_mib defaults to the profile's GB (at most the GPU's memory).
  *       utilization, memory_utilization, memory_used_mib, temperature, power_w: a number, or
  *         {kind: sine, min, max, period_s} or {kind: step, values: [..], period_s}
  *       sm_clock_mhz, memory_clock_mhz, ecc (bool), ecc_corrected, ecc_uncorrected
@@ -344,62 +350,135 @@ static nvmlReturn_t read_pci(pctx *c, struct nvmlDevice_st *g)
     return NVML_SUCCESS;
 }
 
-static nvmlReturn_t read_instance(pctx *c, const char *path, json_t *v, gp_mig_geometry geo,
-                                  struct nvmlDevice_st *g, struct nvmlDevice_st *mig, int *cs,
-                                  int *ms)
+/* One entry of mig.instances, read but not yet placed. */
+typedef struct inst {
+    char path[160]; /* "gpus[0].mig.instances[2]" */
+    char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
+    const gp_mig_profile *p;
+    int64_t memory_mib;
+    int start; /* -1: not given */
+} inst;
+
+/* "0, 4": the legal starts of p. */
+static const char *legal_starts(const gp_mig_profile *p, char *buf, size_t len)
 {
-    static const char *const keys[] = {"uuid", "profile", "memory_mib", NULL};
-    char sub[192], profile[32];
+    size_t n = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < GP_MIG_MEMORY_SLICES && n < len; s++) {
+        if (p->legal_starts & (1u << s)) {
+            n += (size_t)snprintf(buf + n, len - n, "%s%d", n ? ", " : "", s);
+        }
+    }
+    return buf;
+}
+
+static nvmlReturn_t read_instance(pctx *c, json_t *v, gp_mig_geometry geo,
+                                  const struct nvmlDevice_st *g, inst *in)
+{
+    static const char *const keys[] = {"uuid", "profile", "memory_mib", "start", NULL};
+    char sub[sizeof(in->path) + 16], profile[32], legal[32];
     if (!json_is_object(v)) {
-        return perr(c, path, "must be a mapping {uuid, profile, memory_mib}");
+        return perr(c, in->path, "must be a mapping {uuid, profile, memory_mib, start}");
     }
-    nvmlReturn_t rc = check_keys(c, v, path, keys);
-    snprintf(sub, sizeof(sub), "%s.uuid", path);
+    nvmlReturn_t rc = check_keys(c, v, in->path, keys);
+    snprintf(sub, sizeof(sub), "%.150s.uuid", in->path);
     if (rc == NVML_SUCCESS) {
-        rc = get_str(c, sub, json_object_get(v, "uuid"), mig->uuid, sizeof(mig->uuid));
+        rc = get_str(c, sub, json_object_get(v, "uuid"), in->uuid, sizeof(in->uuid));
     }
-    if (rc == NVML_SUCCESS && strncmp(mig->uuid, "MIG-", 4) != 0) {
+    if (rc == NVML_SUCCESS && strncmp(in->uuid, "MIG-", 4) != 0) {
         rc = perr(c, sub, "must start with MIG-");
     }
-    snprintf(sub, sizeof(sub), "%s.profile", path);
+    snprintf(sub, sizeof(sub), "%.150s.profile", in->path);
     if (rc == NVML_SUCCESS) {
         rc = get_str(c, sub, json_object_get(v, "profile"), profile, sizeof(profile));
     }
-    const gp_mig_profile *p = rc == NVML_SUCCESS ? gp_mig_find(geo, profile) : NULL;
-    if (rc == NVML_SUCCESS && !p) {
+    in->p = rc == NVML_SUCCESS ? gp_mig_find(geo, profile) : NULL;
+    if (rc == NVML_SUCCESS && !in->p) {
         rc = perr(c, sub, "%s has no MIG profile %s", g->name, profile);
     }
-    if (rc != NVML_SUCCESS) {
-        return rc;
+    if (rc == NVML_SUCCESS && strlen(g->name) + 5 + strlen(profile) >= sizeof(g->name)) {
+        rc = perr(c, in->path, "name too long");
     }
-    int gb = 0;
-    sscanf(profile, "%*dg.%dgb", &gb);
-    mig->memory_mib = (int64_t)gb * 1024;
     json_t *mem = json_object_get(v, "memory_mib");
-    snprintf(sub, sizeof(sub), "%s.memory_mib", path);
-    if (mem) {
-        rc = get_int(c, sub, mem, 1, (double)g->memory_mib, &mig->memory_mib);
+    snprintf(sub, sizeof(sub), "%.150s.memory_mib", in->path);
+    in->memory_mib = in->p ? mock_profile_mib(g, in->p) : 0;
+    if (rc == NVML_SUCCESS && mem) {
+        rc = get_int(c, sub, mem, 1, (double)g->memory_mib, &in->memory_mib);
     }
-    if (rc != NVML_SUCCESS) {
-        return rc;
+    json_t *start = json_object_get(v, "start");
+    snprintf(sub, sizeof(sub), "%.150s.start", in->path);
+    int64_t st = -1;
+    if (rc == NVML_SUCCESS && start) {
+        rc = get_int(c, sub, start, 0, GP_MIG_MEMORY_SLICES - 1, &st);
     }
-    *cs += p->compute_slices;
-    *ms += p->memory_slices;
-    if (*cs > GP_MIG_COMPUTE_SLICES || *ms > GP_MIG_MEMORY_SLICES) {
-        return perr(c, path, "the instances take more than the GPU's 7 compute / 8 memory slices");
+    if (rc == NVML_SUCCESS && st >= 0 && !(in->p->legal_starts & (1u << st))) {
+        rc = perr(c, sub, "%s cannot start at memory slice %lld (legal starts: %s)", in->p->name,
+                  (long long)st, legal_starts(in->p, legal, sizeof(legal)));
     }
-    if (snprintf(mig->name, sizeof(mig->name), "%s MIG %s", g->name, profile) >=
-        (int)sizeof(mig->name)) {
-        return perr(c, path, "name too long");
+    in->start = (int)st;
+    return rc;
+}
+
+/* Memory slices first-last of in, as "4-7" or "2". */
+static const char *slices(const inst *in, char *buf, size_t len)
+{
+    int last = in->start + in->p->memory_slices - 1;
+    if (last == in->start) {
+        snprintf(buf, len, "%d", in->start);
+    } else {
+        snprintf(buf, len, "%d-%d", in->start, last);
     }
-    mig->parent = g;
-    mig->gpu_instance = g->nmig + 1;
+    return buf;
+}
+
+/* Places the instances: those with a start where they say (refusing overlaps), then the others in
+ * listed order at the first legal start still free; then checks the compute slices. */
+static nvmlReturn_t place(pctx *c, inst *in, int n)
+{
+    uint8_t used = 0;
+    int compute = 0;
+    char a[16], b[16], sub[192];
+    for (int k = 0; k < n; k++) {
+        if (in[k].start < 0) {
+            continue;
+        }
+        uint8_t mask = gp_mig_mask(in[k].p, in[k].start);
+        for (int j = 0; j < k && (used & mask); j++) {
+            if (in[j].start >= 0 && (gp_mig_mask(in[j].p, in[j].start) & mask)) {
+                snprintf(sub, sizeof(sub), "%s.start", in[k].path);
+                return perr(c, sub, "memory slices %s overlap %s (%s at memory slices %s)",
+                            slices(&in[k], a, sizeof(a)), in[j].path, in[j].p->name,
+                            slices(&in[j], b, sizeof(b)));
+            }
+        }
+        used |= mask;
+    }
+    for (int k = 0; k < n; k++) {
+        for (int s = 0; in[k].start < 0 && s < GP_MIG_MEMORY_SLICES; s++) {
+            if ((in[k].p->legal_starts & (1u << s)) && !(used & gp_mig_mask(in[k].p, s))) {
+                in[k].start = s;
+            }
+        }
+        if (in[k].start < 0) {
+            char legal[32];
+            return perr(c, in[k].path,
+                        "no legal start of %s is free (legal starts: %s; the other instances "
+                        "take their memory slices)",
+                        in[k].p->name, legal_starts(in[k].p, legal, sizeof(legal)));
+        }
+        used |= gp_mig_mask(in[k].p, in[k].start);
+        compute += in[k].p->compute_slices;
+        if (compute > GP_MIG_COMPUTE_SLICES) {
+            return perr(c, in[k].path, "the instances take more than the GPU's 7 compute slices");
+        }
+    }
     return NVML_SUCCESS;
 }
 
-/* mig: false | {enabled: bool, instances: [...]}; the model must have a MIG geometry. */
-static nvmlReturn_t read_mig(pctx *c, json_t *m, struct nvmlDevice_st *g,
-                             struct nvmlDevice_st *migs)
+/* mig: false | {enabled: bool, instances: [...]}; the model must have a MIG geometry. Each
+ * instance becomes a GPU instance (ids 1.. in listed order) with one compute instance taking all
+ * of it, whose MIG device has the instance's uuid. */
+static nvmlReturn_t read_mig(pctx *c, json_t *m, mock_inv *inv, struct nvmlDevice_st *g)
 {
     static const char *const keys[] = {"enabled", "instances", NULL};
     char path[64], sub[128];
@@ -412,27 +491,39 @@ static nvmlReturn_t read_mig(pctx *c, json_t *m, struct nvmlDevice_st *g,
         return perr(c, path, "must be false or a mapping {enabled: true|false, instances}");
     }
     nvmlReturn_t rc = check_keys(c, v, path, keys);
-    gp_mig_geometry geo = gp_mig_geometry_of_model(g->name);
-    if (rc == NVML_SUCCESS && geo == GP_MIG_NONE) {
+    if (rc == NVML_SUCCESS && g->geo == GP_MIG_NONE) {
         rc = perr(c, path, "%s has no MIG", g->name);
     }
-    json_t *inst = json_object_get(v, "instances");
+    json_t *list = json_object_get(v, "instances");
     snprintf(sub, sizeof(sub), "%s.instances", path);
     g->mig_capable = 1;
     g->mig_enabled = json_is_true(json_object_get(v, "enabled"));
-    if (rc == NVML_SUCCESS && inst &&
-        (!json_is_array(inst) || json_array_size(inst) > MOCK_MAX_MIG || !g->mig_enabled)) {
+    if (rc == NVML_SUCCESS && list &&
+        (!json_is_array(list) || json_array_size(list) > MOCK_MAX_MIG || !g->mig_enabled)) {
         rc = perr(c, sub, "must be a list of at most %d instances, with enabled: true",
                   MOCK_MAX_MIG);
     }
-    int cs = 0, ms = 0;
-    for (size_t k = 0; rc == NVML_SUCCESS && k < json_array_size(inst); k++) {
-        char ip[160];
-        snprintf(ip, sizeof(ip), "%s[%zu]", sub, k);
-        rc = read_instance(c, ip, json_array_get(inst, k), geo, g, &migs[k], &cs, &ms);
-        g->nmig += rc == NVML_SUCCESS;
+    inst in[MOCK_MAX_MIG];
+    int n = rc == NVML_SUCCESS ? (int)json_array_size(list) : 0;
+    for (int k = 0; rc == NVML_SUCCESS && k < n; k++) {
+        snprintf(in[k].path, sizeof(in[k].path), "%s[%d]", sub, k);
+        rc = read_instance(c, json_array_get(list, (size_t)k), g->geo, g, &in[k]);
     }
-    g->mig = migs;
+    if (rc == NVML_SUCCESS) {
+        rc = place(c, in, n);
+    }
+    for (int k = 0; rc == NVML_SUCCESS && k < n; k++) {
+        struct nvmlGpuInstance_st *gi = NULL;
+        struct nvmlComputeInstance_st *ci = NULL;
+        rc = mock_gi_create(g, in[k].p, (unsigned int)in[k].start, &gi);
+        if (rc == NVML_SUCCESS) {
+            rc = mock_ci_create(inv, gi, mock_ci_whole_profile(in[k].p), in[k].uuid,
+                                in[k].memory_mib, &ci);
+        }
+        if (rc != NVML_SUCCESS) {
+            rc = perr(c, in[k].path, "cannot be created (NVML %d)", (int)rc);
+        }
+    }
     return rc;
 }
 
@@ -469,6 +560,8 @@ static nvmlReturn_t read_gpu(pctx *c, json_t *defaults, json_t *item, mock_inv *
     c->gpu = i;
     struct nvmlDevice_st *g = &inv->gpus[i];
     gpu_defaults(g, i);
+    g->gi = inv->gis[i];
+    g->cis = inv->cis[i];
     if (rc == NVML_SUCCESS) {
         rc = read_fields(c, m, g);
     }
@@ -480,7 +573,8 @@ static nvmlReturn_t read_gpu(pctx *c, json_t *defaults, json_t *item, mock_inv *
         rc = read_pci(c, g);
     }
     if (rc == NVML_SUCCESS) {
-        rc = read_mig(c, m, g, inv->migs[i]);
+        g->geo = gp_mig_geometry_of_model(g->name);
+        rc = read_mig(c, m, inv, g);
     }
     return rc;
 }

@@ -4,8 +4,11 @@
  * without GPUs.
  *
  *   inventory.c  reads and validates the inventory (YAML): GPUs, topology, MIG, patterns
- *   control.c    the runtime control file (XIDs, a GPU falling off the bus, spikes), patterns
+ *   control.c    the runtime control file (XIDs, a GPU falling off the bus, spikes, busy MIG
+ *                instances), patterns
  *   api.c        the exported functions and the process state
+ *   instances.c  MIG: GPU instances, compute instances and the MIG devices they make, created and
+ *                destroyed in memory (the exported functions and the helpers inventory.c uses)
  *
  * Process state: the library keeps everything in one static struct in api.c (a mock_state),
  * guarded by its mutex; every exported function takes the lock, so the mock is thread-safe like
@@ -18,6 +21,7 @@
 #define GP_NVML_MOCK_H
 
 #include "agent/nvml_abi.h"
+#include "gpupool/mig.h"
 
 #include <limits.h>
 #include <pthread.h>
@@ -25,7 +29,7 @@
 #include <sys/types.h>
 
 #define MOCK_MAX_GPUS  32
-#define MOCK_MAX_MIG   7
+#define MOCK_MAX_MIG   7 /* GPU instances, and compute instances (MIG devices), per GPU */
 #define MOCK_MAX_STEPS 8
 #define MOCK_QUEUE     64
 #define MOCK_PATH_MAX  1024
@@ -60,11 +64,11 @@ typedef struct mock_override {
 /* A GPU or a MIG device (parent set). The NVML handle is a pointer to one of these. */
 struct nvmlDevice_st {
     struct nvmlDevice_st *parent;
-    int index; /* GPU index; for a MIG device its index on the parent */
+    struct nvmlComputeInstance_st *ci; /* MIG device: the compute instance it is */
+    int index;                         /* GPU index; for a MIG device its slot on the parent */
     char uuid[NVML_DEVICE_UUID_V2_BUFFER_SIZE];
     char name[NVML_DEVICE_NAME_V2_BUFFER_SIZE];
     int64_t memory_mib;
-    int64_t gpu_instance; /* MIG device: its GPU instance id */
     /* The rest is for GPUs only. */
     char bus_id[NVML_DEVICE_PCI_BUS_ID_BUFFER_SIZE]; /* "00000000:07:00.0" */
     unsigned int domain, bus, device;
@@ -73,14 +77,38 @@ struct nvmlDevice_st {
     int64_t nvswitch_links; /* links to the NVSwitch fabric, after the direct ones */
     int nlinks;
     int link_peer[NVML_NVLINK_MAX_LINKS]; /* GPU index, or -1 for an NVSwitch */
-    int mig_capable, mig_enabled, nmig;
-    struct nvmlDevice_st *mig; /* nmig MIG devices */
+    int mig_capable, mig_enabled;
+    gp_mig_geometry geo;                /* of the model name: the MIG profile table */
+    struct nvmlGpuInstance_st *gi;      /* MOCK_MAX_MIG slots (mock_inv.gis[index]) */
+    struct nvmlComputeInstance_st *cis; /* MOCK_MAX_MIG slots (mock_inv.cis[index]) */
+    unsigned int seq;                   /* compute instances created so far */
+    unsigned int serial;                /* MIG UUIDs made so far */
     mock_pattern pattern[MOCK_READING_COUNT];
     mock_override override[MOCK_READING_COUNT];
     int64_t sm_clock_mhz, mem_clock_mhz;
     int ecc;
     int64_t ecc_corrected, ecc_uncorrected;
     int lost; /* fell off the bus */
+};
+
+/* A GPU instance (the handle is a pointer to one). Slots never move, so the handles of the
+ * others stay valid when one is destroyed; a free slot has no gpu. */
+struct nvmlGpuInstance_st {
+    struct nvmlDevice_st *gpu;
+    const gp_mig_profile *profile;
+    unsigned int id;       /* 1.., the lowest free one when created */
+    unsigned int start;    /* first memory slice */
+    unsigned int busy_pid; /* 0, or a process the control file says runs on it */
+};
+
+/* A compute instance and the MIG device it makes (dev). A free slot has no gi. */
+struct nvmlComputeInstance_st {
+    struct nvmlGpuInstance_st *gi;
+    unsigned int id;      /* 0.. within its GPU instance */
+    unsigned int profile; /* NVML_COMPUTE_INSTANCE_PROFILE_* (also its profile id) */
+    unsigned int slices;  /* compute slices */
+    unsigned int seq;     /* creation order: MIG device indexes follow it */
+    struct nvmlDevice_st dev;
 };
 
 typedef struct mock_inv {
@@ -90,7 +118,8 @@ typedef struct mock_inv {
     char control[MOCK_PATH_MAX];
     int ngpus;
     struct nvmlDevice_st gpus[MOCK_MAX_GPUS];
-    struct nvmlDevice_st migs[MOCK_MAX_GPUS][MOCK_MAX_MIG];
+    struct nvmlGpuInstance_st gis[MOCK_MAX_GPUS][MOCK_MAX_MIG];
+    struct nvmlComputeInstance_st cis[MOCK_MAX_GPUS][MOCK_MAX_MIG];
 } mock_inv;
 
 struct nvmlEventSet_st {
@@ -118,6 +147,48 @@ typedef struct mock_state {
     char init_err[1200];
     char reported[1200]; /* the last detail written to stderr (each is written once) */
 } mock_state;
+
+/* Takes the state's lock and runs new control lines; NULL (unlocked) while NVML is not
+ * initialised. mock_leave unlocks and returns rc. */
+mock_state *mock_enter(void);
+nvmlReturn_t mock_leave(mock_state *s, nvmlReturn_t rc);
+
+#define ENTER()                                                                                    \
+    mock_state *s = mock_enter();                                                                  \
+    if (!s) {                                                                                      \
+        return NVML_ERROR_UNINITIALIZED;                                                           \
+    }
+
+enum { ANY_DEVICE = 0, GPU_ONLY = 1 };
+/* INVALID_ARGUMENT for a handle the mock does not know, GPU_IS_LOST when its GPU fell off the
+ * bus, NOT_SUPPORTED for a MIG device where gpu_only; else SUCCESS. */
+nvmlReturn_t mock_check(const mock_state *s, nvmlDevice_t d, int gpu_only);
+
+/* ---- MIG (instances.c); all with the lock held, or on an inventory not yet published ---- */
+
+/* The NVML_GPU_INSTANCE_PROFILE_* index of profile p (1g with two memory slices: REV2). */
+unsigned int mock_gi_profile_index(const gp_mig_profile *p);
+/* The memory of an instance of p on GPU g: the profile's GB in MiB, at most the GPU's. */
+int64_t mock_profile_mib(const struct nvmlDevice_st *g, const gp_mig_profile *p);
+/* Memory slices (bit s: slice s) and compute slices the GPU instances of g take. */
+uint8_t mock_memory_used(const struct nvmlDevice_st *g);
+int mock_compute_used(const struct nvmlDevice_st *g);
+/* Creates a GPU instance of p at start on g: INVALID_ARGUMENT for a start p does not allow,
+ * INSUFFICIENT_RESOURCES when it overlaps another, or the compute slices, the profile's instance
+ * count or the slots run out. */
+nvmlReturn_t mock_gi_create(struct nvmlDevice_st *g, const gp_mig_profile *p, unsigned int start,
+                            struct nvmlGpuInstance_st **out);
+/* Creates a compute instance of profile (NVML_COMPUTE_INSTANCE_PROFILE_*) in gi and its MIG
+ * device: uuid, else a generated one ("MIG-" + UUID, unique in inv, the same for the same
+ * sequence of calls); memory_mib, else the GPU instance's. NOT_SUPPORTED for a profile the GPU
+ * instance cannot hold, INSUFFICIENT_RESOURCES when its compute slices run out. */
+nvmlReturn_t mock_ci_create(mock_inv *inv, struct nvmlGpuInstance_st *gi, unsigned int profile,
+                            const char *uuid, int64_t memory_mib,
+                            struct nvmlComputeInstance_st **out);
+/* The compute instance profile taking all of a GPU instance of p. */
+unsigned int mock_ci_whole_profile(const gp_mig_profile *p);
+/* The GPU instance of GPU gpu starting at memory slice start, or NULL. */
+struct nvmlGpuInstance_st *mock_gi_at(mock_inv *inv, int gpu, unsigned int start);
 
 /* Reads the inventory at path into *inv. NVML_SUCCESS, or an error with "FILE:LINE: FIELD:
  * problem" in err: NVML_ERROR_DRIVER_NOT_LOADED when the file cannot be read, else

@@ -20,7 +20,8 @@ set_tests_properties(integ_sim_reproduce PROPERTIES LABELS integ TIMEOUT 300)
 # over HTTP by Python scripts (tests/integ/ctl/pool.py starts and stops it).
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 foreach(script ctl_auth ctl_badinput ctl_idempotent ctl_quota ctl_gang ctl_preempt
-               ctl_runtime ctl_backfill ctl_restart ctl_tls ctl_daemon ctl_volumes)
+               ctl_runtime ctl_backfill ctl_restart ctl_tls ctl_daemon ctl_volumes
+               ctl_longpoll)
     add_test(NAME integ_${script}
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/${script}.py
                      $<TARGET_FILE:gpupoold>)

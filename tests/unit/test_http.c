@@ -2,7 +2,9 @@
  * HTTP server and client, end to end on 127.0.0.1 with ephemeral ports: round trips of every
  * method, query and header lookup, the body limit (by Content-Length and while a chunked body
  * streams in), the API's error shape, concurrency, stop semantics, listen and connect errors,
- * and TLS with a certificate made at test time (skipped when the openssl binary is missing).
+ * TLS with a certificate made at test time (skipped when the openssl binary is missing), and
+ * deferred answers (finished from another thread, many waiting on a small pool, finished after
+ * the client left, pending at stop).
  */
 #define _DEFAULT_SOURCE /* mkdtemp, usleep */
 #include "gpupool/error.h"
@@ -136,9 +138,8 @@ static int count_fds(void)
     return n;
 }
 
-/* Sends raw bytes on a new connection and reads the whole answer (the request asks the server
- * to close). Returns the malloc'd response text. */
-static char *raw_exchange(int port, const char *req, size_t len)
+/* Sends raw bytes on a new connection; returns the socket. */
+static int raw_send(int port, const char *req, size_t len)
 {
     int fd = socket(AF_INET, SOCK_STREAM, 0);
     assert_true(fd >= 0);
@@ -152,6 +153,13 @@ static char *raw_exchange(int port, const char *req, size_t len)
         assert_true(w > 0);
         off += (size_t)w;
     }
+    return fd;
+}
+
+/* Reads the whole answer on fd (the request asked the server to close) and closes fd. Returns
+ * the malloc'd response text. */
+static char *raw_read(int fd)
+{
     size_t cap = 1 << 16, n = 0;
     char *buf = malloc(cap);
     assert_non_null(buf);
@@ -163,6 +171,13 @@ static char *raw_exchange(int port, const char *req, size_t len)
     buf[n] = '\0';
     close(fd);
     return buf;
+}
+
+/* Sends raw bytes on a new connection and reads the whole answer (the request asks the server
+ * to close). Returns the malloc'd response text. */
+static char *raw_exchange(int port, const char *req, size_t len)
+{
+    return raw_read(raw_send(port, req, len));
 }
 
 static void test_methods(void **state)
@@ -529,6 +544,260 @@ static void test_tls(void **state)
     rm_dir(dir);
 }
 
+/* ---- deferred answers ---- */
+
+#define NDEFER 200
+
+typedef struct defer_ctx {
+    pthread_mutex_t lock;
+    gp_http_deferred *dr[NDEFER + 8];
+    char q[NDEFER + 8][16]; /* each request's q, copied: the request is gone once deferred */
+    int n;
+    atomic_int plain;
+} defer_ctx;
+
+/* /defer?q=X defers (the handle kept in the context); /now defers and finishes at once, from the
+ * handler; anything else is answered at once with "plain". */
+static void defer_handler(void *ctx, const gp_http_request *req, gp_http_response *resp)
+{
+    defer_ctx *dc = ctx;
+    if (strcmp(req->path, "/defer") == 0) {
+        const char *q = gp_http_request_query(req, "q");
+        gp_http_deferred *dr = gp_http_defer(req, resp);
+        if (!dr) {
+            return;
+        }
+        gp_http_response_set_body(resp, 500, NULL, strdup("ignored"), 7); /* freed, not sent */
+        pthread_mutex_lock(&dc->lock);
+        assert_true(dc->n < NDEFER + 8);
+        snprintf(dc->q[dc->n], sizeof(dc->q[0]), "%s", q ? q : "");
+        dc->dr[dc->n++] = dr;
+        pthread_mutex_unlock(&dc->lock);
+        return;
+    }
+    if (strcmp(req->path, "/now") == 0) {
+        gp_http_deferred *dr = gp_http_defer(req, resp);
+        assert_non_null(dr);
+        gp_http_response r = {.content_type = "text/plain"};
+        gp_http_response_set_body(&r, 201, NULL, strdup("at once"), 7);
+        gp_http_deferred_finish(dr, &r);
+        assert_null(r.body);
+        return;
+    }
+    atomic_fetch_add(&dc->plain, 1);
+    gp_http_response_set_body(resp, 200, "text/plain", strdup("plain"), 5);
+}
+
+static gp_http_server *start_defer(defer_ctx *dc, int threads)
+{
+    memset(dc, 0, sizeof(*dc));
+    pthread_mutex_init(&dc->lock, NULL);
+    gp_http_server_config cfg = {
+        .host = "127.0.0.1", .threads = threads, .max_body = MAX_BODY, .timeout_s = 30};
+    gp_http_server *srv = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_server_start(&cfg, defer_handler, dc, &srv, &d), 0);
+    return srv;
+}
+
+static int deferred_count(defer_ctx *dc)
+{
+    pthread_mutex_lock(&dc->lock);
+    int n = dc->n;
+    pthread_mutex_unlock(&dc->lock);
+    return n;
+}
+
+/* Waits (up to 10 s) until at least n requests are deferred. */
+static void wait_deferred(defer_ctx *dc, int n)
+{
+    for (int i = 0; i < 1000 && deferred_count(dc) < n; i++) {
+        usleep(10 * 1000);
+    }
+    assert_true(deferred_count(dc) >= n);
+}
+
+/* Finishes handle i with 200 and body "done-Q" (Q: the request's q). */
+static void finish_one(defer_ctx *dc, int i)
+{
+    char body[32];
+    int n = snprintf(body, sizeof(body), "done-%s", dc->q[i]);
+    gp_http_response r = {.content_type = "text/plain"};
+    gp_http_response_set_body(&r, 200, NULL, strdup(body), (size_t)n);
+    assert_int_equal(gp_http_response_add_header(&r, "X-Deferred", "yes"), 0);
+    gp_http_deferred_finish(dc->dr[i], &r);
+}
+
+static int send_defer(int port, int q)
+{
+    char req[128];
+    int n = snprintf(req, sizeof(req),
+                     "GET /defer?q=%d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n", q);
+    return raw_send(port, req, (size_t)n);
+}
+
+typedef struct finisher {
+    defer_ctx *dc;
+    int from, to;
+    int delay_ms;
+} finisher;
+
+static void *finisher_main(void *arg)
+{
+    finisher *f = arg;
+    usleep((useconds_t)f->delay_ms * 1000);
+    wait_deferred(f->dc, f->to); /* (under the context's lock: the handles are then visible) */
+    for (int i = f->from; i < f->to; i++) {
+        finish_one(f->dc, i);
+    }
+    return NULL;
+}
+
+static void test_defer_finish_from_thread(void **state)
+{
+    (void)state;
+    defer_ctx dc;
+    gp_http_server *srv = start_defer(&dc, 2);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    /* Finished inside the handler: answered as if never deferred. */
+    int status = 0;
+    char *out = call(c, "GET", "/now", NULL, 0, NULL, &status);
+    assert_int_equal(status, 201);
+    assert_string_equal(out, "at once");
+    free(out);
+
+    /* Finished from another thread while the client waits. */
+    finisher f = {&dc, 0, 1, 0};
+    int fd = send_defer(gp_http_server_port(srv), 7);
+    wait_deferred(&dc, 1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, finisher_main, &f), 0);
+    out = raw_read(fd);
+    pthread_join(th, NULL);
+    assert_non_null(strstr(out, "HTTP/1.1 200"));
+    assert_non_null(strstr(out, "X-Deferred: yes"));
+    assert_non_null(strstr(out, "\r\n\r\ndone-7"));
+    assert_null(strstr(out, "ignored"));
+    free(out);
+
+    /* The same client connection (kept alive) goes on working after a deferred answer. */
+    f = (finisher){&dc, 1, 2, 50};
+    assert_int_equal(pthread_create(&th, NULL, finisher_main, &f), 0);
+    out = call(c, "GET", "/defer?q=8", NULL, 0, NULL, &status);
+    pthread_join(th, NULL);
+    assert_int_equal(status, 200);
+    assert_string_equal(out, "done-8");
+    free(out);
+    out = call(c, "GET", "/x", NULL, 0, NULL, &status);
+    assert_string_equal(out, "plain");
+    free(out);
+    gp_http_client_free(c);
+    gp_http_server_stop(srv);
+    pthread_mutex_destroy(&dc.lock);
+}
+
+static void test_defer_many_small_pool(void **state)
+{
+    (void)state;
+    defer_ctx dc;
+    gp_http_server *srv = start_defer(&dc, 2);
+    int port = gp_http_server_port(srv);
+    int fds[NDEFER];
+    for (int i = 0; i < NDEFER; i++) {
+        fds[i] = send_defer(port, i);
+    }
+    wait_deferred(&dc, NDEFER);
+    /* Two threads, 200 requests waiting: others are still answered. */
+    gp_http_client *c = client_for(srv, "http", NULL);
+    for (int i = 0; i < 20; i++) {
+        int status = 0;
+        char *out = call(c, "GET", "/x", NULL, 0, NULL, &status);
+        assert_int_equal(status, 200);
+        assert_string_equal(out, "plain");
+        free(out);
+    }
+    gp_http_client_free(c);
+    /* Finished from two threads at once; every client gets its own answer. */
+    finisher f[2] = {{&dc, 0, NDEFER / 2, 0}, {&dc, NDEFER / 2, NDEFER, 0}};
+    pthread_t th[2];
+    for (int i = 0; i < 2; i++) {
+        assert_int_equal(pthread_create(&th[i], NULL, finisher_main, &f[i]), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        pthread_join(th[i], NULL);
+    }
+    for (int i = 0; i < NDEFER; i++) {
+        char *out = raw_read(fds[i]);
+        char want[32];
+        snprintf(want, sizeof(want), "\r\n\r\ndone-%d", i);
+        assert_non_null(strstr(out, "HTTP/1.1 200"));
+        assert_non_null(strstr(out, want));
+        free(out);
+    }
+    gp_http_server_stop(srv);
+    pthread_mutex_destroy(&dc.lock);
+}
+
+static void test_defer_client_gone(void **state)
+{
+    (void)state;
+    defer_ctx dc;
+    gp_http_server *srv = start_defer(&dc, 1);
+    int port = gp_http_server_port(srv);
+    int a = send_defer(port, 1), b = send_defer(port, 2);
+    wait_deferred(&dc, 2);
+    /* Both clients leave; one answer comes while the server runs, the other after it stopped
+     * (the stopped server's memory lives until then). ASan checks both. */
+    close(a);
+    close(b);
+    usleep(50 * 1000);
+    int i1 = strcmp(dc.q[0], "1") == 0 ? 0 : 1;
+    finish_one(&dc, i1);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    int status = 0;
+    char *out = call(c, "GET", "/x", NULL, 0, NULL, &status);
+    assert_string_equal(out, "plain");
+    free(out);
+    gp_http_client_free(c);
+    gp_http_server_stop(srv);
+    finish_one(&dc, 1 - i1);
+    pthread_mutex_destroy(&dc.lock);
+}
+
+static void test_defer_stop_pending(void **state)
+{
+    (void)state;
+    int fds0 = count_fds();
+    defer_ctx dc;
+    gp_http_server *srv = start_defer(&dc, 2);
+    int port = gp_http_server_port(srv);
+    int fds[8];
+    for (int i = 0; i < 8; i++) {
+        fds[i] = send_defer(port, i);
+    }
+    wait_deferred(&dc, 8);
+    finish_one(&dc, 0);       /* one answered before the stop */
+    gp_http_server_stop(srv); /* returns with 7 handles still held */
+    /* Each waiting client got 503 from the stop; the one finished before it, its answer. */
+    int first = atoi(dc.q[0]);
+    for (int i = 0; i < 8; i++) {
+        char *out = raw_read(fds[i]);
+        if (i == first) {
+            assert_non_null(strstr(out, "HTTP/1.1 200"));
+            assert_non_null(strstr(out, "done-"));
+        } else {
+            assert_non_null(strstr(out, "HTTP/1.1 503"));
+            assert_non_null(strstr(out, "the server is stopping"));
+        }
+        free(out);
+    }
+    for (int i = 1; i < 8; i++) {
+        finish_one(&dc, i); /* after the stop: frees only */
+    }
+    assert_int_equal(count_fds(), fds0);
+    pthread_mutex_destroy(&dc.lock);
+}
+
 int main(void)
 {
     if (gp_http_client_global_init() != 0) {
@@ -543,6 +812,10 @@ int main(void)
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_listen_and_connect_errors),
         cmocka_unit_test(test_tls),
+        cmocka_unit_test(test_defer_finish_from_thread),
+        cmocka_unit_test(test_defer_many_small_pool),
+        cmocka_unit_test(test_defer_client_gone),
+        cmocka_unit_test(test_defer_stop_pending),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     gp_http_client_global_cleanup();

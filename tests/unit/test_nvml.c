@@ -1,8 +1,11 @@
 /* GPU discovery through NVML (src/agent/nvml.c) against the mock NVML library
  * (libgpupool-nvml-mock.so): the shipped inventories are discovered as written, bad inventories
  * and libraries fail with errors that say where, the control file injects XIDs, a GPU falling
- * off the bus and spikes, and the registration document is one the controller accepts. */
+ * off the bus, spikes and busy MIG instances, and the registration document is one the
+ * controller accepts. MIG instances on demand (src/agent/mig.c): reused, created, replaced, or
+ * refused with the layout left as it was. */
 #include "agent/discover.h"
+#include "agent/mig.h"
 #include "agent/nvml.h"
 #include "agent/nvml_abi.h"
 #include "ctl/ctl.h"
@@ -110,6 +113,11 @@ static void check_mig(const gp_nvml_gpu *g, json_t *mig)
         assert_string_equal(g->mig[k].profile, json_string_value(json_object_get(m, "profile")));
         assert_int_equal(g->mig[k].memory_mib,
                          json_integer_value(json_object_get(m, "memory_mib")));
+        json_t *start = json_object_get(m, "start");
+        if (start) {
+            assert_int_equal(g->mig[k].start, json_integer_value(start));
+        }
+        assert_int_equal(g->mig[k].gpu_instance, k + 1); /* ids in listed order */
     }
 }
 
@@ -220,6 +228,17 @@ static void test_h100_mig(void **state)
     assert_string_equal(inv.gpus[1].mig[6].profile, "1g.10gb");
     assert_string_equal(inv.gpus[1].mig[6].uuid, "MIG-0e1f2a3b-4c5d-5e6f-a07b-9c0d1e2f3a17");
     assert_int_equal(inv.gpus[0].mig[0].memory_mib, 40192);
+    /* Placements: GPU 0 is full (3g at 4-7, 2g at 0-1, 1g at 2 and 3), GPU 1 has 1g at 0..6. */
+    static const int start0[] = {4, 0, 2, 3}, size0[] = {4, 2, 1, 1};
+    for (int k = 0; k < 4; k++) {
+        assert_int_equal(inv.gpus[0].mig[k].start, start0[k]);
+        assert_int_equal(inv.gpus[0].mig[k].size, size0[k]);
+        assert_int_equal(inv.gpus[0].mig[k].gpu_instance, k + 1);
+    }
+    for (int k = 0; k < 7; k++) {
+        assert_int_equal(inv.gpus[1].mig[k].start, k);
+        assert_int_equal(inv.gpus[1].mig[k].size, 1);
+    }
     /* A GPU in MIG mode has no whole-GPU utilisation; the others do. */
     gp_nvml_readings r;
     gp_diag d;
@@ -300,6 +319,16 @@ static void expect_bad(const char *yaml, const char *where)
     "    name: Tesla T4\n"                                                                         \
     "    memory_mib: 15360\n" extra
 
+/* One H100 in MIG mode with the instances in extra (items start on line 8). */
+#define H100(extra)                                                                                \
+    "gpus:\n"                                                                                      \
+    "  - uuid: GPU-0\n"                                                                            \
+    "    name: NVIDIA H100 80GB HBM3\n"                                                            \
+    "    memory_mib: 81559\n"                                                                      \
+    "    mig:\n"                                                                                   \
+    "      enabled: true\n"                                                                        \
+    "      instances:\n" extra
+
 static void test_bad_inventories(void **state)
 {
     (void)state;
@@ -326,6 +355,24 @@ static void test_bad_inventories(void **state)
                ":5: gpus[1].uuid: GPU-0 is also GPU 0's");
     expect_bad("gpus:\n  - uuid: GPU-0\n    name: [\n", ":4:1: ");
     expect_bad("gpus:\n  - uuid: GPU-0\n    memory_mib: 1\n", ":2: gpus[0]: name: required");
+    /* MIG placements: overlapping or illegal starts, no room left. */
+    expect_bad(H100("        - {uuid: MIG-a, profile: 3g.40gb, start: 0}\n"
+                    "        - {uuid: MIG-b, profile: 2g.20gb, start: 2}\n"),
+               ":9: gpus[0].mig.instances[1].start: memory slices 2-3 overlap "
+               "gpus[0].mig.instances[0] (3g.40gb at memory slices 0-3)");
+    expect_bad(H100("        - {uuid: MIG-a, profile: 3g.40gb, start: 2}\n"),
+               ":8: gpus[0].mig.instances[0].start: 3g.40gb cannot start at memory slice 2 "
+               "(legal starts: 0, 4)");
+    expect_bad(H100("        - {uuid: MIG-a, profile: 1g.10gb, start: 8}\n"),
+               ":8: gpus[0].mig.instances[0].start: must be an integer from 0 to 7");
+    expect_bad(H100("        - {uuid: MIG-a, profile: 3g.40gb}\n"
+                    "        - {uuid: MIG-b, profile: 3g.40gb}\n"
+                    "        - {uuid: MIG-c, profile: 1g.10gb}\n"),
+               ":10: gpus[0].mig.instances[2]: no legal start of 1g.10gb is free");
+    expect_bad(H100("        - {uuid: MIG-a, profile: 4g.40gb}\n"
+                    "        - {uuid: MIG-b, profile: 2g.20gb}\n"
+                    "        - {uuid: MIG-c, profile: 2g.20gb}\n"),
+               ":10: gpus[0].mig.instances[2]: no legal start of 2g.20gb is free");
 }
 
 static void test_no_inventory(void **state)
@@ -430,29 +477,29 @@ static void test_control_spikes(void **state)
     close_mock(h);
 }
 
-/* Calls into the mock by its C ABI, as any NVML client would. */
-struct fns {
-#define GP_NVML_PTR(ret, name, params, required) ret(*name) params;
-    GP_NVML_FUNCS(GP_NVML_PTR)
-#undef GP_NVML_PTR
-};
-
-static void test_abi_errors(void **state)
+/* Calls into the mock by its C ABI, as any NVML client would (struct gp_nvml_fns). */
+/* Every function of GP_NVML_FUNCS from lib: the mock must have them all. */
+static void load_fns(void *lib, struct gp_nvml_fns *f)
 {
-    (void)state;
-    void *lib = dlopen(GP_NVML_MOCK, RTLD_NOW | RTLD_LOCAL);
-    assert_non_null(lib);
-    struct fns f;
 #define GP_NVML_RESOLVE(ret, name, params, required)                                               \
     do {                                                                                           \
         void *p_ = dlsym(lib, #name);                                                              \
         if (!p_) {                                                                                 \
             fail_msg("the mock lacks %s", #name);                                                  \
         }                                                                                          \
-        memcpy(&f.name, &p_, sizeof(p_));                                                          \
+        memcpy(&f->name, &p_, sizeof(p_));                                                         \
     } while (0);
     GP_NVML_FUNCS(GP_NVML_RESOLVE)
 #undef GP_NVML_RESOLVE
+}
+
+static void test_abi_errors(void **state)
+{
+    (void)state;
+    void *lib = dlopen(GP_NVML_MOCK, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    struct gp_nvml_fns f;
+    load_fns(lib, &f);
     assert_null(dlsym(lib, "gp_diag_set")); /* only NVML is exported */
     assert_null(dlsym(lib, "gp_yaml_to_json"));
 
@@ -596,8 +643,11 @@ static void test_describe(void **state)
     assert_string_equal(json_string_value(json_object_get(g3, "mig_mode")), "off");
     json_t *mig = json_object_get(g0, "mig");
     assert_int_equal(json_array_size(mig), inv.gpus[0].nmig);
-    assert_string_equal(json_string_value(json_object_get(json_array_get(mig, 0), "uuid")),
-                        inv.gpus[0].mig[0].uuid);
+    json_t *m0 = json_array_get(mig, 0);
+    assert_string_equal(json_string_value(json_object_get(m0, "uuid")), inv.gpus[0].mig[0].uuid);
+    assert_int_equal(json_integer_value(json_object_get(m0, "start")), 4);
+    assert_int_equal(json_integer_value(json_object_get(m0, "size")), 4);
+    assert_int_equal(json_integer_value(json_object_get(m0, "gpu_instance")), 1);
     assert_int_equal(json_array_size(json_object_get(g3, "nvlink")), 3);
     gp_nvml_readings r;
     gp_diag d;
@@ -605,8 +655,7 @@ static void test_describe(void **state)
     json_t *r0 = json_object_get(g0, "readings"), *r3 = json_object_get(g3, "readings");
     assert_null(json_object_get(r0, "utilization"));
     assert_non_null(json_object_get(r3, "utilization"));
-    assert_int_equal(json_integer_value(json_object_get(r3, "memory_used_mib")),
-                     r.memory_used_mib);
+    assert_int_equal(json_integer_value(json_object_get(r3, "memory_used_mib")), r.memory_used_mib);
     json_decref(doc);
     close_mock(h);
 
@@ -631,6 +680,372 @@ static void test_describe(void **state)
     json_decref(back);
 }
 
+/* ---- MIG instances on demand (src/agent/mig.c) ---- */
+
+/* gp_nvml_mig_ensure that must succeed; the UUID goes to uuid (96 bytes). */
+static void ensure_ok(gp_nvml *h, int gpu, const char *profile, int start, char *uuid)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = gp_nvml_mig_ensure(h, gpu, profile, start, uuid, 96, &d);
+    if (rc != 0) {
+        fail_msg("ensure GPU %d %s at %d: %s \"%s\"", gpu, profile, start, gp_strerror_name(rc),
+                 d.msg);
+    }
+    assert_int_equal(strncmp(uuid, "MIG-", 4), 0);
+}
+
+/* gp_nvml_mig_ensure that must fail with code and a message containing want. */
+static void ensure_fails(gp_nvml *h, int gpu, const char *profile, int start, int code,
+                         const char *want)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    char uuid[96] = "x";
+    int rc = gp_nvml_mig_ensure(h, gpu, profile, start, uuid, sizeof(uuid), &d);
+    if (rc != code || !strstr(d.msg, want)) {
+        fail_msg("ensure GPU %d %s at %d: got %s \"%s\", expected %s with \"%s\"", gpu, profile,
+                 start, gp_strerror_name(rc), d.msg, gp_strerror_name(code), want);
+    }
+    assert_string_equal(uuid, "");
+}
+
+/* The MIG device of inv's GPU gpu starting at memory slice start, or NULL. */
+static const gp_nvml_mig *mig_at(const gp_nvml_inv *inv, int gpu, int start)
+{
+    for (int k = 0; k < inv->gpus[gpu].nmig; k++) {
+        if (inv->gpus[gpu].mig[k].start == start) {
+            return &inv->gpus[gpu].mig[k];
+        }
+    }
+    return NULL;
+}
+
+/* Every MIG device of a is in b, the same, and the other way round. */
+static void same_migs(const gp_nvml_inv *a, const gp_nvml_inv *b)
+{
+    assert_int_equal(a->ngpus, b->ngpus);
+    for (int i = 0; i < a->ngpus; i++) {
+        assert_int_equal(a->gpus[i].nmig, b->gpus[i].nmig);
+        for (int k = 0; k < a->gpus[i].nmig; k++) {
+            const gp_nvml_mig *x = &a->gpus[i].mig[k], *y = mig_at(b, i, x->start);
+            assert_non_null(y);
+            assert_string_equal(x->uuid, y->uuid);
+            assert_string_equal(x->profile, y->profile);
+            assert_int_equal(x->size, y->size);
+        }
+    }
+}
+
+/* An instance of the same profile at the same start is reused: same UUID, nothing changes. */
+static void test_mig_reuse(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    static gp_nvml_inv before, after;
+    discover(h, &before);
+    char uuid[96];
+    ensure_ok(h, 0, "3g.40gb", 4, uuid);
+    assert_string_equal(uuid, "MIG-0a1b2c3d-4e5f-5a6b-8c7d-9e0f1a2b3c01");
+    ensure_ok(h, 0, "1g.10gb", 3, uuid);
+    assert_string_equal(uuid, "MIG-3d4e5f6a-7b8c-5d9e-bf0a-2b3c4d5e6f04");
+    ensure_ok(h, 1, "1g.10gb", 5, uuid);
+    assert_string_equal(uuid, "MIG-9d0e1f2a-3b4c-5d5e-9f6a-8b9c0d1e2f16");
+    discover(h, &after);
+    same_migs(&before, &after);
+    /* A buffer too small for the UUID. */
+    gp_diag d;
+    assert_int_equal(gp_nvml_mig_ensure(h, 0, "3g.40gb", 4, uuid, 20, &d), GP_ERANGE);
+    close_mock(h);
+}
+
+/* On the empty GPU 2: new instances at the placements asked for, visible in the inventory; the
+ * UUIDs are new, unique, and the same in a fresh process state. */
+static void test_mig_create(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    static gp_nvml_inv inv;
+    char a[96], b[96], again[96];
+    ensure_ok(h, 2, "3g.40gb", 4, a);
+    ensure_ok(h, 2, "1g.10gb", 1, b);
+    assert_string_not_equal(a, b);
+    discover(h, &inv);
+    assert_int_equal(inv.gpus[2].nmig, 2);
+    const gp_nvml_mig *m = mig_at(&inv, 2, 4);
+    assert_non_null(m);
+    assert_string_equal(m->uuid, a);
+    assert_string_equal(m->profile, "3g.40gb");
+    assert_int_equal(m->size, 4);
+    assert_int_equal(m->memory_mib, 40960);
+    m = mig_at(&inv, 2, 1);
+    assert_non_null(m);
+    assert_string_equal(m->uuid, b);
+    assert_string_equal(m->profile, "1g.10gb");
+    assert_int_equal(m->size, 1);
+    for (int i = 0; i < 2; i++) { /* no other device has these UUIDs */
+        for (int k = 0; k < inv.gpus[i].nmig; k++) {
+            assert_string_not_equal(inv.gpus[i].mig[k].uuid, a);
+            assert_string_not_equal(inv.gpus[i].mig[k].uuid, b);
+        }
+    }
+    ensure_ok(h, 2, "3g.40gb", 4, again); /* now reused */
+    assert_string_equal(again, a);
+    close_mock(h);
+    h = open_mock(INV("h100-mig.yaml"), NULL); /* the inventory again, from the file */
+    ensure_ok(h, 2, "3g.40gb", 4, again);
+    assert_string_equal(again, a);
+    close_mock(h);
+}
+
+/* A GPU instance left bare, or split into smaller compute instances (by another tool), is
+ * reused with one compute instance taking all of it. */
+static void test_mig_reuse_partial(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    void *lib = dlopen(GP_NVML_MOCK, RTLD_NOW | RTLD_LOCAL); /* the same library and state */
+    assert_non_null(lib);
+    struct gp_nvml_fns f;
+    load_fns(lib, &f);
+    nvmlDevice_t g2 = NULL;
+    nvmlGpuInstance_t bare = NULL, split = NULL;
+    nvmlComputeInstance_t ci = NULL;
+    assert_int_equal(f.nvmlDeviceGetHandleByIndex_v2(2, &g2), NVML_SUCCESS);
+    nvmlGpuInstancePlacement_t at = {0, 1};
+    assert_int_equal(f.nvmlDeviceCreateGpuInstanceWithPlacement(g2, 19, &at, &bare),
+                     NVML_SUCCESS); /* 1g.10gb at 0, no compute instance */
+    at = (nvmlGpuInstancePlacement_t){4, 4};
+    assert_int_equal(f.nvmlDeviceCreateGpuInstanceWithPlacement(g2, 9, &at, &split),
+                     NVML_SUCCESS); /* 3g.40gb at 4 as 1c + 2c */
+    assert_int_equal(f.nvmlGpuInstanceCreateComputeInstance(split, 0, &ci), NVML_SUCCESS);
+    assert_int_equal(f.nvmlGpuInstanceCreateComputeInstance(split, 1, &ci), NVML_SUCCESS);
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    assert_int_equal(inv.gpus[2].nmig, 2);
+    assert_string_equal(inv.gpus[2].mig[0].profile, ""); /* "MIG 1c.3g.40gb" */
+    char a[96], b[96];
+    ensure_ok(h, 2, "1g.10gb", 0, a);
+    ensure_ok(h, 2, "3g.40gb", 4, b);
+    discover(h, &inv);
+    assert_int_equal(inv.gpus[2].nmig, 2);
+    assert_string_equal(mig_at(&inv, 2, 0)->uuid, a);
+    assert_string_equal(mig_at(&inv, 2, 0)->profile, "1g.10gb");
+    assert_string_equal(mig_at(&inv, 2, 4)->uuid, b);
+    assert_string_equal(mig_at(&inv, 2, 4)->profile, "3g.40gb");
+    assert_int_equal(mig_at(&inv, 2, 4)->gpu_instance, 2); /* the same GPU instances */
+    assert_int_equal(mig_at(&inv, 2, 0)->gpu_instance, 1);
+    dlclose(lib);
+    close_mock(h);
+}
+
+/* Idle instances in the way are replaced; the others stay as they were. */
+static void test_mig_replace(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    static gp_nvml_inv before, after;
+    discover(h, &before);
+    char uuid[96];
+    ensure_ok(h, 1, "3g.40gb", 0, uuid); /* over the 1g instances at 0, 1, 2 and 3 */
+    discover(h, &after);
+    assert_int_equal(after.gpus[1].nmig, 4);
+    const gp_nvml_mig *m = mig_at(&after, 1, 0);
+    assert_non_null(m);
+    assert_string_equal(m->uuid, uuid);
+    assert_string_equal(m->profile, "3g.40gb");
+    assert_int_equal(m->size, 4);
+    for (int k = 1; k < 4; k++) {
+        assert_null(mig_at(&after, 1, k));
+    }
+    for (int k = 4; k < 7; k++) {
+        assert_string_equal(mig_at(&after, 1, k)->uuid, before.gpus[1].mig[k].uuid);
+    }
+    for (int k = 0; k < 4; k++) {
+        assert_string_not_equal(uuid, before.gpus[1].mig[k].uuid);
+    }
+    assert_int_equal(after.gpus[0].nmig, 4); /* other GPUs untouched */
+    /* A 2g over 2g.20gb at 0-1 of GPU 0 is that instance; a 2g at 2 replaces both 1g there. */
+    ensure_ok(h, 0, "2g.20gb", 2, uuid);
+    discover(h, &after);
+    assert_int_equal(after.gpus[0].nmig, 3);
+    assert_string_equal(mig_at(&after, 0, 2)->uuid, uuid);
+    assert_string_equal(mig_at(&after, 0, 0)->uuid, before.gpus[0].mig[1].uuid);
+    assert_string_equal(mig_at(&after, 0, 4)->uuid, before.gpus[0].mig[0].uuid);
+    /* The whole GPU: everything goes. */
+    ensure_ok(h, 0, "7g.80gb", 0, uuid);
+    discover(h, &after);
+    assert_int_equal(after.gpus[0].nmig, 1);
+    assert_string_equal(after.gpus[0].mig[0].profile, "7g.80gb");
+    assert_int_equal(after.gpus[0].mig[0].size, 8);
+    close_mock(h);
+}
+
+/* An instance a process runs on is not destroyed, and nothing else is either. */
+static void test_mig_busy(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-mig");
+    write_file(ctl, "mig-busy 1 2 777\n", "w");
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), ctl);
+    static gp_nvml_inv before, after;
+    discover(h, &before);
+    ensure_fails(h, 1, "3g.40gb", 0, GP_ESTATE,
+                 "GPU 1: GPU instance 3 (1g.10gb at memory slice 2) is in use by process 777");
+    discover(h, &after);
+    same_migs(&before, &after);
+    /* Reusing it is fine: nothing is destroyed. */
+    char uuid[96];
+    ensure_ok(h, 1, "1g.10gb", 2, uuid);
+    assert_string_equal(uuid, before.gpus[1].mig[2].uuid);
+    /* Once the process has ended, the instance is replaced. */
+    write_file(ctl, "mig-idle 1 2\n", "a");
+    ensure_ok(h, 1, "3g.40gb", 0, uuid);
+    discover(h, &after);
+    assert_int_equal(after.gpus[1].nmig, 4);
+    close_mock(h);
+}
+
+/* Refusals: no MIG or MIG off, unknown profile, illegal start; the layout stays. */
+static void test_mig_refusals(void **state)
+{
+    (void)state;
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), NULL);
+    static gp_nvml_inv before, after;
+    discover(h, &before);
+    ensure_fails(h, 3, "1g.10gb", 0, GP_EINVAL, "GPU 3: not in MIG mode");
+    ensure_fails(h, 1, "2g.10gb", 0, GP_EINVAL,
+                 "GPU 1: no MIG profile '2g.10gb' (the GPU offers: 1g.10gb, 2g.20gb, 3g.40gb, "
+                 "4g.40gb, 7g.80gb, 1g.20gb)");
+    ensure_fails(h, 1, "3g.40gb", 2, GP_EINVAL,
+                 "GPU 1: 3g.40gb cannot start at memory slice 2 (its legal starts: 0, 4)");
+    ensure_fails(h, 1, "1g.10gb", 7, GP_EINVAL, "legal starts: 0, 1, 2, 3, 4, 5, 6");
+    ensure_fails(h, 1, "1g.10gb", -1, GP_EINVAL, "cannot start at memory slice -1");
+    ensure_fails(h, 4, "1g.10gb", 0, GP_EINVAL, "GPU 4: no such GPU");
+    ensure_fails(h, 1, "", 0, GP_EINVAL, "no MIG profile given");
+    discover(h, &after);
+    same_migs(&before, &after);
+    close_mock(h);
+    h = open_mock(INV("pcie-t4.yaml"), NULL);
+    ensure_fails(h, 0, "1g.10gb", 0, GP_EINVAL, "GPU 0: the GPU has no MIG");
+    close_mock(h);
+}
+
+/* The mock's MIG functions by their C ABI: the codes the real driver answers with. */
+static void test_mig_abi(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-mig-abi");
+    write_file(ctl, "", "w");
+    setenv("GPUPOOL_NVML_MOCK_INVENTORY", INV("h100-mig.yaml"), 1);
+    setenv("GPUPOOL_NVML_MOCK_CONTROL", ctl, 1);
+    void *lib = dlopen(GP_NVML_MOCK, RTLD_NOW | RTLD_LOCAL);
+    assert_non_null(lib);
+    struct gp_nvml_fns f;
+    load_fns(lib, &f);
+    assert_int_equal(f.nvmlInit_v2(), NVML_SUCCESS);
+    nvmlDevice_t g1 = NULL, g2 = NULL, g3 = NULL, m = NULL;
+    assert_int_equal(f.nvmlDeviceGetHandleByIndex_v2(1, &g1), NVML_SUCCESS);
+    assert_int_equal(f.nvmlDeviceGetHandleByIndex_v2(2, &g2), NVML_SUCCESS);
+    assert_int_equal(f.nvmlDeviceGetHandleByIndex_v2(3, &g3), NVML_SUCCESS);
+    /* Profiles: index -> id, name, slices; the version is checked. */
+    nvmlGpuInstanceProfileInfo_v2_t p;
+    memset(&p, 0, sizeof(p));
+    assert_int_equal(f.nvmlDeviceGetGpuInstanceProfileInfoV(g1, 0, &p),
+                     NVML_ERROR_INVALID_ARGUMENT); /* as the real driver */
+    p.version = nvmlGpuInstanceProfileInfo_v2;
+    assert_int_equal(
+        f.nvmlDeviceGetGpuInstanceProfileInfoV(g1, NVML_GPU_INSTANCE_PROFILE_3_SLICE, &p),
+        NVML_SUCCESS);
+    assert_string_equal(p.name, "MIG 3g.40gb");
+    assert_int_equal(p.id, 9);
+    assert_int_equal(p.sliceCount, 3);
+    assert_int_equal(p.instanceCount, 2);
+    assert_int_equal(
+        f.nvmlDeviceGetGpuInstanceProfileInfoV(g1, NVML_GPU_INSTANCE_PROFILE_1_SLICE_REV2, &p),
+        NVML_SUCCESS);
+    assert_string_equal(p.name, "MIG 1g.20gb");
+    assert_int_equal(
+        f.nvmlDeviceGetGpuInstanceProfileInfoV(g1, NVML_GPU_INSTANCE_PROFILE_6_SLICE, &p),
+        NVML_ERROR_NOT_SUPPORTED);
+    nvmlGpuInstancePlacement_t pl[8];
+    unsigned int n = 0;
+    assert_int_equal(f.nvmlDeviceGetGpuInstancePossiblePlacements_v2(g1, 9, NULL, &n),
+                     NVML_SUCCESS);
+    assert_int_equal(n, 2);
+    assert_int_equal(f.nvmlDeviceGetGpuInstancePossiblePlacements_v2(g1, 9, pl, &n), NVML_SUCCESS);
+    assert_int_equal(pl[1].start, 4);
+    assert_int_equal(pl[1].size, 4);
+    /* Creation: illegal placement, overlap, MIG off. */
+    nvmlGpuInstance_t gi = NULL, gi2 = NULL;
+    nvmlGpuInstancePlacement_t at = {2, 4};
+    assert_int_equal(f.nvmlDeviceCreateGpuInstanceWithPlacement(g2, 9, &at, &gi),
+                     NVML_ERROR_INVALID_ARGUMENT);
+    at.start = 4;
+    assert_int_equal(f.nvmlDeviceCreateGpuInstanceWithPlacement(g3, 9, &at, &gi),
+                     NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(f.nvmlDeviceCreateGpuInstanceWithPlacement(g2, 9, &at, &gi), NVML_SUCCESS);
+    at = (nvmlGpuInstancePlacement_t){5, 1};
+    assert_int_equal(f.nvmlDeviceCreateGpuInstanceWithPlacement(g2, 19, &at, &gi2),
+                     NVML_ERROR_INSUFFICIENT_RESOURCES);
+    nvmlGpuInstanceInfo_t info;
+    assert_int_equal(f.nvmlGpuInstanceGetInfo(gi, &info), NVML_SUCCESS);
+    assert_int_equal(info.id, 1);
+    assert_int_equal(info.profileId, 9);
+    assert_true(info.device == g2);
+    assert_int_equal(info.placement.start, 4);
+    /* A bare GPU instance makes no MIG device; a compute instance does. */
+    assert_int_equal(f.nvmlDeviceGetMigDeviceHandleByIndex(g2, 0, &m), NVML_ERROR_NOT_FOUND);
+    nvmlComputeInstanceProfileInfo_t cp;
+    assert_int_equal(f.nvmlGpuInstanceGetComputeInstanceProfileInfo(
+                         gi, NVML_COMPUTE_INSTANCE_PROFILE_7_SLICE,
+                         NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &cp),
+                     NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(f.nvmlGpuInstanceGetComputeInstanceProfileInfo(
+                         gi, NVML_COMPUTE_INSTANCE_PROFILE_1_SLICE,
+                         NVML_COMPUTE_INSTANCE_ENGINE_PROFILE_SHARED, &cp),
+                     NVML_SUCCESS);
+    assert_int_equal(cp.instanceCount, 3);
+    nvmlComputeInstance_t ci = NULL, ci2 = NULL;
+    assert_int_equal(f.nvmlGpuInstanceCreateComputeInstance(gi, 0, &ci), NVML_SUCCESS);
+    assert_int_equal(f.nvmlGpuInstanceCreateComputeInstance(gi, 1, &ci2), NVML_SUCCESS);
+    assert_int_equal(f.nvmlGpuInstanceCreateComputeInstance(gi, 0, &ci2),
+                     NVML_ERROR_INSUFFICIENT_RESOURCES); /* its 3 slices are taken */
+    char name[96];
+    unsigned int id = 99;
+    assert_int_equal(f.nvmlDeviceGetMigDeviceHandleByIndex(g2, 0, &m), NVML_SUCCESS);
+    assert_int_equal(f.nvmlDeviceGetName(m, name, sizeof(name)), NVML_SUCCESS);
+    assert_string_equal(name, "NVIDIA H100 80GB HBM3 MIG 1c.3g.40gb");
+    assert_int_equal(f.nvmlDeviceGetGpuInstanceId(m, &id), NVML_SUCCESS);
+    assert_int_equal(id, 1);
+    assert_int_equal(f.nvmlDeviceGetGpuInstanceId(g2, &id), NVML_ERROR_NOT_SUPPORTED);
+    /* Destruction: compute instances first; a busy one is IN_USE, and listed as a process. */
+    assert_int_equal(f.nvmlGpuInstanceDestroy(gi), NVML_ERROR_IN_USE);
+    write_file(ctl, "mig-busy 2 4\n", "a");
+    nvmlProcessInfo_t procs[4];
+    n = 0;
+    assert_int_equal(f.nvmlDeviceGetComputeRunningProcesses_v3(g2, &n, NULL),
+                     NVML_ERROR_INSUFFICIENT_SIZE);
+    assert_int_equal(n, 1);
+    n = 4;
+    assert_int_equal(f.nvmlDeviceGetComputeRunningProcesses_v3(g2, &n, procs), NVML_SUCCESS);
+    assert_int_equal(n, 1);
+    assert_int_equal(procs[0].pid, 4242);
+    assert_int_equal(procs[0].gpuInstanceId, 1);
+    assert_int_equal(f.nvmlComputeInstanceDestroy(ci), NVML_ERROR_IN_USE);
+    write_file(ctl, "mig-idle 2 4\n", "a");
+    assert_int_equal(f.nvmlComputeInstanceDestroy(ci), NVML_SUCCESS);
+    assert_int_equal(f.nvmlComputeInstanceDestroy(ci), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlComputeInstanceDestroy(ci2), NVML_SUCCESS);
+    assert_int_equal(f.nvmlGpuInstanceDestroy(gi), NVML_SUCCESS);
+    assert_int_equal(f.nvmlGpuInstanceGetInfo(gi, &info), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetGpuInstanceById(g2, 1, &gi), NVML_ERROR_NOT_FOUND);
+    assert_int_equal(f.nvmlShutdown(), NVML_SUCCESS);
+    dlclose(lib);
+}
+
 static int setup(void **state)
 {
     (void)state;
@@ -640,9 +1055,9 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    static const char *const files[] = {
-        "bad.yaml",      "ring.yaml",    "control-xid", "control-fall",
-        "control-spike", "ring-control", NULL};
+    static const char *const files[] = {"bad.yaml",     "ring.yaml",       "control-xid",
+                                        "control-fall", "control-spike",   "ring-control",
+                                        "control-mig",  "control-mig-abi", NULL};
     char path[256];
     for (int i = 0; files[i]; i++) {
         tmp_path(path, sizeof(path), files[i]);
@@ -669,6 +1084,13 @@ int main(void)
         cmocka_unit_test_teardown(test_direct_links, close_all),
         cmocka_unit_test_teardown(test_node_doc, close_all),
         cmocka_unit_test_teardown(test_describe, close_all),
+        cmocka_unit_test_teardown(test_mig_reuse, close_all),
+        cmocka_unit_test_teardown(test_mig_create, close_all),
+        cmocka_unit_test_teardown(test_mig_reuse_partial, close_all),
+        cmocka_unit_test_teardown(test_mig_replace, close_all),
+        cmocka_unit_test_teardown(test_mig_busy, close_all),
+        cmocka_unit_test_teardown(test_mig_refusals, close_all),
+        cmocka_unit_test_teardown(test_mig_abi, close_all),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

@@ -3,6 +3,9 @@ gpupool-run supervisors and real processes), driven through the API.
 
 - a 2-GPU job sees exactly its two GPU UUIDs, NVLink-connected on the DGX-like node;
 - a 2-node gang gets consistent WORLD_SIZE, RANK, MASTER_ADDR/PORT and a hostfile;
+- MIG slices are shown to the job as MIG devices (the agent makes the instance the controller
+  chose: reused, or created in place of idle ones);
+- volumes appear at /data/NAME, read-only where asked;
 - cancel kills the job's whole process tree;
 - kill -9 of an agent with jobs running: the restarted agent re-attaches, no job restarts, and
   an exit that happened during the outage is recorded;
@@ -83,7 +86,7 @@ def alive_marked(marker):
     return [p for p in out.split() if int(p) != os.getpid()]
 
 
-port = free_ports(4)
+port = free_ports(5)
 try:
     # Bad usage: clear errors, exit 2.
     bad = subprocess.run([gpupool, "up", "--data-dir", pool, "--nodes", "no-such-node:2"],
@@ -115,12 +118,13 @@ try:
           bad.stderr)
 
     up = subprocess.run([gpupool, "up", "--data-dir", pool, "--port", str(port), "--nodes",
-                         "dgx-a100:2,pcie-t4:1"], capture_output=True, text=True, timeout=60)
+                         "dgx-a100:2,pcie-t4:1,h100-mig:1"], capture_output=True, text=True,
+                        timeout=60)
     check(up.returncode == 0 and "is up" in up.stdout, "gpupool up", up.stdout, up.stderr)
     token = open(os.path.join(pool, "admin.token")).read().strip()
     admin = Client("http://127.0.0.1:%d" % port, token)
     s, nodes = admin.get("/v1/nodes")
-    check(s == 200 and len(nodes["items"]) == 3, "three nodes registered", nodes)
+    check(s == 200 and len(nodes["items"]) == 4, "four nodes registered", nodes)
     s, d = admin.post("/v1/tenants", {"name": "e2e"})
     check(s == 201, "tenant", s, d)
 
@@ -184,6 +188,21 @@ try:
                          text=True, env=env)
     check(out.returncode == 1 and "replica" in out.stderr, "a replica that does not exist",
           out.stderr)
+
+    # MIG: each slice is a MIG device of its own, made at the placement the controller chose.
+    migs = [submit("mig-%d" % k, 'echo "mig=$CUDA_VISIBLE_DEVICES"; sleep 300',
+                   resources={"mig_profile": prof})
+            for k, prof in enumerate(("1g.10gb", "3g.40gb", "1g.10gb"))]
+    seen = []
+    for k, jid in enumerate(migs):
+        d = wait("mig-%d running" % k, state_is("mig-%d" % k, ("Running",)))
+        wait("mig-%d printed" % k, lambda: "mig=" in stdout_of(jid))
+        seen.append(stdout_of(jid).split("mig=")[1].split()[0])
+        check(d["placement"][0]["node"] == "h100-mig-4", "MIG jobs on the MIG node", d)
+    check(all(u.startswith("MIG-") for u in seen) and len(set(seen)) == 3,
+          "each MIG job sees one MIG device of its own", seen)
+    for k in range(3):
+        admin.post("/v1/jobs/mig-%d/cancel" % k)
 
     # Volumes: registered with the CLI, mounted by the agent at /data/NAME (read-only enforced
     # where the agent runs as root, else links under the job's working directory).

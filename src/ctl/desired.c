@@ -1,0 +1,425 @@
+/*
+ * What a node must run: its desired document (the replicas placed on it, with everything each
+ * needs to start: GPUs, gang peers, volumes), answered by the heartbeat and by the long-poll
+ * GET /v1/nodes/{node}/desired, and the waiters of that long-poll.
+ */
+#include "ctl/api.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ---- documents ---- */
+
+/* What a gang's replica needs to find the others: its local rank, the master (replica 0's
+ * host and a port derived from the job id) and the hostfile (one line per host, slots = the
+ * job's replicas there). */
+static void gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
+{
+    json_t *hosts = json_array();
+    int local_rank = 0;
+    for (int k = 0; k < j->spec.replicas; k++) {
+        if (k < r && j->replicas[k].node_id == j->replicas[r].node_id) {
+            local_rank++;
+        }
+        bool first = true;
+        for (int p = 0; p < k && first; p++) {
+            first = j->replicas[p].node_id != j->replicas[k].node_id;
+        }
+        if (!first) {
+            continue;
+        }
+        int slots = 0;
+        for (int p = k; p < j->spec.replicas; p++) {
+            slots += j->replicas[p].node_id == j->replicas[k].node_id;
+        }
+        const ctl_node *n = ctl_node_by_id(st, j->replicas[k].node_id);
+        char host[128];
+        ctl_node_host(n, host, sizeof(host));
+        json_array_append_new(hosts, json_sprintf("%s slots=%d", host, slots));
+    }
+    const ctl_node *master = ctl_node_by_id(st, j->replicas[0].node_id);
+    char host[128];
+    ctl_node_host(master, host, sizeof(host));
+    json_object_set_new(doc, "rank", json_integer(r));
+    json_object_set_new(doc, "local_rank", json_integer(local_rank));
+    json_object_set_new(doc, "master_addr", json_string(host));
+    json_object_set_new(doc, "master_port", json_integer(29500 + j->id % 10000));
+    json_object_set_new(doc, "hostfile", hosts);
+}
+
+/* A desired replica: what the agent must run. */
+static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n)
+{
+    const ctl_replica *rep = &j->replicas[r];
+    json_t *gpus = json_array();
+    for (int s = 0; s < rep->a.nshares; s++) {
+        const gp_gpu_share *sh = &rep->a.shares[s];
+        json_array_append_new(gpus,
+                              json_pack("{s:i, s:s, s:i, s:I, s:i}", "index", sh->gpu, "uuid",
+                                        n->gpus[sh->gpu].uuid, "milli", sh->milli, "memory_mib",
+                                        (json_int_t)sh->mem_mib, "mig_start", sh->mig_start));
+    }
+    json_t *spec = json_loads(j->spec_json, 0, NULL);
+    json_t *doc = json_pack(
+        "{s:I, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:o, s:o}", "job", (json_int_t)j->id, "name",
+        j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size", j->spec.replicas,
+        "restart_count", j->restarts, "cpu_milli", (json_int_t)rep->a.cpu_milli, "memory_mib",
+        (json_int_t)rep->a.memory_mib, "gpus", gpus, "spec", spec ? spec : json_object());
+    if (j->spec.nvolumes > 0) {
+        json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
+    }
+    if (j->spec.replicas > 1) {
+        gang_doc(st, j, r, doc);
+    }
+    return doc;
+}
+
+int api_desired_answer(ctl_state *st, ctl_node *n, json_t **out)
+{
+    *out = NULL;
+    const ctl_held *held;
+    int nheld = ctl_state_held_on(st, n->id, &held);
+    if (nheld < 0) {
+        return nheld;
+    }
+    json_t *desired = json_array();
+    for (int k = 0; k < nheld; k++) {
+        json_array_append_new(desired, desired_doc(st, held[k].job, held[k].replica, n));
+    }
+    *out = json_pack("{s:s, s:I, s:b, s:o}", "node", n->name, "version",
+                     (json_int_t)ctl_node_desired_version(st, n), "cordoned", n->cordoned,
+                     "desired", desired);
+    return *out ? 0 : GP_ENOMEM;
+}
+
+/* ---- the long-poll of the desired document ----
+ *
+ * GET /v1/nodes/{node}/desired?version=V&wait=MS answers at once unless the caller already has
+ * the current version; then the request is deferred (it holds no HTTP thread) and a waiter is
+ * registered here. One thread, the waiters' thread, answers them: when ctl_desired_publish
+ * reports that versions moved (after the committer's commit), it answers every waiter whose
+ * node's version differs from the caller's, and it answers the waits that end, at most
+ * WAITERS_TICK_MS late. It builds the answers under the state lock and finishes the deferred
+ * requests after releasing it.
+ *
+ * Locks: the state lock, then the waiters' lock; never the other way round.
+ */
+
+#define DESIRED_WAIT_MAX_MS 60000
+/* Passes over the waiters are at least this far apart (each costs one look at every waiter). */
+#define WAITERS_TICK_MS 10
+
+typedef struct waiter {
+    int64_t node_id;
+    int idx;          /* the node's index in st->nodes when it came: a hint */
+    int64_t version;  /* what the caller has */
+    int64_t deadline; /* monotonic ms */
+    gp_http_deferred *dr;
+    gp_http_response resp; /* the answer, built by the waiters' thread */
+    struct waiter *next;
+} waiter;
+
+struct ctl_desired_waiters {
+    ctl_state *st;
+    pthread_mutex_t lock; /* guards what follows */
+    pthread_cond_t cond;  /* on CLOCK_MONOTONIC */
+    waiter *head;
+    int n;
+    bool recheck; /* versions moved: compare every waiter's */
+    bool stop;
+    int64_t wake_at; /* the thread's next pass (monotonic ms); INT64_MAX: none due */
+    pthread_t thread;
+};
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static ctl_node *waiter_node(ctl_state *st, waiter *w)
+{
+    if (w->idx >= 0 && w->idx < st->nnodes && st->nodes[w->idx].id == w->node_id) {
+        return &st->nodes[w->idx];
+    }
+    ctl_node *n = ctl_node_by_id(st, w->node_id);
+    w->idx = n ? (int)(n - st->nodes) : -1;
+    return n;
+}
+
+/* Builds w's answer: the node's document now. Under the state lock. */
+static void waiter_answer(ctl_state *st, waiter *w)
+{
+    w->resp = (gp_http_response){.content_type = "application/json"};
+    ctl_node *n = waiter_node(st, w);
+    json_t *doc = NULL;
+    if (!n) {
+        gp_http_respond_error(&w->resp, GP_ENOENT, "node: not found");
+        return;
+    }
+    char *text = api_desired_answer(st, n, &doc) == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!text) {
+        gp_http_respond_error(&w->resp, GP_ENOMEM, "out of memory");
+        return;
+    }
+    gp_http_response_set_body(&w->resp, 200, NULL, text, strlen(text));
+}
+
+/* Sends the answers of a list of waiters and frees them. No lock held. */
+static void waiters_finish(waiter *list)
+{
+    while (list) {
+        waiter *w = list;
+        list = w->next;
+        gp_http_deferred_finish(w->dr, &w->resp);
+        free(w);
+    }
+}
+
+/* One pass: takes out the waiters that are woken (their version moved, or their node is gone)
+ * or whose wait ended, answers them, and sets when the next pass is due. The state lock is
+ * taken only to compare versions (after a publish) and to build answers. */
+static void waiters_pass(ctl_desired_waiters *ws)
+{
+    ctl_state *st = ws->st;
+    pthread_mutex_lock(&ws->lock);
+    bool recheck = ws->recheck;
+    pthread_mutex_unlock(&ws->lock);
+    if (recheck) {
+        pthread_mutex_lock(&st->lock);
+    }
+    pthread_mutex_lock(&ws->lock);
+    if (recheck) {
+        ws->recheck = false; /* a publish since the first look leaves it set: one more pass */
+    }
+    int64_t now = mono_ms(), next = INT64_MAX;
+    waiter *due = NULL;
+    for (waiter **pp = &ws->head; *pp;) {
+        waiter *w = *pp;
+        ctl_node *n = recheck ? waiter_node(st, w) : NULL;
+        bool moved = recheck && (!n || ctl_node_desired_version(st, n) != w->version);
+        if (moved || w->deadline <= now) {
+            *pp = w->next;
+            ws->n--;
+            w->next = due;
+            due = w;
+        } else {
+            next = w->deadline < next ? w->deadline : next;
+            pp = &w->next;
+        }
+    }
+    ws->wake_at = next == INT64_MAX || next > now + WAITERS_TICK_MS ? next : now + WAITERS_TICK_MS;
+    pthread_mutex_unlock(&ws->lock);
+    if (due && !recheck) {
+        pthread_mutex_lock(&st->lock);
+    }
+    for (waiter *w = due; w; w = w->next) {
+        waiter_answer(st, w);
+    }
+    if (due || recheck) {
+        pthread_mutex_unlock(&st->lock);
+    }
+    waiters_finish(due);
+}
+
+static void *waiters_main(void *arg)
+{
+    ctl_desired_waiters *ws = arg;
+    pthread_mutex_lock(&ws->lock);
+    while (!ws->stop) {
+        int64_t now = mono_ms();
+        if (!ws->recheck && now < ws->wake_at) {
+            if (ws->wake_at == INT64_MAX) {
+                pthread_cond_wait(&ws->cond, &ws->lock);
+            } else {
+                struct timespec ts;
+                clock_gettime(CLOCK_MONOTONIC, &ts);
+                int64_t ns = ts.tv_nsec + (ws->wake_at - now) % 1000 * 1000000;
+                ts.tv_sec += (time_t)((ws->wake_at - now) / 1000 + ns / 1000000000);
+                ts.tv_nsec = (long)(ns % 1000000000);
+                pthread_cond_timedwait(&ws->cond, &ws->lock, &ts);
+            }
+            continue;
+        }
+        pthread_mutex_unlock(&ws->lock);
+        waiters_pass(ws);
+        pthread_mutex_lock(&ws->lock);
+    }
+    pthread_mutex_unlock(&ws->lock);
+    return NULL;
+}
+
+int ctl_desired_waiters_start(ctl_state *st, gp_diag *d)
+{
+    ctl_desired_waiters *ws = calloc(1, sizeof(*ws));
+    if (!ws) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    ws->st = st;
+    ws->wake_at = INT64_MAX;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&ws->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    pthread_mutex_init(&ws->lock, NULL);
+    if (pthread_create(&ws->thread, NULL, waiters_main, ws) != 0) {
+        pthread_cond_destroy(&ws->cond);
+        pthread_mutex_destroy(&ws->lock);
+        free(ws);
+        return gp_diag_set(d, GP_EIO, "cannot start the long-poll thread");
+    }
+    pthread_mutex_lock(&st->lock);
+    st->waiters = ws;
+    pthread_mutex_unlock(&st->lock);
+    return 0;
+}
+
+void ctl_desired_waiters_stop(ctl_state *st)
+{
+    pthread_mutex_lock(&st->lock);
+    ctl_desired_waiters *ws = st->waiters;
+    st->waiters = NULL; /* no waiter comes after this */
+    pthread_mutex_unlock(&st->lock);
+    if (!ws) {
+        return;
+    }
+    pthread_mutex_lock(&ws->lock);
+    ws->stop = true;
+    pthread_cond_signal(&ws->cond);
+    pthread_mutex_unlock(&ws->lock);
+    pthread_join(ws->thread, NULL);
+    for (waiter *w = ws->head; w; w = w->next) {
+        w->resp = (gp_http_response){.content_type = "application/json"};
+        gp_http_respond_error(&w->resp, GP_EUNAVAIL, "the controller is stopping");
+    }
+    waiters_finish(ws->head);
+    pthread_cond_destroy(&ws->cond);
+    pthread_mutex_destroy(&ws->lock);
+    free(ws);
+}
+
+/* Jobs with volumes show them as registered now: when objects changed (st->gen), the nodes
+ * holding such jobs move on too. */
+static void volumes_moved(ctl_state *st)
+{
+    for (int i = 0; i < st->njobs; i++) {
+        const ctl_job *j = st->jobs[i];
+        if (j->replicas && j->spec.nvolumes > 0) {
+            ctl_job_desired_changed(st, j);
+        }
+    }
+}
+
+void ctl_desired_publish(ctl_state *st)
+{
+    if (st->desired_gen != st->gen) {
+        st->desired_gen = st->gen;
+        volumes_moved(st);
+    }
+    ctl_desired_waiters *ws = st->waiters;
+    if (!st->desired_moved || !ws) {
+        return;
+    }
+    st->desired_moved = false;
+    pthread_mutex_lock(&ws->lock);
+    if (ws->n > 0) {
+        ws->recheck = true;
+        pthread_cond_signal(&ws->cond);
+    }
+    pthread_mutex_unlock(&ws->lock);
+}
+
+/* Registers a waiter for n, the caller having version; the request is deferred. Under the state
+ * lock. Returns false when the request cannot be deferred (rq's answer is then set). */
+static bool wait_for(api_req *rq, ctl_desired_waiters *ws, ctl_node *n, int64_t version,
+                     int64_t wait_ms)
+{
+    waiter *w = calloc(1, sizeof(*w));
+    if (!w) {
+        api_error(rq, GP_ENOMEM, "out of memory");
+        return false;
+    }
+    w->dr = gp_http_defer(rq->http, rq->resp);
+    if (!w->dr) {
+        free(w);
+        return false;
+    }
+    w->node_id = n->id;
+    w->idx = (int)(n - ws->st->nodes);
+    w->version = version;
+    w->deadline = mono_ms() + wait_ms;
+    pthread_mutex_lock(&ws->lock);
+    w->next = ws->head;
+    ws->head = w;
+    ws->n++;
+    if (w->deadline < ws->wake_at) {
+        ws->wake_at = w->deadline;
+        pthread_cond_signal(&ws->cond);
+    }
+    pthread_mutex_unlock(&ws->lock);
+    return true;
+}
+
+/* A query parameter as a whole number in 0..max: 1 with *out, 0 when absent, -1 when bad. */
+static int query_number(api_req *rq, const char *name, int64_t max, int64_t *out)
+{
+    const char *s = gp_http_request_query(rq->http, name);
+    if (!s) {
+        return 0;
+    }
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || !*s || *end || v < 0 || v > max) {
+        return -1;
+    }
+    *out = v;
+    return 1;
+}
+
+void api_nodes_desired(api_req *rq)
+{
+    int64_t version = 0, wait_ms = 0;
+    int has_version = query_number(rq, "version", INT64_MAX, &version);
+    if (has_version < 0) {
+        api_error(rq, GP_EINVAL, "version: must be a whole number (the version of an answer)");
+        return;
+    }
+    if (query_number(rq, "wait", INT64_MAX, &wait_ms) < 0) {
+        api_error(rq, GP_EINVAL, "wait: must be a whole number of milliseconds");
+        return;
+    }
+    if (wait_ms > DESIRED_WAIT_MAX_MS) {
+        wait_ms = DESIRED_WAIT_MAX_MS;
+    }
+    ctl_state *st = &rq->g->st;
+    int64_t caller = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0;
+    ctl_read_lock(rq->g);
+    ctl_node *n = ctl_node_by_name(st, rq->params[0]);
+    if (!n || (caller && n->id != caller)) {
+        ctl_read_unlock(rq->g);
+        api_error(rq, GP_ENOENT, "node %s: not found", rq->params[0]);
+        return;
+    }
+    /* Registered under the state lock, so no change can slip between the comparison and the
+     * registration: the committer publishes under this lock too. */
+    if (has_version && wait_ms > 0 && st->waiters && ctl_node_desired_version(st, n) == version) {
+        wait_for(rq, st->waiters, n, version, wait_ms);
+        ctl_read_unlock(rq->g);
+        return;
+    }
+    json_t *doc = NULL;
+    int rc = api_desired_answer(st, n, &doc);
+    ctl_read_unlock(rq->g);
+    if (rc < 0) {
+        api_error(rq, rc, "out of memory");
+        return;
+    }
+    api_reply(rq, 200, doc);
+}
