@@ -31,7 +31,7 @@ test-asan: deps
 	@cmake --build $(ASAN_BUILD) -j $(JOBS)
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-	    ctest --output-on-failure -j $(JOBS) -L 'unit|integ|fuzz'
+	    ctest --output-on-failure -j $(JOBS) -L 'unit|integ|fuzz|shim'
 
 # The full per-replay CSV is kept in out/sim-default/results.csv; the summary is printed.
 sim: build

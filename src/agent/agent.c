@@ -11,6 +11,7 @@
 #include "agent/mig.h"
 
 #include "agent/logserve.h"
+#include "agent/memwatch.h"
 #include "agent/nvml.h"
 #include "agent/replicas.h"
 #include "base/log.h"
@@ -23,6 +24,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 struct gp_agent {
@@ -32,6 +34,8 @@ struct gp_agent {
     gp_nvml_events *events; /* XIDs; NULL when the driver offers none */
     gp_logserve *logs;      /* the log endpoint; NULL without an address */
     gp_http_client *http;   /* with the agent token */
+    gp_memwatch *memwatch;  /* NULL: no GPU memory watch (memory_grace_s 0) */
+    bool procs_warned;      /* a failed process query was logged at WARN already */
     char token[128];
     bool registered;
     int64_t version; /* of the last desired replicas converged on; 0 = none yet */
@@ -179,6 +183,14 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
         }
         rc = start_logs(a, d);
     }
+    if (rc == 0 && cfg->memory_grace_s > 0 &&
+        gp_memwatch_new((int64_t)cfg->memory_grace_s * 1000, &a->memwatch) < 0) {
+        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
+        GP_LOG(GP_LOG_INFO, "agent", "memwatch grace_s=%d%s", cfg->memory_grace_s,
+               a->memwatch ? "" : " (off: GPU memory limits are not watched)");
+    }
     if (rc == 0) {
         rc = do_register(a, d);
     }
@@ -197,8 +209,31 @@ void gp_agent_free(gp_agent *a)
         gp_logserve_stop(a->logs);
         gp_nvml_events_close(a->events);
         gp_nvml_close(a->nvml);
+        gp_memwatch_free(a->memwatch);
         free(a);
     }
+}
+
+/* The report of one replica; NULL when its state is not reported. A replica the agent stopped
+ * for a reason of its own (the GPU memory watch) is Failed, with that reason. */
+static json_t *replica_report(const gp_agent *a, const gp_local_replica *l)
+{
+    const char *state = gp_local_report_state(l);
+    char why[256] = "";
+    if ((l->state == GP_LOCAL_KILLED || l->state == GP_LOCAL_LOST) &&
+        gp_replicas_stop_reason(a->cfg.state_dir, &l->key, why, sizeof(why))) {
+        state = "Failed";
+    }
+    if (!state) {
+        return NULL;
+    }
+    json_t *r = json_pack("{s:I, s:i, s:I, s:s, s:i}", "job", (json_int_t)l->key.job, "replica",
+                          l->key.replica, "epoch", (json_int_t)l->key.epoch, "state", state,
+                          "exit_code", l->state == GP_LOCAL_LOST ? 137 : l->exit_code);
+    if (r && why[0]) {
+        json_object_set_new(r, "reason", json_string(why));
+    }
+    return r;
 }
 
 /* The heartbeat document: every reportable replica and a reading of every GPU. */
@@ -206,13 +241,9 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
 {
     json_t *reps = json_array(), *gpus = json_array();
     for (int i = 0; i < nlocal; i++) {
-        const char *state = gp_local_report_state(&local[i]);
-        if (state) {
-            json_array_append_new(
-                reps, json_pack("{s:I, s:i, s:I, s:s, s:i}", "job", (json_int_t)local[i].key.job,
-                                "replica", local[i].key.replica, "epoch",
-                                (json_int_t)local[i].key.epoch, "state", state, "exit_code",
-                                local[i].state == GP_LOCAL_LOST ? 137 : local[i].exit_code));
+        json_t *r = replica_report(a, &local[i]);
+        if (r) {
+            json_array_append_new(reps, r);
         }
     }
     for (int g = 0; g < a->inv.ngpus; g++) {
@@ -256,6 +287,115 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
         }
     }
     return json_pack("{s:o, s:o, s:o}", "replicas", reps, "gpus", gpus, "events", events);
+}
+
+/* ---- the GPU memory watch (memwatch.h) ---- */
+
+/* At most this many processes per GPU are looked at each round (a GPU runs far fewer). */
+#define WATCH_PROCS 256
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Adds what each process on GPU gpu uses to the replica it belongs to (its entry for that GPU);
+ * when NVML cannot list them, those entries read -1 (no reading). Logs the count of processes of
+ * no replica, and of replicas' processes on a GPU not theirs, at debug level. */
+static void measure_gpu(gp_agent *a, int gpu, gp_replica_watch *reps, int n)
+{
+    gp_nvml_process procs[WATCH_PROCS];
+    int np = 0, stray = 0, foreign = 0;
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = gp_nvml_processes(a->nvml, gpu, procs, WATCH_PROCS, &np, &d);
+    if (rc < 0 && rc != GP_ERANGE) {
+        GP_LOG(a->procs_warned ? GP_LOG_DEBUG : GP_LOG_WARN, "agent",
+               "memwatch: no GPU memory per process: %s", d.msg);
+        a->procs_warned = true;
+        np = 0;
+    }
+    for (int i = 0; rc < 0 && rc != GP_ERANGE && i < n; i++) {
+        for (int g = 0; g < reps[i].use.ngpus; g++) {
+            if (reps[i].use.gpus[g].index == gpu) {
+                reps[i].use.gpus[g].used_mib = -1;
+            }
+        }
+    }
+    for (int p = 0; p < np; p++) {
+        int o = gp_replicas_owner(reps, n, (pid_t)procs[p].pid);
+        int g = 0;
+        while (o >= 0 && g < reps[o].use.ngpus && reps[o].use.gpus[g].index != gpu) {
+            g++;
+        }
+        stray += o < 0;
+        foreign += o >= 0 && g == reps[o].use.ngpus;
+        if (o >= 0 && g < reps[o].use.ngpus && procs[p].used_mib > 0) {
+            reps[o].use.gpus[g].used_mib += procs[p].used_mib;
+        }
+    }
+    GP_LOG(GP_LOG_DEBUG, "agent", "memwatch gpu=%d processes=%d of_no_replica=%d on_foreign_gpu=%d",
+           gpu, np, stray, foreign);
+}
+
+/* Measures the GPU memory of every running replica with a limit and stops those that stayed
+ * above it for the grace period, with the reason (reported Failed at the next heartbeats). */
+static void watch_memory(gp_agent *a, const gp_local_replica *local, int nlocal)
+{
+    gp_replica_watch *reps = calloc((size_t)nlocal + 1, sizeof(*reps));
+    gp_memwatch_replica *use = calloc((size_t)nlocal + 1, sizeof(*use));
+    gp_memwatch_stop *stops = calloc((size_t)nlocal + 1, sizeof(*stops));
+    int n = 0;
+    uint64_t watched = 0; /* bit g: a replica has a limit on GPU g */
+    for (int i = 0; reps && use && stops && i < nlocal; i++) {
+        gp_diag d;
+        gp_diag_clear(&d);
+        if (local[i].state != GP_LOCAL_RUNNING) {
+            continue;
+        }
+        if (gp_replicas_watch_info(a->cfg.state_dir, &local[i].key, &reps[n], &d) < 0) {
+            GP_LOG(GP_LOG_WARN, "agent", "memwatch job=%lld replica=%d: %s",
+                   (long long)local[i].key.job, local[i].key.replica, d.msg);
+            continue;
+        }
+        for (int g = 0; g < reps[n].use.ngpus; g++) {
+            gp_memwatch_gpu *w = &reps[n].use.gpus[g];
+            if (w->index < a->inv.ngpus) {
+                w->uuid = a->inv.gpus[w->index].uuid;
+                watched |= w->limit_mib > 0 ? UINT64_C(1) << w->index : 0;
+            }
+        }
+        n++;
+    }
+    for (int g = 0; watched && g < a->inv.ngpus; g++) {
+        if (watched & (UINT64_C(1) << g)) {
+            measure_gpu(a, g, reps, n);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        use[i] = reps[i].use;
+    }
+    int nstop = reps && use && stops ? gp_memwatch_observe(a->memwatch, mono_ms(), use, n, stops, n)
+                                     : GP_ENOMEM;
+    if (nstop < 0) {
+        GP_LOG(GP_LOG_WARN, "agent", "memwatch: out of memory");
+    }
+    for (int i = 0; i < nstop; i++) {
+        gp_diag d;
+        gp_diag_clear(&d);
+        GP_LOG(GP_LOG_WARN, "agent", "memwatch stop job=%lld replica=%d epoch=%lld: %s",
+               (long long)stops[i].key.job, stops[i].key.replica, (long long)stops[i].key.epoch,
+               stops[i].reason);
+        if (gp_replicas_stop(a->cfg.state_dir, &stops[i].key, false, stops[i].reason, &d) < 0) {
+            GP_LOG(GP_LOG_WARN, "agent", "memwatch: stopping job=%lld replica=%d failed: %s",
+                   (long long)stops[i].key.job, stops[i].key.replica, d.msg);
+        }
+    }
+    free(reps);
+    free(use);
+    free(stops);
 }
 
 /* The spec gpupool-run reads: the desired replica, plus what the agent adds: the fractional-GPU
@@ -329,10 +469,10 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
         case GP_ACT_STOP:
             GP_LOG(GP_LOG_INFO, "agent", "stop job=%lld replica=%d epoch=%lld",
                    (long long)l->key.job, l->key.replica, (long long)l->key.epoch);
-            rc = gp_replicas_stop(a->cfg.state_dir, &l->key, false, &d);
+            rc = gp_replicas_stop(a->cfg.state_dir, &l->key, false, NULL, &d);
             break;
         case GP_ACT_KILL_GROUP:
-            rc = gp_replicas_stop(a->cfg.state_dir, &l->key, true, &d);
+            rc = gp_replicas_stop(a->cfg.state_dir, &l->key, true, NULL, &d);
             break;
         case GP_ACT_FORGET:
             rc = gp_replicas_forget(a->cfg.state_dir, &l->key, a->cfg.finished_keep, &d);
@@ -382,6 +522,9 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
         return rc;
     }
     json_t *beat = heartbeat_doc(a, local, nlocal), *resp = NULL;
+    if (a->memwatch) {
+        watch_memory(a, local, nlocal); /* also while the controller is away */
+    }
     char path[128];
     snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", a->cfg.name);
     rc = beat ? call_json(a->http, "POST", path, beat, &resp, d) : GP_ENOMEM;

@@ -4,8 +4,12 @@
  *   gpupool-agent --server URL --join-token-file FILE --state-dir DIR [--name NODE]
  *                 [--address HOST:PORT] [--nvml-library PATH] [--run-binary PATH] [--user NAME]
  *                 [--heartbeat MS] [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]
- *                 [--memory-mib N] [--log-level LEVEL]
+ *                 [--memory-mib N] [--memory-grace SECONDS] [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
+ *
+ * --memory-grace (GPUPOOL_MEMORY_GRACE_SECONDS, default 30, 0 turns it off): how long a fractional
+ * replica's processes may hold more GPU memory than its limit, as NVML sees them, before the
+ * agent stops the replica (Failed, with the reason; see memwatch.h).
  *
  * discover prints what NVML reports about this machine as JSON (see discover.h) and exits.
  * Runs until SIGTERM or SIGINT; stopping the agent never stops the jobs. Exit codes: 0 after a
@@ -48,10 +52,14 @@ static int usage(const char *msg)
             "                     [--name NODE] [--address HOST:PORT] [--nvml-library PATH]\n"
             "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
             "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
-            "                     [--memory-mib N] [--log-level debug|info|warn|error]\n"
+            "                     [--memory-mib N] [--memory-grace SECONDS]\n"
+            "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
+            "--memory-grace: a fractional replica whose processes hold more GPU memory than\n"
+            "its limit (per NVML) for this long is stopped and fails (default 30; 0: off).\n"
             "Each flag may also come from GPUPOOL_<FLAG> (e.g. GPUPOOL_SERVER); the NVML\n"
-            "library from GPUPOOL_NVML_LIBRARY.\n");
+            "library from GPUPOOL_NVML_LIBRARY, --memory-grace from\n"
+            "GPUPOOL_MEMORY_GRACE_SECONDS.\n");
     return 2;
 }
 
@@ -161,10 +169,13 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "discover")) {
         return discover_main(argc, argv);
     }
-    gp_agent_config cfg = {
-        .heartbeat_ms = 1000, .grace_s = 10, .log_max = 64 << 20, .finished_keep = 200};
+    gp_agent_config cfg = {.heartbeat_ms = 1000,
+                           .grace_s = 10,
+                           .log_max = 64 << 20,
+                           .finished_keep = 200,
+                           .memory_grace_s = 30};
     char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",
-         cpu[32] = "", mem[32] = "", level[16] = "info";
+         cpu[32] = "", mem[32] = "", mgrace[32] = "", level[16] = "info";
     flag flags[] = {
         {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
         {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
@@ -179,6 +190,7 @@ int main(int argc, char **argv)
         {"--log-max", "GPUPOOL_LOG_MAX", logmax, sizeof(logmax)},
         {"--cpu-milli", "GPUPOOL_CPU_MILLI", cpu, sizeof(cpu)},
         {"--memory-mib", "GPUPOOL_MEMORY_MIB", mem, sizeof(mem)},
+        {"--memory-grace", "GPUPOOL_MEMORY_GRACE_SECONDS", mgrace, sizeof(mgrace)},
         {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
     };
     int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
@@ -225,6 +237,13 @@ int main(int argc, char **argv)
     }
     if (grace[0]) {
         cfg.grace_s = (int)x;
+    }
+    if (mgrace[0] && !number(mgrace, 0, 86400, &x)) {
+        return usage("--memory-grace: a whole number of seconds, 0..86400 (0: no GPU memory "
+                     "watch)");
+    }
+    if (mgrace[0]) {
+        cfg.memory_grace_s = (int)x;
     }
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");

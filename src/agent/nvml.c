@@ -513,6 +513,79 @@ int gp_nvml_sample(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d)
     return sample_ecc(h, gpu, out, d);
 }
 
+/* ---- processes ---- */
+
+/* usedGpuMemory when NVML cannot tell (e.g. without the privileges to see other users'). */
+/* The first buffer, and how many times a buffer found too small is grown. */
+#define PROCS_FIRST 16
+#define PROCS_TRIES 4
+
+/* Asks NVML for gpu's processes into *buf (the caller's first, else one malloc'd here: the
+ * caller frees it when it is not first); *count how many. */
+static nvmlReturn_t list_processes(const gp_nvml *h, int gpu, nvmlProcessInfo_t *first,
+                                   nvmlProcessInfo_t **buf, unsigned int *count)
+{
+    unsigned int room = PROCS_FIRST;
+    *buf = first;
+    nvmlReturn_t rc = NVML_ERROR_INSUFFICIENT_SIZE;
+    for (int t = 0; t <= PROCS_TRIES && rc == NVML_ERROR_INSUFFICIENT_SIZE; t++) {
+        if (t > 0) {
+            /* *count is what NVML needed; leave room for processes that start meanwhile. */
+            unsigned int want = (*count > room ? *count : 2 * room) + 8;
+            if (*buf != first) {
+                free(*buf);
+            }
+            *buf = malloc(sizeof(**buf) * want);
+            if (!*buf) {
+                return NVML_ERROR_MEMORY;
+            }
+            room = want;
+        }
+        *count = room;
+        rc = h->fn.nvmlDeviceGetComputeRunningProcesses_v3(h->dev[gpu], count, *buf);
+    }
+    return rc;
+}
+
+int gp_nvml_processes(const gp_nvml *h, int gpu, gp_nvml_process *out, int cap, int *n, gp_diag *d)
+{
+    *n = 0;
+    if (gpu < 0 || gpu >= h->ndev) {
+        return gp_diag_set(d, GP_EINVAL, "GPU %d: no such GPU (%d present)", gpu, h->ndev);
+    }
+    if (!h->fn.nvmlDeviceGetComputeRunningProcesses_v3) {
+        return gp_diag_set(d, GP_ENOTSUP,
+                           "%s lacks nvmlDeviceGetComputeRunningProcesses_v3 (a driver older "
+                           "than R510?): per-process GPU memory is unknown",
+                           h->path);
+    }
+    nvmlProcessInfo_t first[PROCS_FIRST], *buf = NULL;
+    unsigned int count = 0;
+    nvmlReturn_t rc = list_processes(h, gpu, first, &buf, &count);
+    int result = 0;
+    if (rc == NVML_ERROR_MEMORY && !buf) {
+        result = gp_diag_set(d, GP_ENOMEM, "GPU %d: processes: out of memory", gpu);
+    } else if (rc != NVML_SUCCESS) {
+        result = fail(h, d, rc, gpu, "nvmlDeviceGetComputeRunningProcesses_v3");
+    }
+    for (unsigned int i = 0; result == 0 && i < count && (int)i < cap; i++) {
+        const nvmlProcessInfo_t *p = &buf[i];
+        out[i].pid = (int)p->pid;
+        out[i].used_mib =
+            p->usedGpuMemory == NVML_VALUE_NOT_AVAILABLE ? -1 : (int64_t)(p->usedGpuMemory >> 20);
+        out[i].gpu_instance = p->gpuInstanceId == ~0u ? -1 : (int)p->gpuInstanceId;
+        (*n)++;
+    }
+    if (result == 0 && count > (unsigned int)(cap > 0 ? cap : 0)) {
+        result = gp_diag_set(d, GP_ERANGE, "GPU %d: %u processes, more than the %d asked for", gpu,
+                             count, cap);
+    }
+    if (buf && buf != first) {
+        free(buf);
+    }
+    return result;
+}
+
 /* ---- events ---- */
 
 int gp_nvml_events_open(const gp_nvml *h, gp_nvml_events **out, gp_diag *d)

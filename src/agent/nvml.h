@@ -129,6 +129,23 @@ int gp_nvml_inventory(const gp_nvml *h, gp_nvml_inv *inv, gp_diag *d);
  */
 int gp_nvml_sample(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d);
 
+/* A compute process on a GPU (nvmlDeviceGetComputeRunningProcesses_v3). */
+typedef struct gp_nvml_process {
+    int pid;          /* as NVML reports it: the host's PID namespace */
+    int64_t used_mib; /* GPU memory it uses; -1 when NVML cannot tell (NVML_VALUE_NOT_AVAILABLE) */
+    int gpu_instance; /* MIG GPU instance it runs in; -1 when none */
+} gp_nvml_process;
+
+/*
+ * The compute processes running on GPU gpu (0 ≤ gpu < gp_nvml_count): up to cap of them into
+ * out[], *n how many were written. NVML is asked with a buffer that grows while it answers
+ * INSUFFICIENT_SIZE (processes may start between two calls), a few times at most. Errors:
+ * GP_EINVAL for a bad index, GP_ENOTSUP when the driver lacks the function, GP_ENOMEM, GP_ERANGE
+ * when more than cap processes run (out[] then holds the first cap and *n is cap), else the
+ * mapping of NVML's code (GP_EUNAVAIL for a lost GPU); *n is 0 on the other errors.
+ */
+int gp_nvml_processes(const gp_nvml *h, int gpu, gp_nvml_process *out, int cap, int *n, gp_diag *d);
+
 /*
  * XID events of every GPU. gp_nvml_events_open creates an NVML event set and registers every GPU
  * for nvmlEventTypeXidCriticalError; a GPU that does not support it (or is lost) is skipped, and

@@ -259,6 +259,9 @@ typedef struct nvmlProcessInfo_st {
     unsigned int computeInstanceId;
 } nvmlProcessInfo_t;
 
+/* usedGpuMemory when NVML cannot tell (e.g. without the privileges to see the process). */
+#define NVML_VALUE_NOT_AVAILABLE (~0ULL)
+
 /*
  * X(return type, symbol, (parameters), required): the functions gpupool calls. Optional ones
  * (0) are absent from older drivers; the agent then does without what they give (see nvml.h).

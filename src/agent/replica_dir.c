@@ -95,29 +95,33 @@ int gp_rdir_write_atomic(const char *dir, const char *name, const void *data, si
     return 0;
 }
 
-int gp_rdir_proc_start(pid_t pid, uint64_t *start, bool *zombie)
+/* Reads /proc/PID/stat into buf and returns where field 3 (STATE) starts; NULL with *rc set
+ * (GP_ENOENT: no such process; GP_EPARSE). "PID (COMM) STATE PPID ...": COMM may hold spaces
+ * and parentheses, so fields are found from the last ')'. */
+static char *read_stat(pid_t pid, char *buf, size_t cap, int *rc)
 {
-    char path[64], buf[1024];
+    char path[64];
     snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
+    *rc = GP_ENOENT;
     if (fd < 0) {
-        return GP_ENOENT;
+        return NULL;
     }
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    ssize_t n = read(fd, buf, cap - 1);
     close(fd);
     if (n <= 0) {
-        return GP_ENOENT;
+        return NULL;
     }
     buf[n] = '\0';
-    /* "PID (COMM) STATE PPID ...": COMM may hold spaces and parentheses, so parse from the
-     * last ')'. STATE is field 3 and the start time field 22, the 20th after COMM. */
     char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ') {
-        return GP_EPARSE;
-    }
-    char state = p[2];
-    p += 2;
-    for (int field = 3; field < 22; field++) {
+    *rc = GP_EPARSE;
+    return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
+}
+
+/* The number in field `field` (>= 3) of a stat line whose field 3 starts at p. */
+static int stat_field(const char *p, int field, unsigned long long *out)
+{
+    for (int f = 3; f < field; f++) {
         p = strchr(p, ' ');
         if (!p) {
             return GP_EPARSE;
@@ -130,10 +134,57 @@ int gp_rdir_proc_start(pid_t pid, uint64_t *start, bool *zombie)
     if (errno || end == p) {
         return GP_EPARSE;
     }
+    *out = v;
+    return 0;
+}
+
+int gp_rdir_proc_start(pid_t pid, uint64_t *start, bool *zombie)
+{
+    char buf[1024];
+    int rc;
+    const char *p = read_stat(pid, buf, sizeof(buf), &rc);
+    unsigned long long v = 0;
+    if (!p || (rc = stat_field(p, 22, &v)) < 0) {
+        return rc;
+    }
     *start = (uint64_t)v;
     if (zombie) {
-        *zombie = state == 'Z' || state == 'X' || state == 'x';
+        *zombie = p[0] == 'Z' || p[0] == 'X' || p[0] == 'x';
     }
+    return 0;
+}
+
+int gp_rdir_proc_session(pid_t pid, pid_t *ppid, pid_t *sid)
+{
+    char buf[1024];
+    int rc;
+    const char *p = read_stat(pid, buf, sizeof(buf), &rc);
+    unsigned long long parent = 0, session = 0;
+    if (!p || (rc = stat_field(p, 4, &parent)) < 0 || (rc = stat_field(p, 6, &session)) < 0) {
+        return rc;
+    }
+    *ppid = (pid_t)parent;
+    *sid = (pid_t)session;
+    return 0;
+}
+
+int gp_rdir_read_line(const char *dir, const char *name, char *buf, size_t cap, gp_diag *d)
+{
+    char path[4096];
+    buf[0] = '\0';
+    if (gp_rdir_path(path, sizeof(path), dir, name) < 0) {
+        return gp_diag_set(d, GP_ERANGE, "%s: path too long", dir);
+    }
+    FILE *f = fopen(path, "re");
+    if (!f) {
+        return errno == ENOENT ? GP_ENOENT
+                               : gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
+    }
+    if (!fgets(buf, (int)cap, f)) {
+        buf[0] = '\0';
+    }
+    fclose(f);
+    buf[strcspn(buf, "\r\n")] = '\0';
     return 0;
 }
 
@@ -189,13 +240,13 @@ bool gp_rdir_pid_alive(const gp_rdir_pid *p)
 int gp_rdir_write_status(const char *dir, const gp_rdir_status *s, gp_diag *d)
 {
     json_t *o = json_pack(
-        "{s:i, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s:s, s:s, s:s}",
+        "{s:i, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s:s, s:s, s:s, s:s}",
         "version", 1, "state", gp_rdir_state_name(s->state), "job", (json_int_t)s->job, "replica",
         s->replica, "epoch", (json_int_t)s->epoch, "supervisor_pid", (json_int_t)s->supervisor_pid,
         "pid", (json_int_t)s->child.pid, "pid_start", (json_int_t)s->child.start, "start_ms",
         (json_int_t)s->start_ms, "end_ms", (json_int_t)s->end_ms, "exit_code", s->exit_code,
         "signal", s->signal, "escalated", s->escalated, "error", s->error, "reason", s->reason,
-        "cgroup", s->cgroup);
+        "stop_reason", s->stop_reason, "cgroup", s->cgroup);
     char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
     json_decref(o);
     if (!text) {
@@ -240,15 +291,16 @@ int gp_rdir_read_status(const char *dir, gp_rdir_status *out, gp_diag *d)
     if (!o) {
         return gp_diag_set(d, GP_EPARSE, "%s:%d:%d: %s", path, err.line, err.column, err.text);
     }
-    const char *state = NULL, *error = NULL, *reason = NULL, *cgroup = NULL;
+    const char *state = NULL, *error = NULL, *reason = NULL, *stop_reason = NULL, *cgroup = NULL;
     json_int_t job = 0, epoch = 0, sup = 0, pid = 0, start = 0, s_ms = 0, e_ms = 0;
     int esc = 0;
     int rc = json_unpack_ex(
-        o, &err, 0, "{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s?s, s?s, s?s}",
-        "state", &state, "job", &job, "replica", &out->replica, "epoch", &epoch, "supervisor_pid",
-        &sup, "pid", &pid, "pid_start", &start, "start_ms", &s_ms, "end_ms", &e_ms, "exit_code",
+        o, &err, 0,
+        "{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s?s, s?s, s?s, s?s}", "state",
+        &state, "job", &job, "replica", &out->replica, "epoch", &epoch, "supervisor_pid", &sup,
+        "pid", &pid, "pid_start", &start, "start_ms", &s_ms, "end_ms", &e_ms, "exit_code",
         &out->exit_code, "signal", &out->signal, "escalated", &esc, "error", &error, "reason",
-        &reason, "cgroup", &cgroup);
+        &reason, "stop_reason", &stop_reason, "cgroup", &cgroup);
     if (rc == 0 && parse_state(state, &out->state) < 0) {
         snprintf(err.text, sizeof(err.text), "state: must be running, exited or killed");
         rc = -1;
@@ -264,6 +316,7 @@ int gp_rdir_read_status(const char *dir, gp_rdir_status *out, gp_diag *d)
         out->escalated = esc != 0;
         copy_text(out->error, sizeof(out->error), error);
         copy_text(out->reason, sizeof(out->reason), reason);
+        copy_text(out->stop_reason, sizeof(out->stop_reason), stop_reason);
         copy_text(out->cgroup, sizeof(out->cgroup), cgroup);
     } else {
         gp_diag_set(d, GP_EPARSE, "%s: %s", path, err.text);

@@ -21,7 +21,14 @@
  *   child.pid       "PID STARTTIME\n": the job's leader, once its exec succeeded. The leader is
  *                   a session and process-group leader: its PGID is PID.
  *   status.json     the record of the replica (below); absent until the job was launched (a new
- *                   supervisor removes the status.json and child.pid of an earlier run).
+ *                   supervisor removes the status.json, child.pid and stop-reason of an earlier
+ *                   run).
+ *   stop-reason     one line, written by the agent (atomically) before it stops a replica for a
+ *                   reason of its own rather than because the controller no longer wants it
+ *                   (the GPU memory watch: "GPU memory 2048 MiB on GPU 0 (GPU-…) above the
+ *                   replica's limit of 1024 MiB for 30 s"). The supervisor copies it into the
+ *                   final record (stop_reason, and first in reason); the agent then reports the
+ *                   replica Failed with it.
  *   stdout.log      the job's stdout; stderr.log its stderr (two files, never interleaved).
  *   stdout.log.1    the previous stdout.log: when a log would pass --log-max bytes (default
  *   stderr.log.1    64 MiB) it is renamed to .1 (replacing the old .1) and a new one started, so
@@ -44,6 +51,8 @@
  *   error          why the job could not be started ("exec foo: No such file or directory");
  *                  empty otherwise
  *   reason         one line for people
+ *   stop_reason    the stop-reason file's line when the job was stopped for it, else empty
+ *                  (absent in records of older supervisors: read as empty)
  *   cgroup         the cgroup directories that held the job's limits, comma-separated (v1: one
  *                  per controller), "" when none; removed once the job is over
  *
@@ -82,6 +91,7 @@
 #define GP_RDIR_STDERR         "stderr.log"
 #define GP_RDIR_HOSTFILE       "hostfile"
 #define GP_RDIR_WORK           "work"
+#define GP_RDIR_STOP_REASON    "stop-reason"
 
 typedef enum gp_rdir_state {
     GP_RDIR_NONE = 0, /* no status.json yet */
@@ -109,6 +119,7 @@ typedef struct gp_rdir_status {
     bool escalated;
     char error[512];
     char reason[256];
+    char stop_reason[256];
     char cgroup[512];
 } gp_rdir_status;
 
@@ -132,6 +143,14 @@ int gp_rdir_write_atomic(const char *dir, const char *name, const void *data, si
 /* Start time (field 22 of /proc/PID/stat) of a process, and whether it is a zombie. Returns 0,
  * GP_ENOENT when there is no such process, GP_EPARSE when the file cannot be understood. */
 int gp_rdir_proc_start(pid_t pid, uint64_t *start, bool *zombie);
+
+/* Parent (field 4 of /proc/PID/stat) and session (field 6) of a process. Returns 0, GP_ENOENT
+ * when there is no such process, GP_EPARSE when the file cannot be understood. */
+int gp_rdir_proc_session(pid_t pid, pid_t *ppid, pid_t *sid);
+
+/* The first line of DIR/NAME, without its newline, into buf (truncated to cap - 1 bytes).
+ * GP_ENOENT when absent (buf is then ""), GP_EIO with d set when it cannot be read. */
+int gp_rdir_read_line(const char *dir, const char *name, char *buf, size_t cap, gp_diag *d);
 
 /* Records pid with its current start time in DIR/NAME ("PID STARTTIME\n"), atomically. */
 int gp_rdir_write_pid(const char *dir, const char *name, pid_t pid, gp_diag *d);

@@ -8,6 +8,7 @@
 #include "base/log.h"
 
 #include <dirent.h>
+#include <jansson.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -189,7 +190,8 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
     return 0;
 }
 
-int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_group, gp_diag *d)
+int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_group,
+                     const char *reason, gp_diag *d)
 {
     char dir[GP_REPLICAS_PATH_MAX];
     int rc = gp_replicas_dir(state_dir, "replicas", k, dir, sizeof(dir));
@@ -200,12 +202,109 @@ int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_g
     if (rc < 0) {
         return rc;
     }
+    if (!kill_group && v.supervisor_alive && reason) {
+        char line[512];
+        int n = snprintf(line, sizeof(line), "%.500s\n", reason);
+        rc = gp_rdir_write_atomic(dir, GP_RDIR_STOP_REASON, line, (size_t)n, d);
+        if (rc < 0) {
+            return rc;
+        }
+    }
     if (!kill_group && v.supervisor_alive) {
         kill(v.supervisor.pid, SIGTERM);
     } else if (kill_group && v.child_alive) {
         kill(-v.child.pid, SIGKILL);
     }
     return 0;
+}
+
+int gp_replicas_stop_reason(const char *state_dir, const gp_replica_key *k, char *buf, size_t cap)
+{
+    char dir[GP_REPLICAS_PATH_MAX];
+    gp_rdir_status st;
+    gp_diag d;
+    buf[0] = '\0';
+    if (gp_replicas_dir(state_dir, "replicas", k, dir, sizeof(dir)) < 0) {
+        return 0;
+    }
+    int rc = gp_rdir_read_status(dir, &st, &d);
+    if (rc == 0 && (st.state == GP_RDIR_KILLED || st.state == GP_RDIR_EXITED)) {
+        snprintf(buf, cap, "%s", st.stop_reason); /* the final record says */
+    } else if (gp_rdir_read_line(dir, GP_RDIR_STOP_REASON, buf, cap, &d) < 0) {
+        buf[0] = '\0';
+    }
+    return buf[0] != '\0';
+}
+
+int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_replica_watch *out,
+                           gp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    out->use.key = *k;
+    char dir[GP_REPLICAS_PATH_MAX], path[GP_REPLICAS_PATH_MAX + 16];
+    gp_rdir_view v;
+    int rc = gp_replicas_dir(state_dir, "replicas", k, dir, sizeof(dir));
+    if (rc < 0 || (rc = gp_rdir_probe(dir, &v, d)) < 0) {
+        return rc == GP_ERANGE ? gp_diag_set(d, rc, "%s: path too long", state_dir) : rc;
+    }
+    out->leader = v.child_alive ? v.child.pid : 0;
+    out->supervisor = v.supervisor_alive ? v.supervisor.pid : 0;
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    json_error_t err;
+    json_t *spec = json_load_file(path, 0, &err);
+    if (!spec) {
+        return gp_diag_set(d, GP_EPARSE, "%s: %s", path, err.text);
+    }
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(spec, "gpus"), i, g)
+    {
+        /* The rule run_spec (agent.c) gives the job its limit by. */
+        int index = -1, milli = 1000, start = -1;
+        json_int_t mem = 0;
+        json_unpack(g, "{s?i, s?i, s?I, s?i}", "index", &index, "milli", &milli, "memory_mib", &mem,
+                    "mig_start", &start);
+        if (index < 0 || out->use.ngpus == GP_MEMWATCH_MAX_GPUS) {
+            continue;
+        }
+        gp_memwatch_gpu *w = &out->use.gpus[out->use.ngpus++];
+        w->index = index;
+        w->limit_mib = start < 0 && milli < 1000 && mem > 0 ? (int64_t)mem : 0;
+    }
+    json_decref(spec);
+    return 0;
+}
+
+/* The replica whose leader (or, with supervisors, supervisor) is p; -1 when none. */
+static int owner_of(const gp_replica_watch *reps, int n, pid_t p, bool supervisors)
+{
+    for (int i = 0; p > 1 && i < n; i++) {
+        if (reps[i].leader == p || (supervisors && reps[i].supervisor == p)) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* How far up the process tree gp_replicas_owner looks. */
+#define OWNER_DEPTH 64
+
+int gp_replicas_owner(const gp_replica_watch *reps, int n, pid_t pid)
+{
+    pid_t ppid = 0, sid = 0;
+    if (gp_rdir_proc_session(pid, &ppid, &sid) < 0) {
+        return -1;
+    }
+    int i = owner_of(reps, n, sid, false);
+    for (int depth = 0; i < 0 && ppid > 1 && depth < OWNER_DEPTH; depth++) {
+        i = owner_of(reps, n, ppid, true);
+        if (i < 0 && gp_rdir_proc_session(ppid, &ppid, &sid) == 0) {
+            i = owner_of(reps, n, sid, false);
+        } else if (i < 0) {
+            break; /* the parent is gone meanwhile */
+        }
+    }
+    return i;
 }
 
 /* Removes a directory tree (finished replicas only hold plain files and work/). */

@@ -1,12 +1,16 @@
 /*
  * The agent's view of its replica directories (layout in agent.h): listing them with the state
- * their supervisor recorded, starting a supervisor for a new placement, stopping one, and
- * archiving those that are over into finished/ (the newest `keep` are kept, for logs).
+ * their supervisor recorded, starting a supervisor for a new placement, stopping one (with a
+ * reason of the agent's own, or because the controller no longer wants it), archiving those that
+ * are over into finished/ (the newest `keep` are kept, for logs), and for the GPU memory watch
+ * (memwatch.h): a running replica's processes and GPU memory limits, and the replica a process
+ * belongs to.
  */
 #ifndef GP_AGENT_REPLICAS_H
 #define GP_AGENT_REPLICAS_H
 
 #include "agent/converge.h"
+#include "agent/memwatch.h"
 #include "agent/replica_dir.h"
 #include "gpupool/error.h"
 
@@ -40,8 +44,39 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
                       gp_diag *d);
 
 /* Stops a replica: SIGTERM to its supervisor (which stops the job's process group and records
- * how it ended); with kill_group, SIGKILL to the job's group directly (a lost replica). */
-int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_group, gp_diag *d);
+ * how it ended); with kill_group, SIGKILL to the job's group directly (a lost replica). A reason
+ * (one line; NULL: none, the controller's stop) is first written to the directory's stop-reason
+ * file (replica_dir.h), so that the final record carries it and the replica is reported Failed
+ * with it; GP_EIO when it cannot be written (then nothing is signalled). */
+int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_group,
+                     const char *reason, gp_diag *d);
+
+/* Why the agent stopped a replica that is over (killed or lost): the stop_reason of its final
+ * record, else its stop-reason file (a supervisor lost before recording). 1 with buf set when
+ * there is one, 0 when there is none (stopped because it was no longer desired, or ended by
+ * itself). */
+int gp_replicas_stop_reason(const char *state_dir, const gp_replica_key *k, char *buf, size_t cap);
+
+/* A running replica as the GPU memory watch sees it. */
+typedef struct gp_replica_watch {
+    gp_memwatch_replica use; /* key, and per GPU its index and limit (used_mib 0, uuid NULL) */
+    pid_t leader;            /* the job's leader, whose session the job runs in; 0: not alive */
+    pid_t supervisor;        /* its gpupool-run (a child subreaper); 0: not alive */
+} gp_replica_watch;
+
+/* Fills out from a replica's directory: the live leader and supervisor, and its GPUs from
+ * spec.json, with the limit the job was given (the GPU's memory_mib for a fraction of a GPU,
+ * milli < 1000 outside MIG; 0, none, otherwise). GP_EIO/GP_EPARSE with d set when spec.json
+ * cannot be read or understood. */
+int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_replica_watch *out,
+                           gp_diag *d);
+
+/* The replica (index in reps[0..n)) process pid belongs to, from /proc: the one whose leader's
+ * session it is in (gpupool-run starts each job in a session of its own), else the one whose
+ * leader or supervisor is among its ancestors (a process that left the session with setsid; the
+ * supervisor is a child subreaper, so a process that also left its parent is still below it).
+ * -1: a process of no replica, or one that is gone. */
+int gp_replicas_owner(const gp_replica_watch *reps, int n, pid_t pid);
 
 /* Moves a replica's directory to finished/ and keeps the newest `keep` there. */
 int gp_replicas_forget(const char *state_dir, const gp_replica_key *k, int keep, gp_diag *d);

@@ -134,8 +134,8 @@ static int claim_dir(sup *S, gp_diag *d)
     int rc = gp_rdir_write_pid(dir, GP_RDIR_SUPERVISOR_PID, getpid(), d);
     /* Records of an earlier run in this directory are not this run's. */
     char path[4200];
-    const char *stale[] = {GP_RDIR_STATUS, GP_RDIR_CHILD_PID};
-    for (size_t i = 0; rc == 0 && i < 2; i++) {
+    const char *stale[] = {GP_RDIR_STATUS, GP_RDIR_CHILD_PID, GP_RDIR_STOP_REASON};
+    for (size_t i = 0; rc == 0 && i < sizeof(stale) / sizeof(stale[0]); i++) {
         if (gp_rdir_path(path, sizeof(path), dir, stale[i]) == 0 && unlink(path) < 0 &&
             errno != ENOENT) {
             rc = gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
@@ -563,15 +563,27 @@ static int record_end(sup *S, gp_diag *d)
     } else {
         snprintf(how, sizeof(how), "exited with code %d", S->st.exit_code);
     }
-    if (!S->stopping) {
-        snprintf(S->st.reason, sizeof(S->st.reason), "%s", how);
-    } else if (S->escalated) {
-        snprintf(S->st.reason, sizeof(S->st.reason),
+    char stopped[200];
+    if (S->escalated) {
+        snprintf(stopped, sizeof(stopped),
                  "stopped: SIGTERM, then SIGKILL after the %d s grace period; %s", S->o->grace_s,
                  how);
     } else {
-        snprintf(S->st.reason, sizeof(S->st.reason),
-                 "stopped: SIGTERM; %s within the %d s grace period", how, S->o->grace_s);
+        snprintf(stopped, sizeof(stopped), "stopped: SIGTERM; %s within the %d s grace period", how,
+                 S->o->grace_s);
+    }
+    /* Why the agent stopped it, when it said so (replica_dir.h: stop-reason). */
+    gp_diag rd;
+    if (S->stopping && gp_rdir_read_line(S->o->state_dir, GP_RDIR_STOP_REASON, S->st.stop_reason,
+                                         sizeof(S->st.stop_reason), &rd) == GP_EIO) {
+        GP_LOG(GP_LOG_WARN, "run", "the stop reason is unknown: %s", rd.msg);
+    }
+    if (!S->stopping) {
+        snprintf(S->st.reason, sizeof(S->st.reason), "%s", how);
+    } else if (S->st.stop_reason[0]) {
+        snprintf(S->st.reason, sizeof(S->st.reason), "%.150s (%.100s)", S->st.stop_reason, stopped);
+    } else {
+        snprintf(S->st.reason, sizeof(S->st.reason), "%s", stopped);
     }
     GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d state=%s exit_code=%d: %s",
            (long long)S->s->job, S->s->replica, gp_rdir_state_name(S->st.state), S->st.exit_code,

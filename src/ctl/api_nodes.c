@@ -312,12 +312,13 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_d
 {
     json_int_t job = 0, epoch = 0;
     int replica = -1, exit_code = 0;
-    const char *state = NULL;
-    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i}", "job", &job, "replica", &replica, "epoch",
-                    &epoch, "state", &state, "exit_code", &exit_code) != 0) {
+    const char *state = NULL, *reason = NULL;
+    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i, s?s}", "job", &job, "replica", &replica,
+                    "epoch", &epoch, "state", &state, "exit_code", &exit_code, "reason",
+                    &reason) != 0) {
         return gp_diag_set(d, GP_EINVAL,
                            "replicas[]: each needs job, replica, epoch and state (Running, "
-                           "Succeeded or Failed)");
+                           "Succeeded or Failed), and a reason, when given, is a string");
     }
     bool running = strcmp(state, "Running") == 0, ok = strcmp(state, "Succeeded") == 0;
     if (!running && !ok && strcmp(state, "Failed") != 0) {
@@ -333,6 +334,13 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_d
         return 0;
     }
     *changed = true;
+    if (!running && !ok && reason && reason[0]) {
+        /* The node stopped the replica for a reason of its own (its GPU memory watch): the job
+         * fails with it, and is not restarted (it would only do the same again). */
+        char why[240];
+        snprintf(why, sizeof(why), "replica %d: %.200s", replica, reason);
+        return ctl_job_finish(g, j, false, replica, exit_code, why, d);
+    }
     if (!running && !ok) {
         return ctl_job_finish(g, j, false, replica, exit_code, NULL, d);
     }

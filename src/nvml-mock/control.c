@@ -17,6 +17,12 @@
  *                              starts at memory slice START: NVML lists it, and destroying the
  *                              instance (or its compute instances) answers NVML_ERROR_IN_USE
  *   mig-idle GPU START         that process ends
+ *   proc GPU PID MIB           a compute process PID runs on GPU using MIB MiB of its memory
+ *                              (- for MIB: NVML cannot tell, NVML_VALUE_NOT_AVAILABLE): NVML
+ *                              lists it on the GPU (not on its MIG devices) until proc-gone; a
+ *                              second proc for the same PID changes its memory. At most
+ *                              MOCK_MAX_PROCS per GPU
+ *   proc-gone GPU PID          that process ends
  *
  * Blank lines and lines starting with # are skipped. A bad line is reported on stderr once, as
  * "gpupool-nvml-mock: FILE:LINE: problem", and ignored.
@@ -24,6 +30,7 @@
 #include "nvml-mock/mock.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -34,9 +41,18 @@
 #define MAX_LINE 512
 #define TWO_PI   6.283185307179586
 
-typedef enum cmd_kind { CMD_XID, CMD_FALL_OFF, CMD_SET, CMD_BUSY, CMD_IDLE } cmd_kind;
+typedef enum cmd_kind {
+    CMD_XID,
+    CMD_FALL_OFF,
+    CMD_SET,
+    CMD_BUSY,
+    CMD_IDLE,
+    CMD_PROC,
+    CMD_PROC_GONE
+} cmd_kind;
 
-#define DEFAULT_PID 4242
+#define DEFAULT_PID  4242
+#define MAX_PROC_MIB (1 << 24) /* 16 TiB: more than any GPU has */
 
 typedef struct cmd {
     const char *name;
@@ -54,6 +70,8 @@ static const cmd cmds[] = {
     {"power", CMD_SET, 2, 3, MOCK_POWER, 0, 5000},
     {"mig-busy", CMD_BUSY, 2, 3, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
     {"mig-idle", CMD_IDLE, 2, 2, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
+    {"proc", CMD_PROC, 3, 3, MOCK_UTIL, 0, 0},           /* checked in run_proc */
+    {"proc-gone", CMD_PROC_GONE, 2, 2, MOCK_UTIL, 0, 0}, /* likewise */
 };
 
 double mock_now(void)
@@ -112,6 +130,49 @@ static int number(const char *s, double *out)
     return end != s && *end == '\0' && errno == 0 && isfinite(*out);
 }
 
+/* proc GPU PID MIB (argv[3] may be "-") and proc-gone GPU PID, GPU checked already. */
+static const char *run_proc(mock_state *st, const cmd *c, char **argv, const double *v, char *why,
+                            size_t len)
+{
+    int gpu = (int)v[0];
+    if (v[1] != floor(v[1]) || v[1] < 1 || v[1] > 4e9) {
+        snprintf(why, len, "%s: PID %s must be a positive integer", c->name, argv[2]);
+        return why;
+    }
+    unsigned int pid = (unsigned int)v[1];
+    mock_inv *inv = st->inv;
+    mock_proc *procs = inv->procs[gpu];
+    int k = 0;
+    while (k < inv->nprocs[gpu] && procs[k].pid != pid) {
+        k++;
+    }
+    if (c->kind == CMD_PROC_GONE) {
+        if (k == inv->nprocs[gpu]) {
+            snprintf(why, len, "proc-gone: GPU %d runs no process %u (proc GPU PID MIB starts one)",
+                     gpu, pid);
+            return why;
+        }
+        memmove(&procs[k], &procs[k + 1], sizeof(procs[0]) * (size_t)(inv->nprocs[gpu] - k - 1));
+        inv->nprocs[gpu]--;
+        return NULL;
+    }
+    bool na = strcmp(argv[3], "-") == 0;
+    if (!na && (v[2] != floor(v[2]) || v[2] < 0 || v[2] > MAX_PROC_MIB)) {
+        snprintf(why, len, "proc: MIB %s must be a whole number 0..%d, or - (NVML cannot tell)",
+                 argv[3], MAX_PROC_MIB);
+        return why;
+    }
+    if (k == MOCK_MAX_PROCS) {
+        snprintf(why, len, "proc: GPU %d already runs %d processes (the mock's limit)", gpu,
+                 MOCK_MAX_PROCS);
+        return why;
+    }
+    inv->nprocs[gpu] += k == inv->nprocs[gpu];
+    procs[k].pid = pid;
+    procs[k].bytes = na ? NVML_VALUE_NOT_AVAILABLE : (unsigned long long)v[2] << 20;
+    return NULL;
+}
+
 /* Runs one command line; returns NULL, or what is wrong with it (in why). */
 static const char *run(mock_state *st, char *line, char *why, size_t len)
 {
@@ -136,27 +197,39 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
     }
     if (!c) {
         snprintf(why, len,
-                 "unknown command '%s' (xid, fall-off, temp, util, power, mig-busy, mig-idle)",
+                 "unknown command '%s' (xid, fall-off, temp, util, power, mig-busy, mig-idle, "
+                 "proc, proc-gone)",
                  argv[0]);
         return why;
     }
     double v[3] = {0, 0, 0};
     int n = argc - 1;
     for (int i = 0; i < n && i < 3; i++) {
+        if (c->kind == CMD_PROC && i == 2 && strcmp(argv[i + 1], "-") == 0) {
+            continue; /* MIB: NVML cannot tell */
+        }
         if (!number(argv[i + 1], &v[i])) {
             snprintf(why, len, "%s: '%s' is not a number", c->name, argv[i + 1]);
             return why;
         }
     }
     if (n < c->nargs_min || n > c->nargs_max) {
-        snprintf(why, len, "%s: takes %s arguments, got %d", c->name,
-                 c->nargs_min == c->nargs_max ? (c->nargs_min == 1 ? "1" : "2") : "2 or 3", n);
+        if (c->nargs_min == c->nargs_max) {
+            snprintf(why, len, "%s: takes %d argument%s, got %d", c->name, c->nargs_min,
+                     c->nargs_min == 1 ? "" : "s", n);
+        } else {
+            snprintf(why, len, "%s: takes %d or %d arguments, got %d", c->name, c->nargs_min,
+                     c->nargs_max, n);
+        }
         return why;
     }
     if (v[0] != floor(v[0]) || v[0] < 0 || v[0] >= st->inv->ngpus) {
         snprintf(why, len, "%s: no GPU %s (the inventory has %d)", c->name, argv[1],
                  st->inv->ngpus);
         return why;
+    }
+    if (c->kind == CMD_PROC || c->kind == CMD_PROC_GONE) {
+        return run_proc(st, c, argv, v, why, len);
     }
     int whole = c->kind == CMD_XID || c->kind == CMD_BUSY || c->kind == CMD_IDLE;
     if (n >= 2 && (v[1] < c->min || v[1] > c->max || (whole && v[1] != floor(v[1])))) {

@@ -566,8 +566,8 @@ static unsigned int first_ci(const struct nvmlGpuInstance_st *gi)
     return 0;
 }
 
-/* The processes the control file runs: on a GPU all of its busy GPU instances', on a MIG device
- * its own GPU instance's. A GPU not in MIG mode runs none. */
+/* The processes the control file runs: on a GPU all of its busy GPU instances' and its proc
+ * processes, on a MIG device its own GPU instance's. */
 nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsigned int *infoCount,
                                                      nvmlProcessInfo_t *infos)
 {
@@ -576,7 +576,7 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
     if (rc == NVML_SUCCESS && !infoCount) {
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
-    nvmlProcessInfo_t found[MOCK_MAX_MIG];
+    nvmlProcessInfo_t found[MOCK_MAX_MIG + MOCK_MAX_PROCS];
     unsigned int n = 0;
     struct nvmlDevice_st *g = rc != NVML_SUCCESS ? NULL : device->parent ? device->parent : device;
     for (int k = 0; g && g->mig_enabled && k < MOCK_MAX_MIG; k++) {
@@ -584,6 +584,10 @@ nvmlReturn_t nvmlDeviceGetComputeRunningProcesses_v3(nvmlDevice_t device, unsign
         if (gi->gpu && gi->busy_pid && (!device->parent || device->ci->gi == gi)) {
             found[n++] = (nvmlProcessInfo_t){gi->busy_pid, BUSY_MEMORY, gi->id, first_ci(gi)};
         }
+    }
+    for (int k = 0; g && !device->parent && k < s->inv->nprocs[g->index]; k++) {
+        const mock_proc *p = &s->inv->procs[g->index][k];
+        found[n++] = (nvmlProcessInfo_t){p->pid, p->bytes, ~0u, ~0u};
     }
     if (rc == NVML_SUCCESS && (*infoCount < n || (!infos && n > 0))) {
         rc = NVML_ERROR_INSUFFICIENT_SIZE;

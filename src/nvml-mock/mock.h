@@ -5,7 +5,7 @@
  *
  *   inventory.c  reads and validates the inventory (YAML): GPUs, topology, MIG, patterns
  *   control.c    the runtime control file (XIDs, a GPU falling off the bus, spikes, busy MIG
- *                instances), patterns
+ *                instances, processes using GPU memory), patterns
  *   api.c        the exported functions and the process state
  *   instances.c  MIG: GPU instances, compute instances and the MIG devices they make, created and
  *                destroyed in memory (the exported functions and the helpers inventory.c uses)
@@ -33,6 +33,9 @@
 #define MOCK_MAX_STEPS 8
 #define MOCK_QUEUE     64
 #define MOCK_PATH_MAX  1024
+#define MOCK_MAX_PROCS 32 /* processes the control file runs per GPU (proc) */
+
+/* usedGpuMemory when NVML cannot tell (not in nvml_abi.h: only the process list uses it). */
 
 /* Readings that follow a pattern over time (and may be overridden from the control file). */
 typedef enum mock_reading {
@@ -111,6 +114,12 @@ struct nvmlComputeInstance_st {
     struct nvmlDevice_st dev;
 };
 
+/* A compute process the control file runs on a GPU (proc GPU PID MIB). */
+typedef struct mock_proc {
+    unsigned int pid;
+    unsigned long long bytes; /* NVML_VALUE_NOT_AVAILABLE: NVML cannot tell */
+} mock_proc;
+
 typedef struct mock_inv {
     char path[MOCK_PATH_MAX];
     char driver[NVML_SYSTEM_DRIVER_VERSION_BUFFER_SIZE];
@@ -120,6 +129,8 @@ typedef struct mock_inv {
     struct nvmlDevice_st gpus[MOCK_MAX_GPUS];
     struct nvmlGpuInstance_st gis[MOCK_MAX_GPUS][MOCK_MAX_MIG];
     struct nvmlComputeInstance_st cis[MOCK_MAX_GPUS][MOCK_MAX_MIG];
+    int nprocs[MOCK_MAX_GPUS]; /* processes of proc commands, per GPU, in the order added */
+    mock_proc procs[MOCK_MAX_GPUS][MOCK_MAX_PROCS];
 } mock_inv;
 
 struct nvmlEventSet_st {

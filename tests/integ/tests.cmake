@@ -46,3 +46,10 @@ add_test(NAME integ_e2e_agent
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_agent.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_agent PROPERTIES LABELS integ TIMEOUT 300)
+
+# The agent's GPU memory watch: a fractional job whose processes stay above their GPU memory
+# limit (the mock's control file) fails with the reason; others are left alone.
+add_test(NAME integ_e2e_memwatch
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_memwatch.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_memwatch PROPERTIES LABELS integ TIMEOUT 180)

@@ -1,7 +1,8 @@
 /* GPU discovery through NVML (src/agent/nvml.c) against the mock NVML library
  * (libgpupool-nvml-mock.so): the shipped inventories are discovered as written, bad inventories
  * and libraries fail with errors that say where, the control file injects XIDs, a GPU falling
- * off the bus, spikes and busy MIG instances, and the registration document is one the
+ * off the bus, spikes, busy MIG instances and processes using GPU memory (with clear errors for
+ * bad commands), and the registration document is one the
  * controller accepts. MIG instances on demand (src/agent/mig.c): reused, created, replaced, or
  * refused with the layout left as it was. */
 #include "agent/discover.h"
@@ -24,6 +25,8 @@
 #endif
 
 static char tmpdir[] = "/tmp/gp-test-nvml-XXXXXX";
+/* MOCK_MAX_PROCS of src/nvml-mock/mock.h: processes the control file runs per GPU. */
+#define MOCK_PROCS_LIMIT 32
 
 #define INV(name) GP_INVENTORIES "/" name
 
@@ -474,6 +477,121 @@ static void test_control_spikes(void **state)
     nanosleep(&ts, NULL);
     assert_int_equal(gp_nvml_sample(h, 1, &r, &d), 0);
     assert_true(r.temperature_c >= 38 && r.temperature_c <= 61);
+    close_mock(h);
+}
+
+/* Runs what the control file ctl has gained (through a process query on h) with stderr in a
+ * file, and returns what the mock wrote there (static storage). */
+static const char *mock_stderr(gp_nvml *h, const char *ctl, const char *lines)
+{
+    static char text[4096];
+    char path[256];
+    tmp_path(path, sizeof(path), "mock-stderr");
+    fflush(stderr);
+    int saved = dup(2);
+    FILE *f = fopen(path, "w+");
+    assert_non_null(f);
+    assert_true(saved >= 0 && dup2(fileno(f), 2) == 2);
+    write_file(ctl, lines, "a");
+    gp_nvml_process procs[4];
+    int n = 0;
+    gp_diag d;
+    gp_nvml_processes(h, 0, procs, 4, &n, &d);
+    fflush(stderr);
+    dup2(saved, 2);
+    close(saved);
+    rewind(f);
+    size_t len = fread(text, 1, sizeof(text) - 1, f);
+    text[len] = '\0';
+    fclose(f);
+    return text;
+}
+
+static void expect_line(const char *text, const char *want)
+{
+    if (!strstr(text, want)) {
+        fail_msg("the mock's stderr lacks \"%s\":\n%s", want, text);
+    }
+}
+
+/* proc and proc-gone make processes use GPU memory; gp_nvml_processes lists them, growing its
+ * buffer past the first one, and says when the caller's array is too small. */
+static void test_control_procs(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-procs");
+    write_file(ctl, "proc 1 4321 2048\nproc 1 99 -\n", "w");
+    gp_nvml *h = open_mock(INV("pcie-t4.yaml"), ctl);
+    gp_nvml_process p[40];
+    int n = -1;
+    gp_diag d;
+    assert_int_equal(gp_nvml_processes(h, 0, p, 40, &n, &d), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(gp_nvml_processes(h, 1, p, 40, &n, &d), 0);
+    assert_int_equal(n, 2);
+    assert_int_equal(p[0].pid, 4321);
+    assert_int_equal(p[0].used_mib, 2048);
+    assert_int_equal(p[0].gpu_instance, -1);
+    assert_int_equal(p[1].pid, 99);
+    assert_int_equal(p[1].used_mib, -1); /* NVML cannot tell */
+    /* A second proc for the same PID changes its memory; proc-gone ends it. */
+    write_file(ctl, "proc 1 4321 512\nproc-gone 1 99\n", "a");
+    assert_int_equal(gp_nvml_processes(h, 1, p, 40, &n, &d), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].used_mib, 512);
+    /* More processes than the first buffer holds: the query grows it. */
+    char lines[2048] = "";
+    for (int k = 0; k < 19; k++) {
+        char line[64];
+        snprintf(line, sizeof(line), "proc 2 %d %d\n", 1000 + k, k);
+        strcat(lines, line);
+    }
+    write_file(ctl, lines, "a");
+    assert_int_equal(gp_nvml_processes(h, 2, p, 40, &n, &d), 0);
+    assert_int_equal(n, 19);
+    for (int k = 0; k < 19; k++) {
+        assert_int_equal(p[k].pid, 1000 + k);
+        assert_int_equal(p[k].used_mib, k);
+    }
+    /* More than the caller asked for: the first ones, and an error that says so. */
+    assert_int_equal(gp_nvml_processes(h, 2, p, 5, &n, &d), GP_ERANGE);
+    assert_int_equal(n, 5);
+    assert_non_null(strstr(d.msg, "GPU 2: 19 processes, more than the 5 asked for"));
+    assert_int_equal(gp_nvml_processes(h, 4, p, 5, &n, &d), GP_EINVAL);
+    assert_int_equal(n, 0);
+    /* Bad commands: a clear message each, and the process list as it was. */
+    const char *err = mock_stderr(h, ctl,
+                                  "proc 1 77\nproc 9 77 10\nproc 1 0 10\nproc 1 7.5 10\n"
+                                  "proc 1 77 lots\nproc 1 77 -3\nproc 1 77 1.5\n"
+                                  "proc-gone 1 555\nproc-gone 1\nprocs 1 2 3\n");
+    expect_line(err, "control-procs:24: proc: takes 3 arguments, got 2");
+    expect_line(err, "control-procs:25: proc: no GPU 9 (the inventory has 4)");
+    expect_line(err, "control-procs:26: proc: PID 0 must be a positive integer");
+    expect_line(err, "control-procs:27: proc: PID 7.5 must be a positive integer");
+    expect_line(err, "control-procs:28: proc: 'lots' is not a number");
+    expect_line(err, "control-procs:29: proc: MIB -3 must be a whole number 0..16777216, or - "
+                     "(NVML cannot tell)");
+    expect_line(err, "control-procs:30: proc: MIB 1.5 must be a whole number");
+    expect_line(err, "control-procs:31: proc-gone: GPU 1 runs no process 555 (proc GPU PID MIB "
+                     "starts one)");
+    expect_line(err, "control-procs:32: proc-gone: takes 2 arguments, got 1");
+    expect_line(err, "control-procs:33: unknown command 'procs' (xid, fall-off, temp, util, "
+                     "power, mig-busy, mig-idle, proc, proc-gone)");
+    assert_int_equal(gp_nvml_processes(h, 1, p, 40, &n, &d), 0);
+    assert_int_equal(n, 1);
+    assert_int_equal(p[0].used_mib, 512);
+    /* The mock's limit per GPU. */
+    lines[0] = '\0';
+    for (int k = 19; k < MOCK_PROCS_LIMIT + 1; k++) {
+        char line[64];
+        snprintf(line, sizeof(line), "proc 2 %d 1\n", 1000 + k);
+        strcat(lines, line);
+    }
+    err = mock_stderr(h, ctl, lines);
+    expect_line(err, "proc: GPU 2 already runs 32 processes (the mock's limit)");
+    assert_int_equal(gp_nvml_processes(h, 2, p, 40, &n, &d), 0);
+    assert_int_equal(n, MOCK_PROCS_LIMIT);
     close_mock(h);
 }
 
@@ -1055,9 +1173,10 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    static const char *const files[] = {"bad.yaml",     "ring.yaml",       "control-xid",
-                                        "control-fall", "control-spike",   "ring-control",
-                                        "control-mig",  "control-mig-abi", NULL};
+    static const char *const files[] = {
+        "bad.yaml",      "ring.yaml",    "control-xid", "control-fall",
+        "control-spike", "ring-control", "control-mig", "control-mig-abi",
+        "control-procs", "mock-stderr",  NULL};
     char path[256];
     for (int i = 0; files[i]; i++) {
         tmp_path(path, sizeof(path), files[i]);
@@ -1080,6 +1199,7 @@ int main(void)
         cmocka_unit_test_teardown(test_control_xid, close_all),
         cmocka_unit_test_teardown(test_control_fall_off, close_all),
         cmocka_unit_test_teardown(test_control_spikes, close_all),
+        cmocka_unit_test_teardown(test_control_procs, close_all),
         cmocka_unit_test_teardown(test_abi_errors, close_all),
         cmocka_unit_test_teardown(test_direct_links, close_all),
         cmocka_unit_test_teardown(test_node_doc, close_all),

@@ -1,0 +1,629 @@
+/*
+ * The shared region (see region.h): file layout, creation, validation, slots and usage.
+ *
+ * Invariants: the layout of a region is a function of nslots alone (compute_layout), and open()
+ * refuses a file whose recorded layout differs from it, so no offset read from the file is ever
+ * trusted; everything after open() uses the copy of the header taken before mapping. Slots are
+ * read and written only under the lock.
+ */
+#define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
+#include "shim/region.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* The file header, version 1. Fixed-width fields only; the mutex lives outside it. */
+typedef struct share_header {
+    uint32_t magic;
+    uint32_t version;
+    uint32_t header_size; /* sizeof(share_header) */
+    uint32_t slot_size;   /* sizeof(share_slot) */
+    uint32_t lock_size;   /* sizeof(pthread_mutex_t) of the creator */
+    uint32_t nslots;
+    uint32_t ndevices;
+    uint32_t core_percent;
+    uint32_t core_policy;
+    uint32_t on_error;
+    uint64_t lock_offset;
+    uint64_t slots_offset;
+    uint64_t file_size;
+    uint64_t mem_bytes[GP_SHARE_MAX_DEVICES];
+} share_header;
+
+typedef struct share_slot {
+    int32_t pid; /* 0: free */
+    uint32_t reserved;
+    uint64_t start_time;
+    uint64_t usage[GP_SHARE_MAX_DEVICES];
+} share_slot;
+
+/* At lock_offset: the lock and, under it, the sum of the slots' usage per device (so that an
+ * admission costs O(1), not a walk over the slots). */
+typedef struct share_sync {
+    pthread_mutex_t lock;
+    uint64_t totals[GP_SHARE_MAX_DEVICES];
+} share_sync;
+
+struct gp_share_region {
+    unsigned char *base;
+    size_t size;
+    int is_private;
+    gp_share_limits lim;
+    share_sync *sync;
+    share_slot *slots;
+    uint32_t nslots;
+};
+
+typedef struct layout {
+    uint64_t lock_offset, slots_offset, file_size;
+} layout;
+
+static uint64_t round_up(uint64_t v, uint64_t a)
+{
+    return (v + a - 1) / a * a;
+}
+
+static layout compute_layout(uint32_t nslots)
+{
+    layout l;
+    l.lock_offset = round_up(sizeof(share_header), 64);
+    l.slots_offset = round_up(l.lock_offset + sizeof(share_sync), 64);
+    l.file_size = l.slots_offset + (uint64_t)nslots * sizeof(share_slot);
+    return l;
+}
+
+static int limits_valid(const gp_share_limits *lim)
+{
+    return lim && lim->ndevices <= GP_SHARE_MAX_DEVICES && lim->core_percent <= 100 &&
+           lim->core_policy <= GP_SHARE_CORE_STRICT && lim->on_error <= GP_SHARE_FAIL_CLOSED &&
+           lim->nslots <= GP_SHARE_MAX_SLOTS;
+}
+
+static uint32_t slots_of(const gp_share_limits *lim)
+{
+    return lim->nslots ? lim->nslots : GP_SHARE_DEFAULT_SLOTS;
+}
+
+static int init_lock(pthread_mutex_t *m)
+{
+    pthread_mutexattr_t a;
+    if (pthread_mutexattr_init(&a) != 0) {
+        return GP_EIO;
+    }
+    int rc = pthread_mutexattr_setpshared(&a, PTHREAD_PROCESS_SHARED);
+    if (rc == 0) {
+        rc = pthread_mutexattr_setrobust(&a, PTHREAD_MUTEX_ROBUST);
+    }
+    if (rc == 0) {
+        rc = pthread_mutex_init(m, &a);
+    }
+    pthread_mutexattr_destroy(&a);
+    return rc == 0 ? 0 : GP_EIO;
+}
+
+/* Writes header, lock and empty slots into a zeroed mapping of the computed size. */
+static int format(unsigned char *base, const gp_share_limits *lim)
+{
+    uint32_t nslots = slots_of(lim);
+    layout l = compute_layout(nslots);
+    share_header h;
+    memset(&h, 0, sizeof(h));
+    h.magic = GP_SHARE_MAGIC;
+    h.version = GP_SHARE_VERSION;
+    h.header_size = sizeof(share_header);
+    h.slot_size = sizeof(share_slot);
+    h.lock_size = sizeof(pthread_mutex_t);
+    h.nslots = nslots;
+    h.ndevices = lim->ndevices;
+    h.core_percent = lim->core_percent;
+    h.core_policy = lim->core_policy;
+    h.on_error = lim->on_error;
+    h.lock_offset = l.lock_offset;
+    h.slots_offset = l.slots_offset;
+    h.file_size = l.file_size;
+    for (uint32_t i = 0; i < GP_SHARE_MAX_DEVICES; i++) {
+        h.mem_bytes[i] = i < lim->ndevices ? lim->mem_bytes[i] : 0;
+    }
+    memcpy(base, &h, sizeof(h));
+    return init_lock(&((share_sync *)(void *)(base + l.lock_offset))->lock);
+}
+
+static void fill_handle(gp_share_region *r, const share_header *h)
+{
+    memset(&r->lim, 0, sizeof(r->lim));
+    r->lim.ndevices = h->ndevices;
+    for (uint32_t i = 0; i < GP_SHARE_MAX_DEVICES; i++) {
+        r->lim.mem_bytes[i] = i < h->ndevices ? h->mem_bytes[i] : 0;
+    }
+    r->lim.core_percent = h->core_percent;
+    r->lim.core_policy = h->core_policy;
+    r->lim.on_error = h->on_error;
+    r->lim.nslots = h->nslots;
+    r->nslots = h->nslots;
+    r->sync = (share_sync *)(void *)(r->base + h->lock_offset);
+    r->slots = (share_slot *)(void *)(r->base + h->slots_offset);
+}
+
+int gp_share_region_create(const char *path, const gp_share_limits *lim, uid_t owner, gid_t group)
+{
+    if (!path || !*path || !limits_valid(lim)) {
+        return GP_EINVAL;
+    }
+    char tmp[PATH_MAX];
+    int n = snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
+    if (n < 0 || (size_t)n >= sizeof(tmp)) {
+        return GP_EINVAL;
+    }
+    int fd = mkstemp(tmp);
+    if (fd < 0) {
+        return GP_EIO;
+    }
+    layout l = compute_layout(slots_of(lim));
+    int rc = 0;
+    if ((owner != (uid_t)-1 || group != (gid_t)-1) && fchown(fd, owner, group) != 0) {
+        rc = errno == EPERM ? GP_EPERM : GP_EIO;
+    } else if (fchmod(fd, 0660) != 0 || ftruncate(fd, (off_t)l.file_size) != 0) {
+        rc = GP_EIO;
+    }
+    if (rc == 0) {
+        void *p = mmap(NULL, (size_t)l.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            rc = GP_EIO;
+        } else {
+            rc = format(p, lim);
+            if (rc == 0 && msync(p, (size_t)l.file_size, MS_SYNC) != 0) {
+                rc = GP_EIO;
+            }
+            munmap(p, (size_t)l.file_size);
+        }
+    }
+    if (close(fd) != 0 && rc == 0) {
+        rc = GP_EIO;
+    }
+    if (rc == 0 && rename(tmp, path) != 0) {
+        rc = GP_EIO;
+    }
+    if (rc != 0) {
+        unlink(tmp);
+    }
+    return rc;
+}
+
+/* Checks a header read from a file of st_size bytes. */
+static int header_valid(const share_header *h, uint64_t st_size)
+{
+    if (h->magic != GP_SHARE_MAGIC) {
+        return GP_EPARSE;
+    }
+    if (h->version != GP_SHARE_VERSION) {
+        return GP_ENOTSUP;
+    }
+    if (h->header_size != sizeof(share_header) || h->slot_size != sizeof(share_slot) ||
+        h->lock_size != sizeof(pthread_mutex_t) || h->nslots == 0 ||
+        h->nslots > GP_SHARE_MAX_SLOTS || h->ndevices > GP_SHARE_MAX_DEVICES ||
+        h->core_percent > 100 || h->core_policy > GP_SHARE_CORE_STRICT ||
+        h->on_error > GP_SHARE_FAIL_CLOSED) {
+        return GP_EPARSE;
+    }
+    layout l = compute_layout(h->nslots);
+    if (h->lock_offset != l.lock_offset || h->slots_offset != l.slots_offset ||
+        h->file_size != l.file_size || st_size < l.file_size) {
+        return GP_EPARSE;
+    }
+    return 0;
+}
+
+int gp_share_region_open(const char *path, gp_share_region **out)
+{
+    *out = NULL;
+    int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        return errno == ENOENT ? GP_ENOENT : errno == EACCES || errno == ELOOP ? GP_EPERM : GP_EIO;
+    }
+    struct stat st;
+    share_header h;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        rc = GP_EIO;
+    } else if (!S_ISREG(st.st_mode) || (st.st_mode & S_IWOTH)) {
+        rc = GP_EPERM;
+    } else if ((size_t)st.st_size < sizeof(h) || pread(fd, &h, sizeof(h), 0) != sizeof(h)) {
+        rc = GP_EPARSE;
+    } else {
+        rc = header_valid(&h, (uint64_t)st.st_size);
+    }
+    gp_share_region *r = NULL;
+    if (rc == 0 && !(r = calloc(1, sizeof(*r)))) {
+        rc = GP_ENOMEM;
+    }
+    if (rc == 0) {
+        void *p = mmap(NULL, (size_t)h.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            rc = GP_EIO;
+        } else {
+            r->base = p;
+            r->size = (size_t)h.file_size;
+            fill_handle(r, &h);
+        }
+    }
+    close(fd);
+    if (rc != 0) {
+        free(r);
+        return rc;
+    }
+    *out = r;
+    return 0;
+}
+
+int gp_share_region_new_private(const gp_share_limits *lim, gp_share_region **out)
+{
+    *out = NULL;
+    if (!limits_valid(lim)) {
+        return GP_EINVAL;
+    }
+    layout l = compute_layout(slots_of(lim));
+    gp_share_region *r = calloc(1, sizeof(*r));
+    if (!r) {
+        return GP_ENOMEM;
+    }
+    void *p =
+        mmap(NULL, (size_t)l.file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) {
+        free(r);
+        return GP_ENOMEM;
+    }
+    int rc = format(p, lim);
+    if (rc != 0) {
+        munmap(p, (size_t)l.file_size);
+        free(r);
+        return rc;
+    }
+    share_header h;
+    memcpy(&h, p, sizeof(h));
+    r->base = p;
+    r->size = (size_t)l.file_size;
+    r->is_private = 1;
+    fill_handle(r, &h);
+    *out = r;
+    return 0;
+}
+
+void gp_share_region_free(gp_share_region *r)
+{
+    if (!r) {
+        return;
+    }
+    munmap(r->base, r->size);
+    free(r);
+}
+
+const gp_share_limits *gp_share_region_limits(const gp_share_region *r)
+{
+    return &r->lim;
+}
+
+uint64_t gp_share_region_limit(const gp_share_region *r, int dev)
+{
+    if (dev < 0 || (uint32_t)dev >= r->lim.ndevices) {
+        return 0;
+    }
+    return r->lim.mem_bytes[dev];
+}
+
+int gp_share_region_is_private(const gp_share_region *r)
+{
+    return r->is_private;
+}
+
+void gp_share_region_reset_private(gp_share_region *r)
+{
+    if (!r || !r->is_private) {
+        return;
+    }
+    memset(r->sync, 0, sizeof(*r->sync));
+    init_lock(&r->sync->lock);
+    memset(r->slots, 0, (size_t)r->nslots * sizeof(share_slot));
+}
+
+int gp_share_proc_stat(pid_t pid, uint64_t *start_time, char *state)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return GP_ENOENT;
+    }
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    close(fd);
+    if (n <= 0) {
+        return GP_ENOENT;
+    }
+    buf[n] = '\0';
+    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are counted
+     * from the last ')'. Field 3 is the state, field 22 the start time. */
+    char *p = strrchr(buf, ')');
+    if (!p || p[1] != ' ' || !p[2]) {
+        return GP_EPARSE;
+    }
+    p += 2;
+    *state = *p;
+    for (int field = 3; field < 22; field++) {
+        p = strchr(p, ' ');
+        if (!p) {
+            return GP_EPARSE;
+        }
+        p++;
+    }
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(p, &end, 10);
+    if (errno != 0 || end == p) {
+        return GP_EPARSE;
+    }
+    *start_time = v;
+    return 0;
+}
+
+/* ---- slots (all under the lock) ---- */
+
+static uint64_t sum_usage(const gp_share_region *r, int dev)
+{
+    uint64_t sum = 0;
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        uint64_t u = r->slots[i].pid != 0 ? r->slots[i].usage[dev] : 0;
+        sum = u > UINT64_MAX - sum ? UINT64_MAX : sum + u;
+    }
+    return sum;
+}
+
+/* Totals from the slots: after a holder died mid-update, and whenever a total saturated (a
+ * saturated sum cannot be decremented exactly). */
+static void recompute(gp_share_region *r)
+{
+    for (int d = 0; d < GP_SHARE_MAX_DEVICES; d++) {
+        r->sync->totals[d] = sum_usage(r, d);
+    }
+}
+
+static void add_total(gp_share_region *r, int dev, uint64_t v)
+{
+    uint64_t *t = &r->sync->totals[dev];
+    *t = v > UINT64_MAX - *t ? UINT64_MAX : *t + v;
+}
+
+static void sub_total(gp_share_region *r, int dev, uint64_t v)
+{
+    uint64_t *t = &r->sync->totals[dev];
+    if (*t == UINT64_MAX || v > *t) {
+        recompute(r);
+    } else {
+        *t -= v;
+    }
+}
+
+static int lock_region(gp_share_region *r)
+{
+    int rc = pthread_mutex_lock(&r->sync->lock);
+    if (rc == EOWNERDEAD) {
+        /* The holder died mid-update; each update leaves a slot either valid or looking dead,
+         * but the totals may be off. */
+        recompute(r);
+        rc = pthread_mutex_consistent(&r->sync->lock);
+    }
+    return rc == 0 ? 0 : GP_EIO;
+}
+
+static void unlock_region(gp_share_region *r)
+{
+    pthread_mutex_unlock(&r->sync->lock);
+}
+
+/* Frees a slot, taking its usage out of the totals. */
+static void clear_slot(gp_share_region *r, share_slot *s)
+{
+    for (int d = 0; d < GP_SHARE_MAX_DEVICES; d++) {
+        if (s->usage[d]) {
+            sub_total(r, d, s->usage[d]);
+        }
+    }
+    memset(s, 0, sizeof(*s));
+}
+
+static int process_gone(pid_t pid)
+{
+    return kill(pid, 0) != 0 && errno == ESRCH;
+}
+
+static int slot_alive(const share_slot *s)
+{
+    if (s->pid <= 0 || process_gone(s->pid)) {
+        return 0;
+    }
+    uint64_t start;
+    char state;
+    int rc = gp_share_proc_stat(s->pid, &start, &state);
+    if (rc == GP_ENOENT) {
+        /* Gone since kill(), or no /proc: then kill() is all we have. */
+        return !process_gone(s->pid);
+    }
+    if (rc != 0) {
+        return 1; /* unreadable: never take a slot that may be live */
+    }
+    return state != 'Z' && state != 'X' && start == s->start_time;
+}
+
+static int reclaim(gp_share_region *r)
+{
+    int n = 0;
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        if (r->slots[i].pid != 0 && !slot_alive(&r->slots[i])) {
+            clear_slot(r, &r->slots[i]);
+            n++;
+        }
+    }
+    return n;
+}
+
+static int find_free(const gp_share_region *r)
+{
+    for (uint32_t i = 0; i < r->nslots; i++) {
+        if (r->slots[i].pid == 0) {
+            return (int)i;
+        }
+    }
+    return -1;
+}
+
+int gp_share_region_attach_pid(gp_share_region *r, pid_t pid, uint64_t start_time, int *slot)
+{
+    if (pid <= 0) {
+        return GP_EINVAL;
+    }
+    int rc = lock_region(r);
+    if (rc != 0) {
+        return rc;
+    }
+    int found = -1;
+    for (uint32_t i = 0; i < r->nslots && found < 0; i++) {
+        if (r->slots[i].pid == pid && r->slots[i].start_time == start_time) {
+            found = (int)i; /* an earlier image of this process (exec) */
+        }
+    }
+    if (found < 0 && (found = find_free(r)) < 0 && reclaim(r) > 0) {
+        found = find_free(r);
+    }
+    if (found >= 0) {
+        share_slot *s = &r->slots[found];
+        clear_slot(r, s);
+        s->start_time = start_time;
+        s->pid = pid;
+        *slot = found;
+    }
+    unlock_region(r);
+    return found >= 0 ? 0 : GP_ENOSPC;
+}
+
+int gp_share_region_attach(gp_share_region *r, int *slot)
+{
+    uint64_t start = 0;
+    char state;
+    pid_t self = getpid();
+    /* Without /proc the start time stays 0 and liveness rests on kill() alone. */
+    if (gp_share_proc_stat(self, &start, &state) != 0) {
+        start = 0;
+    }
+    return gp_share_region_attach_pid(r, self, start, slot);
+}
+
+static int slot_ok(const gp_share_region *r, int slot, int dev)
+{
+    return slot >= 0 && (uint32_t)slot < r->nslots && dev >= 0 && dev < GP_SHARE_MAX_DEVICES;
+}
+
+int gp_share_region_detach(gp_share_region *r, int slot)
+{
+    if (!slot_ok(r, slot, 0)) {
+        return GP_EINVAL;
+    }
+    int rc = lock_region(r);
+    if (rc == 0) {
+        clear_slot(r, &r->slots[slot]);
+        unlock_region(r);
+    }
+    return rc;
+}
+
+static int fits(uint64_t used, uint64_t bytes, uint64_t limit)
+{
+    return used <= limit && bytes <= limit - used;
+}
+
+int gp_share_region_reserve(gp_share_region *r, int slot, int dev, uint64_t bytes)
+{
+    if (!slot_ok(r, slot, dev)) {
+        return GP_EINVAL;
+    }
+    uint64_t limit = gp_share_region_limit(r, dev);
+    int rc = lock_region(r);
+    if (rc != 0) {
+        return rc;
+    }
+    share_slot *s = &r->slots[slot];
+    if (s->pid == 0) {
+        rc = GP_ESTATE;
+    } else if (!fits(r->sync->totals[dev], bytes, limit) &&
+               (reclaim(r) == 0 || !fits(r->sync->totals[dev], bytes, limit))) {
+        rc = GP_ENOSPC;
+    } else if (s->pid == 0) {
+        rc = GP_ESTATE; /* reclaimed as dead: the caller's identity is wrong */
+    } else {
+        /* fits() bounds the total; the slot saturates in case the file was tampered with. */
+        s->usage[dev] = bytes > UINT64_MAX - s->usage[dev] ? UINT64_MAX : s->usage[dev] + bytes;
+        r->sync->totals[dev] += bytes;
+    }
+    unlock_region(r);
+    return rc;
+}
+
+int gp_share_region_charge(gp_share_region *r, int slot, int dev, uint64_t bytes)
+{
+    if (!slot_ok(r, slot, dev)) {
+        return GP_EINVAL;
+    }
+    int rc = lock_region(r);
+    if (rc != 0) {
+        return rc;
+    }
+    share_slot *s = &r->slots[slot];
+    if (s->pid == 0) {
+        rc = GP_ESTATE;
+    } else {
+        s->usage[dev] = bytes > UINT64_MAX - s->usage[dev] ? UINT64_MAX : s->usage[dev] + bytes;
+        add_total(r, dev, bytes);
+    }
+    unlock_region(r);
+    return rc;
+}
+
+int gp_share_region_release(gp_share_region *r, int slot, int dev, uint64_t bytes)
+{
+    if (!slot_ok(r, slot, dev)) {
+        return GP_EINVAL;
+    }
+    int rc = lock_region(r);
+    if (rc != 0) {
+        return rc;
+    }
+    share_slot *s = &r->slots[slot];
+    uint64_t v = bytes > s->usage[dev] ? s->usage[dev] : bytes;
+    s->usage[dev] -= v;
+    if (v && s->pid != 0) {
+        sub_total(r, dev, v);
+    }
+    unlock_region(r);
+    return 0;
+}
+
+int gp_share_region_usage(gp_share_region *r, int dev, uint64_t *out)
+{
+    if (dev < 0 || dev >= GP_SHARE_MAX_DEVICES) {
+        return GP_EINVAL;
+    }
+    int rc = lock_region(r);
+    if (rc != 0) {
+        return rc;
+    }
+    reclaim(r);
+    *out = r->sync->totals[dev];
+    unlock_region(r);
+    return 0;
+}

@@ -1,0 +1,443 @@
+/*
+ * The shared region without the library: creation and permissions, validation of every header
+ * field that open() trusts, slots, exact-limit reservations, saturation, and reclaiming the slots
+ * of dead processes (killed, zombie, pid reused) and a lock whose owner died holding it.
+ */
+#define _GNU_SOURCE
+#include "shim/region.h"
+#include "tests/unit/harness.h"
+
+#include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MIB (1ULL << 20)
+
+typedef struct fixture {
+    char dir[64];
+    char path[128];
+} fixture;
+
+static int setup(void **state)
+{
+    fixture *f = calloc(1, sizeof(*f));
+    if (!f) {
+        return -1;
+    }
+    snprintf(f->dir, sizeof(f->dir), "/tmp/gp-test-region.XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    snprintf(f->path, sizeof(f->path), "%s/region", f->dir);
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    fixture *f = *state;
+    char cmd[160];
+    snprintf(cmd, sizeof(cmd), "%s/region", f->dir);
+    unlink(cmd);
+    snprintf(cmd, sizeof(cmd), "%s/link", f->dir);
+    unlink(cmd);
+    rmdir(f->dir);
+    free(f);
+    return 0;
+}
+
+static gp_share_limits limits(uint64_t l0, uint32_t nslots)
+{
+    gp_share_limits lim;
+    memset(&lim, 0, sizeof(lim));
+    lim.ndevices = 2;
+    lim.mem_bytes[0] = l0;
+    lim.mem_bytes[1] = GP_SHARE_UNLIMITED;
+    lim.core_percent = 30;
+    lim.core_policy = GP_SHARE_CORE_STRICT;
+    lim.on_error = GP_SHARE_FAIL_CLOSED;
+    lim.nslots = nslots;
+    return lim;
+}
+
+static gp_share_region *make(fixture *f, uint64_t l0, uint32_t nslots)
+{
+    gp_share_limits lim = limits(l0, nslots);
+    assert_int_equal(gp_share_region_create(f->path, &lim, (uid_t)-1, (gid_t)-1), 0);
+    gp_share_region *r = NULL;
+    assert_int_equal(gp_share_region_open(f->path, &r), 0);
+    assert_non_null(r);
+    return r;
+}
+
+/* A child that waits to be killed. */
+static pid_t sleeper(void)
+{
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        for (;;) {
+            pause();
+        }
+    }
+    return pid;
+}
+
+static uint64_t start_of(pid_t pid)
+{
+    uint64_t start = 0;
+    char state;
+    assert_int_equal(gp_share_proc_stat(pid, &start, &state), 0);
+    return start;
+}
+
+static uint64_t usage(gp_share_region *r, int dev)
+{
+    uint64_t u = 12345;
+    assert_int_equal(gp_share_region_usage(r, dev, &u), 0);
+    return u;
+}
+
+/* ---- tests ---- */
+
+static void test_create_open(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    const gp_share_limits *lim = gp_share_region_limits(r);
+    assert_int_equal(lim->ndevices, 2);
+    assert_int_equal(lim->mem_bytes[0], 8 * MIB);
+    assert_true(lim->mem_bytes[1] == GP_SHARE_UNLIMITED);
+    assert_int_equal(lim->core_percent, 30);
+    assert_int_equal(lim->core_policy, GP_SHARE_CORE_STRICT);
+    assert_int_equal(lim->on_error, GP_SHARE_FAIL_CLOSED);
+    assert_int_equal(lim->nslots, GP_SHARE_DEFAULT_SLOTS);
+    /* Devices past ndevices were not given: limit 0. */
+    assert_int_equal(gp_share_region_limit(r, 2), 0);
+    assert_int_equal(gp_share_region_limit(r, -1), 0);
+    struct stat st;
+    assert_int_equal(stat(f->path, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0660);
+    assert_false(gp_share_region_is_private(r));
+    gp_share_region_free(r);
+    gp_share_region_free(NULL);
+}
+
+static void test_create_invalid(void **state)
+{
+    fixture *f = *state;
+    gp_share_limits lim = limits(MIB, 0);
+    lim.ndevices = GP_SHARE_MAX_DEVICES + 1;
+    assert_int_equal(gp_share_region_create(f->path, &lim, (uid_t)-1, (gid_t)-1), GP_EINVAL);
+    lim = limits(MIB, 0);
+    lim.core_percent = 101;
+    assert_int_equal(gp_share_region_create(f->path, &lim, (uid_t)-1, (gid_t)-1), GP_EINVAL);
+    lim = limits(MIB, GP_SHARE_MAX_SLOTS + 1);
+    assert_int_equal(gp_share_region_create(f->path, &lim, (uid_t)-1, (gid_t)-1), GP_EINVAL);
+    lim = limits(MIB, 0);
+    assert_int_equal(gp_share_region_create("/nonexistent-dir/region", &lim, (uid_t)-1, (gid_t)-1),
+                     GP_EIO);
+    assert_int_equal(gp_share_region_create("", &lim, (uid_t)-1, (gid_t)-1), GP_EINVAL);
+    /* Nothing left behind. */
+    assert_int_equal(access(f->path, F_OK), -1);
+}
+
+static void patch(fixture *f, long offset, const void *v, size_t n)
+{
+    int fd = open(f->path, O_RDWR);
+    assert_true(fd >= 0);
+    assert_int_equal(pwrite(fd, v, n, offset), (ssize_t)n);
+    close(fd);
+}
+
+/* Each header field open() relies on is checked (offsets: the version-1 layout). */
+static void test_validation(void **state)
+{
+    fixture *f = *state;
+    static const struct {
+        long offset;
+        uint32_t value;
+        int want;
+    } bad[] = {
+        {0, 0x47505352u, GP_EPARSE}, /* magic */
+        {4, 2, GP_ENOTSUP},          /* version */
+        {8, 100, GP_EPARSE},         /* header size */
+        {12, 8, GP_EPARSE},          /* slot size */
+        {16, 24, GP_EPARSE},         /* lock size */
+        {20, 0, GP_EPARSE},          /* no slots */
+        {20, 129, GP_EPARSE},        /* more slots than the file holds */
+        {20, 1u << 30, GP_EPARSE},   /* absurd slot count */
+        {24, 17, GP_EPARSE},         /* devices */
+        {28, 101, GP_EPARSE},        /* core percent */
+        {32, 2, GP_EPARSE},          /* core policy */
+        {36, 2, GP_EPARSE},          /* on error */
+        {40, 8, GP_EPARSE},          /* lock offset */
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        gp_share_region_free(make(f, MIB, 0));
+        patch(f, bad[i].offset, &bad[i].value, sizeof(bad[i].value));
+        gp_share_region *r = (gp_share_region *)1;
+        int rc = gp_share_region_open(f->path, &r);
+        if (rc != bad[i].want) {
+            fail_msg("field at %ld = %u: got %d, want %d", bad[i].offset, bad[i].value, rc,
+                     bad[i].want);
+        }
+        assert_null(r);
+    }
+    /* Too short for its slots. */
+    gp_share_region_free(make(f, MIB, 0));
+    assert_int_equal(truncate(f->path, 4096), 0);
+    gp_share_region *r;
+    assert_int_equal(gp_share_region_open(f->path, &r), GP_EPARSE);
+    /* Writable by others (HAMi-core's 0666), a symbolic link, a directory: refused. */
+    gp_share_region_free(make(f, MIB, 0));
+    assert_int_equal(chmod(f->path, 0666), 0);
+    assert_int_equal(gp_share_region_open(f->path, &r), GP_EPERM);
+    assert_int_equal(chmod(f->path, 0660), 0);
+    char link[160];
+    snprintf(link, sizeof(link), "%s/link", f->dir);
+    assert_int_equal(symlink(f->path, link), 0);
+    assert_int_equal(gp_share_region_open(link, &r), GP_EPERM);
+    assert_int_not_equal(gp_share_region_open(f->dir, &r), 0);
+    assert_int_equal(gp_share_region_open("/nonexistent-region", &r), GP_ENOENT);
+}
+
+static void test_reserve_exact(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    int s;
+    assert_int_equal(gp_share_region_attach(r, &s), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 8 * MIB + 1), GP_ENOSPC);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 8 * MIB), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 1), GP_ENOSPC);
+    assert_int_equal(usage(r, 0), 8 * MIB);
+    assert_int_equal(gp_share_region_release(r, s, 0, 8 * MIB), 0);
+    assert_int_equal(usage(r, 0), 0);
+    /* Unlimited device 1; device 2 was not given (limit 0); out of range. */
+    assert_int_equal(gp_share_region_reserve(r, s, 1, UINT64_MAX), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 2, 1), GP_ENOSPC);
+    assert_int_equal(gp_share_region_reserve(r, s, GP_SHARE_MAX_DEVICES, 1), GP_EINVAL);
+    assert_int_equal(gp_share_region_reserve(r, -1, 0, 1), GP_EINVAL);
+    assert_int_equal(gp_share_region_reserve(r, 100000, 0, 1), GP_EINVAL);
+    assert_int_equal(gp_share_region_detach(r, s), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 1), GP_ESTATE);
+    gp_share_region_free(r);
+}
+
+/* Usage saturates instead of wrapping; releases never go below zero. */
+static void test_saturation(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    int a, b;
+    assert_int_equal(gp_share_region_attach(r, &a), 0);
+    assert_int_equal(gp_share_region_attach_pid(r, getppid(), start_of(getppid()), &b), 0);
+    assert_int_equal(gp_share_region_charge(r, a, 0, UINT64_MAX - 1), 0);
+    assert_int_equal(gp_share_region_charge(r, b, 0, 10), 0);
+    assert_true(usage(r, 0) == UINT64_MAX);
+    assert_int_equal(gp_share_region_reserve(r, a, 0, 1), GP_ENOSPC);
+    assert_int_equal(gp_share_region_charge(r, a, 0, 10), 0);
+    assert_int_equal(gp_share_region_release(r, a, 0, UINT64_MAX), 0);
+    assert_int_equal(gp_share_region_release(r, b, 0, 100), 0);
+    assert_int_equal(usage(r, 0), 0);
+    gp_share_region_free(r);
+}
+
+/* Two processes share the limit; a killed one's usage comes back. */
+static void test_killed(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    pid_t child = sleeper();
+    int me, other;
+    assert_int_equal(gp_share_region_attach(r, &me), 0);
+    assert_int_equal(gp_share_region_attach_pid(r, child, start_of(child), &other), 0);
+    assert_int_not_equal(me, other);
+    assert_int_equal(gp_share_region_reserve(r, other, 0, 6 * MIB), 0);
+    assert_int_equal(gp_share_region_reserve(r, me, 0, 4 * MIB), GP_ENOSPC);
+    assert_int_equal(usage(r, 0), 6 * MIB);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    assert_int_equal(gp_share_region_reserve(r, me, 0, 8 * MIB), 0);
+    assert_int_equal(usage(r, 0), 8 * MIB);
+    gp_share_region_free(r);
+}
+
+/* A zombie holds no GPU memory: its slot is reclaimed before it is reaped. */
+static void test_zombie(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        _exit(0);
+    }
+    char st = 0;
+    uint64_t start = 0;
+    for (int i = 0; i < 1000 && st != 'Z'; i++) {
+        assert_int_equal(gp_share_proc_stat(child, &start, &st), 0);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(st, 'Z');
+    int s;
+    assert_int_equal(gp_share_region_attach_pid(r, child, start, &s), 0);
+    assert_int_equal(gp_share_region_charge(r, s, 0, MIB), 0);
+    assert_int_equal(usage(r, 0), 0);
+    waitpid(child, NULL, 0);
+    gp_share_region_free(r);
+}
+
+/* A recycled pid: same pid, other start time. */
+static void test_pid_reuse(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    int s, again;
+    uint64_t start = start_of(getpid());
+    assert_int_equal(gp_share_region_attach_pid(r, getpid(), start + 1, &s), 0);
+    assert_int_equal(gp_share_region_charge(r, s, 0, MIB), 0);
+    assert_int_equal(usage(r, 0), 0);
+    /* The same pid and start time: an earlier image (exec) of this process, taken over. */
+    assert_int_equal(gp_share_region_attach(r, &s), 0);
+    assert_int_equal(gp_share_region_charge(r, s, 0, MIB), 0);
+    assert_int_equal(gp_share_region_attach(r, &again), 0);
+    assert_int_equal(again, s);
+    assert_int_equal(usage(r, 0), 0);
+    gp_share_region_free(r);
+}
+
+static void test_slots_full(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 2);
+    pid_t a = sleeper(), b = sleeper();
+    int me, sa, sb;
+    assert_int_equal(gp_share_region_attach(r, &me), 0);
+    assert_int_equal(gp_share_region_attach_pid(r, a, start_of(a), &sa), 0);
+    assert_int_equal(gp_share_region_attach_pid(r, b, start_of(b), &sb), GP_ENOSPC);
+    kill(a, SIGKILL);
+    waitpid(a, NULL, 0);
+    assert_int_equal(gp_share_region_attach_pid(r, b, start_of(b), &sb), 0);
+    assert_int_equal(sb, sa);
+    kill(b, SIGKILL);
+    waitpid(b, NULL, 0);
+    assert_int_equal(gp_share_region_detach(r, me), 0);
+    gp_share_region_free(r);
+}
+
+/* A process that dies holding the lock does not wedge the region (EOWNERDEAD). */
+static void test_owner_dead(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    int s;
+    assert_int_equal(gp_share_region_attach(r, &s), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        int fd = open(f->path, O_RDWR);
+        uint64_t lock_offset = 0;
+        if (fd < 0 || pread(fd, &lock_offset, sizeof(lock_offset), 40) != sizeof(lock_offset)) {
+            _exit(2);
+        }
+        void *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (p == MAP_FAILED) {
+            _exit(3);
+        }
+        pthread_mutex_lock((pthread_mutex_t *)(void *)((char *)p + lock_offset));
+        _exit(0); /* holding it */
+    }
+    int status;
+    waitpid(child, &status, 0);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, MIB), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, MIB), 0);
+    assert_int_equal(usage(r, 0), 2 * MIB);
+    gp_share_region_free(r);
+}
+
+static void test_private(void **state)
+{
+    (void)state;
+    gp_share_limits lim = limits(4 * MIB, 4);
+    gp_share_region *r;
+    assert_int_equal(gp_share_region_new_private(&lim, &r), 0);
+    assert_true(gp_share_region_is_private(r));
+    int s;
+    assert_int_equal(gp_share_region_attach(r, &s), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 4 * MIB), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 1), GP_ENOSPC);
+    gp_share_region_reset_private(r);
+    assert_int_equal(usage(r, 0), 0);
+    gp_share_region_free(r);
+    lim.ndevices = 99;
+    assert_int_equal(gp_share_region_new_private(&lim, &r), GP_EINVAL);
+    assert_null(r);
+}
+
+/* /proc/PID/stat is parsed from the last ')': a process name may hold ") " and digits. */
+static void test_proc_stat(void **state)
+{
+    (void)state;
+    uint64_t start;
+    char st;
+    assert_int_equal(gp_share_proc_stat(getpid(), &start, &st), 0);
+    assert_true(start > 0);
+    assert_true(st == 'R' || st == 'S');
+    int fds[2];
+    assert_int_equal(pipe(fds), 0);
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        prctl(PR_SET_NAME, "x) Z 1 2 3 4", 0, 0, 0);
+        char c = 'r';
+        if (write(fds[1], &c, 1) != 1) {
+            _exit(1);
+        }
+        pause();
+        _exit(0);
+    }
+    char c;
+    assert_int_equal(read(fds[0], &c, 1), 1);
+    uint64_t child_start;
+    assert_int_equal(gp_share_proc_stat(child, &child_start, &st), 0);
+    assert_true(st == 'S' || st == 'R');
+    assert_true(child_start >= start);
+    kill(child, SIGKILL);
+    waitpid(child, NULL, 0);
+    close(fds[0]);
+    close(fds[1]);
+    assert_int_equal(gp_share_proc_stat(child, &start, &st), GP_ENOENT);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_create_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_create_invalid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_validation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reserve_exact, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_saturation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_killed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_zombie, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_pid_reuse, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_slots_full, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owner_dead, setup, teardown),
+        cmocka_unit_test(test_private),
+        cmocka_unit_test(test_proc_stat),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
