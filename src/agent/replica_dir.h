@@ -92,6 +92,7 @@
 #define GP_RDIR_HOSTFILE       "hostfile"
 #define GP_RDIR_WORK           "work"
 #define GP_RDIR_STOP_REASON    "stop-reason"
+#define GP_RDIR_SHARE          "share.region" /* fractional GPUs: libgpushare's accounting */
 
 typedef enum gp_rdir_state {
     GP_RDIR_NONE = 0, /* no status.json yet */

@@ -13,7 +13,7 @@ add_library(gprun STATIC
     ${CMAKE_CURRENT_LIST_DIR}/supervise.c
     ${CMAKE_CURRENT_LIST_DIR}/volumes.c
 )
-target_link_libraries(gprun PUBLIC gpbase PkgConfig::GPRUN_JANSSON)
+target_link_libraries(gprun PUBLIC gpbase gpshareregion PkgConfig::GPRUN_JANSSON)
 
 add_executable(gpupool-run ${CMAKE_CURRENT_LIST_DIR}/run_main.c)
 target_compile_definitions(gpupool-run PRIVATE GP_VERSION="${PROJECT_VERSION}")

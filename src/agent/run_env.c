@@ -87,8 +87,7 @@ static char *gpu_list(const gp_run_spec *s)
 }
 
 /* Layer 4: gpupool's own variables. */
-static int env_own(envlist *e, const gp_run_spec *s, const char *hostfile_path,
-                   const char *data_dir)
+static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
 {
     char num[32], *gpus = gpu_list(s);
     if (!gpus) {
@@ -104,8 +103,14 @@ static int env_own(envlist *e, const gp_run_spec *s, const char *hostfile_path,
     rc = rc ? rc : env_set(e, "GPUPOOL_REPLICA", num);
     snprintf(num, sizeof(num), "%d", s->restart_count);
     rc = rc ? rc : env_set(e, "GPUPOOL_RESTART_COUNT", num);
-    if (rc == 0 && data_dir) {
-        rc = env_set(e, "GPUPOOL_DATA_DIR", data_dir);
+    if (rc == 0 && paths->data_dir) {
+        rc = env_set(e, "GPUPOOL_DATA_DIR", paths->data_dir);
+    }
+    if (rc == 0 && paths->share_library) {
+        rc = env_set(e, "LD_PRELOAD", paths->share_library);
+    }
+    if (rc == 0 && paths->share_region) {
+        rc = env_set(e, "GPUPOOL_SHARE_REGION", paths->share_region);
     }
     if (rc < 0 || !gp_run_spec_is_gang(s)) {
         return rc;
@@ -119,15 +124,16 @@ static int env_own(envlist *e, const gp_run_spec *s, const char *hostfile_path,
     rc = rc ? rc : env_set(e, "MASTER_ADDR", s->master_addr);
     snprintf(num, sizeof(num), "%d", s->master_port);
     rc = rc ? rc : env_set(e, "MASTER_PORT", num);
-    if (rc == 0 && hostfile_path) {
-        rc = env_set(e, "GPUPOOL_HOSTFILE", hostfile_path);
+    if (rc == 0 && paths->hostfile) {
+        rc = env_set(e, "GPUPOOL_HOSTFILE", paths->hostfile);
     }
     return rc;
 }
 
-int gp_run_env_build(const gp_run_spec *s, const char *const *base, const char *hostfile_path,
-                     const char *data_dir, char ***out)
+int gp_run_env_build(const gp_run_spec *s, const char *const *base, const gp_run_paths *paths,
+                     char ***out)
 {
+    static const gp_run_paths none;
     envlist e = {0};
     int rc = env_set(&e, "PATH", "/usr/local/bin:/usr/bin:/bin"); /* replaced by base's */
     for (int i = 0; rc == 0 && base && base[i]; i++) {
@@ -149,7 +155,7 @@ int gp_run_env_build(const gp_run_spec *s, const char *const *base, const char *
     for (int i = 0; rc == 0 && i < s->nenv_extra; i++) {
         rc = env_set(&e, s->env_extra[i].name, s->env_extra[i].value);
     }
-    rc = rc ? rc : env_own(&e, s, hostfile_path, data_dir);
+    rc = rc ? rc : env_own(&e, s, paths ? paths : &none);
     if (rc < 0) {
         gp_run_env_free(e.v);
         *out = NULL;

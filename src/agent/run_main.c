@@ -4,6 +4,8 @@
  * This file is the shell: options (a table: name, argument, help), the spec file, logging, exit
  * statuses. The work is in supervise.c; the contract of the state directory in replica_dir.h.
  */
+#define _XOPEN_SOURCE 700 /* realpath */
+
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -24,7 +26,7 @@ extern char **environ;
 enum { EXIT_RECORDED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 typedef struct run_args {
-    const char *state_dir, *spec, *user, *cgroup_root, *log_level;
+    const char *state_dir, *spec, *user, *cgroup_root, *log_level, *share_library;
     long long grace_s, log_max;
 } run_args;
 
@@ -43,6 +45,8 @@ static const option_row options[] = {
      "cap of stdout.log and stderr.log, rotated once to .1 (default 64 MiB;"
      " 0 = no cap)"},
     {"--cgroup-root", "DIR", "where cgroups are mounted (default /sys/fs/cgroup)"},
+    {"--share-library", "PATH",
+     "libgpushare.so, preloaded into fractional replicas (default: ../lib/ beside this program)"},
     {"--log-level", "LEVEL", "debug, info, warn, error or off (default info)"},
     {"--help", NULL, "this text"},
     {"--version", NULL, "the version"},
@@ -51,7 +55,8 @@ static const option_row options[] = {
 static void usage(FILE *f)
 {
     fprintf(f, "usage: gpupool-run --state-dir DIR --spec FILE [--user NAME] [--grace SECONDS]\n"
-               "                   [--log-max BYTES] [--cgroup-root DIR] [--log-level LEVEL]\n\n"
+               "                   [--log-max BYTES] [--cgroup-root DIR] [--log-level LEVEL]\n"
+               "                   [--share-library PATH]\n\n"
                "Supervises one replica of a gpupool job: starts its command in a new session with\n"
                "its GPUs (CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES = the GPU UUIDs), its\n"
                "environment and CPU/memory limits (cgroup v2, else v1, where permitted); writes\n"
@@ -100,12 +105,13 @@ static int number(const char *name, const char *text, long long max, long long *
 /* Stores value under the option name; EXIT_USAGE (reported) for a bad value. */
 static int set_option(run_args *a, const char *name, const char *value)
 {
-    const char **slot = strcmp(name, "--state-dir") == 0     ? &a->state_dir
-                        : strcmp(name, "--spec") == 0        ? &a->spec
-                        : strcmp(name, "--user") == 0        ? &a->user
-                        : strcmp(name, "--cgroup-root") == 0 ? &a->cgroup_root
-                        : strcmp(name, "--log-level") == 0   ? &a->log_level
-                                                             : NULL;
+    const char **slot = strcmp(name, "--state-dir") == 0       ? &a->state_dir
+                        : strcmp(name, "--spec") == 0          ? &a->spec
+                        : strcmp(name, "--user") == 0          ? &a->user
+                        : strcmp(name, "--cgroup-root") == 0   ? &a->cgroup_root
+                        : strcmp(name, "--log-level") == 0     ? &a->log_level
+                        : strcmp(name, "--share-library") == 0 ? &a->share_library
+                                                               : NULL;
     if (slot) {
         *slot = value;
         return *value ? 0 : bad("%s: must not be empty", name);
@@ -169,7 +175,25 @@ int main(int argc, char **argv)
     gp_diag d;
     gp_diag_clear(&d);
     gp_run_spec *spec = NULL;
-    gp_sup_opts o = {.state_dir = a.state_dir,
+    char lib[4096] = "";
+    if (a.share_library) {
+        snprintf(lib, sizeof(lib), "%s", a.share_library);
+    } else {
+        /* ../lib/libgpushare.so beside this program, as the build and the packages lay it out */
+        char self[3800];
+        ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        self[n > 0 ? n : 0] = '\0';
+        char *slash = strrchr(self, '/');
+        if (slash) {
+            *slash = '\0';
+            char rel[4096], *abs = NULL;
+            snprintf(rel, sizeof(rel), "%s/../lib/libgpushare.so", self);
+            snprintf(lib, sizeof(lib), "%s", (abs = realpath(rel, NULL)) ? abs : rel);
+            free(abs);
+        }
+    }
+    gp_sup_opts o = {.share_library = lib,
+                     .state_dir = a.state_dir,
                      .grace_s = (int)a.grace_s,
                      .log_max = a.log_max,
                      .cgroup_root = a.cgroup_root,

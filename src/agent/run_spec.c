@@ -172,11 +172,24 @@ static int parse_gpus(json_t *gpus, gp_run_spec *s, gp_diag *d)
     if (!json_is_array(gpus) || json_array_size(gpus) > 1024) {
         return gp_diag_set(d, GP_EINVAL, "gpus: must be a list of at most 1024 objects");
     }
-    if (!(s->gpu_uuids = calloc(json_array_size(gpus) + 1, sizeof(char *)))) {
+    if (!(s->gpu_uuids = calloc(json_array_size(gpus) + 1, sizeof(char *))) ||
+        !(s->share_mem_mib = calloc(json_array_size(gpus) + 1, sizeof(int64_t)))) {
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < json_array_size(gpus); i++) {
         json_t *g = json_array_get(gpus, i);
+        json_t *milli = json_object_get(g, "milli"), *mem = json_object_get(g, "memory_mib");
+        json_t *start = json_object_get(g, "mig_start");
+        bool is_mig = json_is_integer(start) && json_integer_value(start) >= 0;
+        if (json_is_integer(milli) && json_integer_value(milli) > 0 &&
+            json_integer_value(milli) < 1000 && !is_mig) {
+            s->fractional = 1;
+            s->share_mem_mib[i] = json_is_integer(mem) && json_integer_value(mem) > 0
+                                      ? (int64_t)json_integer_value(mem)
+                                      : 0;
+            int pct = (int)((json_integer_value(milli) + 9) / 10);
+            s->share_core_percent = pct > s->share_core_percent ? pct : s->share_core_percent;
+        }
         json_t *mig = json_object_get(g, "mig_uuid");
         const char *key = mig && !json_is_null(mig) ? "mig_uuid" : "uuid";
         json_t *u = json_object_get(g, key);
@@ -310,6 +323,12 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     if (rc == 0) {
         rc = parse_volumes(json_object_get(o, "volumes"), s, d);
     }
+    json_t *cores =
+        json_object_get(json_object_get(json_object_get(o, "spec"), "resources"), "cores_percent");
+    if (rc == 0 && s->fractional && json_is_integer(cores) && json_integer_value(cores) >= 1 &&
+        json_integer_value(cores) <= 100) {
+        s->share_core_percent = (int)json_integer_value(cores);
+    }
     return rc;
 }
 
@@ -389,6 +408,7 @@ void gp_run_spec_free(gp_run_spec *s)
     }
     free(s->name);
     free_strings(s->gpu_uuids, -1);
+    free(s->share_mem_mib);
     free_strings(s->argv, -1);
     free_vars(s->env, s->nenv);
     free_vars(s->env_extra, s->nenv_extra);

@@ -10,7 +10,9 @@
  *   restart_count                default 0
  *   cpu_milli, memory_mib        limits (0 or absent: none)
  *   gpus: [{uuid, mig_uuid?, index?, milli?, memory_mib?, mig_start?}]   mig_uuid, when given,
- *                                is what the job sees instead of uuid (a MIG slice)
+ *                                is what the job sees instead of uuid (a MIG slice); a GPU with
+ *                                milli < 1000 and no MIG slice is a fraction: the job gets
+ *                                libgpushare with memory_mib as its memory limit (0: none)
  *   spec: {command: [..], args: [..], env: {NAME: VALUE}, working_dir: "/abs", ...}
  *   rank, local_rank             gangs: default replica and 0
  *   master_addr, master_port     gangs: required
@@ -59,6 +61,11 @@ typedef struct gp_run_spec {
     int64_t cpu_milli, memory_mib;
     char **gpu_uuids; /* what the job sees (mig_uuid or uuid); ngpus entries */
     int ngpus;
+    /* Fractional GPUs: share_mem_mib[i] is GPU i's memory limit (0: none), share_core_percent
+     * the compute limit (spec.resources.cores_percent, else milli / 10). fractional = 0: none. */
+    int fractional;
+    int64_t *share_mem_mib;
+    int share_core_percent;
     char **argv; /* command + args, NULL-terminated */
     gp_run_var *env, *env_extra;
     int nenv, nenv_extra;
@@ -91,13 +98,20 @@ int gp_run_env_reserved(const gp_run_spec *s, const char *name);
 int gp_run_env_base(char *const *environ_, const char *user, const char *home, const char *shell,
                     char ***out);
 
+/* Paths gpupool-run prepared for the job; each NULL when it does not apply. */
+typedef struct gp_run_paths {
+    const char *hostfile;      /* gangs: GPUPOOL_HOSTFILE */
+    const char *data_dir;      /* volumes: GPUPOOL_DATA_DIR */
+    const char *share_library; /* fractional GPUs: LD_PRELOAD */
+    const char *share_region;  /* fractional GPUs: GPUPOOL_SHARE_REGION */
+} gp_run_paths;
+
 /* Builds the job's environment (layers above). base is a NULL-terminated list of "NAME=VALUE"
- * (borrowed); hostfile_path is the hostfile's path for gangs (may be NULL otherwise); data_dir
- * the directory holding the volumes (NULL without volumes). On success
+ * (borrowed); paths (may be NULL: none) what gpupool-run prepared. On success
  * *out is a new NULL-terminated array of new strings (free with gp_run_env_free). Dropped
  * variables are logged. GP_ENOMEM. */
-int gp_run_env_build(const gp_run_spec *s, const char *const *base, const char *hostfile_path,
-                     const char *data_dir, char ***out);
+int gp_run_env_build(const gp_run_spec *s, const char *const *base, const gp_run_paths *paths,
+                     char ***out);
 void gp_run_env_free(char **env);
 /* The value of NAME in env (borrowed), or NULL. */
 const char *gp_run_env_get(char *const *env, const char *name);

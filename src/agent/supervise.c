@@ -29,6 +29,7 @@
 #include "agent/logcap.h"
 #include "agent/replica_dir.h"
 #include "agent/volumes.h"
+#include "shim/region.h"
 #include "base/log.h"
 
 /* How long, at most, the supervisor waits for the killed group to disappear and drains the pipes
@@ -39,7 +40,8 @@ typedef struct sup {
     const gp_sup_opts *o;
     const gp_run_spec *s;
     char **env;
-    char workdir[4096], hostfile[4200], data_dir[4200];
+    char workdir[4096], hostfile[4200], data_dir[4200], share_region[4200];
+    bool preload;       /* libgpushare is there to preload */
     bool mount_volumes; /* volumes in a private mount namespace, else links */
     gp_cgroup cg;
     gp_logcap log[2];
@@ -172,6 +174,43 @@ static int prepare_files(sup *S, gp_diag *d)
     return rc;
 }
 
+/* Fractional GPUs: the accounting region libgpushare enforces the limits from, owned by us,
+ * writable by the job's group (the job's processes record their usage), mode 0660. */
+static int prepare_share(sup *S, gp_diag *d)
+{
+    const gp_run_spec *s = S->s;
+    if (!s->fractional) {
+        return 0;
+    }
+    gp_share_limits lim = {.ndevices = (uint32_t)s->ngpus,
+                           .core_percent = (uint32_t)s->share_core_percent,
+                           .core_policy = GP_SHARE_CORE_DEFAULT,
+                           .on_error = GP_SHARE_FAIL_OPEN};
+    for (int i = 0; i < s->ngpus && i < GP_SHARE_MAX_DEVICES; i++) {
+        lim.mem_bytes[i] =
+            s->share_mem_mib[i] > 0 ? (uint64_t)s->share_mem_mib[i] << 20 : GP_SHARE_UNLIMITED;
+    }
+    if (gp_rdir_path(S->share_region, sizeof(S->share_region), S->o->state_dir, GP_RDIR_SHARE) <
+        0) {
+        return gp_diag_set(d, GP_ERANGE, "--state-dir: path too long");
+    }
+    const gp_sup_user *u = &S->o->user;
+    int rc =
+        gp_share_region_create(S->share_region, &lim, geteuid(), u->change ? u->gid : getegid());
+    if (rc < 0) {
+        return gp_diag_set(d, rc, "%s: cannot create the GPU share region", S->share_region);
+    }
+    const char *lib = S->o->share_library;
+    S->preload = lib && lib[0] && access(lib, R_OK) == 0;
+    if (!S->preload) {
+        GP_LOG(GP_LOG_WARN, "run",
+               "job=%lld replica=%d libgpushare not found (%s): GPU limits held by the agent's "
+               "NVML watch only",
+               (long long)s->job, s->replica, lib && lib[0] ? lib : "none given");
+    }
+    return 0;
+}
+
 static int prepare_env(sup *S, gp_diag *d)
 {
     const gp_sup_user *u = &S->o->user;
@@ -179,8 +218,11 @@ static int prepare_env(sup *S, gp_diag *d)
     int rc = gp_run_env_base(S->o->environ_, u->name[0] ? u->name : NULL,
                              u->home[0] ? u->home : NULL, u->shell[0] ? u->shell : NULL, &base);
     if (rc == 0) {
-        rc = gp_run_env_build(S->s, (const char *const *)base, S->hostfile[0] ? S->hostfile : NULL,
-                              S->data_dir[0] ? S->data_dir : NULL, &S->env);
+        gp_run_paths paths = {.hostfile = S->hostfile[0] ? S->hostfile : NULL,
+                              .data_dir = S->data_dir[0] ? S->data_dir : NULL,
+                              .share_library = S->preload ? S->o->share_library : NULL,
+                              .share_region = S->share_region[0] ? S->share_region : NULL};
+        rc = gp_run_env_build(S->s, (const char *const *)base, &paths, &S->env);
     }
     gp_run_env_free(base);
     return rc < 0 ? gp_diag_set(d, rc, "building the environment: out of memory") : 0;
@@ -598,6 +640,7 @@ static int supervise(sup *S, gp_diag *d)
     int rc = setup_signals(S, d);
     rc = rc ? rc : claim_dir(S, d);
     rc = rc ? rc : prepare_files(S, d);
+    rc = rc ? rc : prepare_share(S, d);
     rc = rc ? rc : prepare_env(S, d);
     rc = rc ? rc : prepare_logs(S, d);
     if (rc < 0) {

@@ -58,6 +58,9 @@ typedef struct gp_sup_opts {
     int64_t log_max;         /* bytes per log file; 0 = no cap */
     const char *cgroup_root; /* e.g. /sys/fs/cgroup */
     char *const *environ_;   /* gpupool-run's environment, for the base variables */
+    /* libgpushare.so, preloaded into fractional replicas (NULL or a missing file: none; the
+     * agent's NVML watch still holds the memory limit) */
+    const char *share_library;
 } gp_sup_opts;
 
 /* Resolves --user NAME (NULL or "": the user gpupool-run runs as, no change). Switching to

@@ -319,6 +319,24 @@ spec vol-bad '["true"]' '"volumes": [{"name": "Bad", "path": "/x"}],'
 run_fg vol-bad
 expect_usage vol-bad "volumes[0].name"
 
+# --- fractional GPUs: libgpushare preloaded, its accounting region created 0660 ---
+LIB=$(dirname "$RUN")/../lib/libgpushare.so
+printf '{"job": 1, "replica": 0, "epoch": 1, "gpus": [{"uuid": "GPU-f", "milli": 250, "memory_mib": 1024}], "spec": {"command": ["sh", "-c", "echo preload=$LD_PRELOAD; echo region=$GPUPOOL_SHARE_REGION; stat -c %%a $GPUPOOL_SHARE_REGION"]}}\n' >"$TMP/share.json"
+run_fg share
+out=$(cat "$TMP/share/stdout.log")
+[ "$(field "$TMP/share" exit_code)" = 0 ] || fail "share: $(field "$TMP/share" error) $out"
+if [ -e "$LIB" ]; then
+    grep -qx "preload=$(realpath "$LIB")" <<<"$out" || fail "share: LD_PRELOAD is not libgpushare: $out"
+fi
+grep -qx "region=$TMP/share/share.region" <<<"$out" || fail "share: GPUPOOL_SHARE_REGION: $out"
+grep -qx 660 <<<"$out" || fail "share: the region's mode: $out"
+[ ! -s "$TMP/share/stderr.log" ] || fail "share: the library wrote to a job that uses no GPU: $(cat "$TMP/share/stderr.log")"
+# A whole GPU gets neither.
+printf '{"job": 1, "replica": 0, "epoch": 1, "gpus": [{"uuid": "GPU-w", "milli": 1000}], "spec": {"command": ["sh", "-c", "echo preload=$LD_PRELOAD region=$GPUPOOL_SHARE_REGION"]}}\n' >"$TMP/whole.json"
+run_fg whole
+[ "$(cat "$TMP/whole/stdout.log")" = "preload= region=" ] || fail "whole: $(cat "$TMP/whole/stdout.log")"
+[ ! -e "$TMP/whole/share.region" ] || fail "whole: a region for a whole GPU"
+
 # --- cgroup limits, where this machine lets gpupool-run write cgroups ---
 spec limits '["sleep", "30"]' '"cpu_milli": 500, "memory_mib": 128, '
 run_bg limits

@@ -293,13 +293,15 @@ static void test_env_single(void **state)
         "\"env_extra\":{\"CUDA_DEVICE_MEMORY_LIMIT_0\":\"1g\",\"NVIDIA_VISIBLE_DEVICES\":\"all\"}"
         "}");
     char **env = NULL;
-    assert_int_equal(gp_run_env_build(s, base_env, NULL, NULL, &env), 0);
+    assert_int_equal(gp_run_env_build(s, base_env, NULL, &env), 0);
     assert_string_equal(gp_run_env_get(env, "CUDA_VISIBLE_DEVICES"), "GPU-a,MIG-c");
     assert_string_equal(gp_run_env_get(env, "NVIDIA_VISIBLE_DEVICES"), "GPU-a,MIG-c");
     assert_string_equal(gp_run_env_get(env, "GPUPOOL_JOB_ID"), "5");
     assert_string_equal(gp_run_env_get(env, "GPUPOOL_REPLICA"), "0");
     assert_string_equal(gp_run_env_get(env, "GPUPOOL_RESTART_COUNT"), "1");
     assert_null(gp_run_env_get(env, "LD_PRELOAD"));
+    assert_null(gp_run_env_get(env, "GPUPOOL_SHARE_REGION"));
+    assert_null(gp_run_env_get(env, "GPUPOOL_DATA_DIR"));
     assert_string_equal(gp_run_env_get(env, "CUDA_DEVICE_MEMORY_LIMIT_0"), "1g");
     /* Not a gang: RANK is the job's own, and no gang variable is set. */
     assert_string_equal(gp_run_env_get(env, "RANK"), "7");
@@ -330,7 +332,13 @@ static void test_env_gang(void **state)
         "\"spec\":{\"command\":[\"x\"],\"env\":{\"WORLD_SIZE\":\"1\",\"MASTER_PORT\":\"1\"}},"
         "\"env_extra\":{\"RANK\":\"0\"}}");
     char **env = NULL;
-    assert_int_equal(gp_run_env_build(s, base_env, "/s/hostfile", "/data", &env), 0);
+    assert_int_equal(gp_run_env_build(s, base_env,
+                                      &(gp_run_paths){.hostfile = "/s/hostfile",
+                                                      .data_dir = "/data",
+                                                      .share_library = "/lib/libgpushare.so",
+                                                      .share_region = "/s/share.region"},
+                                      &env),
+                     0);
     assert_string_equal(gp_run_env_get(env, "WORLD_SIZE"), "4");
     assert_string_equal(gp_run_env_get(env, "RANK"), "3");
     assert_string_equal(gp_run_env_get(env, "LOCAL_RANK"), "1");
@@ -338,6 +346,8 @@ static void test_env_gang(void **state)
     assert_string_equal(gp_run_env_get(env, "MASTER_PORT"), "29500");
     assert_string_equal(gp_run_env_get(env, "GPUPOOL_HOSTFILE"), "/s/hostfile");
     assert_string_equal(gp_run_env_get(env, "GPUPOOL_DATA_DIR"), "/data");
+    assert_string_equal(gp_run_env_get(env, "LD_PRELOAD"), "/lib/libgpushare.so");
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_SHARE_REGION"), "/s/share.region");
     assert_string_equal(gp_run_env_get(env, "CUDA_VISIBLE_DEVICES"), "");
     assert_string_equal(gp_run_env_get(env, "NVIDIA_VISIBLE_DEVICES"), "none");
     char *hf = gp_run_hostfile_text(s);
