@@ -7,6 +7,8 @@
 #      PyTorch when python3 has it, how many GPUs CUDA shows and their UUIDs, and runs a matmul;
 #      job "waiting": asks for every GPU at once, so it waits until "whole" ends;
 #   4. jobs "half-a" and "half-b": half a GPU each (compute and memory), placed on one GPU;
+#      under libgpushare each sees its memory limit as the device's memory and cannot allocate
+#      past it (half-a's limit is half the GPU: without the library it could);
 #   5. gpupool down.
 # Exits 77 when NVML does not load (no GPU here). Raw outputs go to out/gpu-node/.
 # Usage: bench/gpu_node.sh [--out FILE]
@@ -55,7 +57,20 @@ for i in range(n):
     print('torch_device=%d name=%s uuid=GPU-%s' % (i, p.name.replace(' ', '_'), p.uuid))
 if n:
     x = torch.ones(2048, 2048, device='cuda')
-    print('matmul_sum=%.0f' % float((x @ x).sum()))"
+    print('matmul_sum=%.0f' % float((x @ x).sum()))
+lim = int(os.environ.get('GPUPOOL_GPU_MEMORY_LIMIT_MIB') or 0)
+if n and lim:
+    print('preload=' + os.path.basename(os.environ.get('LD_PRELOAD', '')))
+    free, total = torch.cuda.mem_get_info()
+    print('mem_total_mib=%d' % (total >> 20))
+    try:
+        big = torch.empty((lim + 256) << 20, dtype=torch.uint8, device='cuda')
+        print('over_limit=allocated')
+        del big
+    except torch.OutOfMemoryError:
+        print('over_limit=refused')
+    half = torch.empty((lim // 2) << 20, dtype=torch.uint8, device='cuda')
+    print('half_limit=allocated')"
 gp submit --tenant lab --name whole --gpus 1 -- "$PY" -c "$probe
 import time; time.sleep(4)" > /dev/null
 gp submit --tenant lab --name waiting --gpus "$ngpus" -- "$PY" -c "$probe" > /dev/null

@@ -67,6 +67,18 @@ check("... each told its share (GPUPOOL_GPU_CORE_LIMIT, GPUPOOL_GPU_MEMORY_LIMIT
                                                    ha.get("GPUPOOL_GPU_MEMORY_LIMIT_MIB"),
                                                    hb.get("GPUPOOL_GPU_CORE_LIMIT"),
                                                    hb.get("GPUPOOL_GPU_MEMORY_LIMIT_MIB")))
+for name, lim in (("half-a", ha.get("GPUPOOL_GPU_MEMORY_LIMIT_MIB")), ("half-b", "1024")):
+    pr = probe[name]
+    if "torch_device_count" not in pr:
+        continue
+    check("`%s` runs with libgpushare preloaded" % name, pr.get("preload") == "libgpushare.so",
+          pr.get("preload", "(none)"))
+    check("... CUDA shows its limit as the device's memory", pr.get("mem_total_mib") == lim,
+          "%s MiB (limit %s MiB)" % (pr.get("mem_total_mib"), lim))
+    check("... allocating 256 MiB past the limit is refused", pr.get("over_limit") == "refused",
+          pr.get("over_limit", "(none)"))
+    check("... half the limit is granted", pr.get("half_limit") == "allocated",
+          pr.get("half_limit", "(none)"))
 for n in ("whole", "waiting", "half-a", "half-b"):
     check("job `%s` succeeded" % n, jobs.get(n, {}).get("state") == "Succeeded",
           jobs.get(n, {}).get("state", "(missing)"))
