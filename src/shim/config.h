@@ -28,7 +28,7 @@
     X("GPUPOOL_GPU_MEMORY_LIMIT_MIB_<i>", "memory limit of device i, MiB")                         \
     X("CUDA_DEVICE_MEMORY_LIMIT", "HAMi-core alias: bytes, or with a k/m/g suffix")                \
     X("CUDA_DEVICE_MEMORY_LIMIT_<i>", "HAMi-core alias for device i")                              \
-    X("GPUPOOL_GPU_CORE_LIMIT", "compute limit, percent of a GPU (stored; see throttle.h)")        \
+    X("GPUPOOL_GPU_CORE_LIMIT", "compute limit, percent of a GPU (see throttle.h)")                \
     X("CUDA_DEVICE_SM_LIMIT", "HAMi-core alias of GPUPOOL_GPU_CORE_LIMIT")                         \
     X("GPUPOOL_GPU_CORE_POLICY", "default|strict: how the compute limit applies")                  \
     X("CUDA_VISIBLE_DEVICES", "which NVML device is which CUDA device (for NVML answers)")

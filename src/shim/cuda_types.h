@@ -26,6 +26,7 @@ typedef enum cudaError_enum {
     CUDA_ERROR_INVALID_CONTEXT = 201,
     CUDA_ERROR_INVALID_HANDLE = 400,
     CUDA_ERROR_NOT_FOUND = 500,
+    CUDA_ERROR_NOT_READY = 600,
     CUDA_ERROR_NOT_SUPPORTED = 801,
     CUDA_ERROR_UNKNOWN = 999
 } CUresult;
@@ -41,6 +42,26 @@ typedef struct CUmipmappedArray_st *CUmipmappedArray;
 typedef struct CUmemPoolHandle_st *CUmemoryPool;
 typedef struct CUfunc_st *CUfunction;
 typedef struct CUlaunchAttribute_st CUlaunchAttribute;
+typedef struct CUmod_st *CUmodule;
+typedef struct CUgraphExec_st *CUgraphExec;
+
+typedef struct CUuuid_st {
+    char bytes[16];
+} CUuuid;
+
+/* Stream capture (CUDA graphs): a capturing stream runs nothing, and synchronising it would
+ * invalidate the capture. */
+typedef enum CUstreamCaptureStatus_enum {
+    CU_STREAM_CAPTURE_STATUS_NONE = 0,
+    CU_STREAM_CAPTURE_STATUS_ACTIVE = 1,
+    CU_STREAM_CAPTURE_STATUS_INVALIDATED = 2
+} CUstreamCaptureStatus;
+
+typedef enum CUstreamCaptureMode_enum {
+    CU_STREAM_CAPTURE_MODE_GLOBAL = 0,
+    CU_STREAM_CAPTURE_MODE_THREAD_LOCAL = 1,
+    CU_STREAM_CAPTURE_MODE_RELAXED = 2
+} CUstreamCaptureMode;
 
 /* The special stream handles of cuda.h. */
 #define CU_STREAM_LEGACY     ((CUstream)0x1)
@@ -166,6 +187,7 @@ static_assert(offsetof(CUmemAllocationProp, location) == 8, "CUmemAllocationProp
 static_assert(sizeof(CUmemPoolProps) == 88, "CUmemPoolProps layout");
 static_assert(offsetof(CUmemPoolProps, location) == 8, "CUmemPoolProps.location");
 static_assert(sizeof(CUlaunchConfig) == 56, "CUlaunchConfig layout");
+static_assert(sizeof(CUuuid) == 16, "CUuuid layout");
 static_assert(offsetof(CUlaunchConfig, hStream) == 32, "CUlaunchConfig.hStream");
 
 /* ---- NVML ---- */
@@ -175,6 +197,8 @@ typedef enum nvmlReturn_enum {
     NVML_ERROR_UNINITIALIZED = 1,
     NVML_ERROR_INVALID_ARGUMENT = 2,
     NVML_ERROR_NOT_SUPPORTED = 3,
+    NVML_ERROR_NOT_FOUND = 6,
+    NVML_ERROR_INSUFFICIENT_SIZE = 7,
     NVML_ERROR_FUNCTION_NOT_FOUND = 13,
     NVML_ERROR_ARGUMENT_VERSION_MISMATCH = 25,
     NVML_ERROR_UNKNOWN = 999
@@ -198,8 +222,35 @@ typedef struct nvmlMemory_v2_st {
 
 #define nvmlMemory_v2 ((unsigned int)(sizeof(nvmlMemory_v2_t) | (2u << 24)))
 
+typedef struct nvmlUtilization_st {
+    unsigned int gpu;    /* percent of time a kernel ran, over the last sample period */
+    unsigned int memory; /* percent of time device memory was read or written */
+} nvmlUtilization_t;
+
+/* nvmlDeviceGetProcessUtilization: one sample per process with a non-zero utilisation in a
+ * sample period; timeStamp is a CPU time in microseconds. */
+typedef struct nvmlProcessUtilizationSample_st {
+    unsigned int pid;
+    unsigned long long timeStamp;
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
+/* nvmlDeviceGetComputeRunningProcesses_v3 (nvmlProcessInfo_v2_t in nvml.h). */
+typedef struct nvmlProcessInfo_st {
+    unsigned int pid;
+    unsigned long long usedGpuMemory;
+    unsigned int gpuInstanceId;
+    unsigned int computeInstanceId;
+} nvmlProcessInfo_t;
+
 static_assert(sizeof(nvmlMemory_t) == 24, "nvmlMemory_t layout");
 static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t layout");
 static_assert(offsetof(nvmlMemory_v2_t, free) == 24, "nvmlMemory_v2_t.free");
+static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "nvmlProcessUtilizationSample_t");
+static_assert(offsetof(nvmlProcessUtilizationSample_t, smUtil) == 16, "smUtil");
+static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t layout");
 
 #endif

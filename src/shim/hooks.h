@@ -99,7 +99,7 @@
       (size_t * free_bytes, size_t * total_bytes))                                                 \
     X(CUDA, HOOK, CUresult, cuDeviceTotalMem_v2, "cuDeviceTotalMem", 3020, 0,                      \
       (size_t * bytes, CUdevice dev))                                                              \
-    /* Kernel launches: the hook point of the compute limit (throttle.h). */                       \
+    /* Kernel and graph launches: the hook point of the compute limit (throttle.h). */             \
     X(CUDA, HOOK, CUresult, cuLaunchKernel, "cuLaunchKernel", 4000, 0,                             \
       (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,          \
        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,                     \
@@ -121,12 +121,24 @@
       (CUfunction f, unsigned int gridDimX, unsigned int gridDimY, unsigned int gridDimZ,          \
        unsigned int blockDimX, unsigned int blockDimY, unsigned int blockDimZ,                     \
        unsigned int sharedMemBytes, CUstream hStream, void **kernelParams))                        \
+    X(CUDA, HOOK, CUresult, cuGraphLaunch, "cuGraphLaunch", 10000, 0,                              \
+      (CUgraphExec hGraphExec, CUstream hStream))                                                  \
+    X(CUDA, HOOK, CUresult, cuGraphLaunch_ptsz, "cuGraphLaunch", 10000, GP_PTDS,                   \
+      (CUgraphExec hGraphExec, CUstream hStream))                                                  \
     /* Called, not hooked: which device an allocation lands on. */                                 \
     X(CUDA, CALL, CUresult, cuCtxGetDevice, "", 0, 0, (CUdevice * device))                         \
     X(CUDA, CALL, CUresult, cuCtxGetCurrent, "", 0, 0, (CUcontext * pctx))                         \
     X(CUDA, CALL, CUresult, cuCtxPushCurrent_v2, "", 0, 0, (CUcontext ctx))                        \
     X(CUDA, CALL, CUresult, cuCtxPopCurrent_v2, "", 0, 0, (CUcontext * pctx))                      \
     X(CUDA, CALL, CUresult, cuStreamGetCtx, "", 0, 0, (CUstream hStream, CUcontext * pctx))        \
+    /* Called, not hooked: the compute limit's synchronisation and device identity. */             \
+    X(CUDA, CALL, CUresult, cuStreamQuery, "", 0, 0, (CUstream hStream))                           \
+    X(CUDA, CALL, CUresult, cuStreamIsCapturing, "", 0, 0,                                         \
+      (CUstream hStream, CUstreamCaptureStatus * captureStatus))                                   \
+    X(CUDA, CALL, CUresult, cuThreadExchangeStreamCaptureMode, "", 0, 0,                           \
+      (CUstreamCaptureMode * mode))                                                                \
+    X(CUDA, CALL, CUresult, cuDeviceGetUuid_v2, "", 0, 0, (CUuuid * uuid, CUdevice dev))           \
+    X(CUDA, CALL, CUresult, cuDeviceGetUuid, "", 0, 0, (CUuuid * uuid, CUdevice dev))              \
     /* NVML. */                                                                                    \
     X(NVML, HOOK, nvmlReturn_t, nvmlDeviceGetMemoryInfo, "", 0, 0,                                 \
       (nvmlDevice_t device, nvmlMemory_t * memory))                                                \
@@ -135,6 +147,20 @@
     X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetUUID, "", 0, 0,                                       \
       (nvmlDevice_t device, char *uuid, unsigned int length))                                      \
     X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetIndex, "", 0, 0,                                      \
-      (nvmlDevice_t device, unsigned int *index))
+      (nvmlDevice_t device, unsigned int *index))                                                  \
+    /* NVML, for the compute limit's measurements. */                                              \
+    X(NVML, CALL, nvmlReturn_t, nvmlInit_v2, "", 0, 0, (void))                                     \
+    X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetCount_v2, "", 0, 0, (unsigned int *deviceCount))      \
+    X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetHandleByIndex_v2, "", 0, 0,                           \
+      (unsigned int index, nvmlDevice_t *device))                                                  \
+    X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetHandleByUUID, "", 0, 0,                               \
+      (const char *uuid, nvmlDevice_t *device))                                                    \
+    X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetProcessUtilization, "", 0, 0,                         \
+      (nvmlDevice_t device, nvmlProcessUtilizationSample_t * utilization,                          \
+       unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp))                   \
+    X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetComputeRunningProcesses_v3, "", 0, 0,                 \
+      (nvmlDevice_t device, unsigned int *infoCount, nvmlProcessInfo_t *infos))                    \
+    X(NVML, CALL, nvmlReturn_t, nvmlDeviceGetUtilizationRates, "", 0, 0,                           \
+      (nvmlDevice_t device, nvmlUtilization_t * utilization))
 
 #endif

@@ -86,9 +86,7 @@ CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 
 /* ---- NVML ---- */
 
-/* The CUDA ordinal of an NVML device: its place in CUDA_VISIBLE_DEVICES (by uuid or index), or
- * its NVML index when that is unset. -1: the job's CUDA does not see it. */
-static int cuda_ordinal(nvmlDevice_t device)
+int gp_shim_cuda_ordinal(nvmlDevice_t device)
 {
     gp_fn_nvmlDeviceGetIndex get_index = GP_REAL(nvmlDeviceGetIndex);
     gp_fn_nvmlDeviceGetUUID get_uuid = GP_REAL(nvmlDeviceGetUUID);
@@ -112,7 +110,7 @@ static int nvml_view(nvmlDevice_t device, uint64_t total, uint64_t free_bytes, m
     if (gp_shim_mode() == GP_MODE_OFF) {
         return 0;
     }
-    int dev = cuda_ordinal(device);
+    int dev = gp_shim_cuda_ordinal(device);
     return dev >= 0 && limited_view(dev, total, free_bytes, v);
 }
 

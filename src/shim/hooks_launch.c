@@ -1,29 +1,25 @@
 /*
- * Kernel launches: passed through the compute limit's hook point (throttle.h) to the driver.
+ * Kernel and graph launches: passed through the compute limit (throttle.h) to the driver. A
+ * launch is never refused here: the throttle may only delay it.
  */
 #include "shim/shim.h"
 
 #include "shim/throttle.h"
 
-static uint64_t grid(unsigned int x, unsigned int y, unsigned int z)
+static void before(CUstream s, int ptds)
 {
-    return (uint64_t)x * y * z;
-}
-
-static void before(CUfunction f, CUstream s, uint64_t blocks, uint64_t threads, int coop)
-{
-    gp_launch l = {f, s, blocks, threads, coop};
+    gp_launch l = {s, ptds};
     gp_throttle_before_launch(&l);
 }
 
-static CUresult launch(gp_fn_cuLaunchKernel real, CUfunction f, unsigned int gx, unsigned int gy,
-                       unsigned int gz, unsigned int bx, unsigned int by, unsigned int bz,
-                       unsigned int shm, CUstream s, void **params, void **extra)
+static CUresult launch(gp_fn_cuLaunchKernel real, int ptds, CUfunction f, unsigned int gx,
+                       unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
+                       unsigned int bz, unsigned int shm, CUstream s, void **params, void **extra)
 {
     if (!real) {
         return CUDA_ERROR_NOT_FOUND;
     }
-    before(f, s, grid(gx, gy, gz), grid(bx, by, bz), 0);
+    before(s, ptds);
     return real(f, gx, gy, gz, bx, by, bz, shm, s, params, extra);
 }
 
@@ -32,7 +28,7 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, unsigned int gridDi
                         unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                         void **kernelParams, void **extra)
 {
-    return launch(GP_REAL(cuLaunchKernel), f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
+    return launch(GP_REAL(cuLaunchKernel), 0, f, gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY,
                   blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
@@ -41,19 +37,18 @@ CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gridDimX, unsigned int g
                              unsigned int blockDimZ, unsigned int sharedMemBytes, CUstream hStream,
                              void **kernelParams, void **extra)
 {
-    return launch(GP_REAL(cuLaunchKernel_ptsz), f, gridDimX, gridDimY, gridDimZ, blockDimX,
+    return launch(GP_REAL(cuLaunchKernel_ptsz), 1, f, gridDimX, gridDimY, gridDimZ, blockDimX,
                   blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams, extra);
 }
 
-static CUresult launch_ex(gp_fn_cuLaunchKernelEx real, const CUlaunchConfig *config, CUfunction f,
-                          void **params, void **extra)
+static CUresult launch_ex(gp_fn_cuLaunchKernelEx real, int ptds, const CUlaunchConfig *config,
+                          CUfunction f, void **params, void **extra)
 {
     if (!real) {
         return CUDA_ERROR_NOT_FOUND;
     }
     if (config) {
-        before(f, config->hStream, grid(config->gridDimX, config->gridDimY, config->gridDimZ),
-               grid(config->blockDimX, config->blockDimY, config->blockDimZ), 0);
+        before(config->hStream, ptds);
     }
     return real(config, f, params, extra);
 }
@@ -61,23 +56,24 @@ static CUresult launch_ex(gp_fn_cuLaunchKernelEx real, const CUlaunchConfig *con
 CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                           void **extra)
 {
-    return launch_ex(GP_REAL(cuLaunchKernelEx), config, f, kernelParams, extra);
+    return launch_ex(GP_REAL(cuLaunchKernelEx), 0, config, f, kernelParams, extra);
 }
 
 CUresult cuLaunchKernelEx_ptsz(const CUlaunchConfig *config, CUfunction f, void **kernelParams,
                                void **extra)
 {
-    return launch_ex(GP_REAL(cuLaunchKernelEx_ptsz), config, f, kernelParams, extra);
+    return launch_ex(GP_REAL(cuLaunchKernelEx_ptsz), 1, config, f, kernelParams, extra);
 }
 
-static CUresult launch_coop(gp_fn_cuLaunchCooperativeKernel real, CUfunction f, unsigned int gx,
-                            unsigned int gy, unsigned int gz, unsigned int bx, unsigned int by,
-                            unsigned int bz, unsigned int shm, CUstream s, void **params)
+static CUresult launch_coop(gp_fn_cuLaunchCooperativeKernel real, int ptds, CUfunction f,
+                            unsigned int gx, unsigned int gy, unsigned int gz, unsigned int bx,
+                            unsigned int by, unsigned int bz, unsigned int shm, CUstream s,
+                            void **params)
 {
     if (!real) {
         return CUDA_ERROR_NOT_FOUND;
     }
-    before(f, s, grid(gx, gy, gz), grid(bx, by, bz), 1);
+    before(s, ptds);
     return real(f, gx, gy, gz, bx, by, bz, shm, s, params);
 }
 
@@ -87,7 +83,7 @@ CUresult cuLaunchCooperativeKernel(CUfunction f, unsigned int gridDimX, unsigned
                                    unsigned int sharedMemBytes, CUstream hStream,
                                    void **kernelParams)
 {
-    return launch_coop(GP_REAL(cuLaunchCooperativeKernel), f, gridDimX, gridDimY, gridDimZ,
+    return launch_coop(GP_REAL(cuLaunchCooperativeKernel), 0, f, gridDimX, gridDimY, gridDimZ,
                        blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
 }
 
@@ -97,6 +93,27 @@ CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gridDimX, uns
                                         unsigned int sharedMemBytes, CUstream hStream,
                                         void **kernelParams)
 {
-    return launch_coop(GP_REAL(cuLaunchCooperativeKernel_ptsz), f, gridDimX, gridDimY, gridDimZ,
+    return launch_coop(GP_REAL(cuLaunchCooperativeKernel_ptsz), 1, f, gridDimX, gridDimY, gridDimZ,
                        blockDimX, blockDimY, blockDimZ, sharedMemBytes, hStream, kernelParams);
+}
+
+/* A graph launch runs its kernels without passing through the hooks: it is throttled as one
+ * launch, whose cost the gate learns like a kernel's. */
+static CUresult launch_graph(gp_fn_cuGraphLaunch real, int ptds, CUgraphExec g, CUstream s)
+{
+    if (!real) {
+        return CUDA_ERROR_NOT_FOUND;
+    }
+    before(s, ptds);
+    return real(g, s);
+}
+
+CUresult cuGraphLaunch(CUgraphExec hGraphExec, CUstream hStream)
+{
+    return launch_graph(GP_REAL(cuGraphLaunch), 0, hGraphExec, hStream);
+}
+
+CUresult cuGraphLaunch_ptsz(CUgraphExec hGraphExec, CUstream hStream)
+{
+    return launch_graph(GP_REAL(cuGraphLaunch_ptsz), 1, hGraphExec, hStream);
 }

@@ -627,3 +627,19 @@ int gp_share_region_usage(gp_share_region *r, int dev, uint64_t *out)
     unlock_region(r);
     return 0;
 }
+
+int gp_share_region_pids(gp_share_region *r, pid_t *pids, int max, int *n)
+{
+    *n = 0;
+    int rc = lock_region(r);
+    if (rc != 0) {
+        return rc;
+    }
+    for (uint32_t i = 0; i < r->nslots && *n < max; i++) {
+        if (r->slots[i].pid > 0) {
+            pids[(*n)++] = r->slots[i].pid;
+        }
+    }
+    unlock_region(r);
+    return 0;
+}

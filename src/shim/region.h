@@ -120,6 +120,10 @@ int gp_share_region_release(gp_share_region *r, int slot, int dev, uint64_t byte
 /* Usage of dev summed over live slots (saturating), after reclaiming dead ones. */
 int gp_share_region_usage(gp_share_region *r, int dev, uint64_t *out);
 
+/* The pids of the slots in use (up to max, in *n), without reclaiming dead ones: the processes
+ * of the replica, for the compute limit's per-process utilisation. 0 or GP_EIO. */
+int gp_share_region_pids(gp_share_region *r, pid_t *pids, int max, int *n);
+
 /* After fork(), in the child, for a private region: the copied slots and lock belong to the
  * parent; this clears them. */
 void gp_share_region_reset_private(gp_share_region *r);

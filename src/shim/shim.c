@@ -46,20 +46,16 @@ static atomic_bool logged[GP_EV_COUNT];
 
 /* ---- logging ---- */
 
-void gp_shim_log_once(int event, const char *fmt, ...)
+static void log_write(const char *fmt, va_list ap) __attribute__((format(printf, 1, 0)));
+
+static void log_write(const char *fmt, va_list ap)
 {
-    if (event < 0 || event >= GP_EV_COUNT || atomic_exchange(&logged[event], 1)) {
-        return;
-    }
     char buf[512];
     int n = snprintf(buf, sizeof(buf), "gpushare: pid=%d ", (int)getpid());
-    va_list ap;
-    va_start(ap, fmt);
     if (n > 0 && (size_t)n < sizeof(buf)) {
         int m = vsnprintf(buf + n, sizeof(buf) - (size_t)n, fmt, ap);
         n = m < 0 ? n : n + m;
     }
-    va_end(ap);
     if (n < 0) {
         return;
     }
@@ -69,6 +65,25 @@ void gp_shim_log_once(int event, const char *fmt, ...)
     buf[n++] = '\n';
     ssize_t w = write(STDERR_FILENO, buf, (size_t)n);
     (void)w; /* nothing to do if stderr is gone */
+}
+
+void gp_shim_log_once(int event, const char *fmt, ...)
+{
+    if (event < 0 || event >= GP_EV_COUNT || atomic_exchange(&logged[event], 1)) {
+        return;
+    }
+    va_list ap;
+    va_start(ap, fmt);
+    log_write(fmt, ap);
+    va_end(ap);
+}
+
+void gp_shim_log(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    log_write(fmt, ap);
+    va_end(ap);
 }
 
 int gp_shim_log_wanted(int event)

@@ -6,10 +6,15 @@
  *   acct.c         the allocation table and the accounting against the region
  *   hooks_mem.c    allocation and free hooks
  *   hooks_info.c   memory information (cuMemGetInfo, NVML) and cuGetProcAddress
- *   hooks_launch.c kernel launches, passed through the throttle hook point (throttle.h)
+ *   hooks_launch.c kernel and graph launches, passed through the compute limit (throttle.h)
+ *   throttle.c     the compute limit's gates, one duty cycle (duty.c) per device
+ *   throttle_sampler.c  the thread that measures utilisation through NVML for the gates
  *
  * Locking: the region has its own lock (region.h); the allocation table one mutex (acct.c);
- * neither is held while the other is taken, nor across a driver call.
+ * neither is held while the other is taken, nor across a driver call. The compute limit has a
+ * mutex per device gate (throttle.c) and one for its sampler's state (throttle_sampler.c),
+ * independent of the others; the sampler thread takes the region's lock briefly to list the
+ * replica's processes, never while holding its own.
  */
 #ifndef GP_SHIM_SHIM_H
 #define GP_SHIM_SHIM_H
@@ -106,9 +111,13 @@ enum gp_event {
     GP_EV_DEVICE,
     GP_EV_LIBRARY,
     GP_EV_LEGACY,
+    GP_EV_CORE_UNMEASURED, /* the compute limit cannot measure utilisation */
+    GP_EV_CORE_FALLBACK,   /* ... measures the whole device, not the replica's processes */
     GP_EV_COUNT
 };
 void gp_shim_log_once(int event, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* One line, every time (periodic reports; the caller limits the rate). */
+void gp_shim_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* 1 while the event has not been logged (to skip gathering what the line would say). */
 int gp_shim_log_wanted(int event);
 
@@ -170,6 +179,10 @@ int gp_acct_usage(int dev, uint64_t *usage);
 void gp_acct_atfork_prepare(void);
 void gp_acct_atfork_parent(void);
 void gp_acct_atfork_child(void);
+
+/* The CUDA ordinal of an NVML device: its place in CUDA_VISIBLE_DEVICES (by uuid or index), or
+ * its NVML index when that is unset. -1: the job's CUDA does not see it (hooks_info.c). */
+int gp_shim_cuda_ordinal(nvmlDevice_t device);
 
 /* The device an allocation lands on: the current context's, or the stream's context's. */
 CUresult gp_shim_current_device(int *dev);

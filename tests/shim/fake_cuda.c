@@ -6,7 +6,15 @@
  * cost address space, not memory) with a header that records size and device; stream-ordered
  * calls complete at once; pools, VMM handles and mappings, arrays and contexts are small
  * objects. The fake keeps its own per-device usage (gp_fake_usage) so tests can check what the
- * "hardware" saw, and counts kernel launches (gp_fake_launches). cuGetProcAddress and
+ * "hardware" saw, and counts kernel launches (gp_fake_launches).
+ *
+ * Time on the GPU: with GP_FAKE_KERNEL_US set, every kernel or graph launch keeps its device
+ * busy that long, queued after the work already there (one queue per device, as if every kernel
+ * filled the GPU); a launch returns at once, unless more than QUEUE_MAX_NS of work is queued,
+ * then it blocks like the driver's full launch queue. cuStreamSynchronize and cuCtxSynchronize
+ * wait until the device is idle; cuStreamQuery says whether it is. gp_fake_busy_ns(dev, from, to)
+ * says how long the device was busy in a span of CLOCK_MONOTONIC (the fake NVML computes
+ * utilisation from it; the tests check the compute limit against it). cuGetProcAddress and
  * cuGetProcAddress_v2 hand out the fake's functions by name, version and flags as the real driver
  * does. Linked with -Bsymbolic, like the real driver: its internal references never reach an
  * interposed function.
@@ -17,6 +25,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #include "shim/cuda_types.h"
 
@@ -75,6 +84,111 @@ static CUdeviceptr next_va = 0x200000000000ULL;
 
 EXPORT uint64_t gp_fake_usage(int dev);
 EXPORT unsigned long gp_fake_launches(void);
+EXPORT uint64_t gp_fake_now_ns(void);
+EXPORT uint64_t gp_fake_busy_ns(int dev, uint64_t from, uint64_t to);
+
+/* ---- time on the GPU ---- */
+
+#define QUEUE_MAX_NS (100ull * 1000 * 1000)
+#define SPANS        4096
+
+typedef struct span {
+    uint64_t start, end;
+} span;
+
+/* Busy spans of one device, oldest first in a ring, adjacent ones merged. */
+typedef struct timeline {
+    uint64_t busy_until;
+    span spans[SPANS];
+    unsigned int next, count;
+} timeline;
+
+static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
+static timeline timelines[NDEV];
+static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
+static uint64_t kernel_ns;
+static _Thread_local CUstreamCaptureMode capture_mode;
+
+EXPORT uint64_t gp_fake_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static void sleep_ns(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    while (nanosleep(&ts, &ts) != 0) {
+    }
+}
+
+static void read_kernel_ns(void)
+{
+    const char *v = getenv("GP_FAKE_KERNEL_US");
+    kernel_ns = v ? strtoull(v, NULL, 10) * 1000 : 0;
+}
+
+/* A kernel on dev: queued after the device's work; blocks while the queue is full. */
+static void run_kernel(int dev)
+{
+    pthread_once(&kernel_once, read_kernel_ns);
+    if (kernel_ns == 0 || dev < 0 || dev >= NDEV) {
+        return;
+    }
+    timeline *t = &timelines[dev];
+    pthread_mutex_lock(&gpu_mu);
+    uint64_t now = gp_fake_now_ns();
+    while (t->busy_until > now + QUEUE_MAX_NS) {
+        uint64_t wait = t->busy_until - now - QUEUE_MAX_NS;
+        pthread_mutex_unlock(&gpu_mu);
+        sleep_ns(wait);
+        pthread_mutex_lock(&gpu_mu);
+        now = gp_fake_now_ns();
+    }
+    uint64_t start = t->busy_until > now ? t->busy_until : now;
+    span *last = t->count ? &t->spans[(t->next + SPANS - 1) % SPANS] : NULL;
+    if (last && last->end >= start) {
+        last->end = start + kernel_ns;
+    } else {
+        t->spans[t->next] = (span){start, start + kernel_ns};
+        t->next = (t->next + 1) % SPANS;
+        t->count += t->count < SPANS;
+    }
+    t->busy_until = start + kernel_ns;
+    pthread_mutex_unlock(&gpu_mu);
+}
+
+static void wait_idle(int dev)
+{
+    if (dev < 0 || dev >= NDEV) {
+        return;
+    }
+    pthread_mutex_lock(&gpu_mu);
+    uint64_t until = timelines[dev].busy_until;
+    pthread_mutex_unlock(&gpu_mu);
+    uint64_t now = gp_fake_now_ns();
+    if (until > now) {
+        sleep_ns(until - now);
+    }
+}
+
+EXPORT uint64_t gp_fake_busy_ns(int dev, uint64_t from, uint64_t to)
+{
+    if (dev < 0 || dev >= NDEV || to <= from) {
+        return 0;
+    }
+    uint64_t busy = 0;
+    pthread_mutex_lock(&gpu_mu);
+    const timeline *t = &timelines[dev];
+    for (unsigned int i = 0; i < t->count; i++) {
+        const span *sp = &t->spans[(t->next + SPANS - t->count + i) % SPANS];
+        uint64_t a = sp->start > from ? sp->start : from, b = sp->end < to ? sp->end : to;
+        busy += b > a ? b - a : 0;
+    }
+    pthread_mutex_unlock(&gpu_mu);
+    return busy;
+}
 
 EXPORT uint64_t gp_fake_usage(int dev)
 {
@@ -741,13 +855,22 @@ EXPORT CUresult cuArray3DCreate(CUarray *pHandle, const void *d)
 
 /* ---- launches ---- */
 
+static void launched(CUstream s)
+{
+    int dev;
+    atomic_fetch_add(&launches, 1);
+    if (stream_dev(s, &dev) == CUDA_SUCCESS) {
+        run_kernel(dev);
+    }
+}
+
 EXPORT CUresult cuLaunchKernel(CUfunction f, unsigned int gx, unsigned int gy, unsigned int gz,
                                unsigned int bx, unsigned int by, unsigned int bz, unsigned int shm,
                                CUstream s, void **params, void **extra)
 {
-    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shm, (void)s;
+    (void)f, (void)gx, (void)gy, (void)gz, (void)bx, (void)by, (void)bz, (void)shm;
     (void)params, (void)extra;
-    atomic_fetch_add(&launches, 1);
+    launched(s);
     return CUDA_SUCCESS;
 }
 
@@ -761,8 +884,11 @@ EXPORT CUresult cuLaunchKernel_ptsz(CUfunction f, unsigned int gx, unsigned int 
 EXPORT CUresult cuLaunchKernelEx(const CUlaunchConfig *config, CUfunction f, void **params,
                                  void **extra)
 {
-    (void)config, (void)f, (void)params, (void)extra;
-    atomic_fetch_add(&launches, 1);
+    (void)f, (void)params, (void)extra;
+    if (!config) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    launched(config->hStream);
     return CUDA_SUCCESS;
 }
 
@@ -786,6 +912,95 @@ EXPORT CUresult cuLaunchCooperativeKernel_ptsz(CUfunction f, unsigned int gx, un
                                                void **params)
 {
     return cuLaunchKernel(f, gx, gy, gz, bx, by, bz, shm, s, params, NULL);
+}
+
+EXPORT CUresult cuGraphLaunch(CUgraphExec g, CUstream s)
+{
+    if (!g) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    launched(s);
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuGraphLaunch_ptsz(CUgraphExec g, CUstream s)
+{
+    return cuGraphLaunch(g, s);
+}
+
+/* ---- synchronisation, capture, identity ---- */
+
+EXPORT CUresult cuStreamSynchronize(CUstream s)
+{
+    int dev;
+    CUresult rc = stream_dev(s, &dev);
+    if (rc == CUDA_SUCCESS) {
+        wait_idle(dev);
+    }
+    return rc;
+}
+
+EXPORT CUresult cuStreamQuery(CUstream s)
+{
+    int dev;
+    CUresult rc = stream_dev(s, &dev);
+    if (rc != CUDA_SUCCESS || dev < 0 || dev >= NDEV) {
+        return rc;
+    }
+    pthread_mutex_lock(&gpu_mu);
+    int busy = timelines[dev].busy_until > gp_fake_now_ns();
+    pthread_mutex_unlock(&gpu_mu);
+    return busy ? CUDA_ERROR_NOT_READY : CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuCtxSynchronize(void)
+{
+    int dev;
+    CUresult rc = cur_dev(&dev);
+    if (rc == CUDA_SUCCESS) {
+        wait_idle(dev);
+    }
+    return rc;
+}
+
+/* No stream of the fake is ever captured. */
+EXPORT CUresult cuStreamIsCapturing(CUstream s, CUstreamCaptureStatus *status)
+{
+    (void)s;
+    if (!status) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    *status = CU_STREAM_CAPTURE_STATUS_NONE;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuThreadExchangeStreamCaptureMode(CUstreamCaptureMode *mode)
+{
+    if (!mode) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    CUstreamCaptureMode old = capture_mode;
+    capture_mode = *mode;
+    *mode = old;
+    return CUDA_SUCCESS;
+}
+
+/* The UUID the fake NVML reports: GPU-00000000-0000-4000-8000-00000000000<dev>. */
+EXPORT CUresult cuDeviceGetUuid_v2(CUuuid *uuid, CUdevice dev)
+{
+    if (!uuid || dev < 0 || dev >= NDEV) {
+        return CUDA_ERROR_INVALID_VALUE;
+    }
+    memset(uuid, 0, sizeof(*uuid));
+    uuid->bytes[6] = 0x40;
+    uuid->bytes[8] = (char)0x80;
+    uuid->bytes[15] = (char)dev;
+    return CUDA_SUCCESS;
+}
+
+EXPORT CUresult cuDeviceGetUuid(CUuuid *uuid, CUdevice dev)
+{
+    return cuDeviceGetUuid_v2(uuid, dev);
 }
 
 /* ---- cuGetProcAddress ---- */
@@ -863,6 +1078,15 @@ static const proc procs[] = {
     PTDS("cuLaunchKernelEx", 11060, cuLaunchKernelEx_ptsz),
     P("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel),
     PTDS("cuLaunchCooperativeKernel", 9000, cuLaunchCooperativeKernel_ptsz),
+    P("cuGraphLaunch", 10000, cuGraphLaunch),
+    PTDS("cuGraphLaunch", 10000, cuGraphLaunch_ptsz),
+    P("cuStreamSynchronize", 2000, cuStreamSynchronize),
+    P("cuStreamQuery", 2000, cuStreamQuery),
+    P("cuCtxSynchronize", 2000, cuCtxSynchronize),
+    P("cuStreamIsCapturing", 10000, cuStreamIsCapturing),
+    P("cuThreadExchangeStreamCaptureMode", 10010, cuThreadExchangeStreamCaptureMode),
+    P("cuDeviceGetUuid", 9020, cuDeviceGetUuid),
+    P("cuDeviceGetUuid", 11040, cuDeviceGetUuid_v2),
     P("cuGetProcAddress", 11030, cuGetProcAddress),
     P("cuGetProcAddress", 12000, cuGetProcAddress_v2),
 };

@@ -31,6 +31,8 @@ CUresult cuMemPoolDestroy(CUmemoryPool);
 CUresult cuMemAddressReserve(CUdeviceptr *, size_t, size_t, CUdeviceptr, unsigned long long);
 uint64_t gp_fake_usage(int);
 unsigned long gp_fake_launches(void);
+uint64_t gp_fake_now_ns(void);
+uint64_t gp_fake_busy_ns(int, uint64_t, uint64_t);
 #define ADDR(sym) ((void (*)(void))sym)
 #else
 #define ADDR(sym) NULL
@@ -113,8 +115,11 @@ static const field fields[] = {
     F(LaunchKernelEx, cuLaunchKernelEx, "cuLaunchKernelEx", 12040),
     F(LaunchCooperativeKernel, cuLaunchCooperativeKernel, "cuLaunchCooperativeKernel", 12040),
     F(MemAllocLegacy, cuMemAlloc, "cuMemAlloc", 2000),
+    F(GraphLaunch, cuGraphLaunch, "cuGraphLaunch", 12040),
     F(FakeUsage, gp_fake_usage, "", 0),
     F(FakeLaunches, gp_fake_launches, "", 0),
+    F(FakeNow, gp_fake_now_ns, "", 0),
+    F(FakeBusy, gp_fake_busy_ns, "", 0),
 };
 
 static int loader_from_env(void)

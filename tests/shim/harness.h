@@ -95,9 +95,12 @@ typedef struct gp_t_api {
                                         unsigned int, unsigned int, unsigned int, unsigned int,
                                         CUstream, void **);
     CUresult (*MemAllocLegacy)(unsigned int *, unsigned int);
+    CUresult (*GraphLaunch)(CUgraphExec, CUstream);
     /* The fake's own counters (not CUDA). */
     uint64_t (*FakeUsage)(int);
     unsigned long (*FakeLaunches)(void);
+    uint64_t (*FakeNow)(void);                         /* CLOCK_MONOTONIC, ns */
+    uint64_t (*FakeBusy)(int dev, uint64_t, uint64_t); /* busy ns of dev in [from, to) */
 } gp_t_api;
 
 /* Fills *a with the loader (the loader named by GP_TEST_LOADER when loader < 0); every field
