@@ -283,17 +283,12 @@ static void case_region(void)
 
 /* ---- tables ---- */
 
-typedef struct entry {
-    const char *name;
-    void (*fn)(void);
-} entry;
-
-static const entry bodies[] = {
+static const gp_t_entry bodies[] = {
     {"loop", body_loop},
     {"fork", body_fork},
 };
 
-static const entry cases[] = {
+static const gp_t_entry cases[] = {
     {"unlimited", case_unlimited},
     {"strict", case_strict},
     {"short", case_short},
@@ -307,39 +302,8 @@ static const entry cases[] = {
     {"fork", case_fork},
 };
 
-static int run(const entry *t, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(t[i].name, name) == 0) {
-            t[i].fn();
-            return 0;
-        }
-    }
-    fprintf(stderr, "unknown test %s\n", name);
-    return 2;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--child") == 0) {
-        alarm(60);
-        unsetenv("LD_PRELOAD");
-        return run(bodies, sizeof(bodies) / sizeof(bodies[0]), argv[2]);
-    }
-    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
-        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-            printf("%s\n", cases[i].name);
-        }
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CASE | --list | --child BODY\n", argv[0]);
-        return 2;
-    }
-    gp_t_make_dir();
-    int rc = run(cases, sizeof(cases) / sizeof(cases[0]), argv[1]);
-    if (rc == 0) {
-        printf("ok %s\n", argv[1]);
-    }
-    return rc;
+    return gp_t_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]), bodies,
+                     sizeof(bodies) / sizeof(bodies[0]));
 }

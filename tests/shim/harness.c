@@ -358,3 +358,42 @@ int gp_t_count_in_file(const char *path, const char *needle)
     fclose(f);
     return count;
 }
+
+static int run_entry(const gp_t_entry *t, size_t n, const char *name)
+{
+    for (size_t i = 0; i < n; i++) {
+        if (strcmp(t[i].name, name) == 0) {
+            t[i].fn();
+            return 0;
+        }
+    }
+    fprintf(stderr, "unknown test %s\n", name);
+    return 2;
+}
+
+int gp_t_main(int argc, char **argv, const gp_t_entry *cases, size_t ncases,
+              const gp_t_entry *bodies, size_t nbodies)
+{
+    if (argc == 3 && strcmp(argv[1], "--child") == 0) {
+        alarm(60);
+        /* Loaded already; programs this one starts (a sanitizer's symbolizer) go without. */
+        unsetenv("LD_PRELOAD");
+        return run_entry(bodies, nbodies, argv[2]);
+    }
+    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
+        for (size_t i = 0; i < ncases; i++) {
+            printf("%s\n", cases[i].name);
+        }
+        return 0;
+    }
+    if (argc != 2) {
+        fprintf(stderr, "usage: %s CASE | --list | --child BODY\n", argv[0]);
+        return 2;
+    }
+    gp_t_make_dir();
+    int rc = run_entry(cases, ncases, argv[1]);
+    if (rc == 0) {
+        printf("ok %s\n", argv[1]);
+    }
+    return rc;
+}

@@ -124,6 +124,18 @@ void *gp_t_fnptr(void (*f)(void));
 const char *gp_t_dir(void);
 /* Creates the temporary directory, removed at exit. */
 void gp_t_make_dir(void);
+
+/* A named test case or child body. */
+typedef struct gp_t_entry {
+    const char *name;
+    void (*fn)(void);
+} gp_t_entry;
+
+/* The main of a test program: `PROG CASE` runs a case (in a fresh test directory), `PROG --list`
+ * lists them, `PROG --child BODY` runs a body in a child the case started (LD_PRELOAD is
+ * dropped for what the child starts itself). Returns the exit status. */
+int gp_t_main(int argc, char **argv, const gp_t_entry *cases, size_t ncases,
+              const gp_t_entry *bodies, size_t nbodies);
 /* Runs a body with the library preloaded and extra "NAME=VALUE" variables (NULL-terminated);
  * its stderr goes to DIR/<body>-<n>.err. Returns the exit status (128+signal if killed). */
 int gp_t_run(const char *body, const char *const *env, char *err_path, size_t err_len);

@@ -981,12 +981,7 @@ static void case_threads(void)
 
 /* ---- tables ---- */
 
-typedef struct entry {
-    const char *name;
-    void (*fn)(void);
-} entry;
-
-static const entry bodies[] = {
+static const gp_t_entry bodies[] = {
     {"paths", body_paths},
     {"mipmap_levels", body_mipmap_levels},
     {"devices", body_devices},
@@ -1009,7 +1004,7 @@ static const entry bodies[] = {
     {"threads", body_threads},
 };
 
-static const entry cases[] = {
+static const gp_t_entry cases[] = {
     {"paths_dlsym", case_paths_dlsym},
     {"paths_getproc", case_paths_getproc},
     {"paths_getproc_v2", case_paths_getproc_v2},
@@ -1035,40 +1030,8 @@ static const entry cases[] = {
     {"threads", case_threads},
 };
 
-static int run(const entry *t, size_t n, const char *name)
-{
-    for (size_t i = 0; i < n; i++) {
-        if (strcmp(t[i].name, name) == 0) {
-            t[i].fn();
-            return 0;
-        }
-    }
-    fprintf(stderr, "unknown test %s\n", name);
-    return 2;
-}
-
 int main(int argc, char **argv)
 {
-    if (argc == 3 && strcmp(argv[1], "--child") == 0) {
-        alarm(60);
-        /* Loaded already; programs this one starts (a sanitizer's symbolizer) go without. */
-        unsetenv("LD_PRELOAD");
-        return run(bodies, sizeof(bodies) / sizeof(bodies[0]), argv[2]);
-    }
-    if (argc == 2 && strcmp(argv[1], "--list") == 0) {
-        for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-            printf("%s\n", cases[i].name);
-        }
-        return 0;
-    }
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s CASE | --list | --child BODY\n", argv[0]);
-        return 2;
-    }
-    gp_t_make_dir();
-    int rc = run(cases, sizeof(cases) / sizeof(cases[0]), argv[1]);
-    if (rc == 0) {
-        printf("ok %s\n", argv[1]);
-    }
-    return rc;
+    return gp_t_main(argc, argv, cases, sizeof(cases) / sizeof(cases[0]), bodies,
+                     sizeof(bodies) / sizeof(bodies[0]));
 }
