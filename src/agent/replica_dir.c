@@ -6,6 +6,7 @@
  * directory make the new content survive a machine crash once the call returns.
  */
 #include "agent/replica_dir.h"
+#include "base/procstat.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -95,76 +96,29 @@ int gp_rdir_write_atomic(const char *dir, const char *name, const void *data, si
     return 0;
 }
 
-/* Reads /proc/PID/stat into buf and returns where field 3 (STATE) starts; NULL with *rc set
- * (GP_ENOENT: no such process; GP_EPARSE). "PID (COMM) STATE PPID ...": COMM may hold spaces
- * and parentheses, so fields are found from the last ')'. */
-static char *read_stat(pid_t pid, char *buf, size_t cap, int *rc)
-{
-    char path[64];
-    snprintf(path, sizeof(path), "/proc/%ld/stat", (long)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    *rc = GP_ENOENT;
-    if (fd < 0) {
-        return NULL;
-    }
-    ssize_t n = read(fd, buf, cap - 1);
-    close(fd);
-    if (n <= 0) {
-        return NULL;
-    }
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')');
-    *rc = GP_EPARSE;
-    return p && p[1] == ' ' && p[2] ? p + 2 : NULL;
-}
-
-/* The number in field `field` (>= 3) of a stat line whose field 3 starts at p. */
-static int stat_field(const char *p, int field, unsigned long long *out)
-{
-    for (int f = 3; f < field; f++) {
-        p = strchr(p, ' ');
-        if (!p) {
-            return GP_EPARSE;
-        }
-        p++;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (errno || end == p) {
-        return GP_EPARSE;
-    }
-    *out = v;
-    return 0;
-}
-
 int gp_rdir_proc_start(pid_t pid, uint64_t *start, bool *zombie)
 {
-    char buf[1024];
-    int rc;
-    const char *p = read_stat(pid, buf, sizeof(buf), &rc);
-    unsigned long long v = 0;
-    if (!p || (rc = stat_field(p, 22, &v)) < 0) {
+    gp_proc_stat ps;
+    int rc = gp_proc_stat_read(pid, &ps);
+    if (rc < 0) {
         return rc;
     }
-    *start = (uint64_t)v;
+    *start = ps.start_time;
     if (zombie) {
-        *zombie = p[0] == 'Z' || p[0] == 'X' || p[0] == 'x';
+        *zombie = ps.state == 'Z' || ps.state == 'X' || ps.state == 'x';
     }
     return 0;
 }
 
 int gp_rdir_proc_session(pid_t pid, pid_t *ppid, pid_t *sid)
 {
-    char buf[1024];
-    int rc;
-    const char *p = read_stat(pid, buf, sizeof(buf), &rc);
-    unsigned long long parent = 0, session = 0;
-    if (!p || (rc = stat_field(p, 4, &parent)) < 0 || (rc = stat_field(p, 6, &session)) < 0) {
+    gp_proc_stat ps;
+    int rc = gp_proc_stat_read(pid, &ps);
+    if (rc < 0) {
         return rc;
     }
-    *ppid = (pid_t)parent;
-    *sid = (pid_t)session;
+    *ppid = ps.ppid;
+    *sid = ps.session;
     return 0;
 }
 

@@ -9,6 +9,8 @@
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "shim/region.h"
 
+#include "base/procstat.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -334,45 +336,6 @@ void gp_share_region_reset_private(gp_share_region *r)
     memset(r->slots, 0, (size_t)r->nslots * sizeof(share_slot));
 }
 
-int gp_share_proc_stat(pid_t pid, uint64_t *start_time, char *state)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0) {
-        return GP_ENOENT;
-    }
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
-    close(fd);
-    if (n <= 0) {
-        return GP_ENOENT;
-    }
-    buf[n] = '\0';
-    /* "pid (comm) state ppid ...": comm may hold spaces and parentheses, so fields are counted
-     * from the last ')'. Field 3 is the state, field 22 the start time. */
-    char *p = strrchr(buf, ')');
-    if (!p || p[1] != ' ' || !p[2]) {
-        return GP_EPARSE;
-    }
-    p += 2;
-    *state = *p;
-    for (int field = 3; field < 22; field++) {
-        p = strchr(p, ' ');
-        if (!p) {
-            return GP_EPARSE;
-        }
-        p++;
-    }
-    char *end;
-    errno = 0;
-    unsigned long long v = strtoull(p, &end, 10);
-    if (errno != 0 || end == p) {
-        return GP_EPARSE;
-    }
-    *start_time = v;
-    return 0;
-}
-
 /* ---- slots (all under the lock) ---- */
 
 static uint64_t sum_usage(const gp_share_region *r, int dev)
@@ -448,9 +411,8 @@ static int slot_alive(const share_slot *s)
     if (s->pid <= 0 || process_gone(s->pid)) {
         return 0;
     }
-    uint64_t start;
-    char state;
-    int rc = gp_share_proc_stat(s->pid, &start, &state);
+    gp_proc_stat ps;
+    int rc = gp_proc_stat_read(s->pid, &ps);
     if (rc == GP_ENOENT) {
         /* Gone since kill(), or no /proc: then kill() is all we have. */
         return !process_gone(s->pid);
@@ -458,7 +420,7 @@ static int slot_alive(const share_slot *s)
     if (rc != 0) {
         return 1; /* unreadable: never take a slot that may be live */
     }
-    return state != 'Z' && state != 'X' && start == s->start_time;
+    return ps.state != 'Z' && ps.state != 'X' && ps.start_time == s->start_time;
 }
 
 static int reclaim(gp_share_region *r)
@@ -514,14 +476,13 @@ int gp_share_region_attach_pid(gp_share_region *r, pid_t pid, uint64_t start_tim
 
 int gp_share_region_attach(gp_share_region *r, int *slot)
 {
-    uint64_t start = 0;
-    char state;
+    gp_proc_stat ps = {0};
     pid_t self = getpid();
     /* Without /proc the start time stays 0 and liveness rests on kill() alone. */
-    if (gp_share_proc_stat(self, &start, &state) != 0) {
-        start = 0;
+    if (gp_proc_stat_read(self, &ps) != 0) {
+        ps.start_time = 0;
     }
-    return gp_share_region_attach_pid(r, self, start, slot);
+    return gp_share_region_attach_pid(r, self, ps.start_time, slot);
 }
 
 static int slot_ok(const gp_share_region *r, int slot, int dev)

@@ -130,8 +130,6 @@ void gp_share_region_reset_private(gp_share_region *r);
 /* 1 for a private region. */
 int gp_share_region_is_private(const gp_share_region *r);
 
-/* Start time (clock ticks since boot, /proc/PID/stat field 22) and state letter of a process.
- * Errors: GP_ENOENT (no such process or no /proc), GP_EPARSE. */
-int gp_share_proc_stat(pid_t pid, uint64_t *start_time, char *state);
+/* A process's start time and state: gp_proc_stat_read (src/base/procstat.h). */
 
 #endif

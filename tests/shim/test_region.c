@@ -4,6 +4,7 @@
  * of dead processes (killed, zombie, pid reused) and a lock whose owner died holding it.
  */
 #define _GNU_SOURCE
+#include "base/procstat.h"
 #include "shim/region.h"
 #include "tests/unit/harness.h"
 
@@ -26,6 +27,18 @@ typedef struct fixture {
     char dir[64];
     char path[128];
 } fixture;
+
+/* gp_proc_stat_read's start time and state. */
+static int proc_stat(pid_t pid, uint64_t *start, char *state)
+{
+    gp_proc_stat ps;
+    int rc = gp_proc_stat_read(pid, &ps);
+    if (rc == 0) {
+        *start = ps.start_time;
+        *state = ps.state;
+    }
+    return rc;
+}
 
 static int setup(void **state)
 {
@@ -97,7 +110,7 @@ static uint64_t start_of(pid_t pid)
 {
     uint64_t start = 0;
     char state;
-    assert_int_equal(gp_share_proc_stat(pid, &start, &state), 0);
+    assert_int_equal(proc_stat(pid, &start, &state), 0);
     return start;
 }
 
@@ -287,7 +300,7 @@ static void test_zombie(void **state)
     char st = 0;
     uint64_t start = 0;
     for (int i = 0; i < 1000 && st != 'Z'; i++) {
-        assert_int_equal(gp_share_proc_stat(child, &start, &st), 0);
+        assert_int_equal(proc_stat(child, &start, &st), 0);
         struct timespec ts = {0, 1000000};
         nanosleep(&ts, NULL);
     }
@@ -392,10 +405,14 @@ static void test_private(void **state)
 static void test_proc_stat(void **state)
 {
     (void)state;
-    uint64_t start;
-    char st;
-    assert_int_equal(gp_share_proc_stat(getpid(), &start, &st), 0);
+    uint64_t start = 0;
+    char st = 0;
+    assert_int_equal(proc_stat(getpid(), &start, &st), 0);
     assert_true(start > 0);
+    gp_proc_stat ps;
+    assert_int_equal(gp_proc_stat_read(getpid(), &ps), 0);
+    assert_int_equal(ps.ppid, getppid());
+    assert_int_equal(ps.session, getsid(0));
     assert_true(st == 'R' || st == 'S');
     int fds[2];
     assert_int_equal(pipe(fds), 0);
@@ -413,14 +430,14 @@ static void test_proc_stat(void **state)
     char c;
     assert_int_equal(read(fds[0], &c, 1), 1);
     uint64_t child_start;
-    assert_int_equal(gp_share_proc_stat(child, &child_start, &st), 0);
+    assert_int_equal(proc_stat(child, &child_start, &st), 0);
     assert_true(st == 'S' || st == 'R');
     assert_true(child_start >= start);
     kill(child, SIGKILL);
     waitpid(child, NULL, 0);
     close(fds[0]);
     close(fds[1]);
-    assert_int_equal(gp_share_proc_stat(child, &start, &st), GP_ENOENT);
+    assert_int_equal(proc_stat(child, &start, &st), GP_ENOENT);
 }
 
 int main(void)
