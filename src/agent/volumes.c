@@ -32,6 +32,20 @@ static int fail(int *failed, int which)
     return -1;
 }
 
+/* Whether path is a directory; errno says why not (ENOENT, ENOTDIR, ...). */
+static bool is_dir(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) < 0) {
+        return false;
+    }
+    if (!S_ISDIR(sb.st_mode)) {
+        errno = ENOTDIR;
+        return false;
+    }
+    return true;
+}
+
 int gp_volumes_mount(const gp_run_spec *s, int *failed)
 {
     const char *top = GP_VOLUMES_MOUNT_DIR;
@@ -45,12 +59,7 @@ int gp_volumes_mount(const gp_run_spec *s, int *failed)
         const gp_run_volume *v = &s->volumes[i];
         char at[300];
         snprintf(at, sizeof(at), "%s/%s", top, v->name);
-        struct stat sb;
-        if (stat(v->path, &sb) < 0) {
-            return fail(failed, i);
-        }
-        if (!S_ISDIR(sb.st_mode)) {
-            errno = ENOTDIR;
+        if (!is_dir(v->path)) {
             return fail(failed, i);
         }
         if (mkdir(at, 0755) < 0 || mount(v->path, at, NULL, MS_BIND | MS_REC, NULL) < 0 ||
@@ -75,12 +84,7 @@ int gp_volumes_link(const gp_run_spec *s, const char *data_dir, int *failed)
         const gp_run_volume *v = &s->volumes[i];
         char at[4400];
         snprintf(at, sizeof(at), "%s/%s", data_dir, v->name);
-        struct stat sb;
-        if (stat(v->path, &sb) < 0) {
-            return fail(failed, i);
-        }
-        if (!S_ISDIR(sb.st_mode)) {
-            errno = ENOTDIR;
+        if (!is_dir(v->path)) {
             return fail(failed, i);
         }
         if ((unlink(at) < 0 && errno != ENOENT) || symlink(v->path, at) < 0) {

@@ -83,15 +83,21 @@ static int s_gpus(json_t *s, json_t *r, const char *v)
     return set_int(r, "gpus", v, 1, 1024);
 }
 
+/* Appends v to the list obj[key] (made on first use): repeatable flags. */
+static int append(json_t *obj, const char *key, const char *v)
+{
+    json_t *list = json_object_get(obj, key);
+    if (!list) {
+        list = json_array();
+        json_object_set_new(obj, key, list);
+    }
+    return json_array_append_new(list, json_string(v));
+}
+
 static int s_model(json_t *s, json_t *r, const char *v)
 {
     (void)s;
-    json_t *list = json_object_get(r, "gpu_models");
-    if (!list) {
-        list = json_array();
-        json_object_set_new(r, "gpu_models", list);
-    }
-    return json_array_append_new(list, json_string(v));
+    return append(r, "gpu_models", v);
 }
 
 static int s_milli(json_t *s, json_t *r, const char *v)
@@ -229,12 +235,7 @@ static int s_workdir(json_t *s, json_t *r, const char *v)
 static int s_volume(json_t *s, json_t *r, const char *v)
 {
     (void)r;
-    json_t *list = json_object_get(s, "volumes");
-    if (!list) {
-        list = json_array();
-        json_object_set_new(s, "volumes", list);
-    }
-    return json_array_append_new(list, json_string(v));
+    return append(s, "volumes", v);
 }
 
 /* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */

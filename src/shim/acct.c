@@ -228,6 +228,25 @@ int gp_acct_grow(gp_charge *c, uint64_t total)
     return rc;
 }
 
+/* Puts e into the table; an entry it replaces (the driver reused the key: its free went past
+ * us) gives its bytes back. 0, or GP_ENOMEM when the table is full (logged once). */
+static int record(const entry *e)
+{
+    entry old;
+    pthread_mutex_lock(&mu);
+    int rc = insert(e, &old);
+    pthread_mutex_unlock(&mu);
+    if (old.kind != 0) {
+        release(old.dev, old.bytes);
+    }
+    if (rc != 0) {
+        gp_shim_log_once(GP_EV_TABLE, "event=table_full policy=%s",
+                         gp_shim_fail_closed() ? "closed" : "open");
+        return GP_ENOMEM;
+    }
+    return 0;
+}
+
 int gp_acct_settle(gp_charge *c, int ok, gp_key_kind kind, uint64_t key)
 {
     if (!c->tracked) {
@@ -239,16 +258,8 @@ int gp_acct_settle(gp_charge *c, int ok, gp_key_kind kind, uint64_t key)
         return 0;
     }
     entry e = {.key = key, .bytes = c->bytes, .dev = c->dev, .kind = (uint8_t)kind};
-    entry old;
-    pthread_mutex_lock(&mu);
-    int rc = insert(&e, &old);
-    pthread_mutex_unlock(&mu);
-    if (old.kind != 0) {
-        release(old.dev, old.bytes);
-    }
+    int rc = record(&e);
     if (rc != 0) {
-        gp_shim_log_once(GP_EV_TABLE, "event=table_full policy=%s",
-                         gp_shim_fail_closed() ? "closed" : "open");
         if (gp_shim_fail_closed()) {
             release(c->dev, c->bytes);
             c->tracked = 0;
@@ -290,17 +301,7 @@ void gp_acct_finish(gp_taken *t, int ok)
     }
     entry e = {
         .key = t->key, .bytes = t->bytes, .aux = t->aux, .dev = t->dev, .kind = (uint8_t)t->kind};
-    entry old;
-    pthread_mutex_lock(&mu);
-    int rc = insert(&e, &old);
-    pthread_mutex_unlock(&mu);
-    if (old.kind != 0) {
-        release(old.dev, old.bytes);
-    }
-    if (rc != 0) {
-        gp_shim_log_once(GP_EV_TABLE, "event=table_full policy=%s",
-                         gp_shim_fail_closed() ? "closed" : "open");
-    }
+    record(&e);
 }
 
 /* ---- pools ---- */

@@ -20,7 +20,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -28,7 +27,7 @@ import time
 import urllib.error
 import urllib.request
 
-from pool import Client, check
+from pool import Client, alive_marked, check, free_ports, wait
 
 gpupool = sys.argv[1]
 bindir = os.path.dirname(gpupool)
@@ -36,38 +35,6 @@ tmp = tempfile.mkdtemp(prefix="gpupool-e2e.")
 pool = os.path.join(tmp, "pool")
 mark = os.path.basename(tmp).replace(".", "-")  # tells this run's processes from any other
 nap = "sleep %d" % (400 + sum(map(ord, mark)) % 500)  # likewise for a bare child process
-
-
-def free_ports(n):
-    """A port p with p .. p+n-1 all free (the controller, then one per agent)."""
-    for _ in range(100):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        base = s.getsockname()[1]
-        s.close()
-        if base + n > 65535:
-            continue
-        ok = True
-        for p in range(base, base + n):
-            t = socket.socket()
-            try:
-                t.bind(("127.0.0.1", p))
-            except OSError:
-                ok = False
-            t.close()
-        if ok:
-            return base
-    check(False, "no run of %d free ports" % n)
-
-
-def wait(what, cond, timeout=15):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
 
 
 def pid_of(name):
@@ -79,11 +46,6 @@ def stdout_of(job, replica=0):
     paths = glob.glob(os.path.join(pool, "agents", "*", "*", "%d-%d-*" % (job, replica),
                                    "stdout.log"))
     return open(sorted(paths)[-1]).read() if paths else ""
-
-
-def alive_marked(marker):
-    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
-    return [p for p in out.split() if int(p) != os.getpid()]
 
 
 port = free_ports(5)

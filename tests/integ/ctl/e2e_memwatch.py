@@ -17,13 +17,12 @@ Arguments: the gpupool program (gpupoold, gpupool-agent, gpupool-run beside it).
 import json
 import os
 import shutil
-import socket
 import subprocess
 import sys
 import tempfile
 import time
 
-from pool import Client, check
+from pool import Client, alive_marked, check, free_ports, wait
 
 gpupool = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="gpupool-memwatch.")
@@ -32,43 +31,6 @@ node = "pcie-t4-1"
 agent_dir = os.path.join(pool, "agents", node)
 mark = os.path.basename(tmp).replace(".", "-")  # tells this run's processes from any other
 nap = "sleep %d" % (400 + sum(map(ord, mark)) % 500)
-
-
-def free_ports(n):
-    """A port p with p .. p+n-1 all free (the controller, then the agent)."""
-    for _ in range(100):
-        s = socket.socket()
-        s.bind(("127.0.0.1", 0))
-        base = s.getsockname()[1]
-        s.close()
-        if base + n > 65535:
-            continue
-        ok = True
-        for p in range(base, base + n):
-            t = socket.socket()
-            try:
-                t.bind(("127.0.0.1", p))
-            except OSError:
-                ok = False
-            t.close()
-        if ok:
-            return base
-    check(False, "no run of %d free ports" % n)
-
-
-def wait(what, cond, timeout=30):
-    deadline = time.time() + timeout
-    while time.time() < deadline:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.1)
-    check(False, "timed out waiting for " + what)
-
-
-def alive_marked(marker):
-    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
-    return [p for p in out.split() if int(p) != os.getpid()]
 
 
 def children(pid):

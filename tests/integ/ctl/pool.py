@@ -17,6 +17,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
@@ -221,3 +222,42 @@ def submit(client, name, gpus=1, tenant=None, **extra):
         spec["resources"] = res
     spec.update(extra)
     return client.post("/v1/jobs", spec)
+
+
+# ---- whole pools (gpupool up): ports, polling, processes ----
+
+def free_ports(n):
+    """A port p with p .. p+n-1 all free (a controller, then one per agent)."""
+    for _ in range(100):
+        s = socket.socket()
+        s.bind(("127.0.0.1", 0))
+        base = s.getsockname()[1]
+        s.close()
+        if base + n > 65535:
+            continue
+        ok = True
+        for p in range(base, base + n):
+            t = socket.socket()
+            try:
+                t.bind(("127.0.0.1", p))
+            except OSError:
+                ok = False
+            t.close()
+        if ok:
+            return base
+    check(False, "no run of %d free ports" % n)
+
+
+def wait(what, cond, timeout=30):
+    deadline = time.time() + timeout
+    while time.time() < deadline:
+        v = cond()
+        if v:
+            return v
+        time.sleep(0.1)
+    check(False, "timed out waiting for " + what)
+
+
+def alive_marked(marker):
+    out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
+    return [p for p in out.split() if int(p) != os.getpid()]
