@@ -280,6 +280,14 @@ static int put_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
         return rc;
     }
+    if (a->type == OBJ_VOLUME && !a->create) {
+        /* Desired documents show a volume as registered now: its users' nodes must ask again. */
+        for (int k = 0; k < st->njobs; k++) {
+            if (st->jobs[k]->replicas && uses_volume(&st->jobs[k]->spec, a->name)) {
+                ctl_job_desired_changed(st, st->jobs[k]);
+            }
+        }
+    }
     st->gen++;
     op->status = a->create ? 201 : 200;
     op->kick = true; /* a larger quota or a new queue may let jobs run */

@@ -209,10 +209,9 @@ typedef struct ctl_state {
     uint64_t held_gen, held_built;
     /* Desired-document versions: the highest given out (kept by ctl_state_clear, so a reload
      * never repeats one); whether one moved (or the state was reloaded) since the last
-     * ctl_desired_publish; the gen that publish last saw. */
+     * ctl_desired_publish. */
     int64_t desired_max;
     bool desired_moved;
-    uint64_t desired_gen;
     /* Not state, but woken by its changes: kept by ctl_state_clear. */
     ctl_desired_waiters *waiters;
 } ctl_state;

@@ -304,24 +304,8 @@ void ctl_desired_waiters_stop(ctl_state *st)
     free(ws);
 }
 
-/* Jobs with volumes show them as registered now: when objects changed (st->gen), the nodes
- * holding such jobs move on too. */
-static void volumes_moved(ctl_state *st)
-{
-    for (int i = 0; i < st->njobs; i++) {
-        const ctl_job *j = st->jobs[i];
-        if (j->replicas && j->spec.nvolumes > 0) {
-            ctl_job_desired_changed(st, j);
-        }
-    }
-}
-
 void ctl_desired_publish(ctl_state *st)
 {
-    if (st->desired_gen != st->gen) {
-        st->desired_gen = st->gen;
-        volumes_moved(st);
-    }
     ctl_desired_waiters *ws = st->waiters;
     if (!st->desired_moved || !ws) {
         return;

@@ -81,8 +81,20 @@ with Pool(sys.argv[1]) as p:
     s, d = p.admin.delete("/v1/volumes/ckpt")
     check(s == 409 and "2 active jobs use it" in err(d), "a volume in use is not deleted", s, d)
 
+    version = hb["version"]
     s, d = p.admin.put("/v1/volumes/ckpt", {"path": "/srv/checkpoints"})
     check(s == 200 and d["path"] == "/srv/checkpoints", "change a volume's path", s, d)
+    # The node's waiting agent learns it at once (the wait would last 20 s; the client gives up
+    # after 10).
+    s, d = agent.get("/v1/nodes/n0/desired?version=%d&wait=20000" % version, timeout=10)
+    paths = {x["name"]: [v["path"] for v in x.get("volumes", [])] for x in d["desired"]}
+    check(s == 200 and d["version"] != version and paths.get("eval") == ["/srv/checkpoints"],
+          "a changed volume reaches the nodes of the jobs that mount it", s, d)
+    version = d["version"]
+    s, d = p.admin.put("/v1/tenants/team-a", {"quota": {"gpus": 64}})
+    check(s == 200, "change a tenant", s, d)
+    s, d = agent.get("/v1/nodes/n0/desired?version=%d&wait=300" % version, timeout=10)
+    check(s == 200 and d["version"] == version, "other objects changing moves no node", s, d)
     s, d = p.admin.put("/v1/volumes/ckpt", {"path": "relative"})
     check(s == 400, "a bad update is refused", s, d)
     s, d = p.admin.get("/v1/volumes/ckpt")
