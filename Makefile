@@ -1,7 +1,9 @@
-# Thin wrapper over CMake. `make` builds, `make test` runs the whole suite (a normal build and an
-# AddressSanitizer + UndefinedBehaviorSanitizer build), `make sim` replays the default trace.
+# Thin wrapper over CMake. `make` builds, `make test` runs the whole suite (a normal build, an
+# AddressSanitizer + UndefinedBehaviorSanitizer build, and the controller's concurrency tests
+# under ThreadSanitizer), `make sim` replays the default trace.
 BUILD      ?= build
 ASAN_BUILD ?= build/asan
+TSAN_BUILD ?= build/tsan
 JOBS       ?= $(shell nproc)
 CMAKE_FLAGS ?=
 ifeq ($(CI),true)
@@ -10,7 +12,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan sim demo bench bench-ctl docs grid format clean
+.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl chaos docs grid format clean
 
 all: build
 
@@ -21,7 +23,7 @@ build: deps
 	@cmake -S . -B $(BUILD) $(CMAKE_FLAGS) >/dev/null
 	@cmake --build $(BUILD) -j $(JOBS) -- --no-print-directory
 
-test: build test-asan
+test: build test-asan test-tsan
 	cd $(BUILD) && ctest --output-on-failure -j $(JOBS)
 
 # The sanitizer build runs the unit tests and the sim contract tests; any report fails them.
@@ -32,6 +34,16 @@ test-asan: deps
 	cd $(ASAN_BUILD) && ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
 	    ctest --output-on-failure -j $(JOBS) -L 'unit|integ|fuzz|shim'
+
+# The controller's concurrency tests (label tsan: the HTTP server, the rate limiter, concurrent
+# submits, long-polls, faults) under ThreadSanitizer; any report fails them.
+TSAN_TARGETS = gpupoold test_http test_ratelimit
+test-tsan: deps
+	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
+	    -DGP_TSAN=ON $(CMAKE_FLAGS) >/dev/null
+	@cmake --build $(TSAN_BUILD) -j $(JOBS) --target $(TSAN_TARGETS)
+	cd $(TSAN_BUILD) && TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1 \
+	    ctest --output-on-failure -j $(JOBS) -L tsan
 
 # The full per-replay CSV is kept in out/sim-default/results.csv; the summary is printed.
 sim: build
@@ -51,6 +63,15 @@ bench: build
 
 bench-ctl: build
 	bench/ctl.sh
+
+# Faults injected into a local pool for CHAOS_DURATION seconds, then the invariants (no job lost,
+# no GPU double-allocated); the report is written from the raw results even when they fail.
+CHAOS_DURATION ?= 600
+chaos: build
+	@rm -f out/bench/chaos.json; rc=0; BUILD=$(BUILD) bench/chaos.sh --duration $(CHAOS_DURATION) \
+	    --results out/bench/chaos.json || rc=$$?; \
+	if [ -s out/bench/chaos.json ]; then python3 bench/chaos_report.py \
+	    --results out/bench/chaos.json --out docs/results/reliability.md; fi; exit $$rc
 
 # Documents generated from the code.
 docs: build

@@ -26,6 +26,8 @@
  *     - imagenet                #   own mode: read-only if the volume is), NAME:ro, NAME:rw,
  *     - ckpt:rw                 #   or {name: NAME, read_only: BOOL}; at most 16, no repeats
  *   max_runtime: 2h             # seconds, or a number with s, m, h or d
+ *   hang_timeout: 30m           # a replica with no output and no GPU use for this long is
+ *                               #   hung: an event, and a restart unless restart_policy is never
  *   restart_policy: on-failure  # never | on-failure | always
  *   max_restarts: 3             # 0..1000; default 3 with a restart policy, else 0
  *
@@ -98,8 +100,9 @@ typedef struct gp_jobspec {
     char **args;    /* NULL-terminated; may be empty */
     gp_env_var *env;
     int nenv;
-    char *working_dir;     /* NULL = the agent's default */
-    int64_t max_runtime_s; /* 0 = unlimited */
+    char *working_dir;      /* NULL = the agent's default */
+    int64_t max_runtime_s;  /* 0 = unlimited */
+    int64_t hang_timeout_s; /* 0 = no hang detection */
     gp_restart_policy restart_policy;
     int max_restarts;
     int nvolumes;

@@ -56,7 +56,18 @@ typedef struct gp_gpu {
     uint8_t mig_mem_used;     /* memory slices in use (bit mask) */
     uint8_t mig_compute_used; /* compute slices in use */
     uint8_t mig_instances;    /* MIG instances allocated */
+    /* availability for new allocations (gp_gpu_avail); what it holds is never affected */
+    uint8_t avail;
 } gp_gpu;
+
+/* Whether a GPU takes new allocations. A GPU out of service (drained after a fault, or by an
+ * operator) takes none; a hot spare takes only requests with spare_ok (restarts after a fault).
+ * Allocations it already holds stay until released. */
+typedef enum gp_gpu_avail {
+    GP_GPU_IN_SERVICE = 0,
+    GP_GPU_OUT = 1,
+    GP_GPU_SPARE = 2,
+} gp_gpu_avail;
 
 typedef struct gp_label {
     char key[GP_NAME_MAX];
@@ -83,6 +94,9 @@ typedef struct gp_node {
     uint64_t tag_mask;           /* bit t: tags[t] > 0 */
     uint16_t tags[GP_TAG_COUNT]; /* allocations per workload class */
     bool schedulable;
+    /* Maintenance window: -1 none; else only requests with 0 < runtime_ms <= window_ms fit
+     * (jobs that finish before the node's maintenance deadline). */
+    int64_t window_ms;
 } gp_node;
 
 typedef enum gp_gpu_kind {
@@ -101,6 +115,8 @@ typedef struct gp_request {
     int64_t gpu_mem_mib;     /* FRACTION: 0 = compute only */
     char mig_profile[16];    /* MIG: "1g.10gb" */
     uint64_t allowed_models; /* bit m: model m allowed; 0 = any model */
+    bool spare_ok;           /* may use hot-spare GPUs (a restart after a fault) */
+    int64_t runtime_ms;      /* the longest it runs; 0 = unbounded (maintenance windows) */
 } gp_request;
 
 /* One GPU's share of an assignment. */
@@ -152,6 +168,11 @@ int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int6
 /* Adds a label to a node (replacing a label of the same key). */
 int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *value);
 int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable);
+/* Sets a GPU's availability (gp_gpu_avail). GP_EINVAL for a bad node, GPU or value. */
+int gp_cluster_set_gpu_avail(gp_cluster *c, int node, int gpu, int avail);
+/* Sets a node's maintenance window (-1 none; else milliseconds left before its deadline, at
+ * least 0). GP_EINVAL for a bad node. */
+int gp_cluster_set_window(gp_cluster *c, int node, int64_t window_ms);
 /* Whether MIG-capable GPUs with no allocation may be partitioned on demand (default false). */
 void gp_cluster_set_dynamic_mig(gp_cluster *c, bool allow);
 bool gp_cluster_dynamic_mig(const gp_cluster *c);
@@ -185,11 +206,11 @@ void gp_cluster_clear_changed(gp_cluster *c);
 
 /* ---- feasibility, assignment, release ---- */
 
-/* Whether gpu of node can hold a request (model allowed, mode, compute and memory left), without
- * looking at CPU or memory of the node. For WHOLE it means: entirely free. */
+/* Whether gpu of node can hold a request (availability, model allowed, mode, compute and memory
+ * left), without looking at CPU or memory of the node. For WHOLE it means: entirely free. */
 bool gp_gpu_fits(const gp_cluster *c, int node, int gpu, const gp_request *r);
-/* Whether node passes the filter for r: schedulable, CPU, memory, allowed models, and enough
- * GPUs that fit (count for WHOLE, one for FRACTION and MIG). */
+/* Whether node passes the filter for r: schedulable, maintenance window, CPU, memory, allowed
+ * models, and enough GPUs that fit (count for WHOLE, one for FRACTION and MIG). */
 bool gp_node_fits(const gp_cluster *c, int node, const gp_request *r);
 
 /* Share of gpu for r: milli/mem for FULL GPUs; for MIG the chosen legal slice. GP_ENOSPC when the

@@ -8,6 +8,7 @@
  * running and their ends stay recorded in their directories until a heartbeat gets through.
  */
 #include "agent/agent.h"
+#include "agent/check.h"
 #include "agent/mig.h"
 
 #include "agent/logserve.h"
@@ -27,6 +28,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* A running replica's GPUs and when they were last seen in use (for its idle_ms). */
+typedef struct activity {
+    gp_replica_key key;
+    uint64_t gpus;  /* bit g: the replica holds GPU g (or a share of it) */
+    int64_t gpu_ms; /* wall-clock ms one of them last showed utilisation > 0; 0: not seen */
+} activity;
+
 struct gp_agent {
     gp_agent_config cfg;
     gp_nvml *nvml;
@@ -39,7 +47,91 @@ struct gp_agent {
     char token[128];
     bool registered;
     int64_t version; /* of the last desired replicas converged on; 0 = none yet */
+    /* The node health check (check.h). */
+    gp_check_expect expect;  /* the GPU count and driver at start; links seen active */
+    gp_check_result *health; /* the latest result; NULL before the first check */
+    int64_t health_at_ms;    /* wall-clock ms it ran */
+    int64_t check_seq;       /* the largest check_seq asked for that a check ran for; 0: none */
+    int64_t next_check_ms;   /* monotonic; when the periodic check is due */
+    activity *acts;          /* running replicas, for idle_ms */
+    int nacts;
 };
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* ---- the node health check (check.h) ---- */
+
+/* Runs the check now; its result goes out with every heartbeat until the next one. */
+static void run_check(gp_agent *a)
+{
+    gp_check_readings *r = malloc(sizeof(*r));
+    gp_check_result *res = a->health ? a->health : malloc(sizeof(*res));
+    if (!r || !res) {
+        free(r);
+        GP_LOG(GP_LOG_WARN, "agent", "health check: out of memory");
+        return; /* the last result (if any) stays */
+    }
+    gp_nvml_health(a->nvml, r);
+    gp_check_evaluate(r, &a->expect, res);
+    gp_check_remember_links(r, &a->expect);
+    a->health = res;
+    a->health_at_ms = wall_ms();
+    GP_LOG(res->nfindings ? GP_LOG_INFO : GP_LOG_DEBUG, "agent",
+           "health check seq=%lld fatal=%d warnings=%d", (long long)a->check_seq, res->fatal,
+           res->nfindings - res->fatal);
+    for (int i = 0; i < res->nfindings; i++) {
+        const gp_check_finding *f = &res->findings[i];
+        GP_LOG(GP_LOG_WARN, "agent", "health check=%s gpu=%d severity=%s: %s",
+               gp_check_name(f->check), f->gpu, gp_check_severity_name(f->severity), f->message);
+    }
+    free(r);
+}
+
+/* The periodic check, when due (check_interval_s > 0). */
+static void periodic_check(gp_agent *a)
+{
+    int64_t now = mono_ms();
+    if (a->cfg.check_interval_s > 0 && now >= a->next_check_ms) {
+        run_check(a);
+        a->next_check_ms = now + (int64_t)a->cfg.check_interval_s * 1000;
+    }
+}
+
+/* A check the controller asks for in an answer (check_seq above the last one run for) runs now.
+ * True when it ran. */
+static bool requested_check(gp_agent *a, json_t *answer)
+{
+    json_t *v = json_object_get(answer, "check_seq");
+    if (!json_is_integer(v) || json_integer_value(v) <= a->check_seq) {
+        return false;
+    }
+    a->check_seq = json_integer_value(v);
+    GP_LOG(GP_LOG_INFO, "agent", "health check requested seq=%lld", (long long)a->check_seq);
+    run_check(a);
+    return true;
+}
+
+/* The heartbeat's "health": the latest result; NULL before the first check. */
+static json_t *health_doc(const gp_agent *a)
+{
+    if (!a->health) {
+        return NULL;
+    }
+    return json_pack("{s:I, s:I, s:o}", "seq", (json_int_t)a->check_seq, "at_ms",
+                     (json_int_t)a->health_at_ms, "conditions", gp_check_findings_json(a->health));
+}
 
 /* The host's CPUs (milli) and memory (MiB), for the registration. */
 static void host_capacity(int64_t *cpu_milli, int64_t *memory_mib)
@@ -190,6 +282,10 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
     if (rc == 0) {
         GP_LOG(GP_LOG_INFO, "agent", "memwatch grace_s=%d%s", cfg->memory_grace_s,
                a->memwatch ? "" : " (off: GPU memory limits are not watched)");
+        gp_check_expect_init(&a->expect);
+        a->expect.gpus = a->inv.ngpus;
+        snprintf(a->expect.driver_seen, sizeof(a->expect.driver_seen), "%s", a->inv.driver_version);
+        periodic_check(a); /* the first heartbeat carries it */
     }
     if (rc == 0) {
         rc = do_register(a, d);
@@ -210,13 +306,108 @@ void gp_agent_free(gp_agent *a)
         gp_nvml_events_close(a->events);
         gp_nvml_close(a->nvml);
         gp_memwatch_free(a->memwatch);
+        free(a->health);
+        free(a->acts);
         free(a);
     }
 }
 
+/* ---- idle replicas: output and GPU use ---- */
+
+/* The GPUs of a replica, from its spec.json (gpus[].index); 0 when it cannot be read. */
+static uint64_t replica_gpus(const gp_agent *a, const gp_replica_key *k)
+{
+    char dir[GP_REPLICAS_PATH_MAX], path[GP_REPLICAS_PATH_MAX + 16];
+    if (gp_replicas_dir(a->cfg.state_dir, "replicas", k, dir, sizeof(dir)) < 0) {
+        return 0;
+    }
+    snprintf(path, sizeof(path), "%s/spec.json", dir);
+    json_t *spec = json_load_file(path, 0, NULL);
+    uint64_t mask = 0;
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(spec, "gpus"), i, g)
+    {
+        json_int_t index = json_integer_value(json_object_get(g, "index"));
+        mask |= index >= 0 && index < 64 ? UINT64_C(1) << index : 0;
+    }
+    json_decref(spec);
+    return mask;
+}
+
+/* Keeps one activity per running replica (busy: bit g, GPU g showed utilisation > 0 now). */
+static void track_activity(gp_agent *a, const gp_local_replica *local, int nlocal, uint64_t busy,
+                           int64_t now)
+{
+    activity *next = calloc((size_t)nlocal + 1, sizeof(*next));
+    if (!next) {
+        return; /* the old ones stay: idle_ms is then a round behind */
+    }
+    int n = 0;
+    for (int i = 0; i < nlocal; i++) {
+        const gp_replica_key *k = &local[i].key;
+        if (local[i].state != GP_LOCAL_RUNNING) {
+            continue;
+        }
+        int j = 0;
+        while (j < a->nacts &&
+               !(a->acts[j].key.job == k->job && a->acts[j].key.replica == k->replica &&
+                 a->acts[j].key.epoch == k->epoch)) {
+            j++;
+        }
+        next[n] = j < a->nacts ? a->acts[j] : (activity){*k, replica_gpus(a, k), 0};
+        if (next[n].gpus & busy) {
+            next[n].gpu_ms = now;
+        }
+        n++;
+    }
+    free(a->acts);
+    a->acts = next;
+    a->nacts = n;
+}
+
+/* Wall-clock ms of the last change of DIR/NAME; 0 when it does not exist. */
+static int64_t mtime_ms(const char *dir, const char *name)
+{
+    char path[GP_REPLICAS_PATH_MAX + 32];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    if (stat(path, &sb) != 0) {
+        return 0;
+    }
+    return (int64_t)sb.st_mtim.tv_sec * 1000 + sb.st_mtim.tv_nsec / 1000000;
+}
+
+/* Milliseconds since a running replica last wrote output or used its GPUs, counted from its
+ * start when it did neither yet; -1 when nothing says (see agent.h). */
+static int64_t idle_ms(const gp_agent *a, const gp_replica_key *k, int64_t now)
+{
+    char dir[GP_REPLICAS_PATH_MAX];
+    if (gp_replicas_dir(a->cfg.state_dir, "replicas", k, dir, sizeof(dir)) < 0) {
+        return -1;
+    }
+    int64_t last = 0;
+    for (int i = 0; i < a->nacts; i++) {
+        const gp_replica_key *o = &a->acts[i].key;
+        if (o->job == k->job && o->replica == k->replica && o->epoch == k->epoch) {
+            last = a->acts[i].gpu_ms;
+        }
+    }
+    int64_t out = mtime_ms(dir, GP_RDIR_STDOUT), err = mtime_ms(dir, GP_RDIR_STDERR);
+    last = out > last ? out : last;
+    last = err > last ? err : last;
+    gp_rdir_status st;
+    gp_diag d;
+    if (gp_rdir_read_status(dir, &st, &d) == 0 && st.start_ms > last) {
+        last = st.start_ms;
+    }
+    return last <= 0 ? -1 : now > last ? now - last : 0;
+}
+
 /* The report of one replica; NULL when its state is not reported. A replica the agent stopped
- * for a reason of its own (the GPU memory watch) is Failed, with that reason. */
-static json_t *replica_report(const gp_agent *a, const gp_local_replica *l)
+ * for a reason of its own (the GPU memory watch) is Failed, with that reason. A running one
+ * carries idle_ms when known. */
+static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int64_t now)
 {
     const char *state = gp_local_report_state(l);
     char why[256] = "";
@@ -233,46 +424,68 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l)
     if (r && why[0]) {
         json_object_set_new(r, "reason", json_string(why));
     }
+    int64_t idle = l->state == GP_LOCAL_RUNNING ? idle_ms(a, &l->key, now) : -1;
+    if (r && idle >= 0) {
+        json_object_set_new(r, "idle_ms", json_integer((json_int_t)idle));
+    }
     return r;
 }
 
-/* The heartbeat document: every reportable replica and a reading of every GPU. */
+/* A reading of GPU g; NULL when it cannot be sampled. *busy: utilisation above 0. */
+static json_t *gpu_reading(gp_agent *a, int g, bool *busy)
+{
+    gp_nvml_readings r;
+    gp_diag d;
+    *busy = false;
+    if (gp_nvml_sample(a->nvml, g, &r, &d) < 0) {
+        return NULL;
+    }
+    *busy = r.util_gpu > 0;
+    json_t *v = json_pack("{s:i}", "index", g);
+    if (r.util_gpu >= 0) {
+        json_object_set_new(v, "utilization", json_integer(r.util_gpu));
+    }
+    if (r.memory_used_mib >= 0) {
+        json_object_set_new(v, "memory_used_mib", json_integer(r.memory_used_mib));
+    }
+    if (r.temperature_c >= 0) {
+        json_object_set_new(v, "temperature_c", json_integer(r.temperature_c));
+    }
+    if (r.power_w >= 0) {
+        json_object_set_new(v, "power_w", json_real(r.power_w));
+    }
+    if (r.sm_clock_mhz >= 0) {
+        json_object_set_new(v, "sm_clock_mhz", json_integer(r.sm_clock_mhz));
+    }
+    if (r.memory_clock_mhz >= 0) {
+        json_object_set_new(v, "memory_clock_mhz", json_integer(r.memory_clock_mhz));
+    }
+    if (r.ecc_uncorrected >= 0) {
+        json_object_set_new(v, "ecc_uncorrected", json_integer(r.ecc_uncorrected));
+    }
+    return v;
+}
+
+/* The heartbeat document: every reportable replica, a reading of every GPU, the XIDs since the
+ * last one and the latest health check. */
 static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlocal)
 {
     json_t *reps = json_array(), *gpus = json_array();
-    for (int i = 0; i < nlocal; i++) {
-        json_t *r = replica_report(a, &local[i]);
-        if (r) {
-            json_array_append_new(reps, r);
+    uint64_t busy = 0;
+    for (int g = 0; g < a->inv.ngpus; g++) {
+        bool used;
+        json_t *v = gpu_reading(a, g, &used);
+        busy |= used ? UINT64_C(1) << g : 0;
+        if (v) {
+            json_array_append_new(gpus, v);
         }
     }
-    for (int g = 0; g < a->inv.ngpus; g++) {
-        gp_nvml_readings r;
-        gp_diag d;
-        if (gp_nvml_sample(a->nvml, g, &r, &d) == 0) {
-            json_t *v = json_pack("{s:i}", "index", g);
-            if (r.util_gpu >= 0) {
-                json_object_set_new(v, "utilization", json_integer(r.util_gpu));
-            }
-            if (r.memory_used_mib >= 0) {
-                json_object_set_new(v, "memory_used_mib", json_integer(r.memory_used_mib));
-            }
-            if (r.temperature_c >= 0) {
-                json_object_set_new(v, "temperature_c", json_integer(r.temperature_c));
-            }
-            if (r.power_w >= 0) {
-                json_object_set_new(v, "power_w", json_real(r.power_w));
-            }
-            if (r.sm_clock_mhz >= 0) {
-                json_object_set_new(v, "sm_clock_mhz", json_integer(r.sm_clock_mhz));
-            }
-            if (r.memory_clock_mhz >= 0) {
-                json_object_set_new(v, "memory_clock_mhz", json_integer(r.memory_clock_mhz));
-            }
-            if (r.ecc_uncorrected >= 0) {
-                json_object_set_new(v, "ecc_uncorrected", json_integer(r.ecc_uncorrected));
-            }
-            json_array_append_new(gpus, v);
+    int64_t now = wall_ms();
+    track_activity(a, local, nlocal, busy, now);
+    for (int i = 0; i < nlocal; i++) {
+        json_t *r = replica_report(a, &local[i], now);
+        if (r) {
+            json_array_append_new(reps, r);
         }
     }
     /* XIDs since the last round (the wait returns at once when there is none). */
@@ -286,20 +499,20 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
             json_array_append_new(events, json_pack("{s:i, s:i}", "gpu", ev.gpu, "xid", ev.xid));
         }
     }
-    return json_pack("{s:o, s:o, s:o}", "replicas", reps, "gpus", gpus, "events", events);
+    json_t *doc = json_pack("{s:o, s:o, s:o}", "replicas", reps, "gpus", gpus, "events", events);
+    json_t *health = health_doc(a);
+    if (doc && health) {
+        json_object_set_new(doc, "health", health);
+    } else {
+        json_decref(health);
+    }
+    return doc;
 }
 
 /* ---- the GPU memory watch (memwatch.h) ---- */
 
 /* At most this many processes per GPU are looked at each round (a GPU runs far fewer). */
 #define WATCH_PROCS 256
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 /* Adds what each process on GPU gpu uses to the replica it belongs to (its entry for that GPU);
  * when NVML cannot list them, those entries read -1 (no reading). Logs the count of processes of
@@ -521,6 +734,7 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
     if (rc < 0) {
         return rc;
     }
+    periodic_check(a);
     json_t *beat = heartbeat_doc(a, local, nlocal), *resp = NULL;
     if (a->memwatch) {
         watch_memory(a, local, nlocal); /* also while the controller is away */
@@ -537,6 +751,7 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
         return 0; /* d says why; jobs keep running */
     }
     converge_to(a, resp, local, nlocal);
+    requested_check(a, resp); /* its result goes out with the next heartbeat */
     free(local);
     json_decref(resp);
     return 0;
@@ -561,11 +776,12 @@ int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d)
     if (rc < 0) {
         return rc;
     }
+    bool checked = requested_check(a, resp);
     json_int_t version = 0;
     json_unpack(resp, "{s?I}", "version", &version);
     if (version == a->version) {
         json_decref(resp);
-        return 0;
+        return checked ? 2 : 0;
     }
     gp_local_replica *local = NULL;
     int nlocal = 0;
@@ -576,5 +792,5 @@ int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d)
     }
     free(local);
     json_decref(resp);
-    return rc < 0 ? rc : 1;
+    return rc < 0 ? rc : checked ? 2 : 1;
 }

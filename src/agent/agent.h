@@ -11,6 +11,18 @@
  * their own, so a restarted agent (even after kill -9) finds them through their directories
  * (replica_dir.h) and reports what happened meanwhile.
  *
+ * Node health: the agent runs the health check (check.h, through gp_nvml_health) at start, every
+ * check_interval_s, and at once when an answer of the controller carries a check_seq above the
+ * last one it ran for; every heartbeat then carries the latest result as "health": {"seq": the
+ * last check_seq run for (0: none asked), "at_ms": wall-clock ms of the check, "conditions":
+ * [findings]}. What it expects: the GPU count and driver version it started with, and every
+ * NVLink link that was active at an earlier check. Each running replica's report carries
+ * "idle_ms": how long since it last wrote to its stdout.log or stderr.log, or one of its GPUs
+ * showed utilisation above 0 (as sampled each round), whichever is later, counted from its
+ * start when it did neither yet (absent when its directory says nothing; a GPU shared by
+ * fractional replicas counts as used by each of them; a GPU in MIG mode reports no utilisation,
+ * so only output counts there).
+ *
  * State directory layout:
  *   agent.token                 the node's agent token (0600), from the last registration
  *   replicas/J-R-E/             one directory per placement (job J, replica R, epoch E): the
@@ -42,8 +54,10 @@ typedef struct gp_agent_config {
     int grace_s;                          /* SIGTERM to SIGKILL */
     int64_t log_max;                      /* bytes per log file */
     int finished_keep;                    /* finished directories kept */
-    int memory_grace_s; /* GPU memory watch (memwatch.h): seconds a fractional replica may stay
-                           above its GPU memory limit before it is stopped; 0 = no watch */
+    int memory_grace_s;   /* GPU memory watch (memwatch.h): seconds a fractional replica may stay
+                             above its GPU memory limit before it is stopped; 0 = no watch */
+    int check_interval_s; /* node health check (check.h): at start and this often; 0 = only when
+                             the controller asks (check_seq) */
 } gp_agent_config;
 
 typedef struct gp_agent gp_agent;
@@ -61,10 +75,12 @@ int gp_agent_round(gp_agent *a, gp_diag *d);
 
 /* Between rounds: waits up to wait_ms for the node's desired replicas to change (a long-poll of
  * GET /v1/nodes/NAME/desired with the version of the last answer) and converges on them at once
- * when they did. The call itself may last up to wait_ms plus 1 s (then it gives up). Returns 1
- * after converging on a change, 0 when the wait ended without one, or a negative GP_E* code
- * with d set when it could not ask (no heartbeat answered yet, a controller without the
- * endpoint, unreachable): the caller then waits for the next round instead. */
+ * when they did; an answer asking for a health check (check_seq) runs it at once. The call
+ * itself may last up to wait_ms plus 1 s (then it gives up). Returns 2 when it ran a requested
+ * check (the caller should heartbeat now, to send the result), else 1 after converging on a
+ * change, 0 when the wait ended without one, or a negative GP_E* code with d set when it could
+ * not ask (no heartbeat answered yet, a controller without the endpoint, unreachable): the
+ * caller then waits for the next round instead. */
 int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d);
 
 #endif

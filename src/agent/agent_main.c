@@ -4,14 +4,23 @@
  *   gpupool-agent --server URL --join-token-file FILE --state-dir DIR [--name NODE]
  *                 [--address HOST:PORT] [--nvml-library PATH] [--run-binary PATH] [--user NAME]
  *                 [--heartbeat MS] [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]
- *                 [--memory-mib N] [--memory-grace SECONDS] [--log-level LEVEL]
+ *                 [--memory-mib N] [--memory-grace SECONDS] [--check-interval SECONDS]
+ *                 [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
+ *   gpupool-agent check [--nvml-library PATH] [--expect-gpus N] [--driver-min VERSION]
+ *                       [-o table|json]
  *
  * --memory-grace (GPUPOOL_MEMORY_GRACE_SECONDS, default 30, 0 turns it off): how long a fractional
  * replica's processes may hold more GPU memory than its limit, as NVML sees them, before the
  * agent stops the replica (Failed, with the reason; see memwatch.h).
  *
+ * --check-interval (GPUPOOL_CHECK_INTERVAL_SECONDS, default 300, 0: only when the controller
+ * asks): how often the agent runs the node health check (check.h) and reports it in heartbeats.
+ *
  * discover prints what NVML reports about this machine as JSON (see discover.h) and exits.
+ * check runs the node health check once and prints every check with its status, and the
+ * findings; exit 0 when no finding is fatal, 1 when one is (NVML not loading is one), 2 for bad
+ * usage.
  * Runs until SIGTERM or SIGINT; stopping the agent never stops the jobs. Exit codes: 0 after a
  * clean stop, 1 when it cannot start (NVML, registration), 2 for bad usage.
  *
@@ -21,6 +30,7 @@
  * second.
  */
 #include "agent/agent.h"
+#include "agent/check.h"
 #include "agent/discover.h"
 
 #include "base/log.h"
@@ -53,13 +63,20 @@ static int usage(const char *msg)
             "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
             "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
             "                     [--memory-mib N] [--memory-grace SECONDS]\n"
+            "                     [--check-interval SECONDS]\n"
             "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
+            "       gpupool-agent check [--nvml-library PATH] [--expect-gpus N]\n"
+            "                           [--driver-min VERSION] [-o table|json]\n"
             "--memory-grace: a fractional replica whose processes hold more GPU memory than\n"
             "its limit (per NVML) for this long is stopped and fails (default 30; 0: off).\n"
+            "--check-interval: the node health check runs at start and this often (default\n"
+            "300; 0: only when the controller asks). `check` runs it once: exit 0 without a\n"
+            "fatal finding, 1 with one.\n"
             "Each flag may also come from GPUPOOL_<FLAG> (e.g. GPUPOOL_SERVER); the NVML\n"
             "library from GPUPOOL_NVML_LIBRARY, --memory-grace from\n"
-            "GPUPOOL_MEMORY_GRACE_SECONDS.\n");
+            "GPUPOOL_MEMORY_GRACE_SECONDS, --check-interval from\n"
+            "GPUPOOL_CHECK_INTERVAL_SECONDS.\n");
     return 2;
 }
 
@@ -119,7 +136,9 @@ static int run_loop(gp_agent *a, const gp_agent_config *cfg, const sigset_t *set
         }
         int64_t left = next - now;
         if (left >= WATCH_MIN_MS) {
-            if (gp_agent_watch(a, left < WATCH_MAX_MS ? left : WATCH_MAX_MS, &d) >= 0) {
+            int w = gp_agent_watch(a, left < WATCH_MAX_MS ? left : WATCH_MAX_MS, &d);
+            if (w >= 0) {
+                next = w == 2 ? mono_ms() : next; /* a requested check: send it now */
                 sig = wait_signal(set, 0);
                 continue;
             }
@@ -164,18 +183,126 @@ static int discover_main(int argc, char **argv)
     return 0;
 }
 
+/* The check's result as a table: every check, then the findings, then the verdict. */
+static void print_table(const gp_check_result *res, FILE *out)
+{
+    fprintf(out, "%-16s %-8s %s\n", "CHECK", "STATUS", "DETAIL");
+    for (int c = 0; c < GP_CHECK_COUNT; c++) {
+        fprintf(out, "%-16s %-8s %s\n", gp_check_name((gp_check_id)c),
+                gp_check_status_name(res->status[c]), res->detail[c]);
+    }
+    if (res->nfindings > 0) {
+        fprintf(out, "\n%-8s %-4s %-16s %s\n", "SEVERITY", "GPU", "CHECK", "MESSAGE");
+    }
+    for (int i = 0; i < res->nfindings; i++) {
+        const gp_check_finding *f = &res->findings[i];
+        char gpu[16];
+        snprintf(gpu, sizeof(gpu), "%d", f->gpu);
+        fprintf(out, "%-8s %-4s %-16s %s\n", gp_check_severity_name(f->severity),
+                f->gpu < 0 ? "-" : gpu, gp_check_name(f->check), f->message);
+    }
+    fprintf(out, "\n%s: %d fatal, %d warning%s\n", res->fatal ? "UNHEALTHY" : "healthy", res->fatal,
+            res->nfindings - res->fatal, res->nfindings - res->fatal == 1 ? "" : "s");
+}
+
+/* The flags of check into *e, *lib and *json; 0, or usage's exit code. */
+static int check_flags(int argc, char **argv, gp_check_expect *e, const char **lib, bool *json)
+{
+    for (int i = 2; i < argc; i += 2) { /* every flag takes a value */
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        int64_t n = 0;
+        int cmp = 0;
+        char msg[300];
+        snprintf(msg, sizeof(msg), "check: %s: unknown flag or missing value", f);
+        if (!v) {
+            return usage(msg);
+        } else if (!strcmp(f, "--nvml-library")) {
+            *lib = v;
+        } else if (!strcmp(f, "--expect-gpus")) {
+            if (!number(v, 0, GP_CHECK_MAX_GPUS, &n)) {
+                return usage("check: --expect-gpus: a whole number of GPUs, 0..32");
+            }
+            e->gpus = (int)n;
+        } else if (!strcmp(f, "--driver-min")) {
+            if (strlen(v) >= sizeof(e->driver_min) || gp_check_version_cmp(v, v, &cmp) < 0) {
+                return usage("check: --driver-min: a version of numbers and dots (535.104.05)");
+            }
+            snprintf(e->driver_min, sizeof(e->driver_min), "%s", v);
+        } else if (!strcmp(f, "-o") || !strcmp(f, "--output")) {
+            if (strcmp(v, "table") != 0 && strcmp(v, "json") != 0) {
+                return usage("check: -o: table or json");
+            }
+            *json = !strcmp(v, "json");
+        } else {
+            return usage(msg);
+        }
+    }
+    return 0;
+}
+
+/* gpupool-agent check: 0 without a fatal finding, 1 with one, 2 for bad usage. */
+static int check_main(int argc, char **argv)
+{
+    const char *lib = getenv("GPUPOOL_NVML_LIBRARY");
+    bool json = false;
+    gp_check_expect e;
+    gp_check_expect_init(&e);
+    int rc = check_flags(argc, argv, &e, &lib, &json);
+    if (rc) {
+        return rc;
+    }
+    gp_check_readings *r = malloc(sizeof(*r));
+    gp_check_result *res = malloc(sizeof(*res));
+    if (!r || !res) {
+        free(r);
+        free(res);
+        fprintf(stderr, "gpupool-agent check: out of memory\n");
+        return 1;
+    }
+    gp_nvml *h = NULL;
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (gp_nvml_open_partial(lib, &h, &d) < 0) {
+        gp_check_readings_init(r);
+        snprintf(r->driver_error, sizeof(r->driver_error), "%s", d.msg);
+        fprintf(stderr, "gpupool-agent check: %s\n", d.msg);
+    } else {
+        gp_nvml_health(h, r);
+        gp_nvml_close(h);
+    }
+    gp_check_evaluate(r, &e, res);
+    if (json) {
+        json_t *doc = gp_check_result_json(res, r);
+        if (doc) {
+            json_dumpf(doc, stdout, JSON_INDENT(2));
+            fputc('\n', stdout);
+        }
+        json_decref(doc);
+    } else {
+        print_table(res, stdout);
+    }
+    rc = res->fatal ? 1 : 0;
+    free(r);
+    free(res);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "discover")) {
         return discover_main(argc, argv);
     }
+    if (argc > 1 && !strcmp(argv[1], "check")) {
+        return check_main(argc, argv);
+    }
     gp_agent_config cfg = {.heartbeat_ms = 1000,
                            .grace_s = 10,
                            .log_max = 64 << 20,
                            .finished_keep = 200,
-                           .memory_grace_s = 30};
+                           .memory_grace_s = 30,
+                           .check_interval_s = 300};
     char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",
-         cpu[32] = "", mem[32] = "", mgrace[32] = "", level[16] = "info";
+         cpu[32] = "", mem[32] = "", mgrace[32] = "", cinterval[32] = "", level[16] = "info";
     flag flags[] = {
         {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
         {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
@@ -191,6 +318,7 @@ int main(int argc, char **argv)
         {"--cpu-milli", "GPUPOOL_CPU_MILLI", cpu, sizeof(cpu)},
         {"--memory-mib", "GPUPOOL_MEMORY_MIB", mem, sizeof(mem)},
         {"--memory-grace", "GPUPOOL_MEMORY_GRACE_SECONDS", mgrace, sizeof(mgrace)},
+        {"--check-interval", "GPUPOOL_CHECK_INTERVAL_SECONDS", cinterval, sizeof(cinterval)},
         {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
     };
     int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
@@ -244,6 +372,13 @@ int main(int argc, char **argv)
     }
     if (mgrace[0]) {
         cfg.memory_grace_s = (int)x;
+    }
+    if (cinterval[0] && !number(cinterval, 0, 86400, &x)) {
+        return usage("--check-interval: a whole number of seconds, 0..86400 (0: only when the "
+                     "controller asks)");
+    }
+    if (cinterval[0]) {
+        cfg.check_interval_s = (int)x;
     }
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");

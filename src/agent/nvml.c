@@ -10,6 +10,7 @@
 #include "agent/nvml_abi.h"
 
 #include <dlfcn.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -111,7 +112,8 @@ static int resolve(gp_nvml *h, gp_diag *d)
     return 0;
 }
 
-static int take_handles(gp_nvml *h, gp_diag *d)
+/* Takes every GPU's handle; with partial, a GPU whose handle NVML refuses is left NULL. */
+static int take_handles(gp_nvml *h, bool partial, gp_diag *d)
 {
     unsigned int n = 0;
     nvmlReturn_t rc = h->fn.nvmlDeviceGetCount_v2(&n);
@@ -124,7 +126,9 @@ static int take_handles(gp_nvml *h, gp_diag *d)
     }
     for (unsigned int i = 0; i < n; i++) {
         rc = h->fn.nvmlDeviceGetHandleByIndex_v2(i, &h->dev[i]);
-        if (rc != NVML_SUCCESS) {
+        if (rc != NVML_SUCCESS && partial) {
+            h->dev[i] = NULL;
+        } else if (rc != NVML_SUCCESS) {
             return fail(h, d, rc, (int)i, "nvmlDeviceGetHandleByIndex_v2");
         }
     }
@@ -132,7 +136,7 @@ static int take_handles(gp_nvml *h, gp_diag *d)
     return 0;
 }
 
-int gp_nvml_open(const char *path, gp_nvml **out, gp_diag *d)
+static int open_nvml(const char *path, bool partial, gp_nvml **out, gp_diag *d)
 {
     *out = NULL;
     if (!path || !*path) {
@@ -156,7 +160,7 @@ int gp_nvml_open(const char *path, gp_nvml **out, gp_diag *d)
         nvmlReturn_t nrc = h->fn.nvmlInit_v2();
         if (nrc != NVML_SUCCESS) {
             rc = fail(h, d, nrc, -1, "nvmlInit_v2");
-        } else if ((rc = take_handles(h, d)) < 0) {
+        } else if ((rc = take_handles(h, partial, d)) < 0) {
             h->fn.nvmlShutdown();
         }
     }
@@ -167,6 +171,16 @@ int gp_nvml_open(const char *path, gp_nvml **out, gp_diag *d)
     }
     *out = h;
     return 0;
+}
+
+int gp_nvml_open(const char *path, gp_nvml **out, gp_diag *d)
+{
+    return open_nvml(path, false, out, d);
+}
+
+int gp_nvml_open_partial(const char *path, gp_nvml **out, gp_diag *d)
+{
+    return open_nvml(path, true, out, d);
 }
 
 void gp_nvml_close(gp_nvml *h)
@@ -511,6 +525,174 @@ int gp_nvml_sample(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d)
     READ_OR_RETURN(h->fn.nvmlDeviceGetClockInfo(dev, NVML_CLOCK_MEM, &v), "nvmlDeviceGetClockInfo");
     out->memory_clock_mhz = rc == NVML_SUCCESS ? (int)v : -1;
     return sample_ecc(h, gpu, out, d);
+}
+
+/* ---- the health check's readings ---- */
+
+/* How a reading came back; GPU_IS_LOST also marks the GPU lost. */
+static gp_check_avail avail(nvmlReturn_t rc, gp_check_gpu *g)
+{
+    switch (rc) {
+    case NVML_SUCCESS:
+        return GP_AVAIL_READ;
+    case NVML_ERROR_NOT_SUPPORTED:
+        return GP_AVAIL_NOT_SUPPORTED;
+    case NVML_ERROR_FUNCTION_NOT_FOUND:
+        return GP_AVAIL_MISSING;
+    case NVML_ERROR_GPU_IS_LOST:
+        g->lost = 1;
+        return GP_AVAIL_FAILED;
+    default:
+        return GP_AVAIL_FAILED;
+    }
+}
+
+/* Links 0.. until the GPU has no more (INVALID_ARGUMENT past its last; NOT_SUPPORTED at link 0
+ * for a GPU without NVLink). */
+static void health_links(const gp_nvml *h, nvmlDevice_t dev, gp_check_gpu *g)
+{
+    g->nvlink = GP_AVAIL_NOT_SUPPORTED;
+    for (unsigned int l = 0; l < NVML_NVLINK_MAX_LINKS; l++) {
+        nvmlEnableState_t on = NVML_FEATURE_DISABLED;
+        nvmlReturn_t rc = h->fn.nvmlDeviceGetNvLinkState(dev, l, &on);
+        if (rc == NVML_ERROR_INVALID_ARGUMENT || (rc == NVML_ERROR_NOT_SUPPORTED && l > 0)) {
+            break; /* past the GPU's links */
+        }
+        if (rc != NVML_SUCCESS) {
+            g->nvlink = avail(rc, g);
+            return;
+        }
+        g->nvlink = GP_AVAIL_READ;
+        g->nlinks = (int)l + 1;
+        g->links_up |= on == NVML_FEATURE_ENABLED ? UINT32_C(1) << l : 0;
+    }
+}
+
+/* The modes (current and pending) of MIG and ECC. */
+static void health_modes(const gp_nvml *h, nvmlDevice_t dev, gp_check_gpu *g)
+{
+    unsigned int cur = 0, pend = 0;
+    g->mig = h->fn.nvmlDeviceGetMigMode ? avail(h->fn.nvmlDeviceGetMigMode(dev, &cur, &pend), g)
+                                        : GP_AVAIL_MISSING;
+    g->mig_current = cur == NVML_DEVICE_MIG_ENABLE;
+    g->mig_pending = pend == NVML_DEVICE_MIG_ENABLE;
+    nvmlEnableState_t ecur = NVML_FEATURE_DISABLED, epend = NVML_FEATURE_DISABLED;
+    g->ecc_mode = h->fn.nvmlDeviceGetEccMode
+                      ? avail(h->fn.nvmlDeviceGetEccMode(dev, &ecur, &epend), g)
+                      : GP_AVAIL_MISSING;
+    g->ecc_current = ecur == NVML_FEATURE_ENABLED;
+    g->ecc_pending = epend == NVML_FEATURE_ENABLED;
+}
+
+/* Uncorrected ECC counts, remapped rows and pending page retirement. */
+static void health_memory(const gp_nvml *h, nvmlDevice_t dev, gp_check_gpu *g)
+{
+    unsigned long long n = 0;
+    g->ecc = avail(h->fn.nvmlDeviceGetTotalEccErrors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                                                     NVML_VOLATILE_ECC, &n),
+                   g);
+    g->dbe_volatile = g->ecc == GP_AVAIL_READ ? (int64_t)n : 0;
+    g->dbe_aggregate = -1;
+    if (g->ecc == GP_AVAIL_READ &&
+        h->fn.nvmlDeviceGetTotalEccErrors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
+                                          NVML_AGGREGATE_ECC, &n) == NVML_SUCCESS) {
+        g->dbe_aggregate = (int64_t)n;
+    }
+    unsigned int corr = 0, unc = 0, pending = 0, failed = 0;
+    g->remap = h->fn.nvmlDeviceGetRemappedRows
+                   ? avail(h->fn.nvmlDeviceGetRemappedRows(dev, &corr, &unc, &pending, &failed), g)
+                   : GP_AVAIL_MISSING;
+    g->remap_correctable = corr;
+    g->remap_uncorrectable = unc;
+    g->remap_pending = pending != 0;
+    g->remap_failed = failed != 0;
+    nvmlEnableState_t retire = NVML_FEATURE_DISABLED;
+    g->retired = h->fn.nvmlDeviceGetRetiredPagesPendingStatus
+                     ? avail(h->fn.nvmlDeviceGetRetiredPagesPendingStatus(dev, &retire), g)
+                     : GP_AVAIL_MISSING;
+    g->retired_pending = retire == NVML_FEATURE_ENABLED;
+}
+
+/* NVML's recovery action, a field value (drivers before R570 do not know the field). */
+static void health_recovery(const gp_nvml *h, nvmlDevice_t dev, gp_check_gpu *g)
+{
+    if (!h->fn.nvmlDeviceGetFieldValues) {
+        g->recovery = GP_AVAIL_MISSING;
+        return;
+    }
+    nvmlFieldValue_t fv;
+    memset(&fv, 0, sizeof(fv));
+    fv.fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+    nvmlReturn_t rc = h->fn.nvmlDeviceGetFieldValues(dev, 1, &fv);
+    if (rc == NVML_SUCCESS) {
+        rc = fv.nvmlReturn;
+    }
+    /* An unknown field id is the driver's INVALID_ARGUMENT: a driver without it. */
+    g->recovery = rc == NVML_ERROR_INVALID_ARGUMENT ? GP_AVAIL_MISSING : avail(rc, g);
+    switch (fv.valueType) {
+    case NVML_VALUE_TYPE_UNSIGNED_LONG:
+        g->recovery_action = (int)fv.value.ulVal;
+        break;
+    case NVML_VALUE_TYPE_UNSIGNED_LONG_LONG:
+        g->recovery_action = (int)fv.value.ullVal;
+        break;
+    case NVML_VALUE_TYPE_SIGNED_LONG_LONG:
+        g->recovery_action = (int)fv.value.sllVal;
+        break;
+    case NVML_VALUE_TYPE_SIGNED_INT:
+        g->recovery_action = fv.value.siVal;
+        break;
+    default:
+        g->recovery_action = (int)fv.value.uiVal;
+        break;
+    }
+}
+
+static void health_gpu(const gp_nvml *h, unsigned int i, gp_check_gpu *g)
+{
+    nvmlDevice_t dev = NULL;
+    const char *what = "nvmlDeviceGetHandleByIndex_v2";
+    nvmlReturn_t rc = h->fn.nvmlDeviceGetHandleByIndex_v2(i, &dev);
+    if (rc == NVML_SUCCESS) {
+        what = "nvmlDeviceGetUUID";
+        rc = h->fn.nvmlDeviceGetUUID(dev, g->uuid, sizeof(g->uuid));
+    }
+    if (rc != NVML_SUCCESS) {
+        const char *msg = h->fn.nvmlErrorString ? h->fn.nvmlErrorString(rc) : NULL;
+        snprintf(g->error, sizeof(g->error), "%s: %s (NVML %d)", what, msg ? msg : "error",
+                 (int)rc);
+        g->uuid[0] = '\0';
+        g->lost = rc == NVML_ERROR_GPU_IS_LOST;
+        return;
+    }
+    g->visible = 1;
+    health_links(h, dev, g);
+    health_modes(h, dev, g);
+    health_memory(h, dev, g);
+    health_recovery(h, dev, g);
+}
+
+void gp_nvml_health(const gp_nvml *h, gp_check_readings *out)
+{
+    gp_check_readings_init(out);
+    out->driver_loaded = 1;
+    if (h->fn.nvmlSystemGetDriverVersion(out->driver_version, sizeof(out->driver_version)) !=
+        NVML_SUCCESS) {
+        out->driver_version[0] = '\0';
+    }
+    unsigned int n = 0;
+    nvmlReturn_t rc = h->fn.nvmlDeviceGetCount_v2(&n);
+    if (rc != NVML_SUCCESS) {
+        const char *msg = h->fn.nvmlErrorString ? h->fn.nvmlErrorString(rc) : NULL;
+        snprintf(out->count_error, sizeof(out->count_error), "nvmlDeviceGetCount_v2: %s (NVML %d)",
+                 msg ? msg : "error", (int)rc);
+        return;
+    }
+    out->count = (int)n;
+    out->ngpus = n > GP_CHECK_MAX_GPUS ? GP_CHECK_MAX_GPUS : (int)n;
+    for (int i = 0; i < out->ngpus; i++) {
+        health_gpu(h, (unsigned int)i, &out->gpus[i]);
+    }
 }
 
 /* ---- processes ---- */

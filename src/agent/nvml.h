@@ -22,6 +22,7 @@
 #ifndef GP_AGENT_NVML_H
 #define GP_AGENT_NVML_H
 
+#include "agent/check.h"
 #include "gpupool/error.h"
 #include "gpupool/model.h"
 
@@ -103,6 +104,13 @@ typedef struct gp_nvml_events gp_nvml_events;
  * nvmlErrorString's text). *out is NULL on failure.
  */
 int gp_nvml_open(const char *path, gp_nvml **out, gp_diag *d);
+/*
+ * Like gp_nvml_open, but a GPU whose handle NVML does not give (it fell off the bus, ...) does
+ * not fail the call: its handle is left unset, gp_nvml_count still counts it, and only
+ * gp_nvml_health and gp_nvml_close may be used with the result (the health check must describe a
+ * node with a lost GPU instead of refusing it).
+ */
+int gp_nvml_open_partial(const char *path, gp_nvml **out, gp_diag *d);
 /* nvmlShutdown and dlclose. Accepts NULL. */
 void gp_nvml_close(gp_nvml *h);
 /* Number of GPUs (fixed for the life of h). */
@@ -128,6 +136,18 @@ int gp_nvml_inventory(const gp_nvml *h, gp_nvml_inv *inv, gp_diag *d);
  * reading only sets that field to -1.
  */
 int gp_nvml_sample(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d);
+
+/*
+ * What the health check reads (check.h), now: the driver version, the GPU count, and for each GPU
+ * (handles taken again by index, so a GPU lost since gp_nvml_open shows) its UUID, NVLink states,
+ * MIG and ECC modes (current and pending), uncorrected ECC counts (volatile and aggregate),
+ * remapped rows, pending page retirement, and NVML's recovery action (field
+ * NVML_FI_DEV_GET_GPU_RECOVERY_ACTION). Never fails: a reading NVML does not give is marked in
+ * *out (GP_AVAIL_MISSING when the library lacks the optional function, as drivers older than the
+ * function do; GP_AVAIL_NOT_SUPPORTED when the GPU lacks the feature; GP_AVAIL_FAILED otherwise),
+ * and any GPU_IS_LOST marks the GPU lost. *out is overwritten; driver_loaded is set.
+ */
+void gp_nvml_health(const gp_nvml *h, gp_check_readings *out);
 
 /* A compute process on a GPU (nvmlDeviceGetComputeRunningProcesses_v3). */
 typedef struct gp_nvml_process {

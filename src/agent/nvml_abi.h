@@ -262,6 +262,52 @@ typedef struct nvmlProcessInfo_st {
 /* usedGpuMemory when NVML cannot tell (e.g. without the privileges to see the process). */
 #define NVML_VALUE_NOT_AVAILABLE (~0ULL)
 
+/* Field values (nvmlDeviceGetFieldValues): the caller sets fieldId (and scopeId) of each entry;
+ * NVML fills the rest, with a return code per entry (a field the driver does not know answers
+ * its own error, the call itself still SUCCESS). */
+typedef enum nvmlValueType_enum {
+    NVML_VALUE_TYPE_DOUBLE = 0,
+    NVML_VALUE_TYPE_UNSIGNED_INT = 1,
+    NVML_VALUE_TYPE_UNSIGNED_LONG = 2,
+    NVML_VALUE_TYPE_UNSIGNED_LONG_LONG = 3,
+    NVML_VALUE_TYPE_SIGNED_LONG_LONG = 4,
+    NVML_VALUE_TYPE_SIGNED_INT = 5,
+    NVML_VALUE_TYPE_UNSIGNED_SHORT = 6,
+    NVML_VALUE_TYPE_COUNT
+} nvmlValueType_t;
+
+typedef union nvmlValue_st {
+    double dVal;
+    int siVal;
+    unsigned int uiVal;
+    unsigned long ulVal;
+    unsigned long long ullVal;
+    signed long long sllVal;
+    unsigned short usVal;
+} nvmlValue_t;
+
+typedef struct nvmlFieldValue_st {
+    unsigned int fieldId;
+    unsigned int scopeId; /* e.g. the link of an NVLink field */
+    long long timestamp;  /* microseconds since 1970 */
+    long long latencyUsec;
+    nvmlValueType_t valueType;
+    nvmlReturn_t nvmlReturn; /* this entry's result: value is valid only on SUCCESS */
+    nvmlValue_t value;
+} nvmlFieldValue_t;
+
+/* The field with what the driver says must be done to recover the GPU (drivers from R570;
+ * earlier ones answer the entry with an error): one of nvmlDeviceGpuRecoveryAction_t. */
+#define NVML_FI_DEV_GET_GPU_RECOVERY_ACTION 230
+
+typedef enum nvmlDeviceGpuRecoveryAction_s {
+    NVML_GPU_RECOVERY_ACTION_NONE = 0,
+    NVML_GPU_RECOVERY_ACTION_GPU_RESET = 1,
+    NVML_GPU_RECOVERY_ACTION_NODE_REBOOT = 2,
+    NVML_GPU_RECOVERY_ACTION_DRAIN_P2P = 3,
+    NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4
+} nvmlDeviceGpuRecoveryAction_t;
+
 /*
  * X(return type, symbol, (parameters), required): the functions gpupool calls. Optional ones
  * (0) are absent from older drivers; the agent then does without what they give (see nvml.h).
@@ -340,6 +386,16 @@ typedef struct nvmlProcessInfo_st {
       (nvmlDevice_t device, nvmlMemoryErrorType_t errorType, nvmlEccCounterType_t counterType,     \
        unsigned long long *eccCounts),                                                             \
       1)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceGetEccMode,                                                          \
+      (nvmlDevice_t device, nvmlEnableState_t *current, nvmlEnableState_t *pending), 0)            \
+    X(nvmlReturn_t, nvmlDeviceGetRemappedRows,                                                     \
+      (nvmlDevice_t device, unsigned int *corrRows, unsigned int *uncRows,                         \
+       unsigned int *isPending, unsigned int *failureOccurred),                                    \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceGetRetiredPagesPendingStatus,                                        \
+      (nvmlDevice_t device, nvmlEnableState_t *isPending), 0)                                      \
+    X(nvmlReturn_t, nvmlDeviceGetFieldValues,                                                      \
+      (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values), 0)                         \
     X(nvmlReturn_t, nvmlEventSetCreate, (nvmlEventSet_t *set), 1)                                  \
     X(nvmlReturn_t, nvmlDeviceRegisterEvents,                                                      \
       (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set), 1)                 \
@@ -382,5 +438,9 @@ _Static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36,
 _Static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32, "nvmlComputeInstanceInfo_t size");
 _Static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8, "nvmlProcessInfo_t layout");
 _Static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t size");
+_Static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t size");
+_Static_assert(offsetof(nvmlFieldValue_t, valueType) == 24, "nvmlFieldValue_t layout");
+_Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t layout");
+_Static_assert(sizeof(nvmlFieldValue_t) == 40, "nvmlFieldValue_t size");
 
 #endif

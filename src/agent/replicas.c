@@ -145,7 +145,8 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
     }
     snprintf(specpath, sizeof(specpath), "%s/spec.json", dir);
     snprintf(logpath, sizeof(logpath), "%s/supervisor.log", dir);
-    char grace[32], logmax[32];
+    char grace[32], logmax[32], checkpoints[GP_REPLICAS_PATH_MAX];
+    snprintf(checkpoints, sizeof(checkpoints), "%s/checkpoints", env->state_dir);
     snprintf(grace, sizeof(grace), "%d", env->grace_s);
     snprintf(logmax, sizeof(logmax), "%lld", (long long)env->log_max);
     pid_t pid = fork();
@@ -177,6 +178,8 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
             argv[a++] = "--user";
             argv[a++] = env->user;
         }
+        argv[a++] = "--checkpoint-root";
+        argv[a++] = checkpoints;
         argv[a] = NULL;
         execv(env->run_binary, (char *const *)argv);
         dprintf(2, "gpupool-agent: exec %s: %s\n", env->run_binary, strerror(errno));

@@ -112,6 +112,9 @@ static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
     if (rc == 0 && paths->share_region) {
         rc = env_set(e, "GPUPOOL_SHARE_REGION", paths->share_region);
     }
+    if (rc == 0 && paths->checkpoint_dir) {
+        rc = env_set(e, "GPUPOOL_CHECKPOINT_DIR", paths->checkpoint_dir);
+    }
     if (rc < 0 || !gp_run_spec_is_gang(s)) {
         return rc;
     }

@@ -26,7 +26,7 @@ extern char **environ;
 enum { EXIT_RECORDED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
 typedef struct run_args {
-    const char *state_dir, *spec, *user, *cgroup_root, *log_level, *share_library;
+    const char *state_dir, *spec, *user, *cgroup_root, *log_level, *share_library, *checkpoint_root;
     long long grace_s, log_max;
 } run_args;
 
@@ -47,6 +47,8 @@ static const option_row options[] = {
     {"--cgroup-root", "DIR", "where cgroups are mounted (default /sys/fs/cgroup)"},
     {"--share-library", "PATH",
      "libgpushare.so, preloaded into fractional replicas (default: ../lib/ beside this program)"},
+    {"--checkpoint-root", "DIR",
+     "the job's GPUPOOL_CHECKPOINT_DIR is DIR/JOB when the spec names none (default: none)"},
     {"--log-level", "LEVEL", "debug, info, warn, error or off (default info)"},
     {"--help", NULL, "this text"},
     {"--version", NULL, "the version"},
@@ -56,7 +58,7 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gpupool-run --state-dir DIR --spec FILE [--user NAME] [--grace SECONDS]\n"
                "                   [--log-max BYTES] [--cgroup-root DIR] [--log-level LEVEL]\n"
-               "                   [--share-library PATH]\n\n"
+               "                   [--share-library PATH] [--checkpoint-root DIR]\n\n"
                "Supervises one replica of a gpupool job: starts its command in a new session with\n"
                "its GPUs (CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES = the GPU UUIDs), its\n"
                "environment and CPU/memory limits (cgroup v2, else v1, where permitted); writes\n"
@@ -105,13 +107,14 @@ static int number(const char *name, const char *text, long long max, long long *
 /* Stores value under the option name; EXIT_USAGE (reported) for a bad value. */
 static int set_option(run_args *a, const char *name, const char *value)
 {
-    const char **slot = strcmp(name, "--state-dir") == 0       ? &a->state_dir
-                        : strcmp(name, "--spec") == 0          ? &a->spec
-                        : strcmp(name, "--user") == 0          ? &a->user
-                        : strcmp(name, "--cgroup-root") == 0   ? &a->cgroup_root
-                        : strcmp(name, "--log-level") == 0     ? &a->log_level
-                        : strcmp(name, "--share-library") == 0 ? &a->share_library
-                                                               : NULL;
+    const char **slot = strcmp(name, "--state-dir") == 0         ? &a->state_dir
+                        : strcmp(name, "--spec") == 0            ? &a->spec
+                        : strcmp(name, "--user") == 0            ? &a->user
+                        : strcmp(name, "--cgroup-root") == 0     ? &a->cgroup_root
+                        : strcmp(name, "--log-level") == 0       ? &a->log_level
+                        : strcmp(name, "--share-library") == 0   ? &a->share_library
+                        : strcmp(name, "--checkpoint-root") == 0 ? &a->checkpoint_root
+                                                                 : NULL;
     if (slot) {
         *slot = value;
         return *value ? 0 : bad("%s: must not be empty", name);
@@ -197,6 +200,7 @@ int main(int argc, char **argv)
                      .grace_s = (int)a.grace_s,
                      .log_max = a.log_max,
                      .cgroup_root = a.cgroup_root,
+                     .checkpoint_root = a.checkpoint_root,
                      .environ_ = environ};
     if (gp_run_spec_load(a.spec, &spec, &d) < 0 || gp_sup_user_resolve(a.user, &o.user, &d) < 0) {
         gp_run_spec_free(spec);

@@ -323,6 +323,10 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     if (rc == 0) {
         rc = parse_volumes(json_object_get(o, "volumes"), s, d);
     }
+    rc = rc ? rc : get_str(o, "", "checkpoint_dir", 0, &s->checkpoint_dir, d);
+    if (rc == 0 && s->checkpoint_dir && s->checkpoint_dir[0] != '/') {
+        rc = gp_diag_set(d, GP_EINVAL, "checkpoint_dir: must be an absolute path");
+    }
     json_t *cores =
         json_object_get(json_object_get(json_object_get(o, "spec"), "resources"), "cores_percent");
     if (rc == 0 && s->fractional && json_is_integer(cores) && json_integer_value(cores) >= 1 &&
@@ -413,6 +417,7 @@ void gp_run_spec_free(gp_run_spec *s)
     free_vars(s->env, s->nenv);
     free_vars(s->env_extra, s->nenv_extra);
     free(s->working_dir);
+    free(s->checkpoint_dir);
     free(s->master_addr);
     free_strings(s->hostfile, s->nhosts);
     for (int i = 0; i < s->nvolumes; i++) {

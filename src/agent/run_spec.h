@@ -20,6 +20,8 @@
  *   env_extra: {NAME: VALUE}     set by the agent (fractional-GPU enforcement, LD_PRELOAD ...)
  *   volumes: [{name, path, read_only}]   host directories the job sees at /data/NAME
  *                                (see volumes.h); name [a-z0-9-], path absolute
+ *   checkpoint_dir               absolute: the job's checkpoint directory, the same for every
+ *                                placement of the job (made if missing, owned by the job's user)
  *
  * Unknown fields are ignored, so the controller and the agent may add some.
  *
@@ -35,8 +37,8 @@
  *   4. gpupool's own, which nothing overrides: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
  *      (the GPU UUIDs, comma-separated; "" and "none" without GPUs), GPUPOOL_JOB_ID,
  *      GPUPOOL_JOB_NAME, GPUPOOL_REPLICA, GPUPOOL_RESTART_COUNT, GPUPOOL_DATA_DIR (where the
- * volumes are, with volumes only), and for gangs WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR,
- *      MASTER_PORT, GPUPOOL_HOSTFILE.
+ *      volumes are, with volumes only), GPUPOOL_CHECKPOINT_DIR (when it has one), and for gangs
+ * WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, GPUPOOL_HOSTFILE.
  */
 #ifndef GP_AGENT_RUN_SPEC_H
 #define GP_AGENT_RUN_SPEC_H
@@ -76,6 +78,7 @@ typedef struct gp_run_spec {
     int nhosts;
     gp_run_volume *volumes;
     int nvolumes;
+    char *checkpoint_dir; /* NULL: none named */
 } gp_run_spec;
 
 /* Parses the spec text. On success *out is a new spec (free with gp_run_spec_free); on failure
@@ -100,10 +103,11 @@ int gp_run_env_base(char *const *environ_, const char *user, const char *home, c
 
 /* Paths gpupool-run prepared for the job; each NULL when it does not apply. */
 typedef struct gp_run_paths {
-    const char *hostfile;      /* gangs: GPUPOOL_HOSTFILE */
-    const char *data_dir;      /* volumes: GPUPOOL_DATA_DIR */
-    const char *share_library; /* fractional GPUs: LD_PRELOAD */
-    const char *share_region;  /* fractional GPUs: GPUPOOL_SHARE_REGION */
+    const char *hostfile;       /* gangs: GPUPOOL_HOSTFILE */
+    const char *data_dir;       /* volumes: GPUPOOL_DATA_DIR */
+    const char *share_library;  /* fractional GPUs: LD_PRELOAD */
+    const char *share_region;   /* fractional GPUs: GPUPOOL_SHARE_REGION */
+    const char *checkpoint_dir; /* GPUPOOL_CHECKPOINT_DIR */
 } gp_run_paths;
 
 /* Builds the job's environment (layers above). base is a NULL-terminated list of "NAME=VALUE"

@@ -40,7 +40,7 @@ typedef struct sup {
     const gp_sup_opts *o;
     const gp_run_spec *s;
     char **env;
-    char workdir[4096], hostfile[4200], data_dir[4200], share_region[4200];
+    char workdir[4096], hostfile[4200], data_dir[4200], share_region[4200], checkpoint[4200];
     bool preload;       /* libgpushare is there to preload */
     bool mount_volumes; /* volumes in a private mount namespace, else links */
     gp_cgroup cg;
@@ -146,6 +146,41 @@ static int claim_dir(sup *S, gp_diag *d)
     return rc;
 }
 
+/* The job's checkpoint directory: the spec's, else ROOT/JOB; made (with its parents) when
+ * missing, and given to the job's user when newly made. The same for every placement of the
+ * job, so a restarted job finds what it saved. */
+static int prepare_checkpoint(sup *S, gp_diag *d)
+{
+    const gp_sup_user *u = &S->o->user;
+    if (S->s->checkpoint_dir) {
+        snprintf(S->checkpoint, sizeof(S->checkpoint), "%s", S->s->checkpoint_dir);
+    } else {
+        snprintf(S->checkpoint, sizeof(S->checkpoint), "%s/%lld", S->o->checkpoint_root,
+                 (long long)S->s->job);
+    }
+    char path[sizeof(S->checkpoint)];
+    snprintf(path, sizeof(path), "%s", S->checkpoint);
+    for (char *p = path + 1;; p++) {
+        bool last = *p == '\0';
+        if (*p != '/' && !last) {
+            continue;
+        }
+        *p = '\0';
+        bool made = mkdir(path, last ? 0750 : 0755) == 0;
+        if (!made && errno != EEXIST) {
+            return gp_diag_set(d, GP_EIO, "checkpoint directory %s: %s", path, strerror(errno));
+        }
+        if (made && last && u->change && chown(path, u->uid, u->gid) < 0) {
+            return gp_diag_set(d, GP_EIO, "checkpoint directory %s: chown: %s", path,
+                               strerror(errno));
+        }
+        if (last) {
+            return 0;
+        }
+        *p = '/';
+    }
+}
+
 static int prepare_files(sup *S, gp_diag *d)
 {
     const char *dir = S->o->state_dir;
@@ -158,6 +193,12 @@ static int prepare_files(sup *S, gp_diag *d)
         return gp_diag_set(d, GP_EIO, "%s: %s", S->workdir, strerror(errno));
     } else if (u->change && chown(S->workdir, u->uid, u->gid) < 0) {
         return gp_diag_set(d, GP_EIO, "%s: chown: %s", S->workdir, strerror(errno));
+    }
+    if (S->s->checkpoint_dir || S->o->checkpoint_root) {
+        int rc = prepare_checkpoint(S, d);
+        if (rc < 0) {
+            return rc;
+        }
     }
     if (S->s->nvolumes > 0) {
         S->mount_volumes = gp_volumes_mount_mode();
@@ -221,7 +262,8 @@ static int prepare_env(sup *S, gp_diag *d)
         gp_run_paths paths = {.hostfile = S->hostfile[0] ? S->hostfile : NULL,
                               .data_dir = S->data_dir[0] ? S->data_dir : NULL,
                               .share_library = S->preload ? S->o->share_library : NULL,
-                              .share_region = S->share_region[0] ? S->share_region : NULL};
+                              .share_region = S->share_region[0] ? S->share_region : NULL,
+                              .checkpoint_dir = S->checkpoint[0] ? S->checkpoint : NULL};
         rc = gp_run_env_build(S->s, (const char *const *)base, &paths, &S->env);
     }
     gp_run_env_free(base);

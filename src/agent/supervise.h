@@ -61,6 +61,9 @@ typedef struct gp_sup_opts {
     /* libgpushare.so, preloaded into fractional replicas (NULL or a missing file: none; the
      * agent's NVML watch still holds the memory limit) */
     const char *share_library;
+    /* where the job's checkpoint directory is made (ROOT/JOB) when the spec names none; NULL:
+     * the job gets none */
+    const char *checkpoint_root;
 } gp_sup_opts;
 
 /* Resolves --user NAME (NULL or "": the user gpupool-run runs as, no change). Switching to

@@ -393,7 +393,12 @@ int gp_cli_up(int argc, char **argv)
     pathf(daemon, sizeof(daemon), "%s/gpupoold", bin);
     snprintf(portarg, sizeof(portarg), "127.0.0.1:%d", (int)port);
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", (int)port);
-    char *dargv[] = {daemon, "--data-dir", abs, "--listen", portarg, NULL};
+    /* The nodes of a local pool share this machine: one checkpoint directory per job serves
+     * every placement. */
+    char checkpoints[UP_PATH + 16];
+    snprintf(checkpoints, sizeof(checkpoints), "%s/checkpoints", abs);
+    char *dargv[] = {daemon,      "--data-dir", abs, "--listen", portarg, "--jobs-checkpoint-root",
+                     checkpoints, NULL};
     if (spawn(abs, "gpupoold", dargv, NULL) < 0 || wait_ready(url, NULL, "/readyz", 0) < 0 ||
         read_token(abs, "admin.token", token, sizeof(token)) < 0) {
         fprintf(stderr, "gpupool up: gpupoold did not start; see %s/logs/gpupoold.log\n", abs);

@@ -33,7 +33,8 @@ int gp_gpu_share_for(const gp_cluster *c, int node, int gpu, const gp_request *r
     memset(out, 0, sizeof(*out));
     out->gpu = (uint8_t)gpu;
     out->mig_start = -1;
-    if (!model_allowed(r, u->model)) {
+    if (u->avail == GP_GPU_OUT || (u->avail == GP_GPU_SPARE && !r->spare_ok) ||
+        !model_allowed(r, u->model)) {
         return GP_ENOSPC;
     }
     switch (r->kind) {
@@ -88,6 +89,9 @@ bool gp_node_fits(const gp_cluster *c, int node, const gp_request *r)
 {
     const gp_node *n = &c->nodes[node];
     if (!n->schedulable || n->cpu_free < r->cpu_milli || n->mem_free < r->memory_mib) {
+        return false;
+    }
+    if (n->window_ms >= 0 && (r->runtime_ms <= 0 || r->runtime_ms > n->window_ms)) {
         return false;
     }
     if (r->kind == GP_REQ_NONE) {

@@ -197,6 +197,7 @@ int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int6
     n->ngpus = ngpus;
     n->first_gpu = c->ngpus;
     n->schedulable = true;
+    n->window_ms = -1;
     for (int g = 0; g < ngpus; g++) {
         gp_gpu *u = &c->gpus[c->ngpus + g];
         memset(u, 0, sizeof(*u));
@@ -254,6 +255,32 @@ int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable)
     }
     c->nodes[node].schedulable = schedulable;
     cluster_touch(c, node);
+    return 0;
+}
+
+int gp_cluster_set_gpu_avail(gp_cluster *c, int node, int gpu, int avail)
+{
+    if (node < 0 || node >= c->nnodes || gpu < 0 || gpu >= c->nodes[node].ngpus ||
+        avail < GP_GPU_IN_SERVICE || avail > GP_GPU_SPARE) {
+        return GP_EINVAL;
+    }
+    gp_gpu *u = &c->gpus[c->nodes[node].first_gpu + gpu];
+    if (u->avail != avail) {
+        u->avail = (uint8_t)avail;
+        cluster_touch(c, node);
+    }
+    return 0;
+}
+
+int gp_cluster_set_window(gp_cluster *c, int node, int64_t window_ms)
+{
+    if (node < 0 || node >= c->nnodes || window_ms < -1) {
+        return GP_EINVAL;
+    }
+    if (c->nodes[node].window_ms != window_ms) {
+        c->nodes[node].window_ms = window_ms;
+        cluster_touch(c, node);
+    }
     return 0;
 }
 

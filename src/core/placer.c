@@ -127,13 +127,14 @@ static int build_key(const gp_placer *pl, int node, uint64_t *key)
     key[3] = (uint64_t)n->mem_free;
     key[4] = gp_policy_uses_tags(pl->p) ? n->tag_mask : 0;
     key[5] = labels_hash(n) ^ (n->schedulable ? 1ull << 63 : 0);
-    key[6] = (uint64_t)n->ngpus;
+    key[6] = (uint64_t)n->ngpus ^ (uint64_t)(n->window_ms + 1) << 8;
     uint64_t *gk = key + HEADER_WORDS;
     for (int g = 0; g < n->ngpus; g++) {
         const gp_gpu *u = cluster_gpu_const(pl->c, node, g);
         uint64_t t[GPU_WORDS] = {
             (uint64_t)u->model << 48 | (uint64_t)u->mode << 40 | (uint64_t)u->mig_mem_used << 32 |
-                (uint64_t)u->mig_compute_used << 24 | (uint64_t)u->mig_dynamic << 16,
+                (uint64_t)u->mig_compute_used << 24 | (uint64_t)u->mig_dynamic << 16 |
+                (uint64_t)u->avail << 8,
             (uint64_t)(uint32_t)u->milli_free,
             (uint64_t)u->mem_free_mib,
             (uint64_t)u->mem_mib,
@@ -323,6 +324,8 @@ static void canonical(const gp_request *r, gp_request *out)
     out->memory_mib = r->memory_mib;
     out->kind = r->kind;
     out->allowed_models = r->allowed_models;
+    out->spare_ok = r->spare_ok;
+    out->runtime_ms = r->runtime_ms;
     switch (r->kind) {
     case GP_REQ_WHOLE:
         out->gpu_count = r->gpu_count;
@@ -346,6 +349,7 @@ static uint64_t request_hash(const gp_request *r)
                      (uint64_t)r->kind << 32 | (uint32_t)r->gpu_count);
     h = mix(mix(mix(h, (uint64_t)(uint32_t)r->gpu_milli), (uint64_t)r->gpu_mem_mib),
             r->allowed_models);
+    h = mix(mix(h, (uint64_t)r->spare_ok), (uint64_t)r->runtime_ms);
     for (int i = 0; i < (int)sizeof(r->mig_profile) && r->mig_profile[i]; i++) {
         h = mix(h, (unsigned char)r->mig_profile[i]);
     }

@@ -28,6 +28,8 @@ typedef struct class_key {
     int32_t flags;
     int32_t priority; /* preemption by priority only */
     int32_t queue;    /* reclaim only */
+    int32_t spare_ok; /* hot spares */
+    int64_t runtime;  /* maintenance windows */
 } class_key;
 
 _Static_assert(sizeof(class_key) <= FAIL_KEY, "class key too large");
@@ -44,6 +46,8 @@ static void make_key(const job_ctx *jc, int mode, char *key, int64_t *dims)
         memcpy(k.mig_profile, r->mig_profile, sizeof(k.mig_profile) - 1);
     }
     k.pol = jc->pol;
+    k.spare_ok = r->spare_ok;
+    k.runtime = r->runtime_ms;
     k.flags = jc->nvl_require | jc->nvl_prefer << 1 | jc->cold << 2 | jc->may_reserved << 3;
     if (mode == FAIL_PREEMPT) {
         k.flags |= jc->reclaim << 4 | jc->job->can_preempt << 5;

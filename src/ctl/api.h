@@ -10,6 +10,7 @@
 #ifndef GP_CTL_API_H
 #define GP_CTL_API_H
 
+#include "ctl/audit.h"
 #include "ctl/server.h"
 
 #include <jansson.h>
@@ -33,6 +34,7 @@ typedef struct api_req {
     ctl_principal who;
     const char *params[API_MAX_PARAMS]; /* the {…} segments of the path, in order */
     char param_buf[API_MAX_PARAMS][256];
+    const struct api_route *route; /* the route matched */
 } api_req;
 
 typedef void (*api_handler)(api_req *rq);
@@ -78,6 +80,9 @@ void api_nodes_heartbeat(api_req *rq);
 void api_nodes_cordon(api_req *rq);
 void api_nodes_drain(api_req *rq);
 void api_nodes_uncordon(api_req *rq);
+void api_nodes_gpu_drain(api_req *rq);
+void api_nodes_gpu_undrain(api_req *rq);
+void api_nodes_check(api_req *rq);
 
 void api_tenants_list(api_req *rq);
 void api_tenants_get(api_req *rq);
@@ -140,6 +145,26 @@ int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_
  * Store first, then memory; runs in the committer. */
 int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
                    gp_diag *d);
+
+/* Stores n's document (n may be a changed copy of a node; memory is not touched). */
+int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d);
+
+/* How a job's placement ends when something else than the job failed (ctl_job_fault). */
+typedef enum ctl_fault_kind {
+    CTL_FAULT_HARDWARE,    /* a GPU or node fault, or a lost node: restarted unless its policy is
+                              Never (then Failed) */
+    CTL_FAULT_MAINTENANCE, /* a maintenance deadline: always put back in its queue */
+} ctl_fault_kind;
+
+/* Stops j's placement because of a fault it did not cause (cause: e.g. "XID 48 (double-bit
+ * ECC error) on node n0 GPU 1"): back to Pending as a restart after a fault (one more restart,
+ * the same checkpoint directory, hot spares allowed, not counted against max_restarts), or
+ * Failed when its restart policy is Never (hardware faults) or it already restarted
+ * faults.restart_limit times within faults.restart_window. Runs in the committer. */
+int ctl_job_fault(gpupoold *g, ctl_job *j, ctl_fault_kind kind, const char *cause, gp_diag *d);
+/* Fails j as if a replica had failed (restart policy and max_restarts apply), with cause as
+ * the reason (an application fault the driver reported). */
+int ctl_job_fail(gpupoold *g, ctl_job *j, const char *cause, gp_diag *d);
 
 /* Creates a token: the secret in secret (shown once), its record in st and the store. Runs in
  * the committer. */

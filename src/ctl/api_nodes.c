@@ -12,6 +12,7 @@
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
+#include "ctl/recovery.h"
 
 #include "base/log.h"
 #include "net/token.h"
@@ -91,11 +92,16 @@ static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders)
                             n->gpus[i].readings ? json_incref(n->gpus[i].readings) : json_object());
         json_object_set_new(gd, "xid_errors", json_integer(n->gpus[i].xids));
         json_object_set_new(gd, "last_xid", json_integer(n->gpus[i].last_xid));
+        json_object_set_new(gd, "spare", json_boolean(n->gpus[i].spare));
     }
     const gp_node *cn = gp_cluster_node(st->cluster, n->cl);
     json_object_set_new(doc, "state", json_string(node_state(n)));
     json_object_set_new(doc, "schedulable", json_boolean(cn->schedulable));
     json_object_set_new(doc, "heartbeat_ms", json_integer(n->heartbeat_ms));
+    json_object_set_new(doc, "fenced", json_boolean(n->fenced));
+    json_object_set_new(doc, "unhealthy",
+                        n->unhealthy[0] ? json_string(n->unhealthy) : json_null());
+    json_object_set_new(doc, "health", n->health ? json_incref(n->health) : json_null());
     json_object_set_new(doc, "allocated",
                         json_pack("{s:o, s:I, s:I}", "gpus", doc_gpus_value(alloc_milli),
                                   "cpu_milli", (json_int_t)(cn->cpu_milli - cn->cpu_free),
@@ -146,7 +152,7 @@ typedef struct register_arg {
     char token[128];
 } register_arg;
 
-static int store_node(gpupoold *g, ctl_node *n, gp_diag *d)
+int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d)
 {
     json_t *doc = ctl_node_doc(n);
     char *text = json_dumps(doc, JSON_COMPACT);
@@ -167,6 +173,13 @@ static bool holds_on(ctl_state *st, int64_t node_id)
 static bool same_inventory(const ctl_node *n, json_t *doc)
 {
     json_t *mine = ctl_node_doc(n);
+    size_t i;
+    json_t *v;
+    json_array_foreach(json_object_get(mine, "gpus"), i, v)
+    {
+        json_object_del(v, "drained"); /* kept by the controller, not inventory */
+        json_object_del(v, "faults");
+    }
     bool same = json_equal(json_object_get(mine, "gpus"), json_object_get(doc, "gpus")) &&
                 json_equal(json_object_get(mine, "cpu_milli"), json_object_get(doc, "cpu_milli")) &&
                 json_equal(json_object_get(mine, "memory_mib"), json_object_get(doc, "memory_mib"));
@@ -205,6 +218,16 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         return gp_diag_set(d, GP_EIO, "cannot generate the node's control token");
     }
     json_object_set_new(a->doc, "control_token", json_string(control));
+    /* What the controller keeps about a node is not the registration's to set. */
+    json_object_del(a->doc, "drain_deadline_ms");
+    json_object_del(a->doc, "check_seq");
+    size_t gi;
+    json_t *gv;
+    json_array_foreach(json_object_get(a->doc, "gpus"), gi, gv)
+    {
+        json_object_del(gv, "drained");
+        json_object_del(gv, "faults");
+    }
     if (old) {
         json_object_set_new(a->doc, "cordoned", json_boolean(old->cordoned));
         json_object_set_new(a->doc, "draining", json_boolean(old->draining));
@@ -269,6 +292,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         desired_moved_with(st, n);
         n->ready = true;
         n->heartbeat_ms = now;
+        ctl_node_update_schedulable(st, n);
         op->status = old ? 200 : 201;
         op->kick = true;
         op->result = json_pack("{s:o, s:s, s:s}", "node", api_node_doc(st, n, 0), "token", a->token,
@@ -308,17 +332,19 @@ typedef struct beat_arg {
     json_t *doc;
 } beat_arg;
 
-static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_diag *d)
+static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int *stale_running,
+                      gp_diag *d)
 {
-    json_int_t job = 0, epoch = 0;
+    json_int_t job = 0, epoch = 0, idle_ms = -1;
     int replica = -1, exit_code = 0;
     const char *state = NULL, *reason = NULL;
-    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i, s?s}", "job", &job, "replica", &replica,
-                    "epoch", &epoch, "state", &state, "exit_code", &exit_code, "reason",
-                    &reason) != 0) {
+    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i, s?s, s?I}", "job", &job, "replica", &replica,
+                    "epoch", &epoch, "state", &state, "exit_code", &exit_code, "reason", &reason,
+                    "idle_ms", &idle_ms) != 0) {
         return gp_diag_set(d, GP_EINVAL,
                            "replicas[]: each needs job, replica, epoch and state (Running, "
-                           "Succeeded or Failed), and a reason, when given, is a string");
+                           "Succeeded or Failed); a reason, when given, is a string and idle_ms "
+                           "an integer");
     }
     bool running = strcmp(state, "Running") == 0, ok = strcmp(state, "Succeeded") == 0;
     if (!running && !ok && strcmp(state, "Failed") != 0) {
@@ -327,9 +353,17 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, gp_d
     ctl_job *j = ctl_job_by_id(&g->st, job);
     if (!j || !j->replicas || replica < 0 || replica >= j->spec.replicas ||
         j->replicas[replica].epoch != epoch || j->replicas[replica].node_id != n->id) {
-        return 0; /* stale: a superseded placement */
+        *stale_running += running; /* stale: a superseded placement */
+        return 0;
     }
     ctl_replica *r = &j->replicas[replica];
+    if (running && idle_ms >= 0) {
+        int rc = ctl_recovery_idle(g, j, replica, idle_ms, d);
+        if (rc < 0 || !j->replicas) {
+            *changed |= !j->replicas;
+            return rc; /* restarted as hung */
+        }
+    }
     if (strcmp(r->state, state) == 0) {
         return 0;
     }
@@ -387,25 +421,6 @@ static void read_gpus(ctl_node *n, json_t *gpus)
     }
 }
 
-/* XID events the agent saw: logged, and counted per GPU (acting on them is the fault
- * handler's job). */
-static void read_events(ctl_node *n, json_t *events)
-{
-    size_t i;
-    json_t *v;
-    json_array_foreach(events, i, v)
-    {
-        int gpu = -1, xid = 0;
-        if (json_unpack(v, "{s:i, s:i}", "gpu", &gpu, "xid", &xid) == 0 && gpu >= 0 &&
-            gpu < n->ngpus) {
-            n->gpus[gpu].xids++;
-            n->gpus[gpu].last_xid = xid;
-            GP_LOG(GP_LOG_WARN, "nodes", "xid node=%s gpu=%d uuid=%s xid=%d", n->name, gpu,
-                   n->gpus[gpu].uuid, xid);
-        }
-    }
-}
-
 static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     beat_arg *a = op->arg;
@@ -418,30 +433,38 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     size_t i;
     json_t *rep;
     bool changed = false;
+    int stale_running = 0;
     json_array_foreach(reps, i, rep)
     {
-        int rc = report_one(g, n, rep, &changed, d);
+        int rc = report_one(g, n, rep, &changed, &stale_running, d);
         if (rc < 0) {
             return rc;
         }
     }
     read_gpus(n, json_object_get(a->doc, "gpus"));
-    read_events(n, json_object_get(a->doc, "events"));
+    int rc = ctl_recovery_xids(g, n, json_object_get(a->doc, "events"), d);
+    rc = rc < 0 ? rc : ctl_recovery_health(g, n, json_object_get(a->doc, "health"), d);
+    if (rc < 0) {
+        return rc;
+    }
     if (!n->ready) {
         GP_LOG(GP_LOG_INFO, "nodes", "node=%s state=Ready", n->name);
         op->kick = true;
     }
     n->ready = true;
     n->heartbeat_ms = ctl_now_ms();
-    gp_cluster_set_schedulable(st->cluster, n->cl, !n->cordoned && !n->draining);
-    op->kick |= changed;
-    int rc = api_desired_answer(st, n, &op->result);
+    ctl_recovery_fence(g, n, stale_running);
+    ctl_node_update_schedulable(st, n);
+    /* reports, faults and health checks may free or take GPUs */
+    op->kick |= changed || json_array_size(json_object_get(a->doc, "events")) > 0 ||
+                json_object_get(a->doc, "health");
+    rc = api_desired_answer(st, n, &op->result);
     return rc < 0 ? gp_diag_set(d, rc, "out of memory") : 0;
 }
 
 void api_nodes_heartbeat(api_req *rq)
 {
-    static const char *const fields[] = {"replicas", "gpus", "events", NULL};
+    static const char *const fields[] = {"replicas", "gpus", "events", "health", NULL};
     beat_arg a = {rq->params[0], rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0, NULL};
     a.doc = api_body(rq);
     if (!a.doc) {
@@ -450,7 +473,11 @@ void api_nodes_heartbeat(api_req *rq)
     gp_diag d;
     gp_diag_clear(&d);
     int rc = doc_check_fields(a.doc, "", fields, &d);
-    for (int f = 0; rc == 0 && fields[f]; f++) {
+    json_t *health = json_object_get(a.doc, "health");
+    if (rc == 0 && health && !json_is_object(health)) {
+        rc = gp_diag_set(&d, GP_EINVAL, "health: must be an object");
+    }
+    for (int f = 0; rc == 0 && f < 3; f++) {
         json_t *list = json_object_get(a.doc, fields[f]);
         if (list && !json_is_array(list)) {
             rc = gp_diag_set(&d, GP_EINVAL, "%s: must be a list", fields[f]);
@@ -471,6 +498,7 @@ void api_nodes_heartbeat(api_req *rq)
 typedef struct cordon_arg {
     const char *node;
     bool cordon, drain;
+    int64_t deadline_ms; /* drain: a maintenance deadline in the future; 0 = now */
     const char *who;
 } cordon_arg;
 
@@ -510,24 +538,28 @@ static int cordon_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (!n) {
         return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
     }
+    bool later = a->drain && a->deadline_ms > ctl_now_ms();
     ctl_node next = *n;
-    next.cordoned = a->cordon;
-    next.draining = a->drain;
-    int rc = store_node(g, &next, d);
-    if (rc == 0 && a->drain) {
+    next.cordoned = a->cordon && !later;
+    next.draining = a->drain && !later;
+    next.drain_deadline_ms = later ? a->deadline_ms : 0;
+    int rc = ctl_node_store(g, &next, d);
+    if (rc == 0 && a->drain && !later) {
         rc = requeue_on(g, n, a->who, d);
     }
     if (rc < 0) {
         return rc;
     }
-    if (n->cordoned != a->cordon) {
+    if (n->cordoned != next.cordoned) {
         ctl_node_desired_changed(&g->st, n); /* the document shows the cordon */
     }
-    n->cordoned = a->cordon;
-    n->draining = a->drain;
-    gp_cluster_set_schedulable(g->st.cluster, n->cl, !n->cordoned && !n->draining && n->ready);
-    GP_LOG(GP_LOG_INFO, "nodes", "node=%s cordoned=%d draining=%d by=%s", n->name, n->cordoned,
-           n->draining, a->who);
+    n->cordoned = next.cordoned;
+    n->draining = next.draining;
+    n->drain_deadline_ms = next.drain_deadline_ms;
+    gp_cluster_set_window(g->st.cluster, n->cl, -1); /* the next cycle sets it anew */
+    ctl_node_update_schedulable(&g->st, n);
+    GP_LOG(GP_LOG_INFO, "nodes", "node=%s cordoned=%d draining=%d deadline_ms=%lld by=%s", n->name,
+           n->cordoned, n->draining, (long long)n->drain_deadline_ms, a->who);
     op->kick = true;
     op->result = api_node_doc(&g->st, n, 0);
     return 0;
@@ -535,7 +567,7 @@ static int cordon_run(gpupoold *g, ctl_op *op, gp_diag *d)
 
 static void cordon(api_req *rq, bool c, bool drain)
 {
-    cordon_arg a = {rq->params[0], c, drain, rq->who.name};
+    cordon_arg a = {rq->params[0], c, drain, 0, rq->who.name};
     ctl_op op = {.run = cordon_run, .arg = &a};
     api_run(rq, &op);
 }
@@ -545,12 +577,123 @@ void api_nodes_cordon(api_req *rq)
     cordon(rq, true, false);
 }
 
+/* An optional body: {"deadline_ms": T} (milliseconds since the epoch) or {"in_s": S}: drain at
+ * that time (maintenance), taking until then only jobs whose max runtime ends before it. */
 void api_nodes_drain(api_req *rq)
 {
-    cordon(rq, true, true);
+    static const char *const fields[] = {"deadline_ms", "in_s", NULL};
+    cordon_arg a = {rq->params[0], true, true, 0, rq->who.name};
+    if (rq->http->body_len > 0) {
+        json_t *doc = api_body(rq);
+        if (!doc) {
+            return;
+        }
+        gp_diag d;
+        gp_diag_clear(&d);
+        int64_t in_s = 0;
+        int rc = doc_check_fields(doc, "", fields, &d);
+        rc = rc < 0 ? rc : doc_int(doc, "", "deadline_ms", 0, INT64_MAX / 2, &a.deadline_ms, &d);
+        rc = rc < 0 ? rc : doc_int(doc, "", "in_s", 0, INT64_C(366) * 86400, &in_s, &d);
+        if (rc == 0 && a.deadline_ms && in_s) {
+            rc = gp_diag_set(&d, GP_EINVAL, "deadline_ms, in_s: give one of them");
+        }
+        json_decref(doc);
+        if (rc < 0) {
+            api_diag(rq, &d);
+            return;
+        }
+        a.deadline_ms = in_s ? ctl_now_ms() + in_s * 1000 : a.deadline_ms;
+    }
+    ctl_op op = {.run = cordon_run, .arg = &a};
+    api_run(rq, &op);
 }
 
 void api_nodes_uncordon(api_req *rq)
 {
     cordon(rq, false, false);
+}
+
+/* ---- one GPU in and out of service; health checks ---- */
+
+typedef enum gpu_verb { GPU_DRAIN, GPU_UNDRAIN, NODE_CHECK } gpu_verb;
+
+typedef struct gpu_arg {
+    const char *node;
+    const char *gpu; /* NULL for NODE_CHECK */
+    gpu_verb verb;
+    const char *who;
+    char reason[160];
+} gpu_arg;
+
+static int gpu_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    gpu_arg *a = op->arg;
+    ctl_node *n = ctl_node_by_name(&g->st, a->node);
+    if (!n) {
+        return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
+    }
+    int gpu = -1;
+    if (a->gpu) {
+        char *end;
+        long v = strtol(a->gpu, &end, 10);
+        if (end == a->gpu || *end || v < 0 || v >= n->ngpus) {
+            return gp_diag_set(d, GP_ENOENT, "node %s: no GPU %s (it has %d)", n->name, a->gpu,
+                               n->ngpus);
+        }
+        gpu = (int)v;
+    }
+    int rc;
+    if (a->verb == GPU_DRAIN) {
+        char reason[200];
+        snprintf(reason, sizeof(reason), "drained by %s%s%s", a->who, a->reason[0] ? ": " : "",
+                 a->reason);
+        rc = ctl_gpu_drain(g, n, gpu, reason, false, false, false, d);
+    } else if (a->verb == GPU_UNDRAIN) {
+        rc = n->gpus[gpu].drained ? ctl_gpu_undrain(g, n, gpu, a->who, d) : 0;
+    } else {
+        rc = ctl_node_check(g, n, d);
+    }
+    if (rc == 0) {
+        op->kick = true;
+        op->result = api_node_doc(&g->st, n, 0);
+    }
+    return rc;
+}
+
+static void gpu_op(api_req *rq, gpu_verb verb)
+{
+    gpu_arg a = {rq->params[0], verb == NODE_CHECK ? NULL : rq->params[1], verb, rq->who.name, ""};
+    if (verb == GPU_DRAIN && rq->http->body_len > 0) {
+        static const char *const fields[] = {"reason", NULL};
+        json_t *doc = api_body(rq);
+        if (!doc) {
+            return;
+        }
+        gp_diag d;
+        gp_diag_clear(&d);
+        int rc = doc_check_fields(doc, "", fields, &d);
+        rc = rc < 0 ? rc : doc_str(doc, "", "reason", a.reason, sizeof(a.reason), &d);
+        json_decref(doc);
+        if (rc < 0) {
+            api_diag(rq, &d);
+            return;
+        }
+    }
+    ctl_op op = {.run = gpu_run, .arg = &a};
+    api_run(rq, &op);
+}
+
+void api_nodes_gpu_drain(api_req *rq)
+{
+    gpu_op(rq, GPU_DRAIN);
+}
+
+void api_nodes_gpu_undrain(api_req *rq)
+{
+    gpu_op(rq, GPU_UNDRAIN);
+}
+
+void api_nodes_check(api_req *rq)
+{
+    gpu_op(rq, NODE_CHECK);
 }

@@ -4,10 +4,12 @@
  *
  * Invariant: memory equals what the store has committed whenever the state lock is free. A
  * group holds the lock from BEGIN to COMMIT; an op that fails is rolled back to its savepoint
- * and has not touched memory; a COMMIT that fails reloads memory from the store. Long-poll
+ * and has not touched memory; an op whose audit record cannot be written after it ran is rolled
+ * back too, and memory reloaded; a COMMIT that fails reloads memory from the store. Long-poll
  * waiters of desired documents are woken (ctl_desired_publish) after the commit, before the
  * lock is released, so what they are answered has been committed.
  */
+#include "ctl/audit.h"
 #include "ctl/server.h"
 
 #include "base/log.h"
@@ -44,21 +46,38 @@ void ctl_reload(gpupoold *g)
 {
     gp_diag d;
     gp_diag_clear(&d);
-    if (ctl_state_load(&g->st, g->store, &d) < 0 || ctl_sched_reset(g, &d) < 0) {
-        GP_LOG(GP_LOG_ERROR, "ctl", "reload after a failed commit: %s", d.msg);
+    int rc = ctl_state_load(&g->st, g->store, &d);
+    if (rc == 0) {
+        ctl_nodes_grace(&g->st, ctl_now_ms());
+    }
+    if (rc < 0 || ctl_sched_reset(g, &d) < 0) {
+        GP_LOG(GP_LOG_ERROR, "ctl", "reloading the state from the store: %s", d.msg);
         g->ready = false;
     }
 }
 
+/* Runs op in its savepoint, then appends its audit record there. A record that cannot be
+ * written undoes the change: the savepoint is rolled back, and memory, which run may already
+ * have changed (its own record, or one of several placements it ended), is loaded again from
+ * the store (what this group has written so far included). */
 static void run_one(gpupoold *g, ctl_op *op)
 {
     gp_diag_clear(&op->diag);
     op->status = op->status ? op->status : 200;
     int rc = gp_store_savepoint(g->store, &op->diag);
     if (rc == 0) {
+        g->op_now = op;
         rc = op->run(g, op, &op->diag);
+        bool changed = rc == 0;
+        if (rc == 0) {
+            rc = ctl_audit_op(g, op, &op->diag);
+        }
+        g->op_now = NULL;
         if (rc < 0) {
             gp_store_savepoint_rollback(g->store);
+            if (changed || op->audit.failed) {
+                ctl_reload(g);
+            }
         } else {
             rc = gp_store_savepoint_release(g->store, &op->diag);
         }

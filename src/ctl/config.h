@@ -77,10 +77,18 @@ typedef struct gp_ctl_config {
         gp_ctl_log_format format;
     } log;
     struct {
-        int threads;        /* 1..256, default 8 */
-        int64_t max_body;   /* bytes, 1KiB..64MiB, default 1MiB */
-        int64_t timeout_ms; /* default 30s */
+        int threads;              /* 1..256, default 8 */
+        int64_t max_body;         /* bytes, 1KiB..64MiB, default 1MiB */
+        int64_t timeout_ms;       /* default 30s */
+        int64_t max_header_bytes; /* bytes, 1KiB..64KiB, default 16KiB */
     } http;
+    struct {
+        double rate_limit;       /* requests/s per tenant (user tokens); 0 = none; default 100 */
+        int rate_burst;          /* 1..1000000, default 200 */
+        double token_rate_limit; /* requests/s per admin, operator or join token; 0 = none
+                                    (default) */
+        int token_rate_burst;    /* 1..1000000, default 1000 */
+    } api;
     struct {
         int64_t interval_ms; /* 10ms..1h, default 1s */
         gp_node_policy node_policy;
@@ -94,13 +102,21 @@ typedef struct gp_ctl_config {
     } scheduler;
     struct {
         int64_t heartbeat_timeout_ms;          /* default 40s */
+        int64_t lost_timeout_ms;               /* default 2m */
         char join_token_file[GP_CTL_PATH_MAX]; /* "" = DATA_DIR/join.token */
     } nodes;
     struct {
         char default_queue[GP_NAME_MAX];          /* default "default" */
         char default_priority_class[GP_NAME_MAX]; /* default "normal" */
         int max_pending_per_tenant;               /* default 100000 */
+        char checkpoint_root[GP_CTL_PATH_MAX];    /* "" = a directory on the node */
     } jobs;
+    struct {
+        int restart_limit;         /* restarts after faults per window, default 10 */
+        int64_t restart_window_ms; /* default 1h */
+        double spare_fraction;     /* 0..0.5, default 0 */
+        int64_t recheck_after_ms;  /* default 10m */
+    } faults;
 } gp_ctl_config;
 
 /* What the command line asked for besides settings. */

@@ -18,6 +18,7 @@
 #define GP_CTL_CTL_H
 
 #include "ctl/config.h"
+#include "ctl/faults.h"
 #include "gpupool/jobspec.h"
 #include "gpupool/model.h"
 #include "gpupool/sched.h"
@@ -95,6 +96,15 @@ typedef struct ctl_gpu_info {
                          ECC); owned; NULL = none. Memory only. */
     int64_t xids;     /* XID events reported since the controller started */
     int last_xid;     /* 0 = none */
+    /* Out of service (stored with the node): nothing new is placed on a drained GPU. */
+    bool drained;
+    bool drain_auto;        /* returns once a health check asked for after the drain passes */
+    bool retired;           /* returns only by an operator's undrain */
+    char drain_reason[200]; /* why */
+    int64_t drained_ms;
+    int64_t check_seq;     /* auto: the node's health check that must pass (0 = not asked yet) */
+    ctl_gpu_faults faults; /* recurring faults seen lately (stored) */
+    bool spare;            /* memory: held back for restarts after a fault */
 } ctl_gpu_info;
 
 typedef struct ctl_node {
@@ -110,6 +120,14 @@ typedef struct ctl_node {
     bool cordoned;
     bool draining;
     bool ready;
+    int64_t drain_deadline_ms; /* maintenance: drained at this time (stored); 0 = none */
+    int64_t check_seq;         /* the latest health check asked of its agent (stored) */
+    json_t *health;            /* memory: the agent's latest health check result; owned */
+    int64_t health_seq;        /* memory: the request it answered (health.seq) */
+    char unhealthy[200];       /* memory: a node-wide fatal finding of it; "" = none */
+    /* memory: its replicas were moved off it while it was lost; it gets no new work until its
+     * agent reports none of them running */
+    bool fenced;
     int64_t registered_ms;
     int64_t heartbeat_ms; /* memory only: not worth a write per heartbeat */
     /* The version of the node's desired document (ctl_node_desired_version); memory only, 0
@@ -147,7 +165,11 @@ typedef struct ctl_replica {
     gp_assignment a; /* in the cluster model */
     char state[16];  /* what the agent last reported: "", "Running", "Succeeded", "Failed" */
     int exit_code;
+    bool hung; /* memory: reported hung (once per placement) */
 } ctl_replica;
+
+/* Restarts after faults remembered per job (faults.restart_limit cannot exceed it). */
+#define CTL_FAULT_RESTARTS_KEEP 64
 
 /* The reason of a job no scheduling cycle has looked at yet. */
 #define CTL_REASON_NEW "waiting for the next scheduling cycle"
@@ -163,6 +185,9 @@ typedef struct ctl_job {
     char reason[256]; /* why it waits (Pending) or why it ended */
     int64_t submit_ms, start_ms, end_ms;
     int restarts;
+    bool spare_ok; /* restarting after a fault: may use hot spares (stored) */
+    int64_t fault_ms[CTL_FAULT_RESTARTS_KEEP]; /* its latest restarts after faults, newest
+                                                  first (stored) */
     int exit_code;         /* of a Failed job's first failed replica; 0 otherwise */
     ctl_replica *replicas; /* spec.replicas entries while it holds resources; else NULL */
     int64_t *ran_on;       /* per replica, the node of the last placement that ended; owned;
@@ -214,6 +239,9 @@ typedef struct ctl_state {
     bool desired_moved;
     /* Not state, but woken by its changes: kept by ctl_state_clear. */
     ctl_desired_waiters *waiters;
+    /* jobs.checkpoint_root (desired documents name each job's directory under it); kept by
+     * ctl_state_clear */
+    const char *checkpoint_root;
 } ctl_state;
 
 /* Empties and frees everything in st (the lock is kept). */
@@ -245,6 +273,14 @@ int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc,
 bool ctl_node_host(const ctl_node *n, char *buf, size_t cap);
 /* The stored document of a node. New reference. */
 json_t *ctl_node_doc(const ctl_node *n);
+/* Whether the node may take new work (ready, not cordoned, draining, fenced or unhealthy), set
+ * on the cluster model. */
+void ctl_node_update_schedulable(ctl_state *st, ctl_node *n);
+/* After a (re)load: every node gets a grace period (Ready, heard from at now) for its agent to
+ * report. */
+void ctl_nodes_grace(ctl_state *st, int64_t now);
+/* Sets each GPU's availability on the cluster model from its drain and spare flags. */
+void ctl_node_update_gpus(ctl_state *st, ctl_node *n);
 /* Applies (take=true) or releases the assignments of a job's replicas on the cluster model. */
 int ctl_job_hold(ctl_state *st, ctl_job *j, bool take);
 /* Ends the job's hold on its placement in memory: records where it ran (ran_on, ran_epoch) and

@@ -71,6 +71,12 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
     if (j->spec.nvolumes > 0) {
         json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
     }
+    if (st->checkpoint_root && st->checkpoint_root[0]) {
+        const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
+        json_object_set_new(doc, "checkpoint_dir",
+                            json_sprintf("%s/%s/%lld", st->checkpoint_root, t ? t->lim.name : "-",
+                                         (long long)j->id));
+    }
     if (j->spec.replicas > 1) {
         gang_doc(st, j, r, doc);
     }
@@ -89,9 +95,9 @@ int api_desired_answer(ctl_state *st, ctl_node *n, json_t **out)
     for (int k = 0; k < nheld; k++) {
         json_array_append_new(desired, desired_doc(st, held[k].job, held[k].replica, n));
     }
-    *out = json_pack("{s:s, s:I, s:b, s:o}", "node", n->name, "version",
+    *out = json_pack("{s:s, s:I, s:b, s:I, s:o}", "node", n->name, "version",
                      (json_int_t)ctl_node_desired_version(st, n), "cordoned", n->cordoned,
-                     "desired", desired);
+                     "check_seq", (json_int_t)n->check_seq, "desired", desired);
     return *out ? 0 : GP_ENOMEM;
 }
 

@@ -8,6 +8,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d)
 {
@@ -46,6 +47,9 @@ int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_
     if (rc == 0) {
         rc = ctl_job_event(g, j->id, event, next->reason, d);
     }
+    if (rc == 0) {
+        rc = ctl_audit_free(g, j, NULL, event, next->reason, d);
+    }
     if (rc < 0) {
         return rc;
     }
@@ -58,6 +62,8 @@ int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_
     j->end_ms = next->end_ms;
     j->exit_code = next->exit_code;
     j->restarts = next->restarts;
+    j->spare_ok = next->spare_ok;
+    memcpy(j->fault_ms, next->fault_ms, sizeof(j->fault_ms));
     ctl_job_set_state(&g->st, j, to);
     return 0;
 }
@@ -89,4 +95,64 @@ int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
     }
     return ctl_job_end_placement(g, j, &next, to, restart ? "Restarting" : ctl_job_state_name(to),
                                  d);
+}
+
+/* Restarts of j after faults within the window ending at now. */
+static int recent_faults(const gpupoold *g, const ctl_job *j, int64_t now)
+{
+    int n = 0;
+    for (int i = 0; i < CTL_FAULT_RESTARTS_KEEP && j->fault_ms[i]; i++) {
+        n += now - j->fault_ms[i] < g->cfg->faults.restart_window_ms;
+    }
+    return n;
+}
+
+int ctl_job_fault(gpupoold *g, ctl_job *j, ctl_fault_kind kind, const char *cause, gp_diag *d)
+{
+    int64_t now = ctl_now_ms();
+    ctl_job next = *j;
+    next.exit_code = 0;
+    int recent = recent_faults(g, j, now);
+    bool hw = kind == CTL_FAULT_HARDWARE;
+    bool never = hw && j->spec.restart_policy == GP_RESTART_NEVER;
+    if (never || (hw && recent >= g->cfg->faults.restart_limit)) {
+        next.end_ms = now;
+        if (never) {
+            snprintf(next.reason, sizeof(next.reason),
+                     "%.200s; not restarted (restart policy Never)", cause);
+        } else {
+            snprintf(next.reason, sizeof(next.reason),
+                     "%.160s; not restarted: %d restarts after faults within %llds", cause, recent,
+                     (long long)(g->cfg->faults.restart_window_ms / 1000));
+        }
+        return ctl_job_end_placement(g, j, &next, CTL_FAILED, "Failed", d);
+    }
+    next.start_ms = next.end_ms = 0;
+    next.restarts++;
+    next.spare_ok = true;
+    memmove(next.fault_ms + 1, next.fault_ms, sizeof(next.fault_ms) - sizeof(next.fault_ms[0]));
+    next.fault_ms[0] = now;
+    snprintf(next.reason, sizeof(next.reason), "restarting after %.200s (restart %d)", cause,
+             next.restarts);
+    return ctl_job_end_placement(g, j, &next, CTL_PENDING,
+                                 kind == CTL_FAULT_MAINTENANCE ? "Requeued" : "Restarting", d);
+}
+
+int ctl_job_fail(gpupoold *g, ctl_job *j, const char *cause, gp_diag *d)
+{
+    ctl_job next = *j;
+    bool restart = j->spec.restart_policy != GP_RESTART_NEVER && j->restarts < j->spec.max_restarts;
+    if (restart) {
+        next.start_ms = next.end_ms = 0;
+        next.exit_code = 0;
+        next.restarts++;
+        snprintf(next.reason, sizeof(next.reason), "restarting: %.200s (restart %d of %d)", cause,
+                 next.restarts, j->spec.max_restarts);
+    } else {
+        next.end_ms = ctl_now_ms();
+        next.exit_code = -1;
+        snprintf(next.reason, sizeof(next.reason), "%.250s", cause);
+    }
+    return ctl_job_end_placement(g, j, &next, restart ? CTL_PENDING : CTL_FAILED,
+                                 restart ? "Restarting" : "Failed", d);
 }

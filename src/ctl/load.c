@@ -183,6 +183,13 @@ static void read_status(ctl_job *j, json_t *status)
         }
         j->ran_epoch = epoch;
     }
+    int spare_ok = 0;
+    json_t *faults = NULL;
+    json_unpack(status, "{s?b, s?o}", "spare_ok", &spare_ok, "fault_restarts_ms", &faults);
+    j->spare_ok = spare_ok;
+    for (size_t i = 0; i < CTL_FAULT_RESTARTS_KEEP && i < json_array_size(faults); i++) {
+        j->fault_ms[i] = json_integer_value(json_array_get(faults, i));
+    }
     snprintf(j->reason, sizeof(j->reason), "%s", reason);
     j->start_ms = start;
     j->end_ms = end;

@@ -7,20 +7,26 @@
  *              "nvlink": [1, 2, 3], "mig": false}, …],
  *    "cordoned": false, "draining": false, "registered_ms": …}
  *
+ * and, kept by the controller (a registration cannot set them): per GPU "drained" ({"reason",
+ * "since_ms", "auto", "retired", "check_seq"}: out of service) and "faults" (recurring faults
+ * seen lately, faults.h); per node "drain_deadline_ms" (a scheduled maintenance drain) and
+ * "check_seq" (the latest health check asked of the agent).
+ *
  * A GPU's index is its position in "gpus". The cluster model cannot remove a node, so a node
  * that registers again with a different inventory gets a new node in the model and the old one
  * is made unschedulable; jobs placed on the old one keep their hold until they end.
  */
 #include "ctl/ctl.h"
 #include "ctl/doc.h"
+#include "ctl/faults.h"
 
 #include <stdlib.h>
 #include <string.h>
 
 static int read_gpu(json_t *g, int i, ctl_gpu_info *out, gp_diag *d)
 {
-    static const char *const fields[] = {"index", "uuid",   "model", "memory_mib",
-                                         "numa",  "nvlink", "mig",   NULL};
+    static const char *const fields[] = {"index",  "uuid", "model",   "memory_mib", "numa",
+                                         "nvlink", "mig",  "drained", "faults",     NULL};
     char path[32];
     snprintf(path, sizeof(path), "gpus[%d]", i);
     ctl_gpu_info info;
@@ -72,6 +78,25 @@ static int read_gpu(json_t *g, int i, ctl_gpu_info *out, gp_diag *d)
             }
         }
     }
+    json_t *drained = json_object_get(g, "drained");
+    if (rc == 0 && drained && !json_is_null(drained)) {
+        const char *reason = "";
+        int automatic = 0, retired = 0;
+        json_int_t since = 0, seq = 0;
+        if (json_unpack(drained, "{s:s, s:I, s:b, s:b, s:I}", "reason", &reason, "since_ms", &since,
+                        "auto", &automatic, "retired", &retired, "check_seq", &seq) != 0) {
+            rc = gp_diag_set(d, GP_EINVAL,
+                             "%s.drained: needs reason, since_ms, auto, retired and check_seq",
+                             path);
+        }
+        info.drained = true;
+        info.drain_auto = automatic;
+        info.retired = retired;
+        info.drained_ms = since;
+        info.check_seq = seq;
+        snprintf(info.drain_reason, sizeof(info.drain_reason), "%s", reason);
+    }
+    ctl_gpu_faults_read(json_object_get(g, "faults"), &info.faults);
     if (rc < 0) {
         return rc;
     }
@@ -83,9 +108,19 @@ static int read_gpu(json_t *g, int i, ctl_gpu_info *out, gp_diag *d)
 /* Reads the document into n (everything but id and cl). */
 static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
 {
-    static const char *const fields[] = {
-        "name",     "address",  "cpu_milli",     "memory_mib",    "labels", "gpus",
-        "cordoned", "draining", "registered_ms", "control_token", NULL};
+    static const char *const fields[] = {"name",
+                                         "address",
+                                         "cpu_milli",
+                                         "memory_mib",
+                                         "labels",
+                                         "gpus",
+                                         "cordoned",
+                                         "draining",
+                                         "registered_ms",
+                                         "control_token",
+                                         "drain_deadline_ms",
+                                         "check_seq",
+                                         NULL};
     memset(n, 0, sizeof(*n));
     snprintf(n->name, sizeof(n->name), "%s", name);
     int rc = doc_check_fields(doc, "", fields, d);
@@ -112,6 +147,12 @@ static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
     }
     if (rc == 0) {
         rc = doc_str(doc, "", "control_token", n->control_token, sizeof(n->control_token), d);
+    }
+    if (rc == 0) {
+        rc = doc_int(doc, "", "drain_deadline_ms", 0, INT64_MAX, &n->drain_deadline_ms, d);
+    }
+    if (rc == 0) {
+        rc = doc_int(doc, "", "check_seq", 0, INT64_MAX, &n->check_seq, d);
     }
     json_t *labels = json_object_get(doc, "labels");
     if (rc == 0 && labels && !json_is_null(labels)) {
@@ -207,8 +248,9 @@ int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc,
         json_decref(n.labels);
         return rc;
     }
-    gp_cluster_set_schedulable(st->cluster, n.cl, !n.cordoned && !n.draining);
     st->nodes[st->nnodes++] = n;
+    ctl_node_update_schedulable(st, &st->nodes[st->nnodes - 1]);
+    ctl_node_update_gpus(st, &st->nodes[st->nnodes - 1]);
     st->gen++; /* a new GPU model changes how requests resolve */
     return 0;
 }
@@ -224,16 +266,61 @@ json_t *ctl_node_doc(const ctl_node *n)
                 json_array_append_new(links, json_integer(j));
             }
         }
-        json_array_append_new(gpus, json_pack("{s:i, s:s, s:s, s:I, s:i, s:o, s:b}", "index", i,
-                                              "uuid", g->uuid, "model", g->model, "memory_mib",
-                                              (json_int_t)g->mem_mib, "numa", g->numa, "nvlink",
-                                              links, "mig", g->mig));
+        json_t *gd = json_pack("{s:i, s:s, s:s, s:I, s:i, s:o, s:b}", "index", i, "uuid", g->uuid,
+                               "model", g->model, "memory_mib", (json_int_t)g->mem_mib, "numa",
+                               g->numa, "nvlink", links, "mig", g->mig);
+        if (g->drained) {
+            json_object_set_new(gd, "drained",
+                                json_pack("{s:s, s:I, s:b, s:b, s:I}", "reason", g->drain_reason,
+                                          "since_ms", (json_int_t)g->drained_ms, "auto",
+                                          g->drain_auto, "retired", g->retired, "check_seq",
+                                          (json_int_t)g->check_seq));
+        }
+        json_t *faults = ctl_gpu_faults_doc(&g->faults);
+        if (faults) {
+            json_object_set_new(gd, "faults", faults);
+        }
+        json_array_append_new(gpus, gd);
     }
-    return json_pack("{s:s, s:s, s:I, s:I, s:O, s:o, s:b, s:b, s:I, s:s}", "name", n->name,
-                     "address", n->address, "cpu_milli", (json_int_t)n->cpu_milli, "memory_mib",
-                     (json_int_t)n->memory_mib, "labels", n->labels, "gpus", gpus, "cordoned",
-                     n->cordoned, "draining", n->draining, "registered_ms",
-                     (json_int_t)n->registered_ms, "control_token", n->control_token);
+    json_t *doc = json_pack("{s:s, s:s, s:I, s:I, s:O, s:o, s:b, s:b, s:I, s:s}", "name", n->name,
+                            "address", n->address, "cpu_milli", (json_int_t)n->cpu_milli,
+                            "memory_mib", (json_int_t)n->memory_mib, "labels", n->labels, "gpus",
+                            gpus, "cordoned", n->cordoned, "draining", n->draining, "registered_ms",
+                            (json_int_t)n->registered_ms, "control_token", n->control_token);
+    if (n->drain_deadline_ms) {
+        json_object_set_new(doc, "drain_deadline_ms", json_integer(n->drain_deadline_ms));
+    }
+    if (n->check_seq) {
+        json_object_set_new(doc, "check_seq", json_integer(n->check_seq));
+    }
+    return doc;
+}
+
+void ctl_node_update_schedulable(ctl_state *st, ctl_node *n)
+{
+    gp_cluster_set_schedulable(st->cluster, n->cl,
+                               n->ready && !n->cordoned && !n->draining && !n->fenced &&
+                                   !n->unhealthy[0]);
+}
+
+void ctl_nodes_grace(ctl_state *st, int64_t now)
+{
+    for (int i = 0; i < st->nnodes; i++) {
+        st->nodes[i].ready = true;
+        st->nodes[i].heartbeat_ms = now;
+        ctl_node_update_schedulable(st, &st->nodes[i]);
+    }
+}
+
+void ctl_node_update_gpus(ctl_state *st, ctl_node *n)
+{
+    for (int i = 0; i < n->ngpus; i++) {
+        const ctl_gpu_info *g = &n->gpus[i];
+        gp_cluster_set_gpu_avail(st->cluster, n->cl, i,
+                                 g->drained ? GP_GPU_OUT
+                                 : g->spare ? GP_GPU_SPARE
+                                            : GP_GPU_IN_SERVICE);
+    }
 }
 
 bool ctl_node_host(const ctl_node *n, char *buf, size_t cap)

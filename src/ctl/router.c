@@ -6,14 +6,18 @@
 #include "ctl/api.h"
 
 #include "base/log.h"
+#include "ctl/ratelimit.h"
 #include "net/token.h"
 #include "net/yaml_json.h"
 
+#include <pthread.h>
 #include <stdarg.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 const api_route api_routes[] = {
     {"GET", "/healthz", R_ANYONE, api_healthz, "Liveness: the process answers"},
@@ -42,6 +46,12 @@ const api_route api_routes[] = {
      "Cordon a node and requeue the jobs on it"},
     {"POST", "/v1/nodes/{node}/uncordon", R_STAFF, api_nodes_uncordon,
      "Let work be placed on a node again"},
+    {"POST", "/v1/nodes/{node}/check", R_STAFF, api_nodes_check,
+     "Ask a node's agent for a health check"},
+    {"POST", "/v1/nodes/{node}/gpus/{gpu}/drain", R_STAFF, api_nodes_gpu_drain,
+     "Take one GPU out of service"},
+    {"POST", "/v1/nodes/{node}/gpus/{gpu}/undrain", R_STAFF, api_nodes_gpu_undrain,
+     "Return a drained GPU to service"},
     {"GET", "/v1/tenants", R_PEOPLE, api_tenants_list, "List tenants with quota use"},
     {"POST", "/v1/tenants", R_ADMIN, api_tenants_create, "Create a tenant"},
     {"GET", "/v1/tenants/{tenant}", R_PEOPLE, api_tenants_get, "Get a tenant"},
@@ -69,6 +79,7 @@ const api_route api_routes[] = {
     {"GET", "/v1/tokens", R_ADMIN, api_tokens_list, "List tokens (never their secrets)"},
     {"POST", "/v1/tokens", R_ADMIN, api_tokens_create, "Create a token; the secret is shown once"},
     {"DELETE", "/v1/tokens/{token}", R_ADMIN, api_tokens_revoke, "Revoke a token"},
+    {"GET", "/v1/audit", R_ADMIN, api_audit_list, "The audit log: who changed what, and when"},
     {NULL, NULL, 0, NULL, NULL},
 };
 
@@ -100,6 +111,7 @@ void api_diag(api_req *rq, const gp_diag *d)
 
 void api_run(api_req *rq, ctl_op *op)
 {
+    ctl_audit_prepare(rq, op);
     if (ctl_run_op(rq->g, op) < 0) {
         api_diag(rq, &op->diag);
         return;
@@ -125,6 +137,12 @@ json_t *api_body(api_req *rq)
             return NULL;
         }
     } else {
+        gp_diag d;
+        gp_diag_clear(&d);
+        if (gp_json_check_depth(rq->http->body, rq->http->body_len, GP_JSON_MAX_DEPTH, &d) < 0) {
+            api_error(rq, d.code, "body: %s", d.msg);
+            return NULL;
+        }
         json_error_t err;
         doc = json_loadb(rq->http->body, rq->http->body_len, JSON_REJECT_DUPLICATES, &err);
         if (!doc) {
@@ -188,6 +206,93 @@ static int authenticate(api_req *rq)
     return 0;
 }
 
+/* ---- Rate limits ----
+ *
+ * Users are limited per tenant (api.rate_limit), so that one tenant's flood leaves the others
+ * their share; admin, operator and join tokens per token (api.token_rate_limit); agent tokens
+ * never, since a refused heartbeat would make a healthy node look dead. The limiters are made
+ * from the controller's config on first use and live as long as the process: gpupoold runs one
+ * controller per process (main.c). */
+typedef struct api_limits {
+    gp_ratelimit *tenant; /* keyed by tenant id */
+    gp_ratelimit *token;  /* keyed by token id */
+} api_limits;
+
+#define LIMIT_KEYS 65536 /* buckets kept per limiter (see ratelimit.h: memory stays bounded) */
+
+static _Atomic(api_limits *) limits;
+static pthread_mutex_t limits_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* The limiters; NULL when they could not be made (no memory): requests then go unlimited. */
+static api_limits *limits_get(const gp_ctl_config *cfg)
+{
+    api_limits *l = atomic_load_explicit(&limits, memory_order_acquire);
+    if (l) {
+        return l;
+    }
+    pthread_mutex_lock(&limits_lock);
+    l = atomic_load_explicit(&limits, memory_order_relaxed);
+    if (!l && (l = calloc(1, sizeof(*l))) != NULL) {
+        const double rate = cfg->api.rate_limit, token_rate = cfg->api.token_rate_limit;
+        int rc = gp_ratelimit_new(rate, cfg->api.rate_burst, LIMIT_KEYS, &l->tenant);
+        if (rc == 0) {
+            rc = gp_ratelimit_new(token_rate, cfg->api.token_rate_burst, LIMIT_KEYS, &l->token);
+        }
+        if (rc != 0) {
+            gp_ratelimit_free(l->tenant);
+            free(l);
+            l = NULL;
+            GP_LOG(GP_LOG_ERROR, "http", "rate limits off: cannot make the limiters");
+        } else {
+            atomic_store_explicit(&limits, l, memory_order_release);
+        }
+    }
+    pthread_mutex_unlock(&limits_lock);
+    return l;
+}
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Takes one request from the caller's bucket: true, or false after answering 429. */
+static bool within_rate(api_req *rq)
+{
+    const ctl_principal *w = &rq->who;
+    api_limits *l = w->role == CTL_ROLE_AGENT ? NULL : limits_get(rq->g->cfg);
+    if (!l) {
+        return true;
+    }
+    bool user = w->role == CTL_ROLE_USER;
+    int64_t retry_ms = 0;
+    if (gp_ratelimit_take(user ? l->tenant : l->token, user ? w->tenant_id : w->token_id, mono_ms(),
+                          &retry_ms) == 0) {
+        return true;
+    }
+    long long secs = (long long)((retry_ms + 999) / 1000);
+    if (user) {
+        api_error(rq, GP_EUNAVAIL,
+                  "rate limit: tenant %s made more than %g requests per second "
+                  "(api.rate_limit); retry in %llds",
+                  w->tenant, rq->g->cfg->api.rate_limit, secs);
+    } else {
+        api_error(rq, GP_EUNAVAIL,
+                  "rate limit: token %s made more than %g requests per second "
+                  "(api.token_rate_limit); retry in %llds",
+                  w->name, rq->g->cfg->api.token_rate_limit, secs);
+    }
+    rq->resp->status = 429;
+    char value[32];
+    snprintf(value, sizeof(value), "%lld", secs);
+    gp_http_response_add_header(rq->resp, "Retry-After", value);
+    GP_LOG(GP_LOG_DEBUG, "http", "method=%s path=%s status=429 role=%s token=%s", rq->http->method,
+           rq->http->path, ctl_role_name(w->role), w->name);
+    return false;
+}
+
 void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *resp)
 {
     api_req rq;
@@ -195,6 +300,13 @@ void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *re
     rq.g = ctx;
     rq.http = req;
     rq.resp = resp;
+    if (req->header_bytes > (size_t)rq.g->cfg->http.max_header_bytes) {
+        api_error(&rq, GP_ETOOBIG,
+                  "request headers: %zu bytes, more than http.max_header_bytes (%lld)",
+                  req->header_bytes, (long long)rq.g->cfg->http.max_header_bytes);
+        resp->status = 431;
+        return;
+    }
     const api_route *hit = NULL;
     char allow[64] = "";
     for (const api_route *r = api_routes; r->method && !hit; r++) {
@@ -218,8 +330,9 @@ void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *re
         return;
     }
     match(hit->pattern, req->path, &rq);
+    rq.route = hit;
     if (hit->roles != R_ANYONE) {
-        if (authenticate(&rq) < 0) {
+        if (authenticate(&rq) < 0 || !within_rate(&rq)) {
             return;
         }
         if (!(hit->roles & (1u << rq.who.role))) {

@@ -8,6 +8,7 @@
  * so an idle pool with many pending jobs does not rewrite them every cycle.
  */
 #include "ctl/api.h"
+#include "ctl/recovery.h"
 
 #include "base/log.h"
 
@@ -127,6 +128,8 @@ static bool sched_job(ctl_state *st, ctl_job *j, gp_sched_job *out)
         return false;
     }
     *out = j->sj;
+    out->req.spare_ok = j->spare_ok;
+    out->req.runtime_ms = j->sj.max_runtime_ms;
     out->start_ms = j->start_ms;
     out->assignments = NULL;
     return true;
@@ -270,6 +273,7 @@ static int write_placed(gpupoold *g, cycle_in *c, const gp_sched_placement *p,
     if (rc == 0) {
         ctl_job shadow = *j;
         shadow.reason[0] = 0;
+        shadow.spare_ok = false;
         shadow.start_ms = now;
         shadow.replicas = replicas;
         rc = ctl_job_store(g, &shadow, CTL_SCHEDULED, d);
@@ -278,6 +282,9 @@ static int write_placed(gpupoold *g, cycle_in *c, const gp_sched_placement *p,
         char where[400];
         describe_placement(c, p, where, sizeof(where));
         rc = ctl_job_event_at(g, p->job_id, now, "Scheduled", where, d);
+    }
+    if (rc == 0) {
+        rc = ctl_audit_allocate(g, j, replicas, p->nreplicas, d);
     }
     return rc;
 }
@@ -293,6 +300,9 @@ static int write_evicted(gpupoold *g, const gp_sched_eviction *e, int64_t now, g
     }
     if (rc == 0) {
         rc = ctl_job_event_at(g, e->job_id, now, "Preempted", e->reason, d);
+    }
+    if (rc == 0) {
+        rc = ctl_audit_free(g, j, "scheduler", "Preempted", e->reason, d);
     }
     return rc;
 }
@@ -342,6 +352,7 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
         ctl_job_desired_changed(st, j);
         replicas[i] = NULL;
         j->reason[0] = 0;
+        j->spare_ok = false;
         j->start_ms = now;
         ctl_job_set_state(st, j, CTL_SCHEDULED);
     }
@@ -437,7 +448,10 @@ static int expire(gpupoold *g, int64_t now, gp_diag *d)
 
 int ctl_schedule(gpupoold *g, gp_diag *d)
 {
-    int rc0 = expire(g, ctl_now_ms(), d);
+    int rc0 = ctl_recovery_tick(g, ctl_now_ms(), d);
+    if (rc0 == 0) {
+        rc0 = expire(g, ctl_now_ms(), d);
+    }
     if (rc0 < 0) {
         return rc0;
     }

@@ -32,12 +32,34 @@ typedef struct ctl_op ctl_op;
  * (check everything first, change memory last). */
 typedef int (*ctl_op_fn)(gpupoold *g, ctl_op *op, gp_diag *d);
 
+/* What the audit log needs to know of an API change (audit.h): set by api_run from the request
+ * before the op is queued. After run succeeds the committer appends the change's record in the
+ * op's savepoint, so the change and its record are stored together or not at all. */
+typedef struct ctl_op_audit {
+    const ctl_principal *who; /* the caller; NULL: not an API request */
+    const char *action;       /* "job.cancel"; NULL: no record of the request itself */
+    const char *kind;         /* the object's kind: "job" */
+    bool by_id;               /* the object is named by its id ("job/42"), else by its name */
+    bool created_only;        /* recorded only when run answers 201: a retried submit changes
+                                 nothing */
+    const char *ref, *ref2;   /* the path's parameters ("gpu-01", "3" for a GPU); NULL: none */
+    const char *method, *path;
+    const char *body; /* the body of a change to an existing object (a PUT's document, a drain's
+                         reason: JSON text, body_len bytes), shown in the record */
+    size_t body_len;
+    char action_buf[64]; /* action, when derived from a route the audit table lacks */
+    int64_t time_ms;     /* the time of the op's records, taken by the first: they share it */
+    bool failed; /* set when a record of the op could not be written: memory may hold part of
+                    the change, so the committer reloads it */
+} ctl_op_audit;
+
 struct ctl_op {
     ctl_op_fn run;
     void *arg;      /* the op's input; owned by the caller */
     json_t *result; /* set by run: the answer's document (a new reference) */
     int status;     /* set by run: the HTTP status of success (default 200) */
     bool kick;      /* set by run: the change may let the scheduler place something */
+    ctl_op_audit audit;
     /* filled by the committer */
     int rc;
     gp_diag diag;
@@ -85,6 +107,7 @@ struct gpupoold {
     pthread_cond_t qcond;    /* work queued, a kick, or stop */
     pthread_cond_t donecond; /* ops done */
     ctl_op *head, *tail;
+    ctl_op *op_now; /* the op being run, NULL between ops: who acts, for the audit log */
     bool stop, kicked, running;
     int64_t last_cycle_ms;
     ctl_stats stats;
@@ -106,9 +129,10 @@ void ctl_committer_stop(gpupoold *g);
  * the committer calls it before each cycle). */
 void ctl_check_liveness(gpupoold *g);
 
-/* After a failed commit: memory may hold changes the store lost, so it is loaded again from the
- * store (and the scheduler rebuilt); when even that fails the controller stops being ready.
- * Under the state lock, in the committer. */
+/* After a failed commit, or an op rolled back because its audit record could not be written:
+ * memory may hold changes the store lost, so it is loaded again from the store (and the
+ * scheduler rebuilt); when even that fails the controller stops being ready. Under the state
+ * lock, in the committer. */
 void ctl_reload(gpupoold *g);
 
 /* Runs op through the committer and waits for it. Returns op->rc. */

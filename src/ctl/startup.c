@@ -152,14 +152,11 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
         rc = initialise(g, d);
     }
     if (rc == 0) {
+        g->st.checkpoint_root = cfg->jobs.checkpoint_root;
         rc = ctl_state_load(&g->st, g->store, d); /* with the defaults */
     }
     if (rc == 0) {
-        int64_t now = ctl_now_ms();
-        for (int i = 0; i < g->st.nnodes; i++) {
-            g->st.nodes[i].ready = true; /* a grace period for every agent to report */
-            g->st.nodes[i].heartbeat_ms = now;
-        }
+        ctl_nodes_grace(&g->st, ctl_now_ms()); /* for every agent to report */
         rc = ctl_sched_reset(g, d);
     }
     if (rc == 0) {
@@ -207,7 +204,7 @@ void ctl_check_liveness(gpupoold *g)
         ctl_node *n = &st->nodes[i];
         if (n->ready && now - n->heartbeat_ms > g->cfg->nodes.heartbeat_timeout_ms) {
             n->ready = false;
-            gp_cluster_set_schedulable(st->cluster, n->cl, false);
+            ctl_node_update_schedulable(st, n);
             GP_LOG(GP_LOG_WARN, "nodes", "node=%s state=NotReady silent_ms=%lld", n->name,
                    (long long)(now - n->heartbeat_ms));
         }

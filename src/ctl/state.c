@@ -84,6 +84,7 @@ void ctl_state_clear(ctl_state *st)
     }
     for (int i = 0; i < st->nnodes; i++) {
         json_decref(st->nodes[i].labels);
+        json_decref(st->nodes[i].health);
         for (int g = 0; g < st->nodes[i].ngpus; g++) {
             json_decref(st->nodes[i].gpus[g].readings);
         }
@@ -100,7 +101,9 @@ void ctl_state_clear(ctl_state *st)
     pthread_mutex_t lock = st->lock;
     uint64_t gen = st->gen, auth_gen = st->auth_gen, held_gen = st->held_gen;
     ctl_desired_waiters *waiters = st->waiters;
+    const char *checkpoint_root = st->checkpoint_root;
     memset(st, 0, sizeof(*st));
+    st->checkpoint_root = checkpoint_root;
     st->lock = lock;
     st->gen = gen + 1; /* cached views of the old state are stale */
     st->auth_gen = auth_gen + 1;
@@ -426,8 +429,19 @@ json_t *ctl_job_status_doc(const ctl_job *j)
     }
     int64_t epoch;
     json_t *ran = ran_on_doc(j, &epoch);
-    return json_pack("{s:s, s:I, s:I, s:i, s:i, s:o, s:o, s:I}", "reason", j->reason, "start_ms",
-                     (json_int_t)j->start_ms, "end_ms", (json_int_t)j->end_ms, "restarts",
-                     j->restarts, "exit_code", j->exit_code, "replicas", reps, "ran_on", ran,
-                     "ran_epoch", (json_int_t)epoch);
+    json_t *doc = json_pack("{s:s, s:I, s:I, s:i, s:i, s:o, s:o, s:I}", "reason", j->reason,
+                            "start_ms", (json_int_t)j->start_ms, "end_ms", (json_int_t)j->end_ms,
+                            "restarts", j->restarts, "exit_code", j->exit_code, "replicas", reps,
+                            "ran_on", ran, "ran_epoch", (json_int_t)epoch);
+    if (j->spare_ok) {
+        json_object_set_new(doc, "spare_ok", json_true());
+    }
+    if (j->fault_ms[0]) {
+        json_t *f = json_array();
+        for (int i = 0; i < CTL_FAULT_RESTARTS_KEEP && j->fault_ms[i]; i++) {
+            json_array_append_new(f, json_integer(j->fault_ms[i]));
+        }
+        json_object_set_new(doc, "fault_restarts_ms", f);
+    }
+    return doc;
 }

@@ -16,6 +16,15 @@
  * by the server's dlock. The server's memory likewise outlives gp_http_server_stop while handles
  * are held. MHD must not be stopped with a suspended connection, so stop answers every pending
  * handle and resumes its connection first, and waits for resumes other threads are making.
+ *
+ * Slow clients: every connection is tracked from MHD's connection-start notice to its
+ * connection-closed notice (the track is the connection's socket context). A track holds the
+ * deadline by which the connection's current request must be in: set at the start and again
+ * after each answer, cleared when a request is complete (or answered early). A watchdog thread
+ * shuts down the socket of a track past its deadline; MHD then reads the end of the stream and
+ * closes the connection itself, so the socket is never closed by us. MHD gives the closed notice
+ * before it closes the socket, and the notice and the watchdog both hold tlock, so the watchdog
+ * never touches a socket number that has been closed and reused.
  */
 #include "net/http_server.h"
 
@@ -39,11 +48,24 @@
 
 #define TLS_FILE_MAX (1 << 20)
 
+/* Per-connection memory beyond max_header (see start_daemon). */
+#define HEAD_SLACK (16 * 1024)
+
+/* One connection, for the slow-client watchdog; under the server's tlock. */
+typedef struct conn_track {
+    int fd;
+    int64_t deadline_ms; /* monotonic; 0: none (a request is being handled or answered) */
+    bool cut;            /* the watchdog shut it down */
+    struct conn_track *prev, *next;
+} conn_track;
+
 struct gp_http_server {
     struct MHD_Daemon *mhd;
     gp_http_handler handler;
     void *ctx;
     size_t max_body;
+    size_t max_header;
+    int64_t timeout_ms; /* time for a whole request; 0: none */
     int port;
     char *tls_cert; /* PEM text, kept for the daemon's lifetime */
     char *tls_key;
@@ -59,6 +81,13 @@ struct gp_http_server {
     int draining;              /* connections stop resumed to send its 503, still open */
     bool stopping;             /* no new deferrals */
     bool stopped;              /* MHD stopped: the last handle frees the server */
+    /* the slow-client watchdog, under tlock */
+    pthread_mutex_t tlock;
+    pthread_cond_t tcond; /* watch_stop set */
+    conn_track *tracks;   /* every open connection */
+    bool watch_stop;
+    bool watching; /* the watchdog thread was started */
+    pthread_t watchdog;
 };
 
 struct gp_http_deferred {
@@ -297,9 +326,154 @@ static int append_body(conn_state *st, const char *data, size_t n, size_t max)
     return 0;
 }
 
+/* ---- Slow clients ------------------------------------------------------------------------ */
+
+static int64_t mono_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Sets the deadline of conn's track: now + timeout when `arm`, none otherwise. */
+static void track_deadline(gp_http_server *srv, struct MHD_Connection *conn, bool arm)
+{
+    if (srv->timeout_ms <= 0) {
+        return;
+    }
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_SOCKET_CONTEXT);
+    conn_track *t = ci ? ci->socket_context : NULL;
+    if (!t) {
+        return;
+    }
+    pthread_mutex_lock(&srv->tlock);
+    t->deadline_ms = arm ? mono_ms() + srv->timeout_ms : 0;
+    pthread_mutex_unlock(&srv->tlock);
+}
+
+static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_context,
+                          enum MHD_ConnectionNotificationCode toe)
+{
+    gp_http_server *srv = cls;
+    if (toe == MHD_CONNECTION_NOTIFY_STARTED) {
+        const union MHD_ConnectionInfo *ci =
+            MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+        conn_track *t = ci ? calloc(1, sizeof(*t)) : NULL;
+        *socket_context = t;
+        if (!t) {
+            return; /* untracked: only MHD's idle timeout applies to it */
+        }
+        t->fd = ci->connect_fd;
+        pthread_mutex_lock(&srv->tlock);
+        t->deadline_ms = srv->timeout_ms > 0 ? mono_ms() + srv->timeout_ms : 0;
+        t->next = srv->tracks;
+        if (srv->tracks) {
+            srv->tracks->prev = t;
+        }
+        srv->tracks = t;
+        pthread_mutex_unlock(&srv->tlock);
+        return;
+    }
+    conn_track *t = *socket_context;
+    if (!t) {
+        return;
+    }
+    pthread_mutex_lock(&srv->tlock);
+    if (t->prev) {
+        t->prev->next = t->next;
+    } else {
+        srv->tracks = t->next;
+    }
+    if (t->next) {
+        t->next->prev = t->prev;
+    }
+    pthread_mutex_unlock(&srv->tlock);
+    free(t);
+    *socket_context = NULL;
+}
+
+static void log_cut(int fd, int64_t timeout_ms)
+{
+    struct sockaddr_storage ss;
+    socklen_t len = sizeof(ss);
+    char addr[64] = "?";
+    if (getpeername(fd, (struct sockaddr *)&ss, &len) == 0) {
+        getnameinfo((struct sockaddr *)&ss, len, addr, sizeof(addr), NULL, 0, NI_NUMERICHOST);
+    }
+    GP_LOG(GP_LOG_WARN, "http", "slow client closed: peer=%s no whole request within %lldms", addr,
+           (long long)timeout_ms);
+}
+
+/* Shuts down the connections past their deadline, a few times per timeout. */
+static void *watchdog_main(void *arg)
+{
+    gp_http_server *srv = arg;
+    int64_t tick = srv->timeout_ms / 4;
+    tick = tick < 50 ? 50 : tick > 1000 ? 1000 : tick;
+    pthread_mutex_lock(&srv->tlock);
+    while (!srv->watch_stop) {
+        int64_t now = mono_ms();
+        for (conn_track *t = srv->tracks; t; t = t->next) {
+            if (t->deadline_ms && !t->cut && now >= t->deadline_ms) {
+                log_cut(t->fd, srv->timeout_ms); /* while the peer's address can be read */
+                shutdown(t->fd, SHUT_RDWR);
+                t->cut = true;
+            }
+        }
+        struct timespec until;
+        clock_gettime(CLOCK_REALTIME, &until);
+        int64_t ns = until.tv_nsec + tick * 1000000;
+        until.tv_sec += ns / 1000000000;
+        until.tv_nsec = ns % 1000000000;
+        pthread_cond_timedwait(&srv->tcond, &srv->tlock, &until);
+    }
+    pthread_mutex_unlock(&srv->tlock);
+    return NULL;
+}
+
+static void watchdog_stop(gp_http_server *srv)
+{
+    if (!srv->watching) {
+        return;
+    }
+    pthread_mutex_lock(&srv->tlock);
+    srv->watch_stop = true;
+    pthread_cond_signal(&srv->tcond);
+    pthread_mutex_unlock(&srv->tlock);
+    pthread_join(srv->watchdog, NULL);
+    srv->watching = false;
+}
+
+/* ---- Requests, continued ------------------------------------------------------------------ */
+
+static enum MHD_Result answer_head_too_big(gp_http_server *srv, struct MHD_Connection *conn,
+                                           conn_state *st, size_t size)
+{
+    gp_http_response resp = {.content_type = "application/json"};
+    gp_http_respond_error(&resp, GP_ETOOBIG,
+                          "request headers: %zu bytes, more than the %zu accepted", size,
+                          srv->max_header);
+    resp.status = 431;
+    st->answered = 1;
+    return send_response(conn, &resp);
+}
+
+static size_t head_size(struct MHD_Connection *conn)
+{
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_REQUEST_HEADER_SIZE);
+    return ci ? ci->header_size : 0;
+}
+
 /* First call of a request: headers are in, no body yet. */
 static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st)
 {
+    size_t head = head_size(conn);
+    if (head > srv->max_header) {
+        track_deadline(srv, conn, false);
+        return answer_head_too_big(srv, conn, st, head);
+    }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     if (!cl) {
         return MHD_YES;
@@ -309,6 +483,7 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
     unsigned long long n = strtoull(cl, NULL, 10);
     if (errno || n > srv->max_body) {
         st->too_big = 1;
+        track_deadline(srv, conn, false);
         return answer_too_big(conn, st, srv->max_body);
     }
     if (n > 0) {
@@ -521,6 +696,7 @@ static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn
         .body = st->body ? st->body : "",
         .body_len = st->len,
         .remote_addr = addr,
+        .header_bytes = head_size(conn),
         .impl = &ri,
     };
     gp_http_response resp = {.content_type = "application/json"};
@@ -565,6 +741,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     if (st->dr) { /* resumed: the answer is in */
         return deferred_step(srv, conn, st);
     }
+    track_deadline(srv, conn, false); /* the whole request is in */
     if (st->too_big) {
         return answer_too_big(conn, st, srv->max_body);
     }
@@ -574,8 +751,8 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
-    (void)conn;
     (void)toe;
+    track_deadline(cls, conn, true); /* the next request on this connection */
     conn_state *st = *con_cls;
     if (st) {
         if (st->dr) {
@@ -690,6 +867,10 @@ static int check_config(const gp_http_server_config *cfg, gp_http_handler handle
     if (cfg->max_body == 0 || cfg->max_body >= SIZE_MAX / 2) {
         return gp_diag_set(d, GP_EINVAL, "max_body: must be positive");
     }
+    if (cfg->max_header > GP_HTTP_MAX_HEADER_LIMIT) {
+        return gp_diag_set(d, GP_EINVAL, "max_header: must be at most %d bytes",
+                           GP_HTTP_MAX_HEADER_LIMIT);
+    }
     if (!cfg->tls_cert_file != !cfg->tls_key_file) {
         return gp_diag_set(d, GP_EINVAL, "tls: both a certificate and a key file are needed");
     }
@@ -706,6 +887,8 @@ static void server_free(gp_http_server *srv)
     pthread_mutex_destroy(&srv->log_lock);
     pthread_mutex_destroy(&srv->dlock);
     pthread_cond_destroy(&srv->dcond);
+    pthread_mutex_destroy(&srv->tlock);
+    pthread_cond_destroy(&srv->tcond);
     free(srv);
 }
 
@@ -727,19 +910,34 @@ static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, c
     } else {
         tls[0].option = MHD_OPTION_END;
     }
+    /* Room for a head up to HEAD_SLACK over max_header, so that a head over the limit still
+     * reaches on_headers and gets the API's 431, with the answer and the body's pieces beside
+     * it. (libmicrohttpd zeroes the pool between requests: keep it no larger than that.) */
+    size_t pool = srv->max_header + HEAD_SLACK;
     srv->starting = 1;
-    srv->mhd =
-        MHD_start_daemon(flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER,
-                         on_mhd_log, srv, MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
-                         (unsigned)(cfg->threads > 0 ? cfg->threads : 4),
-                         MHD_OPTION_CONNECTION_TIMEOUT, cfg->timeout_s, MHD_OPTION_NOTIFY_COMPLETED,
-                         on_completed, srv, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
+    srv->mhd = MHD_start_daemon(
+        flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
+        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
+        (unsigned)(cfg->threads > 0 ? cfg->threads : 4), MHD_OPTION_CONNECTION_TIMEOUT,
+        cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_COMPLETED,
+        on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_ARRAY, tls,
+        MHD_OPTION_END);
     pthread_mutex_lock(&srv->log_lock);
     srv->starting = 0;
     pthread_mutex_unlock(&srv->log_lock);
     if (!srv->mhd) {
         return gp_diag_set(d, GP_EIO, "http server %s:%d: %s", host, srv->port,
                            srv->start_err[0] ? srv->start_err : "libmicrohttpd failed to start");
+    }
+    if (srv->timeout_ms > 0) {
+        int rc = pthread_create(&srv->watchdog, NULL, watchdog_main, srv);
+        if (rc != 0) {
+            MHD_stop_daemon(srv->mhd); /* closes the socket: the caller must not */
+            srv->mhd = NULL;
+            return gp_diag_set(d, GP_EIO, "http server %s:%d: watchdog thread: %s", host, srv->port,
+                               strerror(rc));
+        }
+        srv->watching = true;
     }
     return 0;
 }
@@ -759,9 +957,13 @@ int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handl
     pthread_mutex_init(&srv->log_lock, NULL);
     pthread_mutex_init(&srv->dlock, NULL);
     pthread_cond_init(&srv->dcond, NULL);
+    pthread_mutex_init(&srv->tlock, NULL);
+    pthread_cond_init(&srv->tcond, NULL);
     srv->handler = handler;
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
+    srv->max_header = cfg->max_header ? cfg->max_header : GP_HTTP_MAX_HEADER;
+    srv->timeout_ms = (int64_t)cfg->timeout_s * 1000;
     if (cfg->tls_cert_file && ((rc = read_pem(cfg->tls_cert_file, &srv->tls_cert, d)) != 0 ||
                                (rc = read_pem(cfg->tls_key_file, &srv->tls_key, d)) != 0)) {
         server_free(srv);
@@ -804,7 +1006,9 @@ void gp_http_server_stop(gp_http_server *srv)
         return;
     }
     deferred_stop(srv);
-    /* Joins the pool threads, so every handler in flight has returned; closes the socket. */
+    watchdog_stop(srv);
+    /* Joins the pool threads, so every handler in flight has returned; closes the socket and
+     * every connection, whose closed notices free their tracks. */
     MHD_stop_daemon(srv->mhd);
     pthread_mutex_lock(&srv->dlock);
     srv->stopped = true;

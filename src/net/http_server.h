@@ -8,6 +8,20 @@
  * streams in; the rest of a streamed body is read and discarded) is answered 413 with the API's
  * error shape and the handler is never called.
  *
+ * Limits on clients, all answered before the handler is called:
+ *   - a request head (request line and header fields) larger than max_header is answered 431
+ *     with the API's error shape (code GP_ETOOBIG) before its body is read. libmicrohttpd keeps
+ *     a head in a per-connection buffer of max_header plus 16 KiB; a head too large for even
+ *     that is answered 431 by libmicrohttpd itself (its own short HTML body). A head within a
+ *     few hundred bytes of filling that buffer leaves libmicrohttpd no room to answer at all,
+ *     and the connection is closed (libmicrohttpd 0.9.75);
+ *   - slow clients: a connection must deliver each whole request (head and body) within
+ *     timeout_s of its opening or of the end of its previous answer, and is closed otherwise,
+ *     however it trickles bytes in meanwhile (libmicrohttpd's own timeout only closes
+ *     connections that are silent for timeout_s). The time the handler takes, or a deferred
+ *     request waits, does not count. A watchdog thread checks a few times per timeout_s, so a
+ *     connection is closed within about timeout_s + timeout_s/4.
+ *
  * Threads: the server runs a pool of cfg.threads threads (epoll), each serving many connections.
  * The handler runs on these threads, concurrently with itself, and may block (e.g. until a group
  * commit): while it does, the other connections of that thread wait, so size the pool for the
@@ -30,6 +44,11 @@
 /* How many extra headers (Location, Retry-After, ...) one response may carry. */
 #define GP_HTTP_MAX_HEADERS 8
 
+/* The largest request head accepted when the config sets none, and the most max_header may be
+ * (bytes): each connection reserves max_header plus 16 KiB. */
+#define GP_HTTP_MAX_HEADER       (64 * 1024)
+#define GP_HTTP_MAX_HEADER_LIMIT (1024 * 1024)
+
 typedef struct gp_http_server gp_http_server;
 
 typedef struct gp_http_server_config {
@@ -37,7 +56,8 @@ typedef struct gp_http_server_config {
     int port;                  /* 0 picks a free port: see gp_http_server_port() */
     int threads;               /* pool size; <= 0 means 4 */
     size_t max_body;           /* largest request body accepted, in bytes */
-    unsigned timeout_s;        /* idle connection timeout in seconds; 0 means none */
+    size_t max_header;         /* largest request head accepted, in bytes; 0: GP_HTTP_MAX_HEADER */
+    unsigned timeout_s;        /* time to send a request, and idle timeout, in s; 0 means none */
     const char *tls_cert_file; /* PEM certificate chain; with tls_key_file, enables HTTPS */
     const char *tls_key_file;  /* PEM private key (unencrypted) */
 } gp_http_server_config;
@@ -49,6 +69,7 @@ typedef struct gp_http_request {
     const char *body;   /* body plus a terminating NUL (the body may contain NULs); "" if none */
     size_t body_len;    /* body length without the terminating NUL */
     const char *remote_addr; /* numeric address of the peer, e.g. "127.0.0.1" or "::1" */
+    size_t header_bytes;     /* size of the request head: request line and header fields */
     void *impl;              /* private to the wrapper */
 } gp_http_request;
 

@@ -336,11 +336,11 @@ static int f_workdir(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 }
 
 /* Seconds, or a number with a unit: 90s, 30m, 2h, 1d. */
-static int f_runtime(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+static int get_duration(json_t *v, const char *path, int64_t *out, gp_diag *d)
 {
     const int64_t max = (int64_t)365 * 86400;
     if (json_is_integer(v)) {
-        return get_int(v, path, 1, max, &s->max_runtime_s, d);
+        return get_int(v, path, 1, max, out, d);
     }
     const char *t = json_is_string(v) ? json_string_value(v) : "";
     char *end;
@@ -357,8 +357,18 @@ static int f_runtime(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
                            "(at most 365d)",
                            path);
     }
-    s->max_runtime_s = n * unit;
+    *out = n * unit;
     return 0;
+}
+
+static int f_runtime(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_duration(v, path, &s->max_runtime_s, d);
+}
+
+static int f_hang(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_duration(v, path, &s->hang_timeout_s, d);
 }
 
 static int f_restart(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
@@ -463,6 +473,7 @@ static const field top_fields[] = {
     {"env", f_env},
     {"working_dir", f_workdir},
     {"max_runtime", f_runtime},
+    {"hang_timeout", f_hang},
     {"restart_policy", f_restart},
     {"max_restarts", f_max_restarts},
     {"volumes", f_volumes},

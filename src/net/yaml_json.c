@@ -5,12 +5,11 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <yaml.h>
-
-#define MAX_DEPTH 32
 
 #define NO_PATH ((size_t)-1)
 
@@ -156,11 +155,9 @@ static int build_children(reader *r, json_t *container, int is_map, int depth)
     }
 }
 
+/* Builds the node that starts with ev; depth is the number of collections around it. */
 static int build(reader *r, yaml_event_t *ev, int depth, json_t **out)
 {
-    if (depth > MAX_DEPTH) {
-        return fail_at(r, &ev->start_mark, "nested too deeply");
-    }
     switch (ev->type) {
     case YAML_SCALAR_EVENT: {
         const char *v = (const char *)ev->data.scalar.value;
@@ -174,6 +171,11 @@ static int build(reader *r, yaml_event_t *ev, int depth, json_t **out)
     }
     case YAML_MAPPING_START_EVENT:
     case YAML_SEQUENCE_START_EVENT: {
+        if (depth >= GP_JSON_MAX_DEPTH) {
+            char what[64];
+            snprintf(what, sizeof(what), "nested deeper than %d levels", GP_JSON_MAX_DEPTH);
+            return fail_at(r, &ev->start_mark, what);
+        }
         int is_map = ev->type == YAML_MAPPING_START_EVENT;
         *out = is_map ? json_object() : json_array();
         int rc = build_children(r, *out, is_map, depth);
@@ -271,6 +273,40 @@ int gp_yaml_to_json_lines(const char *text, size_t len, json_t **out, json_t **l
     *out = root;
     if (lines) {
         *lines = r.lines;
+    }
+    return 0;
+}
+
+int gp_json_check_depth(const char *text, size_t len, int max, gp_diag *d)
+{
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    size_t line = 1, line_start = 0;
+    for (size_t i = 0; i < len; i++) {
+        char c = text[i];
+        if (c == '\n') {
+            line++;
+            line_start = i + 1;
+        }
+        if (in_string) {
+            if (escaped) {
+                escaped = false;
+            } else if (c == '\\') {
+                escaped = true;
+            } else if (c == '"') {
+                in_string = false;
+            }
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '[' || c == '{') {
+            if (++depth > max) {
+                return gp_diag_set(d, GP_EPARSE,
+                                   "line %zu, column %zu: nested deeper than %d levels", line,
+                                   i - line_start + 1, max);
+            }
+        } else if ((c == ']' || c == '}') && depth > 0) {
+            depth--;
+        }
     }
     return 0;
 }

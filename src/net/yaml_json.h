@@ -3,7 +3,12 @@
  * inputs go through one validator. Scalars follow the YAML 1.2 core schema: quoted scalars are
  * strings; plain ones are null (null, ~, empty), booleans (true, false), integers, floats, or
  * else strings. Anchors and aliases are refused (they serve no purpose in a spec and allow
- * exponential expansion), as are nesting deeper than 32 and more than one document.
+ * exponential expansion), as are more than one document and nesting deeper than
+ * GP_JSON_MAX_DEPTH. The depth is checked while the tree is built, node by node, so a deep
+ * document is refused before it can use much stack or memory.
+ *
+ * JSON text gets the same depth limit from gp_json_check_depth, a scan that runs before a parser
+ * builds anything.
  */
 #ifndef GP_NET_YAML_JSON_H
 #define GP_NET_YAML_JSON_H
@@ -13,7 +18,12 @@
 #include <jansson.h>
 #include <stddef.h>
 
-/* Parses text into *out (a new reference). 0, or GP_EPARSE with line and column in d. */
+/* The deepest nesting of arrays and objects accepted in YAML and in API bodies: the outermost
+ * array or object is at depth 1, so {"a": [1]} is 2 deep. Scalars do not count. */
+#define GP_JSON_MAX_DEPTH 64
+
+/* Parses text into *out (a new reference). 0, or GP_EPARSE with line and column in d (also for
+ * nesting deeper than GP_JSON_MAX_DEPTH: "line 3, column 9: nested deeper than 64 levels"). */
 int gp_yaml_to_json(const char *text, size_t len, json_t **out, gp_diag *d);
 
 /* The same, and also sets *lines (a new reference) to an object mapping the path of every
@@ -22,5 +32,11 @@ int gp_yaml_to_json(const char *text, size_t len, json_t **out, gp_diag *d);
  * "scheduler.node_policy" or "a.b[2].c". Paths longer than 511 bytes are left out. On failure
  * both *out and *lines are NULL. */
 int gp_yaml_to_json_lines(const char *text, size_t len, json_t **out, json_t **lines, gp_diag *d);
+
+/* Checks that JSON text nests arrays and objects at most max deep, without parsing it: brackets
+ * inside strings (escapes included) are skipped; anything else malformed is left to the parser.
+ * 0, or GP_EPARSE with d naming the line and column of the first bracket too deep:
+ * "line 1, column 65: nested deeper than 64 levels". */
+int gp_json_check_depth(const char *text, size_t len, int max, gp_diag *d);
 
 #endif

@@ -304,7 +304,8 @@ nvmlReturn_t nvmlDeviceGetNvLinkState(nvmlDevice_t device, unsigned int link,
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
     if (rc == NVML_SUCCESS) {
-        *isActive = NVML_FEATURE_ENABLED;
+        *isActive = device->links_down & (UINT32_C(1) << link) ? NVML_FEATURE_DISABLED
+                                                               : NVML_FEATURE_ENABLED;
     }
     return mock_leave(s, rc);
 }
@@ -363,7 +364,8 @@ nvmlReturn_t nvmlDeviceGetMigMode(nvmlDevice_t device, unsigned int *currentMode
         rc = NVML_ERROR_NOT_SUPPORTED;
     }
     if (rc == NVML_SUCCESS) {
-        *currentMode = *pendingMode = (unsigned int)device->mig_enabled;
+        *currentMode = (unsigned int)device->mig_enabled;
+        *pendingMode = (unsigned int)(device->mig_enabled ^ device->mig_pending_change);
     }
     return mock_leave(s, rc);
 }
@@ -494,9 +496,94 @@ nvmlReturn_t nvmlDeviceGetTotalEccErrors(nvmlDevice_t device, nvmlMemoryErrorTyp
         rc = NVML_ERROR_NOT_SUPPORTED;
     }
     if (rc == NVML_SUCCESS) {
-        *eccCounts = (unsigned long long)(errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED
-                                              ? device->ecc_corrected
-                                              : device->ecc_uncorrected);
+        int64_t n = errorType == NVML_MEMORY_ERROR_TYPE_CORRECTED ? device->ecc_corrected
+                    : counterType == NVML_AGGREGATE_ECC ? device->ecc_uncorrected_aggregate
+                                                        : device->ecc_uncorrected;
+        *eccCounts = (unsigned long long)n;
+    }
+    return mock_leave(s, rc);
+}
+
+/* ---- health: ECC mode, remapped rows, retired pages, field values ---- */
+
+/* ECC is on; a pending change (ecc-pending) turns it off at the next reset. */
+nvmlReturn_t nvmlDeviceGetEccMode(nvmlDevice_t device, nvmlEnableState_t *current,
+                                  nvmlEnableState_t *pending)
+{
+    ENTER();
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
+    if (rc == NVML_SUCCESS && (!current || !pending)) {
+        rc = NVML_ERROR_INVALID_ARGUMENT;
+    } else if (rc == NVML_SUCCESS && !device->ecc) {
+        rc = NVML_ERROR_NOT_SUPPORTED;
+    }
+    if (rc == NVML_SUCCESS) {
+        *current = NVML_FEATURE_ENABLED;
+        *pending = device->ecc_pending_change ? NVML_FEATURE_DISABLED : NVML_FEATURE_ENABLED;
+    }
+    return mock_leave(s, rc);
+}
+
+/* Every GPU with ECC remaps rows; remap sets the pending and failure flags (one uncorrectable row
+ * remapped while either is set). */
+nvmlReturn_t nvmlDeviceGetRemappedRows(nvmlDevice_t device, unsigned int *corrRows,
+                                       unsigned int *uncRows, unsigned int *isPending,
+                                       unsigned int *failureOccurred)
+{
+    ENTER();
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
+    if (rc == NVML_SUCCESS && (!corrRows || !uncRows || !isPending || !failureOccurred)) {
+        rc = NVML_ERROR_INVALID_ARGUMENT;
+    } else if (rc == NVML_SUCCESS && !device->ecc) {
+        rc = NVML_ERROR_NOT_SUPPORTED;
+    }
+    if (rc == NVML_SUCCESS) {
+        *corrRows = 0;
+        *uncRows = device->remap_pending || device->remap_failed ? 1u : 0u;
+        *isPending = (unsigned int)device->remap_pending;
+        *failureOccurred = (unsigned int)device->remap_failed;
+    }
+    return mock_leave(s, rc);
+}
+
+nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
+                                                    nvmlEnableState_t *isPending)
+{
+    ENTER();
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
+    if (rc == NVML_SUCCESS && !isPending) {
+        rc = NVML_ERROR_INVALID_ARGUMENT;
+    } else if (rc == NVML_SUCCESS && !device->ecc) {
+        rc = NVML_ERROR_NOT_SUPPORTED;
+    }
+    if (rc == NVML_SUCCESS) {
+        *isPending = device->retire_pending ? NVML_FEATURE_ENABLED : NVML_FEATURE_DISABLED;
+    }
+    return mock_leave(s, rc);
+}
+
+/* Only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION is known; every other field's entry answers
+ * NOT_SUPPORTED (the call itself succeeds, as NVML's does). */
+nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
+                                      nvmlFieldValue_t *values)
+{
+    ENTER();
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
+    if (rc == NVML_SUCCESS && (valuesCount <= 0 || !values)) {
+        rc = NVML_ERROR_INVALID_ARGUMENT;
+    }
+    long long now_us = (long long)(mock_now() * 1e6);
+    for (int i = 0; rc == NVML_SUCCESS && i < valuesCount; i++) {
+        nvmlFieldValue_t *v = &values[i];
+        v->timestamp = now_us;
+        v->latencyUsec = 0;
+        if (v->fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) {
+            v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+            v->value.uiVal = device->recovery;
+            v->nvmlReturn = NVML_SUCCESS;
+        } else {
+            v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;
+        }
     }
     return mock_leave(s, rc);
 }

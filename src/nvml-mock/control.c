@@ -24,6 +24,24 @@
  *                              MOCK_MAX_PROCS per GPU
  *   proc-gone GPU PID          that process ends
  *
+ * Faults the health check reads (`gpupool-agent check`, src/agent/check.h):
+ *
+ *   ecc GPU COUNT              the GPU's count of uncorrected (double-bit) ECC errors since the
+ *                              driver loaded becomes COUNT (its lifetime count grows by as much
+ *                              as it rose; 0 is a driver reload)
+ *   remap GPU PENDING FAILED   row remapping: a remap pending (1 or 0), a remap that failed (1
+ *                              or 0); either makes one uncorrectable row remapped
+ *   nvlink GPU LINK up|down    NVLink link LINK of the GPU goes up or down (inactive)
+ *   mig-pending GPU 0|1        1: a MIG mode change is pending (the mode flips at the next reset)
+ *   ecc-pending GPU 0|1        1: an ECC mode change is pending (ECC turns off at the next reset)
+ *   retire-pending GPU 0|1     1: a page retirement is pending
+ *   recovery GPU ACTION        NVML's recovery action for the GPU (field
+ *                              NVML_FI_DEV_GET_GPU_RECOVERY_ACTION): 0 none, 1 reset the GPU,
+ *                              2 reboot the node, 3 drain peer-to-peer traffic, 4 drain and reset
+ *   driver VERSION             the driver version NVML reports becomes VERSION ("550.54.15")
+ *
+ * A fall-off GPU also fails nvmlDeviceGetHandleByIndex_v2 (GPU_IS_LOST), as the real library does.
+ *
  * Blank lines and lines starting with # are skipped. A bad line is reported on stderr once, as
  * "gpupool-nvml-mock: FILE:LINE: problem", and ignored.
  */
@@ -48,7 +66,15 @@ typedef enum cmd_kind {
     CMD_BUSY,
     CMD_IDLE,
     CMD_PROC,
-    CMD_PROC_GONE
+    CMD_PROC_GONE,
+    CMD_ECC,
+    CMD_REMAP,
+    CMD_NVLINK,
+    CMD_MIG_PENDING,
+    CMD_ECC_PENDING,
+    CMD_RETIRE_PENDING,
+    CMD_RECOVERY,
+    CMD_DRIVER
 } cmd_kind;
 
 #define DEFAULT_PID  4242
@@ -72,7 +98,17 @@ static const cmd cmds[] = {
     {"mig-idle", CMD_IDLE, 2, 2, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
     {"proc", CMD_PROC, 3, 3, MOCK_UTIL, 0, 0},           /* checked in run_proc */
     {"proc-gone", CMD_PROC_GONE, 2, 2, MOCK_UTIL, 0, 0}, /* likewise */
+    {"ecc", CMD_ECC, 2, 2, MOCK_UTIL, 0, 1e12},
+    {"remap", CMD_REMAP, 3, 3, MOCK_UTIL, 0, 1},
+    {"nvlink", CMD_NVLINK, 3, 3, MOCK_UTIL, 0, NVML_NVLINK_MAX_LINKS - 1},
+    {"mig-pending", CMD_MIG_PENDING, 2, 2, MOCK_UTIL, 0, 1},
+    {"ecc-pending", CMD_ECC_PENDING, 2, 2, MOCK_UTIL, 0, 1},
+    {"retire-pending", CMD_RETIRE_PENDING, 2, 2, MOCK_UTIL, 0, 1},
+    {"recovery", CMD_RECOVERY, 2, 2, MOCK_UTIL, 0, NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET},
+    {"driver", CMD_DRIVER, 1, 1, MOCK_UTIL, 0, 0}, /* VERSION, not a GPU */
 };
+
+#define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
 
 double mock_now(void)
 {
@@ -173,11 +209,107 @@ static const char *run_proc(mock_state *st, const cmd *c, char **argv, const dou
     return NULL;
 }
 
-/* Runs one command line; returns NULL, or what is wrong with it (in why). */
-static const char *run(mock_state *st, char *line, char *why, size_t len)
+/* driver VERSION: a word of digits and dots that fits NVML's buffer. */
+static const char *run_driver(mock_state *st, const char *version, char *why, size_t len)
 {
-    char *argv[5], *save = NULL;
+    size_t n = strlen(version);
+    if (n == 0 || n >= sizeof(st->inv->driver) || strspn(version, "0123456789.") != n) {
+        snprintf(why, len, "driver: '%s' must be a version of digits and dots (550.54.15)",
+                 version);
+        return why;
+    }
+    memcpy(st->inv->driver, version, n + 1);
+    return NULL;
+}
+
+/* The commands of the health check's faults, arguments checked against the table already but
+ * for the words (nvlink's up|down) and what depends on the GPU. */
+static const char *run_health(mock_state *st, const cmd *c, char **argv, const double *v, char *why,
+                              size_t len)
+{
+    struct nvmlDevice_st *g = &st->inv->gpus[(int)v[0]];
+    int flag = v[1] != 0;
+    switch (c->kind) {
+    case CMD_ECC: {
+        int64_t count = (int64_t)v[1];
+        if (count > g->ecc_uncorrected) {
+            g->ecc_uncorrected_aggregate += count - g->ecc_uncorrected;
+        }
+        g->ecc_uncorrected = count;
+        break;
+    }
+    case CMD_REMAP:
+        g->remap_pending = flag;
+        g->remap_failed = v[2] != 0;
+        break;
+    case CMD_NVLINK: {
+        int up = strcmp(argv[3], "up") == 0;
+        if (!up && strcmp(argv[3], "down") != 0) {
+            snprintf(why, len, "nvlink: '%s' must be up or down", argv[3]);
+            return why;
+        }
+        if ((int)v[1] >= g->nlinks) {
+            snprintf(why, len, "nvlink: GPU %s has no link %s (it has %d)", argv[1], argv[2],
+                     g->nlinks);
+            return why;
+        }
+        uint32_t bit = UINT32_C(1) << (int)v[1];
+        g->links_down = up ? g->links_down & ~bit : g->links_down | bit;
+        break;
+    }
+    case CMD_MIG_PENDING:
+        if (!g->mig_capable) {
+            snprintf(why, len, "mig-pending: GPU %s has no MIG", argv[1]);
+            return why;
+        }
+        g->mig_pending_change = flag;
+        break;
+    case CMD_ECC_PENDING:
+    case CMD_RETIRE_PENDING:
+        if (!g->ecc) {
+            snprintf(why, len, "%s: GPU %s has no ECC", c->name, argv[1]);
+            return why;
+        }
+        *(c->kind == CMD_ECC_PENDING ? &g->ecc_pending_change : &g->retire_pending) = flag;
+        break;
+    default: /* CMD_RECOVERY */
+        g->recovery = (unsigned int)v[1];
+        break;
+    }
+    return NULL;
+}
+
+static int is_health(cmd_kind k)
+{
+    return k >= CMD_ECC && k <= CMD_RECOVERY;
+}
+
+/* One command line, split and checked: its command, words and numbers (v[i] is argv[i + 1]). */
+typedef struct line_args {
+    const cmd *c; /* NULL: a blank line or a comment */
+    char *argv[5];
+    int n; /* arguments after the command's name */
+    double v[3];
+} line_args;
+
+/* "unknown command 'X' (xid, fall-off, ...)": the table's names. */
+static const char *unknown(const char *name, char *why, size_t len)
+{
+    size_t k = (size_t)snprintf(why, len, "unknown command '%.64s' (", name);
+    for (size_t i = 0; i < NCMDS && k < len; i++) {
+        k += (size_t)snprintf(why + k, len - k, "%s%s", cmds[i].name, i + 1 < NCMDS ? ", " : ")");
+    }
+    return why;
+}
+
+/* Splits line into a, finds its command and reads its numbers (not the words: proc's "-",
+ * nvlink's up|down, driver's VERSION), checks the count of arguments and, but for driver, the
+ * GPU. NULL, or what is wrong (in why). */
+static const char *parse(const mock_state *st, char *line, line_args *a, char *why, size_t len)
+{
+    char *save = NULL;
     int argc = 0;
+    memset(a, 0, sizeof(*a));
     line += strspn(line, " \t\r");
     if (line[0] == '#') {
         return NULL;
@@ -186,30 +318,23 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
         if (argc == 5) {
             return "too many words";
         }
-        argv[argc++] = t;
+        a->argv[argc++] = t;
     }
-    if (argc == 0) {
-        return NULL;
+    for (size_t i = 0; argc > 0 && i < NCMDS && !a->c; i++) {
+        a->c = strcmp(cmds[i].name, a->argv[0]) == 0 ? &cmds[i] : NULL;
     }
-    const cmd *c = NULL;
-    for (size_t i = 0; i < sizeof(cmds) / sizeof(cmds[0]) && !c; i++) {
-        c = strcmp(cmds[i].name, argv[0]) == 0 ? &cmds[i] : NULL;
+    if (argc == 0 || !a->c) {
+        return argc == 0 ? NULL : unknown(a->argv[0], why, len);
     }
-    if (!c) {
-        snprintf(why, len,
-                 "unknown command '%s' (xid, fall-off, temp, util, power, mig-busy, mig-idle, "
-                 "proc, proc-gone)",
-                 argv[0]);
-        return why;
-    }
-    double v[3] = {0, 0, 0};
-    int n = argc - 1;
-    for (int i = 0; i < n && i < 3; i++) {
-        if (c->kind == CMD_PROC && i == 2 && strcmp(argv[i + 1], "-") == 0) {
-            continue; /* MIB: NVML cannot tell */
+    const cmd *c = a->c;
+    int n = a->n = argc - 1;
+    for (int i = 0; i < n && i < 3 && c->kind != CMD_DRIVER; i++) {
+        if ((c->kind == CMD_PROC && i == 2 && strcmp(a->argv[i + 1], "-") == 0) ||
+            (c->kind == CMD_NVLINK && i == 2)) {
+            continue; /* MIB: NVML cannot tell; up|down */
         }
-        if (!number(argv[i + 1], &v[i])) {
-            snprintf(why, len, "%s: '%s' is not a number", c->name, argv[i + 1]);
+        if (!number(a->argv[i + 1], &a->v[i])) {
+            snprintf(why, len, "%s: '%s' is not a number", c->name, a->argv[i + 1]);
             return why;
         }
     }
@@ -223,17 +348,54 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
         }
         return why;
     }
-    if (v[0] != floor(v[0]) || v[0] < 0 || v[0] >= st->inv->ngpus) {
-        snprintf(why, len, "%s: no GPU %s (the inventory has %d)", c->name, argv[1],
+    double gpu = a->v[0];
+    if (c->kind != CMD_DRIVER && (gpu != floor(gpu) || gpu < 0 || gpu >= st->inv->ngpus)) {
+        snprintf(why, len, "%s: no GPU %s (the inventory has %d)", c->name, a->argv[1],
                  st->inv->ngpus);
         return why;
     }
+    return NULL;
+}
+
+/* The health check's faults: whole numbers in the table's range, then run_health. */
+static const char *run_checked(mock_state *st, line_args *a, char *why, size_t len)
+{
+    const cmd *c = a->c;
+    int last = c->kind == CMD_REMAP ? 2 : 1; /* numeric arguments after GPU */
+    for (int i = 1; i <= last; i++) {
+        double x = a->v[i];
+        if (x < c->min || x > c->max || x != floor(x)) {
+            snprintf(why, len, "%s: %s must be a whole number %.0f..%.0f", c->name, a->argv[i + 1],
+                     c->min, c->max);
+            return why;
+        }
+    }
+    return run_health(st, c, a->argv, a->v, why, len);
+}
+
+/* Runs one command line; returns NULL, or what is wrong with it (in why). */
+static const char *run(mock_state *st, char *line, char *why, size_t len)
+{
+    line_args a;
+    const char *bad = parse(st, line, &a, why, len);
+    const cmd *c = a.c;
+    if (bad || !c) {
+        return bad;
+    }
+    int n = a.n;
+    const double *v = a.v;
+    if (c->kind == CMD_DRIVER) {
+        return run_driver(st, a.argv[1], why, len);
+    }
     if (c->kind == CMD_PROC || c->kind == CMD_PROC_GONE) {
-        return run_proc(st, c, argv, v, why, len);
+        return run_proc(st, c, a.argv, v, why, len);
+    }
+    if (is_health(c->kind)) {
+        return run_checked(st, &a, why, len);
     }
     int whole = c->kind == CMD_XID || c->kind == CMD_BUSY || c->kind == CMD_IDLE;
     if (n >= 2 && (v[1] < c->min || v[1] > c->max || (whole && v[1] != floor(v[1])))) {
-        snprintf(why, len, "%s: %s out of range %g..%g", c->name, argv[2], c->min, c->max);
+        snprintf(why, len, "%s: %s out of range %g..%g", c->name, a.argv[2], c->min, c->max);
         return why;
     }
     if (n == 3 && (v[2] <= 0 || (c->kind == CMD_BUSY && (v[2] != floor(v[2]) || v[2] > 4e9)))) {
@@ -247,7 +409,7 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
         struct nvmlGpuInstance_st *gi = mock_gi_at(st->inv, (int)v[0], (unsigned int)v[1]);
         if (!gi) {
             snprintf(why, len, "%s: GPU %s has no GPU instance starting at memory slice %s",
-                     c->name, argv[1], argv[2]);
+                     c->name, a.argv[1], a.argv[2]);
             return why;
         }
         gi->busy_pid = c->kind == CMD_IDLE ? 0 : n == 3 ? (unsigned int)v[2] : DEFAULT_PID;

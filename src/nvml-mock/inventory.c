@@ -564,6 +564,7 @@ static nvmlReturn_t read_gpu(pctx *c, json_t *defaults, json_t *item, mock_inv *
     g->cis = inv->cis[i];
     if (rc == NVML_SUCCESS) {
         rc = read_fields(c, m, g);
+        g->ecc_uncorrected_aggregate = g->ecc_uncorrected;
     }
     if (rc == NVML_SUCCESS && strncmp(g->uuid, "GPU-", 4) != 0) {
         fpath(c, "uuid", path, sizeof(path));

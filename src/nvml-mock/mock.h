@@ -5,7 +5,9 @@
  *
  *   inventory.c  reads and validates the inventory (YAML): GPUs, topology, MIG, patterns
  *   control.c    the runtime control file (XIDs, a GPU falling off the bus, spikes, busy MIG
- *                instances, processes using GPU memory), patterns
+ *                instances, processes using GPU memory, the faults the health check reads: ECC
+ *                errors, row remaps, NVLink links down, pending mode changes, the driver's
+ *                version, recovery actions), patterns
  *   api.c        the exported functions and the process state
  *   instances.c  MIG: GPU instances, compute instances and the MIG devices they make, created and
  *                destroyed in memory (the exported functions and the helpers inventory.c uses)
@@ -90,8 +92,17 @@ struct nvmlDevice_st {
     mock_override override[MOCK_READING_COUNT];
     int64_t sm_clock_mhz, mem_clock_mhz;
     int ecc;
-    int64_t ecc_corrected, ecc_uncorrected;
-    int lost; /* fell off the bus */
+    int64_t ecc_corrected, ecc_uncorrected; /* volatile counts */
+    int64_t ecc_uncorrected_aggregate;      /* over the GPU's life: at least the volatile one */
+    /* What the health check reads, set from the control file (ecc, remap, nvlink, mig-pending,
+     * ecc-pending, retire-pending, recovery). */
+    uint32_t links_down;    /* bit l: link l is inactive */
+    int mig_pending_change; /* the MIG mode flips at the next reset */
+    int ecc_pending_change; /* likewise the ECC mode */
+    int remap_pending, remap_failed;
+    int retire_pending;
+    unsigned int recovery; /* nvmlDeviceGpuRecoveryAction_t */
+    int lost;              /* fell off the bus */
 };
 
 /* A GPU instance (the handle is a pointer to one). Slots never move, so the handles of the

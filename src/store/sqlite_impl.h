@@ -54,7 +54,18 @@
                   "revoked FROM tokens ORDER BY id")                                               \
     X(META_SET, "INSERT INTO meta(key, value) VALUES (?, ?) "                                      \
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value")                           \
-    X(META_GET, "SELECT value FROM meta WHERE key = ?")
+    X(META_GET, "SELECT value FROM meta WHERE key = ?")                                            \
+    X(AUDIT_ADD, "INSERT INTO audit(time_ms, actor, role, tenant, action, object, detail) "        \
+                 "VALUES (?, ?, ?, ?, ?, ?, ?)")                                                   \
+    X(AUDIT_EACH,                                                                                  \
+      "SELECT id, time_ms, actor, role, tenant, action, object, detail FROM audit "                \
+      "WHERE id > ?1 AND time_ms >= ?2 AND time_ms < ?3 "                                          \
+      "AND (?4 IS NULL OR actor = ?4) AND (?5 IS NULL OR substr(actor, 1, length(?5)) = ?5) "      \
+      "AND (?6 IS NULL OR tenant = ?6) AND (?7 IS NULL OR substr(tenant, 1, length(?7)) = ?7) "    \
+      "AND (?8 IS NULL OR action = ?8) AND (?9 IS NULL OR substr(action, 1, length(?9)) = ?9) "    \
+      "AND (?10 IS NULL OR object = ?10) "                                                         \
+      "AND (?11 IS NULL OR substr(object, 1, length(?11)) = ?11) "                                 \
+      "ORDER BY id LIMIT ?12")
 
 typedef enum gp_sqlite_stmt_id {
 #define GP_SQLITE_STMT_ENUM(id, sql) GP_SQ_##id,

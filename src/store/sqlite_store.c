@@ -1,7 +1,7 @@
 /*
  * SQLite backend of the store: opening, migrations, the statement cache, transactions, the
  * allocation epoch and the meta settings. Jobs, events and placements are in sqlite_jobs.c;
- * named objects and tokens in sqlite_objects.c.
+ * named objects and tokens in sqlite_objects.c; the audit log in sqlite_audit.c.
  *
  * Migrations are an ordered list of SQL scripts; the database's PRAGMA user_version says how
  * many have run. A migration never changes once released (databases at its version exist):
@@ -90,6 +90,27 @@ static const char *const migrations[] = {
     "  id INTEGER PRIMARY KEY,"
     "  name TEXT NOT NULL UNIQUE,"
     "  spec TEXT NOT NULL DEFAULT '{}');",
+    /* 4: the audit log. Append-only: triggers abort every UPDATE and DELETE, whoever runs
+     * them (the controller never does; the triggers keep a tool or a mistyped statement from
+     * rewriting history), and an INSERT over an existing id, since REPLACE deletes without
+     * firing delete triggers. AUTOINCREMENT: the id of a committed record is never handed out
+     * again. */
+    "CREATE TABLE audit ("
+    "  id INTEGER PRIMARY KEY AUTOINCREMENT,"
+    "  time_ms INTEGER NOT NULL,"
+    "  actor TEXT NOT NULL,"
+    "  role TEXT NOT NULL DEFAULT '',"
+    "  tenant TEXT NOT NULL DEFAULT '',"
+    "  action TEXT NOT NULL,"
+    "  object TEXT NOT NULL DEFAULT '',"
+    "  detail TEXT NOT NULL DEFAULT '{}');"
+    "CREATE TRIGGER audit_no_update BEFORE UPDATE ON audit"
+    "  BEGIN SELECT RAISE(ABORT, 'audit records are append-only'); END;"
+    "CREATE TRIGGER audit_no_delete BEFORE DELETE ON audit"
+    "  BEGIN SELECT RAISE(ABORT, 'audit records are append-only'); END;"
+    "CREATE TRIGGER audit_no_replace BEFORE INSERT ON audit"
+    "  WHEN NEW.id IS NOT NULL AND EXISTS (SELECT 1 FROM audit WHERE id = NEW.id)"
+    "  BEGIN SELECT RAISE(ABORT, 'audit records are append-only'); END;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -161,6 +161,43 @@ int gp_store_token_revoke(gp_store *s, int64_t id, gp_diag *d);
 typedef int (*gp_store_token_fn)(void *ctx, const gp_token_rec *t);
 int gp_store_token_each(gp_store *s, gp_store_token_fn fn, void *ctx, gp_diag *d);
 
+/* ---- the audit log: one record per change, append-only ----
+ * Who changed what and when: every change made through the API and every placement made or
+ * ended. The table refuses UPDATE and DELETE (triggers abort them, whoever opens the database),
+ * so a committed record stays as written; records are only ever added, in the transaction of
+ * the change they describe. Ids grow with every record and are never reused. */
+typedef struct gp_audit_rec {
+    int64_t id;
+    int64_t time_ms;
+    const char *actor;  /* a token's name, or "scheduler" / "controller" */
+    const char *role;   /* the token's role; "" for the controller itself */
+    const char *tenant; /* the actor's tenant (users), else the object's; "" for none */
+    const char *action; /* "job.submit", "placement.free", ... */
+    const char *object; /* "job/42", "node/gpu-01" */
+    const char *detail; /* a JSON object as text (NULL: "{}") */
+} gp_audit_rec;
+
+/* Appends a record (id assigned; NULL strings are stored as ""). GP_EIO with d saying why when
+ * the store refuses it, whatever the reason (a full disk, a trigger): the change it records must
+ * then fail too. Must run in a transaction. */
+int gp_store_audit_add(gp_store *s, gp_audit_rec *r, gp_diag *d);
+
+/* Which records gp_store_audit_each walks: those with id > after and since_ms <= time_ms <
+ * until_ms (0: no bound), whose actor, tenant, action and object equal the filter's (NULL: any;
+ * a value ending in '*' matches as a prefix, as "placement.*" does every placement). */
+typedef struct gp_audit_filter {
+    int64_t after;
+    int64_t since_ms, until_ms;
+    const char *actor, *tenant, *action, *object;
+    int limit; /* at most this many (0: all) */
+} gp_audit_filter;
+
+/* Calls fn for the records f selects (NULL: all) in id order; strings are valid during the
+ * call only. fn's non-zero return stops the walk and is returned. */
+typedef int (*gp_store_audit_fn)(void *ctx, const gp_audit_rec *r);
+int gp_store_audit_each(gp_store *s, const gp_audit_filter *f, gp_store_audit_fn fn, void *ctx,
+                        gp_diag *d);
+
 /* ---- settings of the controller itself (e.g. whether the admin token was made) ---- */
 /* Sets key to value. Must run in a transaction. */
 int gp_store_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d);

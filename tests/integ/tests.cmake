@@ -21,13 +21,19 @@ set_tests_properties(integ_sim_reproduce PROPERTIES LABELS integ TIMEOUT 300)
 find_package(Python3 REQUIRED COMPONENTS Interpreter)
 foreach(script ctl_auth ctl_badinput ctl_idempotent ctl_quota ctl_gang ctl_preempt
                ctl_runtime ctl_backfill ctl_restart ctl_tls ctl_daemon ctl_volumes
-               ctl_longpoll)
+               ctl_longpoll ctl_faults)
     add_test(NAME integ_${script}
              COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/${script}.py
                      $<TARGET_FILE:gpupoold>)
     set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 180
                          SKIP_RETURN_CODE 77)
 endforeach()
+
+# The audit log: one record per change, no change without its record, kill -9; gpupool audit.
+add_test(NAME integ_ctl_audit
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_audit.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_audit PROPERTIES LABELS integ TIMEOUT 180)
 
 # The server commands against a real gpupoold (127.0.0.1, a free port, a temp data directory).
 add_test(NAME integ_ctl_cli
@@ -47,9 +53,42 @@ add_test(NAME integ_e2e_agent
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_agent PROPERTIES LABELS integ TIMEOUT 300)
 
+# kill -9 of gpupoold during 1,000 concurrent idempotent submits on a gpupool up pool: every
+# acknowledged job exists once, allocations stay consistent, agents and running jobs carry on.
+add_test(NAME integ_ctl_crash
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_crash.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_crash PROPERTIES LABELS integ TIMEOUT 300)
+
 # The agent's GPU memory watch: a fractional job whose processes stay above their GPU memory
 # limit (the mock's control file) fails with the reason; others are left alone.
 add_test(NAME integ_e2e_memwatch
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_memwatch.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_memwatch PROPERTIES LABELS integ TIMEOUT 180)
+
+# The node health check: `gpupool-agent check` over the mock NVML with injected faults; and a
+# running agent's heartbeats (health on request and periodic, replicas' idle_ms) as a small fake
+# controller records them.
+foreach(script agent_check agent_health)
+    add_test(NAME integ_${script}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/${script}.py
+                     $<TARGET_FILE:gpupool-agent> $<TARGET_FILE:gpupool-nvml-mock>
+                     ${CMAKE_SOURCE_DIR}/deploy/inventories)
+    set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 180)
+endforeach()
+
+# The API's request limits (body, head, nesting depth, slow clients, per-tenant rate limits) and
+# tenant isolation walked over every documented route, against a real gpupoold.
+foreach(script ctl_limits ctl_isolation)
+    add_test(NAME integ_${script}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/${script}.py
+                     $<TARGET_FILE:gpupoold>)
+    set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 180)
+endforeach()
+
+# Faults end to end: XIDs through the mock, a killed agent, checkpoint directories.
+add_test(NAME integ_e2e_faults
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_faults.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_faults PROPERTIES LABELS integ TIMEOUT 240)

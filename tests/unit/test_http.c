@@ -2,9 +2,11 @@
  * HTTP server and client, end to end on 127.0.0.1 with ephemeral ports: round trips of every
  * method, query and header lookup, the body limit (by Content-Length and while a chunked body
  * streams in), the API's error shape, concurrency, stop semantics, listen and connect errors,
- * TLS with a certificate made at test time (skipped when the openssl binary is missing), and
+ * TLS with a certificate made at test time (skipped when the openssl binary is missing),
  * deferred answers (finished from another thread, many waiting on a small pool, finished after
- * the client left, pending at stop).
+ * the client left, pending at stop), the request head limit (431 before the body is read, also
+ * past libmicrohttpd's own buffer) and slow clients (a silent or trickling connection is closed
+ * after the timeout while other clients, keep-alive connections and deferred answers go on).
  */
 #define _DEFAULT_SOURCE /* mkdtemp, usleep */
 #include "gpupool/error.h"
@@ -15,8 +17,11 @@
 #include <arpa/inet.h>
 #include <dirent.h>
 #include <netinet/in.h>
+#include <errno.h>
+#include <poll.h>
 #include <pthread.h>
 #include <stdatomic.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +57,13 @@ static void echo_handler(void *ctx, const gp_http_request *req, gp_http_response
     if (strcmp(req->path, "/nostatus") == 0) {
         return;
     }
+    if (strcmp(req->path, "/head") == 0) {
+        char *out = malloc(64);
+        assert_non_null(out);
+        int n = snprintf(out, 64, "head=%zu", req->header_bytes);
+        gp_http_response_set_body(resp, 200, "text/plain", out, (size_t)n);
+        return;
+    }
     if (strcmp(req->path, "/slow") == 0) {
         atomic_store(&ec->slow_started, 1);
         usleep(300 * 1000);
@@ -78,13 +90,15 @@ static void echo_handler(void *ctx, const gp_http_request *req, gp_http_response
     gp_http_response_set_body(resp, 200, "text/plain", out, (size_t)n + req->body_len);
 }
 
-static gp_http_server *start_echo(echo_ctx *ec, const char *cert, const char *key)
+static gp_http_server *start_echo_cfg(echo_ctx *ec, const char *cert, const char *key,
+                                      size_t max_header, unsigned timeout_s)
 {
     gp_http_server_config cfg = {
         .host = "127.0.0.1",
         .threads = 4,
         .max_body = MAX_BODY,
-        .timeout_s = 30,
+        .max_header = max_header,
+        .timeout_s = timeout_s,
         .tls_cert_file = cert,
         .tls_key_file = key,
     };
@@ -97,6 +111,11 @@ static gp_http_server *start_echo(echo_ctx *ec, const char *cert, const char *ke
     assert_int_equal(rc, 0);
     assert_true(gp_http_server_port(srv) > 0);
     return srv;
+}
+
+static gp_http_server *start_echo(echo_ctx *ec, const char *cert, const char *key)
+{
+    return start_echo_cfg(ec, cert, key, 0, 30);
 }
 
 static gp_http_client *client_for(gp_http_server *srv, const char *scheme, const char *token)
@@ -588,16 +607,21 @@ static void defer_handler(void *ctx, const gp_http_request *req, gp_http_respons
     gp_http_response_set_body(resp, 200, "text/plain", strdup("plain"), 5);
 }
 
-static gp_http_server *start_defer(defer_ctx *dc, int threads)
+static gp_http_server *start_defer_timeout(defer_ctx *dc, int threads, unsigned timeout_s)
 {
     memset(dc, 0, sizeof(*dc));
     pthread_mutex_init(&dc->lock, NULL);
     gp_http_server_config cfg = {
-        .host = "127.0.0.1", .threads = threads, .max_body = MAX_BODY, .timeout_s = 30};
+        .host = "127.0.0.1", .threads = threads, .max_body = MAX_BODY, .timeout_s = timeout_s};
     gp_http_server *srv = NULL;
     gp_diag d;
     assert_int_equal(gp_http_server_start(&cfg, defer_handler, dc, &srv, &d), 0);
     return srv;
+}
+
+static gp_http_server *start_defer(defer_ctx *dc, int threads)
+{
+    return start_defer_timeout(dc, threads, 30);
 }
 
 static int deferred_count(defer_ctx *dc)
@@ -798,6 +822,208 @@ static void test_defer_stop_pending(void **state)
     pthread_mutex_destroy(&dc.lock);
 }
 
+/* ---- limits on clients ---- */
+
+#define HEAD_MAX 2048
+
+/* A request whose head carries `pad` bytes of padding, with a body of body_len bytes. */
+static char *padded_request(size_t pad, size_t body_len, size_t *len)
+{
+    size_t cap = pad + body_len + 256;
+    char *req = malloc(cap);
+    assert_non_null(req);
+    int n = snprintf(req, cap,
+                     "%s /head HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     "Content-Length: %zu\r\nX-Pad: ",
+                     body_len ? "POST" : "GET", body_len);
+    memset(req + n, 'p', pad);
+    n += (int)pad;
+    n += snprintf(req + n, cap - (size_t)n, "\r\n\r\n");
+    memset(req + n, 'b', body_len);
+    *len = (size_t)n + body_len;
+    return req;
+}
+
+static char *padded_exchange(int port, size_t pad, size_t body_len)
+{
+    size_t len = 0;
+    char *req = padded_request(pad, body_len, &len);
+    char *out = raw_exchange(port, req, len);
+    free(req);
+    return out;
+}
+
+static void test_header_limit(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo_cfg(&ec, NULL, NULL, HEAD_MAX, 30);
+    int port = gp_http_server_port(srv);
+
+    /* Under the limit: served, and the handler sees the head's size. */
+    char *out = padded_exchange(port, HEAD_MAX - 200, 0);
+    assert_non_null(strstr(out, "HTTP/1.1 200"));
+    const char *h = strstr(out, "head=");
+    assert_non_null(h);
+    size_t head = strtoul(h + 5, NULL, 10);
+    assert_true(head > HEAD_MAX - 200 && head <= HEAD_MAX);
+    free(out);
+    assert_int_equal(atomic_load(&ec.calls), 1);
+
+    /* Over it: 431 in the API's shape, with or without a body, and the handler never runs. */
+    for (size_t body = 0; body <= 500; body += 500) {
+        out = padded_exchange(port, HEAD_MAX + 100, body);
+        assert_non_null(strstr(out, "HTTP/1.1 431"));
+        assert_non_null(strstr(out, "{\"error\":{\"code\":\"GP_ETOOBIG\""));
+        assert_non_null(strstr(out, "request headers"));
+        free(out);
+    }
+    /* Far over it, past what a connection buffers: still 431 (libmicrohttpd's own). */
+    out = padded_exchange(port, 200 * 1024, 0);
+    assert_non_null(strstr(out, "HTTP/1.1 431"));
+    free(out);
+    assert_int_equal(atomic_load(&ec.calls), 1);
+
+    /* Clients go on being served. */
+    gp_http_client *c = client_for(srv, "http", NULL);
+    int status = 0;
+    out = call(c, "GET", "/after", NULL, 0, NULL, &status);
+    assert_int_equal(status, 200);
+    free(out);
+    gp_http_client_free(c);
+    gp_http_server_stop(srv);
+
+    /* The default limit, and the bound on what may be asked. */
+    srv = start_echo(&ec, NULL, NULL);
+    out = padded_exchange(gp_http_server_port(srv), GP_HTTP_MAX_HEADER - 500, 0);
+    assert_non_null(strstr(out, "HTTP/1.1 200"));
+    free(out);
+    out = padded_exchange(gp_http_server_port(srv), GP_HTTP_MAX_HEADER + 100, 0);
+    assert_non_null(strstr(out, "HTTP/1.1 431"));
+    free(out);
+    gp_http_server_stop(srv);
+    gp_http_server_config cfg = {.max_body = 1, .max_header = GP_HTTP_MAX_HEADER_LIMIT + 1};
+    gp_diag d;
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &srv, &d), GP_EINVAL);
+    assert_null(srv);
+}
+
+/* Waits up to ms for the server to close fd: true when it did (end of stream or reset). */
+static bool closed_within(int fd, int ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, ms) <= 0) {
+        return false;
+    }
+    char buf[256];
+    ssize_t r = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    return r == 0 || (r < 0 && errno == ECONNRESET);
+}
+
+typedef struct trickler {
+    int port;
+    bool cut; /* the server closed the connection */
+    int sent; /* bytes sent before that */
+} trickler;
+
+/* Sends a request's head one byte every 100 ms, for up to 10 s, until the server hangs up. */
+static void *trickle_main(void *arg)
+{
+    trickler *t = arg;
+    const char *start = "GET /trickle HTTP/1.1\r\nHost: x\r\nX-Slow: ";
+    int fd = raw_send(t->port, start, strlen(start));
+    for (int i = 0; i < 100 && !t->cut; i++) {
+        if (send(fd, "s", 1, MSG_NOSIGNAL) != 1) {
+            t->cut = true;
+            break;
+        }
+        t->sent++;
+        t->cut = closed_within(fd, 100);
+    }
+    close(fd);
+    return NULL;
+}
+
+typedef struct steady {
+    int port, ok, calls;
+} steady;
+
+/* One keep-alive client: 40 requests, 50 ms apart (2 s, longer than the timeout). */
+static void *steady_main(void *arg)
+{
+    steady *s = arg;
+    char url[64];
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", s->port);
+    gp_http_client *c = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_client_new(url, NULL, &c, &d), 0);
+    for (int i = 0; i < 40; i++) {
+        int status = 0;
+        char *out = NULL;
+        s->calls++;
+        if (gp_http_call(c, "GET", "/steady", NULL, 0, NULL, &status, &out, NULL, &d) == 0 &&
+            status == 200) {
+            s->ok++;
+        }
+        free(out);
+        usleep(50 * 1000);
+    }
+    gp_http_client_free(c);
+    return NULL;
+}
+
+static void test_slow_clients(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo_cfg(&ec, NULL, NULL, 0, 1);
+    int port = gp_http_server_port(srv);
+    trickler t = {.port = port};
+    steady s = {.port = port};
+    pthread_t tt, st;
+    assert_int_equal(pthread_create(&tt, NULL, trickle_main, &t), 0);
+    assert_int_equal(pthread_create(&st, NULL, steady_main, &s), 0);
+    /* Half a request, then silence: closed (libmicrohttpd's idle timeout). */
+    const char *half = "GET /half HTTP/1.1\r\nHost: x\r\n";
+    int fd = raw_send(port, half, strlen(half));
+    assert_true(closed_within(fd, 10000));
+    close(fd);
+    /* Nothing at all after connecting: closed as well. */
+    fd = raw_send(port, "", 0);
+    assert_true(closed_within(fd, 10000));
+    close(fd);
+    pthread_join(tt, NULL);
+    pthread_join(st, NULL);
+    /* A byte every 100 ms keeps libmicrohttpd's idle timer from firing: the request deadline
+     * closes it long before the 100 bytes are out. */
+    assert_true(t.cut);
+    assert_true(t.sent < 100);
+    /* Meanwhile the steady client's keep-alive connection was served throughout. */
+    assert_int_equal(s.ok, s.calls);
+    assert_int_equal(atomic_load(&ec.calls), s.calls);
+    gp_http_server_stop(srv);
+}
+
+static void test_slow_deferred_not_cut(void **state)
+{
+    (void)state;
+    /* A deferred answer may take longer than the timeout: the client sent its request in time. */
+    defer_ctx dc;
+    gp_http_server *srv = start_defer_timeout(&dc, 2, 1);
+    finisher f = {&dc, 0, 1, 2500};
+    int fd = send_defer(gp_http_server_port(srv), 5);
+    wait_deferred(&dc, 1);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, finisher_main, &f), 0);
+    char *out = raw_read(fd);
+    pthread_join(th, NULL);
+    assert_non_null(strstr(out, "HTTP/1.1 200"));
+    assert_non_null(strstr(out, "\r\n\r\ndone-5"));
+    free(out);
+    gp_http_server_stop(srv);
+    pthread_mutex_destroy(&dc.lock);
+}
+
 int main(void)
 {
     if (gp_http_client_global_init() != 0) {
@@ -816,6 +1042,9 @@ int main(void)
         cmocka_unit_test(test_defer_many_small_pool),
         cmocka_unit_test(test_defer_client_gone),
         cmocka_unit_test(test_defer_stop_pending),
+        cmocka_unit_test(test_header_limit),
+        cmocka_unit_test(test_slow_clients),
+        cmocka_unit_test(test_slow_deferred_not_cut),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     gp_http_client_global_cleanup();

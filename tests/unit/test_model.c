@@ -254,6 +254,53 @@ static void test_errors(void **state)
     assert_string_equal(d.msg, "x: 3");
 }
 
+/* Drained GPUs take nothing new, hot spares only restarts after a fault, and a node under a
+ * maintenance deadline only jobs that finish before it; what a GPU holds is never affected. */
+static void test_avail_window(void **state)
+{
+    (void)state;
+    gp_cluster *c = small();
+    gp_request one = fx_whole(1000, 1), frac = fx_frac(0, 500), four = fx_whole(1000, 4);
+    assert_true(gp_node_fits(c, 1, &four));
+    assert_int_equal(gp_cluster_set_gpu_avail(c, 1, 2, GP_GPU_OUT), 0);
+    assert_false(gp_node_fits(c, 1, &four));
+    assert_false(gp_gpu_fits(c, 1, 2, &one));
+    assert_false(gp_gpu_fits(c, 1, 2, &frac));
+    four.spare_ok = true;
+    assert_false(gp_node_fits(c, 1, &four)); /* out of service is out for restarts too */
+    assert_int_equal(gp_cluster_set_gpu_avail(c, 1, 2, GP_GPU_SPARE), 0);
+    assert_true(gp_node_fits(c, 1, &four));
+    four.spare_ok = false;
+    assert_false(gp_node_fits(c, 1, &four));
+    assert_false(gp_gpu_fits(c, 1, 2, &frac));
+    frac.spare_ok = true;
+    assert_true(gp_gpu_fits(c, 1, 2, &frac));
+    /* An allocation already on a GPU is not touched by draining it, and releases. */
+    gp_assignment a = {.node = 0, .cpu_milli = 1000, .nshares = 1};
+    a.shares[0] = (gp_gpu_share){.gpu = 0, .milli = 1000, .mem_mib = 16384, .mig_start = -1};
+    assert_int_equal(gp_cluster_assign(c, &a), 0);
+    assert_int_equal(gp_cluster_set_gpu_avail(c, 0, 0, GP_GPU_OUT), 0);
+    assert_int_equal(gp_cluster_release(c, &a), 0);
+    assert_false(gp_gpu_fits(c, 0, 0, &one));
+    assert_int_equal(gp_cluster_set_gpu_avail(c, 0, 0, GP_GPU_IN_SERVICE), 0);
+    assert_true(gp_gpu_fits(c, 0, 0, &one));
+    assert_int_equal(gp_cluster_set_gpu_avail(c, 0, 2, GP_GPU_OUT), GP_EINVAL);
+    assert_int_equal(gp_cluster_set_gpu_avail(c, 0, 0, 7), GP_EINVAL);
+    /* Maintenance window. */
+    assert_int_equal(gp_cluster_set_window(c, 0, 3600000), 0);
+    assert_false(gp_node_fits(c, 0, &one)); /* unbounded runtime */
+    one.runtime_ms = 3600001;
+    assert_false(gp_node_fits(c, 0, &one));
+    one.runtime_ms = 3600000;
+    assert_true(gp_node_fits(c, 0, &one));
+    assert_int_equal(gp_cluster_set_window(c, 0, -1), 0);
+    one.runtime_ms = 0;
+    assert_true(gp_node_fits(c, 0, &one));
+    assert_int_equal(gp_cluster_set_window(c, 0, -2), GP_EINVAL);
+    assert_int_equal(gp_cluster_check(c, NULL), 0);
+    gp_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -265,6 +312,7 @@ int main(void)
         cmocka_unit_test(test_mig_dynamic),
         cmocka_unit_test(test_request_check),
         cmocka_unit_test(test_errors),
+        cmocka_unit_test(test_avail_window),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,8 +1,10 @@
 /* GPU discovery through NVML (src/agent/nvml.c) against the mock NVML library
  * (libgpupool-nvml-mock.so): the shipped inventories are discovered as written, bad inventories
  * and libraries fail with errors that say where, the control file injects XIDs, a GPU falling
- * off the bus, spikes, busy MIG instances and processes using GPU memory (with clear errors for
- * bad commands), and the registration document is one the
+ * off the bus, spikes, busy MIG instances, processes using GPU memory and the faults the health
+ * check reads (gp_nvml_health: ECC errors, row remaps, NVLink links down, pending mode changes,
+ * the driver version, recovery actions), with clear errors for bad commands, and the
+ * registration document is one the
  * controller accepts. MIG instances on demand (src/agent/mig.c): reused, created, replaced, or
  * refused with the layout left as it was. */
 #include "agent/discover.h"
@@ -577,7 +579,8 @@ static void test_control_procs(void **state)
                      "starts one)");
     expect_line(err, "control-procs:32: proc-gone: takes 2 arguments, got 1");
     expect_line(err, "control-procs:33: unknown command 'procs' (xid, fall-off, temp, util, "
-                     "power, mig-busy, mig-idle, proc, proc-gone)");
+                     "power, mig-busy, mig-idle, proc, proc-gone, ecc, remap, nvlink, "
+                     "mig-pending, ecc-pending, retire-pending, recovery, driver)");
     assert_int_equal(gp_nvml_processes(h, 1, p, 40, &n, &d), 0);
     assert_int_equal(n, 1);
     assert_int_equal(p[0].used_mib, 512);
@@ -592,6 +595,169 @@ static void test_control_procs(void **state)
     expect_line(err, "proc: GPU 2 already runs 32 processes (the mock's limit)");
     assert_int_equal(gp_nvml_processes(h, 2, p, 40, &n, &d), 0);
     assert_int_equal(n, MOCK_PROCS_LIMIT);
+    close_mock(h);
+}
+
+/* The health check's readings (gp_nvml_health) of a GPU with nothing wrong on the DGX inventory:
+ * every reading read, 12 NVLink links active, MIG off, ECC on, nothing pending. */
+static void expect_healthy_gpu(const gp_check_gpu *g, int i)
+{
+    if (!g->visible || g->lost) {
+        fail_msg("GPU %d: visible %d, lost %d (%s)", i, g->visible, g->lost, g->error);
+    }
+    assert_int_equal(strncmp(g->uuid, "GPU-", 4), 0);
+    assert_int_equal(g->nvlink, GP_AVAIL_READ);
+    assert_int_equal(g->nlinks, 12);
+    assert_int_equal(g->links_up, 0xfff);
+    assert_int_equal(g->mig, GP_AVAIL_READ);
+    assert_int_equal(g->mig_current, 0);
+    assert_int_equal(g->mig_pending, 0);
+    assert_int_equal(g->ecc_mode, GP_AVAIL_READ);
+    assert_int_equal(g->ecc_current, 1);
+    assert_int_equal(g->ecc_pending, 1);
+    assert_int_equal(g->ecc, GP_AVAIL_READ);
+    assert_int_equal(g->dbe_volatile, 0);
+    assert_int_equal(g->dbe_aggregate, 0);
+    assert_int_equal(g->remap, GP_AVAIL_READ);
+    assert_int_equal(g->remap_pending + g->remap_failed, 0);
+    assert_int_equal(g->retired, GP_AVAIL_READ);
+    assert_int_equal(g->retired_pending, 0);
+    assert_int_equal(g->recovery, GP_AVAIL_READ);
+    assert_int_equal(g->recovery_action, 0);
+}
+
+/* The health faults of the control file reach the readings the check takes. */
+static void test_control_health(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-health");
+    write_file(ctl, "", "w");
+    gp_nvml *h = open_mock(INV("dgx-a100.yaml"), ctl);
+    static gp_check_readings r;
+    gp_nvml_health(h, &r);
+    assert_int_equal(r.driver_loaded, 1);
+    assert_string_equal(r.driver_version, "550.54.15");
+    assert_int_equal(r.count, 8);
+    assert_int_equal(r.ngpus, 8);
+    for (int i = 0; i < 8; i++) {
+        expect_healthy_gpu(&r.gpus[i], i);
+    }
+    assert_string_equal(r.gpus[0].uuid, "GPU-4b1a7e2c-0f3d-4c55-9a61-3e1f0b6a7c01");
+    write_file(ctl,
+               "ecc 5 2\nremap 0 1 0\nnvlink 3 2 down\nnvlink 3 11 down\nmig-pending 1 1\n"
+               "ecc-pending 2 1\nretire-pending 4 1\nrecovery 6 2\ndriver 470.129.06\n",
+               "a");
+    gp_nvml_health(h, &r);
+    assert_string_equal(r.driver_version, "470.129.06");
+    assert_int_equal(r.gpus[5].dbe_volatile, 2);
+    assert_int_equal(r.gpus[5].dbe_aggregate, 2);
+    assert_int_equal(r.gpus[0].remap_pending, 1);
+    assert_int_equal(r.gpus[0].remap_failed, 0);
+    assert_int_equal(r.gpus[0].remap_uncorrectable, 1);
+    assert_int_equal(r.gpus[3].nlinks, 12);
+    assert_int_equal(r.gpus[3].links_up, 0xfff & ~(1u << 2) & ~(1u << 11));
+    assert_int_equal(r.gpus[1].mig_current, 0);
+    assert_int_equal(r.gpus[1].mig_pending, 1);
+    assert_int_equal(r.gpus[2].ecc_current, 1);
+    assert_int_equal(r.gpus[2].ecc_pending, 0);
+    assert_int_equal(r.gpus[4].retired_pending, 1);
+    assert_int_equal(r.gpus[6].recovery_action, 2);
+    expect_healthy_gpu(&r.gpus[7], 7); /* the others are untouched */
+    static gp_nvml_inv inv;
+    discover(h, &inv);
+    assert_string_equal(inv.driver_version, "470.129.06");
+    /* The volatile count drops at a driver reload; the lifetime count only grows. */
+    write_file(ctl, "ecc 5 0\n", "a");
+    gp_nvml_health(h, &r);
+    assert_int_equal(r.gpus[5].dbe_volatile, 0);
+    assert_int_equal(r.gpus[5].dbe_aggregate, 2);
+    write_file(ctl, "ecc 5 3\nremap 0 0 1\nnvlink 3 2 up\nmig-pending 1 0\nrecovery 6 0\n", "a");
+    gp_nvml_health(h, &r);
+    assert_int_equal(r.gpus[5].dbe_aggregate, 5);
+    assert_int_equal(r.gpus[0].remap_pending, 0);
+    assert_int_equal(r.gpus[0].remap_failed, 1);
+    assert_int_equal(r.gpus[3].links_up, 0xfff & ~(1u << 11));
+    assert_int_equal(r.gpus[1].mig_pending, 0);
+    assert_int_equal(r.gpus[6].recovery_action, 0);
+    /* A GPU falling off the bus: lost in the readings, the others still read, and the check
+     * says so. */
+    write_file(ctl, "fall-off 7\n", "a");
+    gp_nvml_health(h, &r);
+    assert_int_equal(r.count, 8);
+    assert_int_equal(r.gpus[7].visible, 0);
+    assert_int_equal(r.gpus[7].lost, 1);
+    assert_non_null(strstr(r.gpus[7].error, "GPU is lost"));
+    assert_int_equal(r.gpus[6].visible, 1);
+    static gp_check_result res;
+    gp_check_evaluate(&r, NULL, &res);
+    assert_int_equal(res.status[GP_CHECK_GPU_VISIBLE], GP_CHECK_FAIL);
+    assert_int_equal(res.status[GP_CHECK_REMAPPED_ROWS], GP_CHECK_FAIL);
+    close_mock(h);
+    /* A lost GPU fails gp_nvml_open (a GPU that cannot be described is not offered) but not
+     * gp_nvml_open_partial, whose health readings name it. */
+    setenv("GPUPOOL_NVML_MOCK_INVENTORY", INV("dgx-a100.yaml"), 1);
+    setenv("GPUPOOL_NVML_MOCK_CONTROL", ctl, 1);
+    gp_diag d;
+    h = (gp_nvml *)1;
+    assert_int_equal(gp_nvml_open(GP_NVML_MOCK, &h, &d), GP_EUNAVAIL);
+    assert_null(h);
+    assert_non_null(strstr(d.msg, "GPU 7"));
+    assert_int_equal(gp_nvml_open_partial(GP_NVML_MOCK, &h, &d), 0);
+    opened[0] = h;
+    assert_int_equal(gp_nvml_count(h), 8);
+    gp_nvml_health(h, &r);
+    assert_int_equal(r.gpus[7].lost, 1);
+    assert_non_null(strstr(r.gpus[7].error, "nvmlDeviceGetHandleByIndex_v2: GPU is lost"));
+    assert_string_equal(r.driver_version, "470.129.06"); /* the whole file ran again */
+    close_mock(h);
+}
+
+/* A PCIe node: no NVLink, no MIG (not supported, so skipped by the check); bad health commands
+ * say what is wrong and change nothing. */
+static void test_control_health_errors(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-health-bad");
+    write_file(ctl, "", "w");
+    gp_nvml *h = open_mock(INV("pcie-t4.yaml"), ctl);
+    static gp_check_readings r;
+    gp_nvml_health(h, &r);
+    assert_int_equal(r.ngpus, 4);
+    assert_int_equal(r.gpus[0].nvlink, GP_AVAIL_NOT_SUPPORTED);
+    assert_int_equal(r.gpus[0].nlinks, 0);
+    assert_int_equal(r.gpus[0].mig, GP_AVAIL_NOT_SUPPORTED);
+    assert_int_equal(r.gpus[0].ecc, GP_AVAIL_READ);
+    const char *err = mock_stderr(h, ctl,
+                                  "ecc 0 1.5\nremap 0 2 0\nremap 0 1\nnvlink 0 0 down\n"
+                                  "mig-pending 0 1\ndriver abc\ndriver\nrecovery 0 5\n"
+                                  "ecc-pending 9 1\nretire-pending 1 x\nnvlink 0 1 sideways\n");
+    expect_line(err, "control-health-bad:1: ecc: 1.5 must be a whole number 0..1000000000000");
+    expect_line(err, "control-health-bad:2: remap: 2 must be a whole number 0..1");
+    expect_line(err, "control-health-bad:3: remap: takes 3 arguments, got 2");
+    expect_line(err, "control-health-bad:4: nvlink: GPU 0 has no link 0 (it has 0)");
+    expect_line(err, "control-health-bad:5: mig-pending: GPU 0 has no MIG");
+    expect_line(err, "control-health-bad:6: driver: 'abc' must be a version of digits and dots");
+    expect_line(err, "control-health-bad:7: driver: takes 1 argument, got 0");
+    expect_line(err, "control-health-bad:8: recovery: 5 must be a whole number 0..4");
+    expect_line(err, "control-health-bad:9: ecc-pending: no GPU 9 (the inventory has 4)");
+    expect_line(err, "control-health-bad:10: retire-pending: 'x' is not a number");
+    expect_line(err, "control-health-bad:11: nvlink: 'sideways' must be up or down");
+    gp_nvml_health(h, &r);
+    assert_string_equal(r.driver_version, "550.54.15");
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(r.gpus[i].dbe_volatile, 0);
+        assert_int_equal(r.gpus[i].remap_pending + r.gpus[i].remap_failed, 0);
+        assert_int_equal(r.gpus[i].recovery_action, 0);
+    }
+    close_mock(h);
+    /* A link past the GPU's own. */
+    tmp_path(ctl, sizeof(ctl), "control-health");
+    write_file(ctl, "", "w");
+    h = open_mock(INV("dgx-a100.yaml"), ctl);
+    err = mock_stderr(h, ctl, "nvlink 0 12 down\n");
+    expect_line(err, "nvlink: GPU 0 has no link 12 (it has 12)");
     close_mock(h);
 }
 
@@ -641,6 +807,34 @@ static void test_abi_errors(void **state)
     assert_int_equal(f.nvmlDeviceGetTemperature((nvmlDevice_t)&n, NVML_TEMPERATURE_GPU, &t),
                      NVML_ERROR_INVALID_ARGUMENT);
     assert_string_equal(f.nvmlErrorString(NVML_ERROR_GPU_IS_LOST), "GPU is lost");
+    /* The health functions: field values answer per entry; NULL arguments are refused. */
+    nvmlFieldValue_t fv[2];
+    memset(fv, 0, sizeof(fv));
+    fv[0].fieldId = 1;
+    fv[1].fieldId = NVML_FI_DEV_GET_GPU_RECOVERY_ACTION;
+    fv[1].value.uiVal = 77;
+    assert_int_equal(f.nvmlDeviceGetFieldValues(dev, 2, fv), NVML_SUCCESS);
+    assert_int_equal(fv[0].nvmlReturn, NVML_ERROR_NOT_SUPPORTED);
+    assert_int_equal(fv[1].nvmlReturn, NVML_SUCCESS);
+    assert_int_equal(fv[1].valueType, NVML_VALUE_TYPE_UNSIGNED_INT);
+    assert_int_equal(fv[1].value.uiVal, NVML_GPU_RECOVERY_ACTION_NONE);
+    assert_true(fv[1].timestamp > 0);
+    assert_int_equal(f.nvmlDeviceGetFieldValues(dev, 0, fv), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetFieldValues(dev, 1, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    unsigned int rows[4];
+    assert_int_equal(f.nvmlDeviceGetRemappedRows(dev, &rows[0], &rows[1], &rows[2], NULL),
+                     NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetRemappedRows(dev, &rows[0], &rows[1], &rows[2], &rows[3]),
+                     NVML_SUCCESS);
+    nvmlEnableState_t e1, e2;
+    assert_int_equal(f.nvmlDeviceGetEccMode(dev, &e1, NULL), NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetEccMode(dev, &e1, &e2), NVML_SUCCESS);
+    assert_int_equal(e1, NVML_FEATURE_ENABLED);
+    assert_int_equal(f.nvmlDeviceGetRetiredPagesPendingStatus(dev, NULL),
+                     NVML_ERROR_INVALID_ARGUMENT);
+    assert_int_equal(f.nvmlDeviceGetRetiredPagesPendingStatus(dev, &e1), NVML_SUCCESS);
+    assert_int_equal(e1, NVML_FEATURE_DISABLED);
+
     assert_int_equal(f.nvmlInit_v2(), NVML_SUCCESS); /* counted */
     assert_int_equal(f.nvmlShutdown(), NVML_SUCCESS);
     assert_int_equal(f.nvmlDeviceGetCount_v2(&n), NVML_SUCCESS);
@@ -1173,10 +1367,19 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    static const char *const files[] = {
-        "bad.yaml",      "ring.yaml",    "control-xid", "control-fall",
-        "control-spike", "ring-control", "control-mig", "control-mig-abi",
-        "control-procs", "mock-stderr",  NULL};
+    static const char *const files[] = {"bad.yaml",
+                                        "ring.yaml",
+                                        "control-xid",
+                                        "control-fall",
+                                        "control-spike",
+                                        "ring-control",
+                                        "control-mig",
+                                        "control-mig-abi",
+                                        "control-procs",
+                                        "mock-stderr",
+                                        "control-health",
+                                        "control-health-bad",
+                                        NULL};
     char path[256];
     for (int i = 0; files[i]; i++) {
         tmp_path(path, sizeof(path), files[i]);
@@ -1200,6 +1403,8 @@ int main(void)
         cmocka_unit_test_teardown(test_control_fall_off, close_all),
         cmocka_unit_test_teardown(test_control_spikes, close_all),
         cmocka_unit_test_teardown(test_control_procs, close_all),
+        cmocka_unit_test_teardown(test_control_health, close_all),
+        cmocka_unit_test_teardown(test_control_health_errors, close_all),
         cmocka_unit_test_teardown(test_abi_errors, close_all),
         cmocka_unit_test_teardown(test_direct_links, close_all),
         cmocka_unit_test_teardown(test_node_doc, close_all),

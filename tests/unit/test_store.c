@@ -1,7 +1,8 @@
 /*
  * The SQLite store: migrations (from an empty file and from a schema-1 database), durability
  * across reopen, transactions and savepoints, idempotent job insert, unique names, iteration
- * order and early stop, event pagination, tokens, objects, meta and the allocation epoch.
+ * order and early stop, event pagination, tokens, objects, meta and the allocation epoch; the
+ * audit log (order, filters, pages, and UPDATE and DELETE refused whoever opens the file).
  */
 #include "store/store.h"
 #include "tests/unit/harness.h"
@@ -811,6 +812,195 @@ static void test_meta(void **state)
     gp_store_close(s);
 }
 
+/* ---- the audit log ---- */
+
+typedef struct audits {
+    int n;
+    int64_t id[16], time[16];
+    char actor[16][32], role[16][16], tenant[16][32], action[16][32], object[16][32],
+        detail[16][64];
+} audits;
+
+static int collect_audit(void *ctx, const gp_audit_rec *r)
+{
+    audits *a = ctx;
+    assert_true(a->n < 16);
+    a->id[a->n] = r->id;
+    a->time[a->n] = r->time_ms;
+    snprintf(a->actor[a->n], sizeof(a->actor[0]), "%s", r->actor);
+    snprintf(a->role[a->n], sizeof(a->role[0]), "%s", r->role);
+    snprintf(a->tenant[a->n], sizeof(a->tenant[0]), "%s", r->tenant);
+    snprintf(a->action[a->n], sizeof(a->action[0]), "%s", r->action);
+    snprintf(a->object[a->n], sizeof(a->object[0]), "%s", r->object);
+    snprintf(a->detail[a->n], sizeof(a->detail[0]), "%s", r->detail);
+    a->n++;
+    return 0;
+}
+
+static audits list_audit(gp_store *s, const gp_audit_filter *f)
+{
+    gp_diag d;
+    audits a = {0};
+    OK(gp_store_audit_each(s, f, collect_audit, &a, &d));
+    return a;
+}
+
+/* The records of test_audit_log, in the order appended. */
+static const struct {
+    int64_t time;
+    const char *actor, *role, *tenant, *action, *object, *detail;
+} audit_fixture[] = {
+    {1000, "admin", "admin", "", "tenant.create", "tenant/team-a", "{\"request\":\"POST\"}"},
+    {2000, "alice", "user", "team-a", "job.submit", "job/1", NULL},
+    {3000, "scheduler", "", "team-a", "placement.allocate", "job/1", "{\"epoch\":1}"},
+    {4000, "alice", "user", "team-a", "job.cancel", "job/1", NULL},
+    {4000, "alice", "user", "team-a", "placement.free", "job/1", "{\"ended\":\"Cancelled\"}"},
+    {5000, "ops", "operator", "", "node.drain", "node/gpu-01", NULL},
+};
+#define NAUDIT_FIXTURE ((int)(sizeof(audit_fixture) / sizeof(audit_fixture[0])))
+
+static void test_audit_log(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    int64_t ids[NAUDIT_FIXTURE];
+    OK(gp_store_begin(s, &d));
+    for (int i = 0; i < NAUDIT_FIXTURE; i++) {
+        gp_audit_rec r = {.time_ms = audit_fixture[i].time,
+                          .actor = audit_fixture[i].actor,
+                          .role = audit_fixture[i].role,
+                          .tenant = audit_fixture[i].tenant,
+                          .action = audit_fixture[i].action,
+                          .object = audit_fixture[i].object,
+                          .detail = audit_fixture[i].detail};
+        OK(gp_store_audit_add(s, &r, &d));
+        ids[i] = r.id;
+        assert_true(i == 0 || ids[i] > ids[i - 1]);
+    }
+    OK(gp_store_commit(s, &d));
+    /* A record of a rolled-back transaction is not kept. */
+    OK(gp_store_begin(s, &d));
+    gp_audit_rec lost = {.time_ms = 6000, .actor = "x", .action = "job.submit"};
+    OK(gp_store_audit_add(s, &lost, &d));
+    gp_store_rollback(s);
+    gp_store_close(s);
+
+    s = open_store(f);
+    audits a = list_audit(s, NULL);
+    assert_int_equal(a.n, NAUDIT_FIXTURE);
+    for (int i = 0; i < NAUDIT_FIXTURE; i++) {
+        assert_int_equal(a.id[i], ids[i]);
+        assert_int_equal(a.time[i], audit_fixture[i].time);
+        assert_string_equal(a.actor[i], audit_fixture[i].actor);
+        assert_string_equal(a.role[i], audit_fixture[i].role);
+        assert_string_equal(a.tenant[i], audit_fixture[i].tenant);
+        assert_string_equal(a.action[i], audit_fixture[i].action);
+        assert_string_equal(a.object[i], audit_fixture[i].object);
+        assert_string_equal(a.detail[i], audit_fixture[i].detail ? audit_fixture[i].detail : "{}");
+    }
+
+    /* Filters: exact values, prefixes ending in '*', a time window [since, until). */
+    gp_audit_filter by_actor = {.actor = "alice"};
+    a = list_audit(s, &by_actor);
+    assert_int_equal(a.n, 3);
+    assert_int_equal(a.id[0], ids[1]);
+    assert_int_equal(a.id[2], ids[4]);
+    gp_audit_filter by_tenant = {.tenant = "team-a", .action = "placement.*"};
+    a = list_audit(s, &by_tenant);
+    assert_int_equal(a.n, 2);
+    assert_string_equal(a.action[0], "placement.allocate");
+    assert_string_equal(a.action[1], "placement.free");
+    gp_audit_filter by_action = {.action = "job.submit"};
+    assert_int_equal(list_audit(s, &by_action).n, 1);
+    gp_audit_filter not_prefix = {.action = "job."}; /* without '*': exact only */
+    assert_int_equal(list_audit(s, &not_prefix).n, 0);
+    gp_audit_filter by_object = {.object = "node/*"};
+    a = list_audit(s, &by_object);
+    assert_int_equal(a.n, 1);
+    assert_string_equal(a.actor[0], "ops");
+    gp_audit_filter window = {.since_ms = 2000, .until_ms = 4000};
+    a = list_audit(s, &window);
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.id[0], ids[1]);
+    assert_int_equal(a.id[1], ids[2]);
+    gp_audit_filter empty_tenant = {.tenant = ""};
+    assert_int_equal(list_audit(s, &empty_tenant).n, 2);
+
+    /* Pages: two at a time after a cursor. */
+    gp_audit_filter page = {.after = ids[1], .limit = 2};
+    a = list_audit(s, &page);
+    assert_int_equal(a.n, 2);
+    assert_int_equal(a.id[0], ids[2]);
+    assert_int_equal(a.id[1], ids[3]);
+    page.after = ids[5];
+    assert_int_equal(list_audit(s, &page).n, 0);
+
+    /* Records appended later come after the others. */
+    OK(gp_store_begin(s, &d));
+    gp_audit_rec next = {.time_ms = 7000, .actor = "admin", .action = "token.revoke"};
+    OK(gp_store_audit_add(s, &next, &d));
+    OK(gp_store_commit(s, &d));
+    assert_true(next.id > ids[NAUDIT_FIXTURE - 1]);
+    page.after = ids[NAUDIT_FIXTURE - 1];
+    a = list_audit(s, &page);
+    assert_int_equal(a.n, 1);
+    assert_string_equal(a.action[0], "token.revoke");
+    gp_store_close(s);
+}
+
+static void test_audit_append_only(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    gp_audit_rec r = {.time_ms = 1, .actor = "admin", .action = "job.cancel", .object = "job/1"};
+    OK(gp_store_audit_add(s, &r, &d));
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+
+    /* Whoever opens the database: UPDATE and DELETE are refused, the record stays. */
+    sqlite3 *db;
+    assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
+    static const char *const refused[] = {
+        "UPDATE audit SET actor = 'someone-else'",
+        "UPDATE audit SET time_ms = 2 WHERE id = 1",
+        "DELETE FROM audit",
+        "DELETE FROM audit WHERE id = 1",
+        "INSERT OR REPLACE INTO audit(id, time_ms, actor, action) VALUES (1, 9, 'x', 'y')",
+        "REPLACE INTO audit(id, time_ms, actor, action) VALUES (1, 9, 'x', 'y')",
+        "UPDATE OR REPLACE audit SET id = 1",
+    };
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        char *err = NULL;
+        int rc = sqlite3_exec(db, refused[i], NULL, NULL, &err);
+        if (rc == SQLITE_OK || !err || !strstr(err, "append-only")) {
+            fail_msg("%s: rc %d, %s", refused[i], rc, err ? err : "(no error)");
+        }
+        sqlite3_free(err);
+    }
+    /* A store that cannot write the record says so as its failure, not as bad input. */
+    assert_int_equal(sqlite3_exec(db,
+                                  "CREATE TRIGGER audit_down BEFORE INSERT ON audit "
+                                  "BEGIN SELECT RAISE(ABORT, 'audit unavailable'); END",
+                                  NULL, NULL, NULL),
+                     SQLITE_OK);
+    sqlite3_close(db);
+
+    s = open_store(f);
+    audits a = list_audit(s, NULL);
+    assert_int_equal(a.n, 1);
+    assert_string_equal(a.actor[0], "admin");
+    assert_int_equal(a.time[0], 1);
+    OK(gp_store_begin(s, &d));
+    gp_audit_rec blocked = {.time_ms = 2, .actor = "admin", .action = "job.submit"};
+    assert_int_equal(gp_store_audit_add(s, &blocked, &d), GP_EIO);
+    assert_non_null(strstr(d.msg, "audit unavailable"));
+    gp_store_rollback(s);
+    gp_store_close(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -827,6 +1017,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_uniqueness, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_put_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_audit_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_audit_append_only, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

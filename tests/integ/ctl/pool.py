@@ -21,6 +21,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import urllib.error
 import urllib.request
@@ -261,3 +262,125 @@ def wait(what, cond, timeout=30):
 def alive_marked(marker):
     out = subprocess.run(["pgrep", "-f", marker], capture_output=True, text=True).stdout
     return [p for p in out.split() if int(p) != os.getpid()]
+
+
+# ---- settings, processes and allocations of a running pool (crash and chaos tests) ----
+
+def gpupoold_settings(binary):
+    """The setting keys this gpupoold knows ("nodes.heartbeat_timeout", ...), read from its
+    --dump-config (two levels: "key: value" and "section:" followed by indented keys)."""
+    out = subprocess.run([binary, "--data-dir", "/nonexistent", "--dump-config"],
+                         capture_output=True, text=True, timeout=30).stdout
+    keys, section = set(), None
+    for line in out.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        name = line.strip().split(":", 1)[0]
+        if line.startswith(" "):
+            keys.add("%s.%s" % (section, name))
+        elif line.rstrip().endswith(":"):
+            section = name
+        else:
+            keys.add(name)
+    return keys
+
+
+def settings_env(binary, wanted):
+    """GPUPOOL_* environment variables for the settings of wanted (key -> value) that this
+    gpupoold knows; the others are left out, so a test can name a setting that is still being
+    added (gpupoold refuses no unknown variable, but a flag it does not know fails it)."""
+    known = gpupoold_settings(binary)
+    return {"GPUPOOL_" + k.replace(".", "_").upper(): v for k, v in wanted.items() if k in known}
+
+
+def pid_alive(pid):
+    """Whether pid is a live process (a zombie is not)."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except (OSError, IndexError):
+        return False
+
+
+def proc_argv_env(pid):
+    """The command line and the environment of a live process, from /proc."""
+    with open("/proc/%d/cmdline" % pid, "rb") as f:
+        argv = [a.decode() for a in f.read().split(b"\0") if a]
+    with open("/proc/%d/environ" % pid, "rb") as f:
+        env = dict(e.decode(errors="replace").split("=", 1) for e in f.read().split(b"\0")
+                   if b"=" in e)
+    return argv, env
+
+
+def kill9(pid, timeout=10):
+    """SIGKILL to pid, then waits until it is gone (or a zombie)."""
+    os.kill(pid, signal.SIGKILL)
+    deadline = time.time() + timeout
+    while pid_alive(pid) and time.time() < deadline:
+        time.sleep(0.01)
+    check(not pid_alive(pid), "process %d did not die of SIGKILL" % pid)
+
+
+def respawn(argv, env, pool_dir, name):
+    """Starts argv again the way `gpupool up` starts its processes: detached in a session of its
+    own, output appended to POOL/logs/NAME.log, its pid written to POOL/pids/NAME.pid (so that
+    `gpupool down` stops it). Returns the pid."""
+    with open(os.path.join(pool_dir, "logs", name + ".log"), "ab") as log:
+        p = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=log, stderr=log, env=env,
+                             start_new_session=True)
+    # Reaped as soon as it exits: `gpupool down` waits while the pid names a process, and an
+    # unreaped child of this script would stay a zombie until the test ends.
+    threading.Thread(target=p.wait, daemon=True).start()
+    with open(os.path.join(pool_dir, "pids", name + ".pid"), "w") as f:
+        f.write("%d\n" % p.pid)
+    return p.pid
+
+
+def allocation_problems(nodes, jobs):
+    """What is inconsistent between GET /v1/nodes (items) and the Scheduled and Running jobs of
+    GET /v1/jobs: a GPU whose holders take more than 1000 milli or more than its memory, a GPU
+    whose allocated_milli is not its holders' sum, and a job's GPU share that is not among its
+    GPU's holders or the other way round. A list of lines, empty when all is well."""
+    problems, held, placed = [], set(), set()
+    for n in nodes:
+        for g in n["gpus"]:
+            hs = g.get("holders", [])
+            milli = sum(h["milli"] for h in hs)
+            mem = sum(h["memory_mib"] for h in hs)
+            where = "%s GPU %d" % (n["name"], g["index"])
+            if milli > 1000 or mem > g["memory_mib"]:
+                problems.append("%s: holders take %d milli, %d MiB of %d MiB: %s" %
+                                (where, milli, mem, g["memory_mib"], json.dumps(hs)))
+            if not g.get("mig_mode") and g.get("allocated_milli", milli) != milli:
+                problems.append("%s: allocated_milli %d but holders sum to %d" %
+                                (where, g["allocated_milli"], milli))
+            for h in hs:
+                held.add((n["name"], g["index"], h.get("job"), h.get("replica"), h["milli"],
+                          h["memory_mib"]))
+    for j in jobs:
+        if j["state"] not in ("Scheduled", "Running"):
+            continue
+        for r in j["placement"]:
+            for g in r["gpus"]:
+                placed.add((r["node"], g["index"], j["id"], r["replica"], g["milli"],
+                            g["memory_mib"]))
+    for x in sorted(placed - held, key=str):
+        problems.append("job %s replica %s on %s GPU %s: not among the GPU's holders" %
+                        (x[2], x[3], x[0], x[1]))
+    for x in sorted(held - placed, key=str):
+        problems.append("holder job %s replica %s on %s GPU %s: no such placement" %
+                        (x[2], x[3], x[0], x[1]))
+    return problems
+
+
+def all_jobs(client, query=""):
+    """Every job of GET /v1/jobs (following the cursor); query like "tenant=a&"."""
+    items, after = [], None
+    while True:
+        path = "/v1/jobs?%slimit=1000" % query + ("&after=%s" % after if after else "")
+        s, d = client.get(path)
+        check(s == 200, "list jobs", s, d)
+        items += d["items"]
+        after = d.get("next")
+        if not after:
+            return items

@@ -1,0 +1,443 @@
+/*
+ * Faults, health, lost nodes, maintenance and hot spares (see recovery.h).
+ */
+#include "ctl/recovery.h"
+
+#include "base/log.h"
+#include "ctl/api.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---- jobs on a node ---- */
+
+/* The jobs holding GPU gpu of n (gpu < 0: anything of n's), each once; multi: only those holding
+ * more than one GPU there. *out is malloc'd. Returns their number or GP_ENOMEM. */
+static int jobs_on(ctl_state *st, const ctl_node *n, int gpu, bool multi, ctl_job ***out)
+{
+    const ctl_held *held;
+    int nheld = ctl_state_held_on(st, n->id, &held);
+    ctl_job **jobs = nheld >= 0 ? malloc(sizeof(*jobs) * ((size_t)nheld + 1)) : NULL;
+    if (!jobs) {
+        return GP_ENOMEM;
+    }
+    int k = 0;
+    for (int i = 0; i < nheld; i++) {
+        ctl_job *j = held[i].job;
+        const ctl_replica *rep = &j->replicas[held[i].replica];
+        bool on = gpu < 0;
+        for (int s = 0; !on && s < rep->a.nshares; s++) {
+            on = rep->a.shares[s].gpu == gpu;
+        }
+        on &= !multi || rep->a.nshares > 1;
+        for (int p = 0; on && p < k; p++) {
+            on = jobs[p] != j;
+        }
+        if (on) {
+            jobs[k++] = j;
+        }
+    }
+    *out = jobs;
+    return k;
+}
+
+typedef enum jobs_act {
+    FAIL,        /* as if a replica failed: its restart policy applies */
+    RESTART,     /* a restart after a hardware fault */
+    MAINTENANCE, /* back to the queue */
+} jobs_act;
+
+static int act_on_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, jobs_act act,
+                       const char *cause, gp_diag *d)
+{
+    ctl_job **jobs;
+    int k = jobs_on(&g->st, n, gpu, multi, &jobs);
+    if (k < 0) {
+        return gp_diag_set(d, k, "out of memory");
+    }
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < k; i++) {
+        ctl_job *j = jobs[i];
+        if (!j->replicas) {
+            continue;
+        }
+        GP_LOG(GP_LOG_WARN, "faults", "job=%lld %s: %s", (long long)j->id,
+               act == FAIL ? "fails" : "restarts", cause);
+        rc = act == FAIL      ? ctl_job_fail(g, j, cause, d)
+             : act == RESTART ? ctl_job_fault(g, j, CTL_FAULT_HARDWARE, cause, d)
+                              : ctl_job_fault(g, j, CTL_FAULT_MAINTENANCE, cause, d);
+    }
+    free(jobs);
+    return rc;
+}
+
+/* ---- GPUs in and out of service ---- */
+
+static void mark_drained(ctl_gpu_info *gi, const char *reason, bool automatic, bool retire,
+                         int64_t now)
+{
+    if (!gi->drained) {
+        gi->drained = true;
+        gi->drained_ms = now;
+        gi->check_seq = 0;
+        gi->drain_auto = automatic;
+        snprintf(gi->drain_reason, sizeof(gi->drain_reason), "%s", reason);
+    }
+    if (!automatic) {
+        gi->drain_auto = false;
+    }
+    if (retire && !gi->retired) {
+        gi->retired = true;
+        gi->drain_auto = false;
+        snprintf(gi->drain_reason, sizeof(gi->drain_reason), "retired: %.180s", reason);
+    }
+}
+
+/* Stores next (a changed copy of n) and takes its node-level and GPU fields into n. */
+static int commit_node(gpupoold *g, ctl_node *n, ctl_node *next, gp_diag *d)
+{
+    int rc = ctl_node_store(g, next, d);
+    if (rc < 0) {
+        return rc;
+    }
+    if (n->cordoned != next->cordoned) {
+        ctl_node_desired_changed(&g->st, n);
+    }
+    n->cordoned = next->cordoned;
+    n->draining = next->draining;
+    n->drain_deadline_ms = next->drain_deadline_ms;
+    if (n->check_seq != next->check_seq) {
+        ctl_node_desired_changed(&g->st, n); /* the agent learns a check is asked for */
+    }
+    n->check_seq = next->check_seq;
+    for (int i = 0; i < n->ngpus; i++) {
+        json_t *readings = n->gpus[i].readings;
+        n->gpus[i] = next->gpus[i];
+        n->gpus[i].readings = readings;
+    }
+    ctl_node_update_schedulable(&g->st, n);
+    ctl_node_update_gpus(&g->st, n);
+    return 0;
+}
+
+int ctl_gpu_drain(gpupoold *g, ctl_node *n, int gpu, const char *reason, bool automatic,
+                  bool retire, bool restart, gp_diag *d)
+{
+    char cause[300];
+    snprintf(cause, sizeof(cause), "%.180s on node %s GPU %d", reason, n->name, gpu);
+    int rc = restart ? act_on_jobs(g, n, gpu, false, RESTART, cause, d) : 0;
+    if (rc < 0) {
+        return rc;
+    }
+    ctl_node next = *n;
+    mark_drained(&next.gpus[gpu], reason, automatic, retire, ctl_now_ms());
+    rc = commit_node(g, n, &next, d);
+    if (rc == 0) {
+        GP_LOG(GP_LOG_WARN, "faults", "node=%s gpu=%d uuid=%s drained: %s", n->name, gpu,
+               n->gpus[gpu].uuid, n->gpus[gpu].drain_reason);
+    }
+    return rc;
+}
+
+int ctl_gpu_undrain(gpupoold *g, ctl_node *n, int gpu, const char *by, gp_diag *d)
+{
+    ctl_node next = *n;
+    ctl_gpu_info *gi = &next.gpus[gpu];
+    gi->drained = gi->drain_auto = gi->retired = false;
+    gi->drain_reason[0] = 0;
+    gi->drained_ms = gi->check_seq = 0;
+    if (strcmp(by, "health check") != 0) {
+        memset(&gi->faults, 0, sizeof(gi->faults)); /* an operator vouches for the GPU */
+    }
+    int rc = commit_node(g, n, &next, d);
+    if (rc == 0) {
+        GP_LOG(GP_LOG_INFO, "faults", "node=%s gpu=%d uuid=%s back in service by %s", n->name, gpu,
+               n->gpus[gpu].uuid, by);
+    }
+    return rc;
+}
+
+int ctl_node_check(gpupoold *g, ctl_node *n, gp_diag *d)
+{
+    ctl_node next = *n;
+    next.check_seq++;
+    for (int i = 0; i < n->ngpus; i++) {
+        if (next.gpus[i].drained && next.gpus[i].drain_auto) {
+            next.gpus[i].check_seq = next.check_seq;
+        }
+    }
+    int rc = commit_node(g, n, &next, d);
+    if (rc == 0) {
+        GP_LOG(GP_LOG_INFO, "faults", "node=%s health check %lld asked for", n->name,
+               (long long)n->check_seq);
+    }
+    return rc;
+}
+
+/* ---- what agents report ---- */
+
+static int one_xid(gpupoold *g, ctl_node *n, int gpu, int xid, int64_t now, gp_diag *d)
+{
+    ctl_gpu_info *gi = &n->gpus[gpu];
+    gi->xids++;
+    gi->last_xid = xid;
+    ctl_fault_action a;
+    ctl_node next = *n;
+    ctl_fault_decide(xid, &next.gpus[gpu].faults, now, &a);
+    GP_LOG(GP_LOG_WARN, "nodes", "xid node=%s gpu=%d uuid=%s xid=%d (%s)", n->name, gpu, gi->uuid,
+           xid, a.what);
+    if (!a.known) {
+        return 0;
+    }
+    char cause[200];
+    snprintf(cause, sizeof(cause), "XID %d (%s) on node %s GPU %d", xid, a.what, n->name, gpu);
+    int rc = 0;
+    if (a.drain_node) {
+        rc = act_on_jobs(g, n, -1, false, RESTART, cause, d);
+        next.cordoned = next.draining = true;
+    } else if (a.jobs != CTL_JOBS_KEEP) {
+        rc = act_on_jobs(g, n, gpu, a.jobs == CTL_JOBS_RESTART_MULTI,
+                         a.jobs == CTL_JOBS_FAIL ? FAIL : RESTART, cause, d);
+    }
+    if (a.drain_gpu) {
+        char reason[160];
+        snprintf(reason, sizeof(reason), "XID %d (%s)", xid, a.what);
+        mark_drained(&next.gpus[gpu], reason, true, a.retire, now);
+    }
+    rc = rc < 0 ? rc : commit_node(g, n, &next, d);
+    if (rc == 0 && a.drain_gpu) {
+        GP_LOG(GP_LOG_WARN, "faults", "node=%s gpu=%d uuid=%s drained: %s", n->name, gpu, gi->uuid,
+               gi->drain_reason);
+    }
+    return rc;
+}
+
+int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d)
+{
+    size_t i;
+    json_t *v;
+    int64_t now = ctl_now_ms();
+    json_array_foreach(events, i, v)
+    {
+        int gpu = -1, xid = 0;
+        if (json_unpack(v, "{s:i, s:i}", "gpu", &gpu, "xid", &xid) == 0 && gpu >= 0 &&
+            gpu < n->ngpus) {
+            int rc = one_xid(g, n, gpu, xid, now, d);
+            if (rc < 0) {
+                return rc;
+            }
+        }
+    }
+    return 0;
+}
+
+int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d)
+{
+    if (!json_is_object(health)) {
+        return 0;
+    }
+    json_int_t seq = 0;
+    json_t *conds = NULL;
+    json_unpack(health, "{s?I, s?o}", "seq", &seq, "conditions", &conds);
+    char node_bad[200] = "";
+    const char *gpu_bad[GP_MAX_GPUS_PER_NODE] = {0};
+    size_t i;
+    json_t *c;
+    json_array_foreach(conds, i, c)
+    {
+        const char *check = "?", *severity = "", *message = "";
+        int gpu = -1;
+        if (json_unpack(c, "{s?s, s?i, s?s, s?s}", "check", &check, "gpu", &gpu, "severity",
+                        &severity, "message", &message) != 0 ||
+            strcmp(severity, "fatal") != 0) {
+            continue;
+        }
+        if (gpu < 0) {
+            snprintf(node_bad, sizeof(node_bad), "%s: %s", check, message);
+        } else if (gpu < n->ngpus) {
+            gpu_bad[gpu] = message;
+        }
+    }
+    json_decref(n->health);
+    n->health = json_deep_copy(health);
+    n->health_seq = seq;
+    if (strcmp(n->unhealthy, node_bad) != 0) {
+        GP_LOG(node_bad[0] ? GP_LOG_WARN : GP_LOG_INFO, "faults", "node=%s health: %s", n->name,
+               node_bad[0] ? node_bad : "passes");
+        snprintf(n->unhealthy, sizeof(n->unhealthy), "%s", node_bad);
+        ctl_node_update_schedulable(&g->st, n);
+    }
+    int rc = 0;
+    for (int k = 0; rc == 0 && k < n->ngpus; k++) {
+        ctl_gpu_info *gi = &n->gpus[k];
+        if (gpu_bad[k] && !gi->drained) {
+            char reason[200];
+            snprintf(reason, sizeof(reason), "health check: %.180s", gpu_bad[k]);
+            rc = ctl_gpu_drain(g, n, k, reason, true, false, true, d);
+        } else if (gi->drained && gi->drain_auto && gi->check_seq > 0 && seq >= gi->check_seq) {
+            if (!gpu_bad[k]) {
+                rc = ctl_gpu_undrain(g, n, k, "health check", d);
+            } else { /* failed: ask again after faults.recheck_after */
+                ctl_node next = *n;
+                next.gpus[k].check_seq = 0;
+                next.gpus[k].drained_ms = ctl_now_ms();
+                rc = commit_node(g, n, &next, d);
+            }
+        }
+    }
+    return rc;
+}
+
+void ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running)
+{
+    if (n->fenced && stale_running == 0) {
+        n->fenced = false;
+        ctl_node_update_schedulable(&g->st, n);
+        GP_LOG(GP_LOG_INFO, "faults", "node=%s runs no superseded replica: takes work again",
+               n->name);
+    }
+}
+
+int ctl_recovery_idle(gpupoold *g, ctl_job *j, int r, int64_t idle_ms, gp_diag *d)
+{
+    ctl_replica *rep = &j->replicas[r];
+    if (j->spec.hang_timeout_s <= 0 || rep->hung || idle_ms < j->spec.hang_timeout_s * 1000) {
+        return 0;
+    }
+    char cause[160];
+    snprintf(cause, sizeof(cause), "replica %d hung: no output and no GPU use for %llds", r,
+             (long long)(idle_ms / 1000));
+    int rc = ctl_job_event(g, j->id, "Hung", cause, d);
+    if (rc < 0) {
+        return rc;
+    }
+    GP_LOG(GP_LOG_WARN, "faults", "job=%lld %s", (long long)j->id, cause);
+    if (j->spec.restart_policy != GP_RESTART_NEVER && j->restarts < j->spec.max_restarts) {
+        return ctl_job_fail(g, j, cause, d);
+    }
+    rep->hung = true;
+    return 0;
+}
+
+/* ---- once per cycle ---- */
+
+/* Hot spares: per model, round(spare_fraction * in-service GPUs on Ready nodes), the last ones
+ * in node order. Memory only. */
+static void spares(gpupoold *g)
+{
+    ctl_state *st = &g->st;
+    int count[GP_MAX_MODELS] = {0};
+    for (int i = 0; i < st->nnodes; i++) {
+        for (int k = 0; st->nodes[i].ready && k < st->nodes[i].ngpus; k++) {
+            count[gp_cluster_gpu(st->cluster, st->nodes[i].cl, k)->model] +=
+                !st->nodes[i].gpus[k].drained;
+        }
+    }
+    for (int m = 0; m < GP_MAX_MODELS; m++) {
+        count[m] = (int)lround(g->cfg->faults.spare_fraction * count[m]);
+    }
+    for (int i = st->nnodes - 1; i >= 0; i--) {
+        ctl_node *n = &st->nodes[i];
+        bool changed = false;
+        for (int k = n->ngpus - 1; k >= 0; k--) {
+            int m = gp_cluster_gpu(st->cluster, n->cl, k)->model;
+            bool spare = n->ready && !n->gpus[k].drained && count[m] > 0;
+            count[m] -= spare;
+            changed |= spare != n->gpus[k].spare;
+            n->gpus[k].spare = spare;
+        }
+        if (changed) {
+            ctl_node_update_gpus(st, n);
+        }
+    }
+}
+
+/* What needs the store: 1 lost with placements, 2 maintenance due, 3 a health check due. */
+static int due(gpupoold *g, ctl_node *n, int64_t now)
+{
+    if (!n->ready && now - n->heartbeat_ms > g->cfg->nodes.lost_timeout_ms) {
+        const ctl_held *held;
+        if (ctl_state_held_on(&g->st, n->id, &held) != 0) {
+            return 1;
+        }
+    }
+    if (n->drain_deadline_ms && now >= n->drain_deadline_ms) {
+        return 2;
+    }
+    for (int k = 0; k < n->ngpus; k++) {
+        const ctl_gpu_info *gi = &n->gpus[k];
+        if (gi->drained && gi->drain_auto && gi->check_seq == 0 &&
+            now - gi->drained_ms >= g->cfg->faults.recheck_after_ms) {
+            return 3;
+        }
+    }
+    return 0;
+}
+
+static int handle(gpupoold *g, ctl_node *n, int what, int64_t now, gp_diag *d)
+{
+    char cause[200];
+    if (what == 1) {
+        snprintf(cause, sizeof(cause), "node-lost: node %s silent for %llds", n->name,
+                 (long long)((now - n->heartbeat_ms) / 1000));
+        int rc = act_on_jobs(g, n, -1, false, RESTART, cause, d);
+        if (rc == 0) {
+            n->fenced = true;
+            ctl_node_update_schedulable(&g->st, n);
+            GP_LOG(GP_LOG_WARN, "faults", "node=%s lost: its jobs moved; fenced", n->name);
+        }
+        return rc;
+    }
+    if (what == 2) {
+        snprintf(cause, sizeof(cause), "maintenance of node %s at its drain deadline", n->name);
+        int rc = act_on_jobs(g, n, -1, false, MAINTENANCE, cause, d);
+        ctl_node next = *n;
+        next.cordoned = next.draining = true;
+        next.drain_deadline_ms = 0;
+        rc = rc < 0 ? rc : commit_node(g, n, &next, d);
+        if (rc == 0) {
+            gp_cluster_set_window(g->st.cluster, n->cl, -1);
+            GP_LOG(GP_LOG_INFO, "nodes", "node=%s drained at its maintenance deadline", n->name);
+        }
+        return rc;
+    }
+    return ctl_node_check(g, n, d);
+}
+
+/* Maintenance windows: a node draining at a deadline takes jobs that end before it. */
+static void windows(gpupoold *g, int64_t now)
+{
+    for (int i = 0; i < g->st.nnodes; i++) {
+        ctl_node *n = &g->st.nodes[i];
+        int64_t w = n->drain_deadline_ms ? (n->drain_deadline_ms - now) / 1000 * 1000 : -1;
+        gp_cluster_set_window(g->st.cluster, n->cl, w < -1 ? 0 : w);
+    }
+}
+
+int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
+{
+    ctl_state *st = &g->st;
+    bool any = false;
+    for (int i = 0; i < st->nnodes && !any; i++) {
+        any = due(g, &st->nodes[i], now) != 0;
+    }
+    int rc = 0;
+    if (any) {
+        rc = gp_store_begin(g->store, d);
+        for (int i = 0; rc == 0 && i < st->nnodes; i++) {
+            int what = due(g, &st->nodes[i], now);
+            rc = what ? handle(g, &st->nodes[i], what, now, d) : 0;
+        }
+        if (rc == 0) {
+            rc = gp_store_commit(g->store, d);
+        }
+        if (rc < 0) {
+            gp_store_rollback(g->store);
+            ctl_reload(g); /* memory may hold some of the changes */
+        }
+    }
+    spares(g);
+    windows(g, now);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/*
+ * The controller's handling of faults: XIDs and health checks reported by agents, GPUs taken
+ * out of service and returned, lost nodes, maintenance deadlines and hot spares.
+ *
+ * GPUs. A GPU is drained (out of service: nothing new is placed on it) by a fault (faults.h),
+ * by a fatal finding of its node's health check, or by an operator. A GPU drained by a fault
+ * or a check returns to service once a health check of its node asked for at least
+ * faults.recheck_after after the drain passes for it (no fatal finding for the GPU); a retired
+ * GPU, or one an operator drained, returns only by an operator's undrain. The drain is stored
+ * with the node.
+ *
+ * Lost nodes. A node silent past nodes.lost_timeout loses its placements: each job on it is
+ * restarted elsewhere (or fails with "node-lost", by its restart policy) exactly once, since
+ * the placement ends. The node is fenced: it gets no new work until its agent reports none of
+ * the superseded replicas running (the agent stops them: they are no longer in its desired
+ * document).
+ *
+ * Maintenance. A node drained with a deadline takes only jobs whose max runtime ends before it;
+ * at the deadline its jobs are put back in their queues (the agent stops them with SIGTERM,
+ * their signal to checkpoint) and the node is drained.
+ *
+ * Hot spares. faults.spare_fraction of each GPU model's in-service GPUs (on Ready nodes, the
+ * last ones in node order) take only jobs restarting after a fault.
+ *
+ * All run in the committer, inside its transaction (store first, then memory).
+ */
+#ifndef GP_CTL_RECOVERY_H
+#define GP_CTL_RECOVERY_H
+
+#include "ctl/server.h"
+
+/* The XID events of a heartbeat ([{"gpu", "xid"}]): counted, and acted on per faults.h. */
+int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d);
+/* The health check result of a heartbeat ({"seq", "at_ms", "conditions": [{"check", "gpu",
+ * "severity", "message"}]}): node-wide fatal findings make the node unschedulable, a GPU's
+ * drain it (restarting its jobs elsewhere), and drained GPUs waiting for this check return. */
+int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d);
+/* What a heartbeat's replica reports say about fencing: running is the number of reports of
+ * superseded replicas still Running. */
+void ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running);
+
+/* Takes GPU gpu of n out of service with reason (automatic: a fault or a check, which a
+ * passing health check may undo; retire: never undone automatically); restart: its jobs are
+ * restarted elsewhere first. */
+int ctl_gpu_drain(gpupoold *g, ctl_node *n, int gpu, const char *reason, bool automatic,
+                  bool retire, bool restart, gp_diag *d);
+/* Returns GPU gpu of n to service (retired or not); by: who, for the log. */
+int ctl_gpu_undrain(gpupoold *g, ctl_node *n, int gpu, const char *by, gp_diag *d);
+/* Asks n's agent for a health check now; its drained GPUs waiting for one wait for this one. */
+int ctl_node_check(gpupoold *g, ctl_node *n, gp_diag *d);
+
+/* Once per scheduling cycle, in its own transaction: lost nodes, maintenance deadlines, health
+ * checks due; and (memory only) hot spares and maintenance windows on the cluster model. */
+int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d);
+
+/* A replica report's idle_ms for job j's replica r: past the job's hang_timeout, the job is
+ * reported hung (once per placement) and restarted unless its policy is Never. */
+int ctl_recovery_idle(gpupoold *g, ctl_job *j, int r, int64_t idle_ms, gp_diag *d);
+
+#endif
