@@ -73,7 +73,7 @@ static void start(bench *b)
         FILE *f = freopen(log, "w", stderr);
         (void)f;
         execl(b->gpupoold, b->gpupoold, "--data-dir", data, "--listen", "127.0.0.1:0",
-              "--http-threads", "16", (char *)NULL);
+              "--http-threads", "16", "--api-rate-limit", "0", (char *)NULL);
         _exit(127);
     }
     for (int i = 0; i < 400; i++) {

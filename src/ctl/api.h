@@ -61,6 +61,9 @@ void api_run(api_req *rq, ctl_op *op);
 /* Parses the body as a JSON object (YAML too when the Content-Type says so). NULL after
  * answering 400 naming the line and column. */
 json_t *api_body(api_req *rq);
+/* The paging parameters of a list: limit (1..1000; *limit keeps its default when absent) and
+ * after (an id, >= 0; what names it in the error). GP_EINVAL after answering 400. */
+int api_page(api_req *rq, const char *what, int *limit, int64_t *after);
 /* A user's own tenant id; 0 for the other roles (no scoping). */
 int64_t api_scope(const api_req *rq);
 

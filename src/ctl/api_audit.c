@@ -121,23 +121,8 @@ static int read_filter(api_req *rq, gp_audit_filter *f)
 {
     memset(f, 0, sizeof(*f));
     f->limit = 100;
-    const char *v;
-    if ((v = gp_http_request_query(rq->http, "limit"))) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 1000) {
-            api_error(rq, GP_EINVAL, "limit: must be between 1 and 1000");
-            return GP_EINVAL;
-        }
-        f->limit = (int)n;
-    }
-    if ((v = gp_http_request_query(rq->http, "after"))) {
-        char *end;
-        f->after = strtoll(v, &end, 10);
-        if (!*v || *end || f->after < 0) {
-            api_error(rq, GP_EINVAL, "after: must be a record id");
-            return GP_EINVAL;
-        }
+    if (api_page(rq, "a record id", &f->limit, &f->after) < 0) {
+        return GP_EINVAL;
     }
     if (parse_time(rq, "since", &f->since_ms) < 0 || parse_time(rq, "until", &f->until_ms) < 0) {
         return GP_EINVAL;

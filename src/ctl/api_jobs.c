@@ -310,29 +310,39 @@ typedef struct list_filter {
     int limit;
 } list_filter;
 
+int api_page(api_req *rq, const char *what, int *limit, int64_t *after)
+{
+    const char *v;
+    if ((v = gp_http_request_query(rq->http, "limit"))) {
+        char *end;
+        long n = strtol(v, &end, 10);
+        if (!*v || *end || n < 1 || n > 1000) {
+            api_error(rq, GP_EINVAL, "limit: must be between 1 and 1000");
+            return GP_EINVAL;
+        }
+        *limit = (int)n;
+    }
+    if ((v = gp_http_request_query(rq->http, "after"))) {
+        char *end;
+        long long n = strtoll(v, &end, 10);
+        if (!*v || *end || n < 0) {
+            api_error(rq, GP_EINVAL, "after: must be %s", what);
+            return GP_EINVAL;
+        }
+        *after = n;
+    }
+    return 0;
+}
+
 static int read_filter(api_req *rq, list_filter *f)
 {
     memset(f, 0, sizeof(*f));
     f->limit = 100;
     f->tenant_id = api_scope(rq);
+    if (api_page(rq, "a job id", &f->limit, &f->after) < 0) {
+        return GP_EINVAL;
+    }
     const char *v;
-    if ((v = gp_http_request_query(rq->http, "limit"))) {
-        char *end;
-        long n = strtol(v, &end, 10);
-        if (*end || n < 1 || n > 1000) {
-            api_error(rq, GP_EINVAL, "limit: must be between 1 and 1000");
-            return GP_EINVAL;
-        }
-        f->limit = (int)n;
-    }
-    if ((v = gp_http_request_query(rq->http, "after"))) {
-        char *end;
-        f->after = strtoll(v, &end, 10);
-        if (*end || f->after < 0) {
-            api_error(rq, GP_EINVAL, "after: must be a job id");
-            return GP_EINVAL;
-        }
-    }
     if ((v = gp_http_request_query(rq->http, "state"))) {
         char buf[256];
         snprintf(buf, sizeof(buf), "%s", v);

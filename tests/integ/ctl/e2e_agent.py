@@ -18,7 +18,6 @@ Arguments: the gpupool program (gpupoold, gpupool-agent, gpupool-run beside it).
 import glob
 import json
 import os
-import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +26,7 @@ import time
 import urllib.error
 import urllib.request
 
-from pool import Client, alive_marked, check, free_ports, wait
+from pool import Client, alive_marked, check, free_ports, wait, pool_down
 
 gpupool = sys.argv[1]
 bindir = os.path.dirname(gpupool)
@@ -281,15 +280,7 @@ try:
         n["state"] == "Ready" and n["heartbeat_ms"] > 0 for n in admin.get("/v1/nodes")[1]["items"]))
     check(job("two")["state"] == "Running" and alive_marked("two-" + mark), "still running")
 finally:
-    down = subprocess.run([gpupool, "down", "--data-dir", pool], capture_output=True, text=True,
-                          timeout=120)
-    leftover = []
-    for _ in range(50):  # processes being reaped may linger for a moment
-        leftover = alive_marked("two-" + mark) + alive_marked(pool)
-        if not leftover:
-            break
-        time.sleep(0.1)
-    shutil.rmtree(tmp, ignore_errors=True)
+    down, leftover = pool_down(gpupool, pool, tmp, "two-" + mark)
 check(down.returncode == 0, "gpupool down", down.stdout, down.stderr)
 check(not leftover, "down stopped every job", leftover)
 print("ok")

@@ -12,14 +12,13 @@ Arguments: the gpupool program (gpupoold, gpupool-agent, gpupool-run beside it).
 """
 import glob
 import os
-import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import time
 
-from pool import Client, alive_marked, check, free_ports, wait
+from pool import Client, alive_marked, check, free_ports, wait, pool_down
 
 gpupool = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="gpupool-faults.")
@@ -145,15 +144,7 @@ try:
                        text=True, env=cli_env)
     check(r.returncode != 0 and "no-such-node" in r.stderr, "an unknown node", r.stderr)
 finally:
-    down = subprocess.run([gpupool, "down", "--data-dir", pool], capture_output=True, text=True,
-                          timeout=120)
-    leftover = []
-    for _ in range(50):
-        leftover = alive_marked(mark) + alive_marked(pool)
-        if not leftover:
-            break
-        time.sleep(0.1)
-    shutil.rmtree(tmp, ignore_errors=True)
+    down, leftover = pool_down(gpupool, pool, tmp, mark)
 check(down.returncode == 0, "gpupool down", down.stdout, down.stderr)
 check(not leftover, "down stopped every job", leftover)
 print("ok")

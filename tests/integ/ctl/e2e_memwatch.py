@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from pool import Client, alive_marked, check, free_ports, wait
+from pool import Client, alive_marked, check, free_ports, wait, pool_down
 
 gpupool = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="gpupool-memwatch.")
@@ -176,15 +176,7 @@ try:
           not in log,
           "the agent logs its stops", log[-3000:])
 finally:
-    down = subprocess.run([gpupool, "down", "--data-dir", pool], capture_output=True, text=True,
-                          timeout=120)
-    leftover = []
-    for _ in range(50):  # processes being reaped may linger for a moment
-        leftover = alive_marked(mark) + alive_marked(pool)
-        if not leftover:
-            break
-        time.sleep(0.1)
-    shutil.rmtree(tmp, ignore_errors=True)
+    down, leftover = pool_down(gpupool, pool, tmp, mark)
 check(down.returncode == 0, "gpupool down", down.stdout, down.stderr)
 check(not leftover, "down stopped every job", leftover)
 print("ok")

@@ -384,3 +384,19 @@ def all_jobs(client, query=""):
         after = d.get("next")
         if not after:
             return items
+
+
+def pool_down(gpupool, pool, tmp, *markers):
+    """`gpupool down` of a local pool, then the processes still alive whose command line holds
+    the pool's directory or one of markers (reaping may take a moment); removes tmp. Returns
+    (the finished `gpupool down`, the leftover pids)."""
+    down = subprocess.run([gpupool, "down", "--data-dir", pool], capture_output=True, text=True,
+                          timeout=120)
+    leftover = []
+    for _ in range(50):
+        leftover = sum((alive_marked(m) for m in markers), alive_marked(pool))
+        if not leftover:
+            break
+        time.sleep(0.1)
+    shutil.rmtree(tmp, ignore_errors=True)
+    return down, leftover
