@@ -54,6 +54,8 @@ Invariants:
                 node or maintenance); requeues by people ("requeued by", drains) do not count.
                 Jobs where they differ are listed (unaccounted); they do not change the exit
                 status
+Also checked and reported, without changing the exit status: every job of the tenant was made by
+an acknowledged submit or by one given up on (listed), and no name (one per key) appears twice.
 Also recorded, not counted: a job replica alive twice (two live replica directories of the same
 job and replica index, e.g. on a lost node whose agent is down while the job runs elsewhere).
 Recovery times: for every "Restarting" event (and fault-caused "Requeued" event), the time until
@@ -78,7 +80,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests",
                                 "integ", "ctl"))
-from pool import (Client, free_ports, kill9, pid_alive, proc_argv_env,  # noqa: E402
+from pool import (Client, all_jobs, free_ports, kill9, proc_argv_env,  # noqa: E402
                   respawn, settings_env)
 
 STEPS = (6, 15)          # most jobs
@@ -115,7 +117,10 @@ def now_ms():
 class Run:
     def __init__(self, a):
         self.a = a
-        self.rng = random.Random(a.seed)
+        # One generator per thread, so that a seed gives the same jobs and the same faults.
+        self.rng = random.Random(a.seed)             # the faults (the main thread)
+        self.rng_jobs = random.Random(a.seed + 1)    # the submitter
+        self.rng_drain = random.Random(a.seed + 2)   # the sampler's undrains
         self.bin = os.path.abspath(a.bin)
         self.tmp = os.path.realpath(tempfile.mkdtemp(prefix="gpupool-chaos."))
         self.pool = os.path.join(self.tmp, "pool")
@@ -125,10 +130,10 @@ class Run:
         self.stop_submit = threading.Event()
         self.stop_sample = threading.Event()
         self.t0 = time.time()
-        self.acked = {}       # job id -> {key, name, kind, submit_ms}
+        self.acked = {}       # job id -> {key, name, kind, submit_ms, status}
         self.unacked = []     # keys given up on
         self.faults = []      # {t_ms, kind, node, gpu, ...}
-        self.undrains = []    # {t_ms, node, gpu, status}
+        self.undrains = []    # {t, node, gpu, status}
         self.drained_seen = {}  # (node, gpu) -> (first seen, undrain at)
         self.ctl_bad = {}     # controller-side violations: key -> sample
         self.agent_seen = {}  # agent-side overlaps: key -> {first, last, samples, counted}
@@ -197,9 +202,10 @@ class Run:
     # ---- the workload ----
 
     def spec(self, i):
-        r = self.rng.random()
+        rng = self.rng_jobs
+        r = rng.random()
         kind = "whole" if r < 0.4 else "fraction" if r < 0.8 else "gang"
-        steps = self.rng.randint(*(LONG_STEPS if self.rng.random() < 0.2 else STEPS))
+        steps = rng.randint(*(LONG_STEPS if rng.random() < 0.2 else STEPS))
         name = "c-%d" % i
         spec = {"name": name, "command": ["sh", "-c", JOB_SCRIPT],
                 "env": {"CHAOS_CKPT": os.path.join(self.ckpt, "own", name),
@@ -208,7 +214,7 @@ class Run:
         if kind == "whole":
             spec["resources"] = {"gpus": 1}
         elif kind == "fraction":
-            spec["resources"] = {"gpu_milli": self.rng.choice((250, 500)),
+            spec["resources"] = {"gpu_milli": rng.choice((250, 500)),
                                  "gpu_memory_mib": 2048}
         else:
             spec["resources"] = {"gpus": 1}
@@ -242,7 +248,7 @@ class Run:
                     self.unacked.append({"key": key, "status": s, "answer": str(d)[:300]})
                 log("submit %s not acknowledged: %s %s" % (key, s, str(d)[:200]))
                 break
-            self.stop_submit.wait(self.rng.uniform(0.2, 0.8))
+            self.stop_submit.wait(self.rng_jobs.uniform(0.2, 0.8))
 
     # ---- sampling: allocations, drained GPUs, progress ----
 
@@ -280,7 +286,8 @@ class Run:
     def maybe_undrain(self, node, gpu, why, force=False):
         k = (node, gpu)
         if k not in self.drained_seen:
-            self.drained_seen[k] = (time.time(), time.time() + self.rng.uniform(*UNDRAIN_AFTER))
+            self.drained_seen[k] = (time.time(),
+                                    time.time() + self.rng_drain.uniform(*UNDRAIN_AFTER))
             log("GPU %s/%d drained: %s" % (node, gpu, json.dumps(why)[:160]))
         if not force and time.time() < self.drained_seen[k][1]:
             return
@@ -528,8 +535,19 @@ class Run:
         return jobs, lost, unaccounted, recovery
 
     def main(self):
+        try:
+            return self.run()
+        except BaseException:
+            self.stop_submit.set()
+            self.stop_sample.set()
+            self.down()
+            log("interrupted; the pool is down (its directory: %s)" % self.tmp)
+            raise
+
+    def run(self):
         if not self.up():
             self.down()
+            shutil.rmtree(self.tmp, ignore_errors=True)
             return 2
         subm = threading.Thread(target=self.submitter, daemon=True)
         samp = threading.Thread(target=self.sampler, daemon=True)
@@ -543,6 +561,15 @@ class Run:
         samp.join(timeout=30)
         subm.join(timeout=150)
         jobs, lost, unaccounted, recovery = self.collect()
+        # Every job of the tenant: one per submitted key (a name is used by one key only).
+        listed = all_jobs(self.admin, "tenant=chaos&")
+        names = [j["name"] for j in listed]
+        duplicates = sorted({n for n in names if names.count(n) > 1})
+        acked_ids = set(self.acked)
+        orphans = [{"id": j["id"], "name": j["name"], "state": j["state"]} for j in listed
+                   if j["id"] not in acked_ids]
+        for n in duplicates:
+            log("DUPLICATE job name %s (one key made two jobs)" % n)
         # Drained GPUs left at the end (all were undrained before the settle).
         s, d = self.call(self.admin, "GET", "/v1/nodes")
         drained_end = [(n["name"], g["index"]) for n in d["items"] for g in n["gpus"]
@@ -577,6 +604,7 @@ class Run:
             "agent_overlaps_transient": [e for e in self.agent_seen.values()
                                          if not e["counted"]],
             "replica_alive_twice": [dict(v, key=k) for k, v in self.dup_seen.items()],
+            "duplicate_jobs": duplicates, "unacknowledged_jobs": orphans,
             "notes": self.notes, **logs,
         }
         os.makedirs(os.path.dirname(os.path.abspath(self.a.results)), exist_ok=True)
@@ -589,8 +617,9 @@ class Run:
         states = {}
         for j in jobs:
             states[j["state"]] = states.get(j["state"], 0) + 1
-        log("jobs by state: %s; unacknowledged submits: %d" % (json.dumps(states),
-                                                              len(self.unacked)))
+        log("jobs by state: %s; unacknowledged submits: %d (jobs made by them: %d); "
+            "duplicated jobs: %d" % (json.dumps(states), len(self.unacked), len(orphans),
+                                     len(duplicates)))
         log("faults by kind: %s" % json.dumps(kinds))
         log("restart accounting: %s" % ("every restart accounted for" if not unaccounted else
                                         "%d jobs unaccounted: %s" % (len(unaccounted),

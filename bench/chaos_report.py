@@ -3,7 +3,8 @@
 bench/chaos.py). Every number comes from the results file; the definitions are quoted from
 bench/chaos.py's header.
 
-    python3 bench/chaos_report.py [--results out/bench/chaos.json] [--out docs/results/reliability.md]
+    python3 bench/chaos_report.py [--results out/bench/chaos.json]
+                                  [--out docs/results/reliability.md]
 """
 import argparse
 import json
@@ -56,8 +57,8 @@ def main():
         "raw results; `bench/chaos.py` defines every fault and invariant in its header.\n",
         "A local pool (`gpupool up --nodes %s`: %d nodes, %d mock-NVML GPUs, real agents, "
         "supervisors and processes) ran a steady stream of jobs (whole GPUs, fractions, "
-        "2-replica gangs; each counts 6-15 one-second steps, one in five 30-60, checkpointing the count and "
-        "resuming from it; restart policy on-failure) while faults were injected for %d s, one "
+        "2-replica gangs; each counts 6-15 one-second steps, one in five 30-60, checkpointing "
+        "the count and resuming from it; restart policy on-failure) while faults were injected for %d s, one "
         "at a time, every 4-12 s; then the pool was left to settle (at most %d s) and checked.\n"
         % (r["nodes_spec"], len(r["nodes"]), r["gpus"], r["duration_s"], r["settle_bound_s"]),
         "Run: %s, seed %d, %.0f s in all, %d samples of the allocations (one a second); "
@@ -167,6 +168,11 @@ def main():
                  len(r["agent_overlaps_transient"]), len(r["replica_alive_twice"])))
     for x in (r["double_alloc_controller"] + r["double_alloc_agents"])[:10]:
         L.append("- `%s`" % json.dumps(x)[:300])
+    if r["double_alloc_controller"] or r["double_alloc_agents"]:
+        L.append("")
+    L.append("Jobs made by a submit that was never acknowledged: %d. Names used twice (a key that "
+             "made two jobs): %d.\n" % (len(r.get("unacknowledged_jobs", [])),
+                                        len(r.get("duplicate_jobs", []))))
     if lost:
         L.append("\n## Lost jobs\n")
         for x in lost[:30]:

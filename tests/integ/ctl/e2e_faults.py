@@ -16,6 +16,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 from pool import Client, alive_marked, check, free_ports, wait, pool_down
@@ -122,6 +123,7 @@ try:
     back = subprocess.Popen(argv, env=aenv, stdout=log, stderr=log, start_new_session=True)
     with open(pidfile, "w") as f:  # so that gpupool down stops it
         f.write("%d\n" % back.pid)
+    threading.Thread(target=back.wait, daemon=True).start()  # reaped: down sees it end
     wait("the superseded replica stopped", lambda: not any(
         os.path.exists("/proc/" + p) for p in old), 30)
     wait("the node back in service", lambda: admin.get("/v1/nodes/" + n1)[1]["schedulable"], 30)
