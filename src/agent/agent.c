@@ -35,11 +35,15 @@ typedef struct activity {
     int64_t gpu_ms; /* wall-clock ms one of them last showed utilisation > 0; 0: not seen */
 } activity;
 
+/* XIDs kept for the controller while it cannot be reached, at most. */
+#define AGENT_MAX_XIDS 256
+
 struct gp_agent {
     gp_agent_config cfg;
     gp_nvml *nvml;
     gp_nvml_inv inv;
     gp_nvml_events *events; /* XIDs; NULL when the driver offers none */
+    json_t *xids;           /* XIDs not yet taken by the controller (kept across failed beats) */
     gp_logserve *logs;      /* the log endpoint; NULL without an address */
     gp_http_client *http;   /* with the agent token */
     gp_memwatch *memwatch;  /* NULL: no GPU memory watch (memory_grace_s 0) */
@@ -304,6 +308,7 @@ void gp_agent_free(gp_agent *a)
         gp_http_client_free(a->http);
         gp_logserve_stop(a->logs);
         gp_nvml_events_close(a->events);
+        json_decref(a->xids);
         gp_nvml_close(a->nvml);
         gp_memwatch_free(a->memwatch);
         free(a->health);
@@ -488,18 +493,26 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
             json_array_append_new(reps, r);
         }
     }
-    /* XIDs since the last round (the wait returns at once when there is none). */
-    json_t *events = json_array();
+    /* XIDs since the last round (the wait returns at once when there is none), after those a
+     * failed heartbeat did not deliver: the controller acts on each once it has it. */
+    if (!a->xids) {
+        a->xids = json_array();
+    }
     gp_nvml_event ev;
     gp_diag ed;
-    while (a->events && gp_nvml_events_wait(a->events, 0, &ev, &ed) == 1 &&
-           json_array_size(events) < 64) {
+    while (a->events && gp_nvml_events_wait(a->events, 0, &ev, &ed) == 1) {
         GP_LOG(GP_LOG_WARN, "agent", "xid gpu=%d xid=%d", ev.gpu, ev.xid);
-        if (ev.gpu >= 0) {
-            json_array_append_new(events, json_pack("{s:i, s:i}", "gpu", ev.gpu, "xid", ev.xid));
+        if (ev.gpu < 0) {
+            continue;
         }
+        if (json_array_size(a->xids) >= AGENT_MAX_XIDS) {
+            GP_LOG(GP_LOG_WARN, "agent", "more than %d XIDs undelivered: the oldest is dropped",
+                   AGENT_MAX_XIDS);
+            json_array_remove(a->xids, 0);
+        }
+        json_array_append_new(a->xids, json_pack("{s:i, s:i}", "gpu", ev.gpu, "xid", ev.xid));
     }
-    json_t *doc = json_pack("{s:o, s:o, s:o}", "replicas", reps, "gpus", gpus, "events", events);
+    json_t *doc = json_pack("{s:o, s:o, s:O}", "replicas", reps, "gpus", gpus, "events", a->xids);
     json_t *health = health_doc(a);
     if (doc && health) {
         json_object_set_new(doc, "health", health);
@@ -750,6 +763,7 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
         free(local);
         return 0; /* d says why; jobs keep running */
     }
+    json_array_clear(a->xids); /* delivered */
     converge_to(a, resp, local, nlocal);
     requested_check(a, resp); /* its result goes out with the next heartbeat */
     free(local);

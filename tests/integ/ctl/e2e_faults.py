@@ -6,6 +6,7 @@
 - an agent killed with -9: after nodes.lost_timeout its job runs again on the other node
   (GPUPOOL_RESTART_COUNT=2, same checkpoint directory); when the agent comes back it stops the
   superseded replica's process, and only then does its node take work again;
+- an XID seen while the controller is down is delivered (once) when it is back;
 - operators return the drained GPU with `gpupool nodes gpu-undrain`, and take one out with
   `gpupool nodes gpu-drain`.
 Arguments: the gpupool program (gpupoold, gpupool-agent, gpupool-run beside it).
@@ -128,6 +129,30 @@ try:
         os.path.exists("/proc/" + p) for p in old), 30)
     wait("the node back in service", lambda: admin.get("/v1/nodes/" + n1)[1]["schedulable"], 30)
     check(job()["state"] == "Running" and job()["restarts"] == 2, "the job kept running")
+
+    # ---- an XID while the controller is down reaches it once it is back ----
+    cpid = int(open(os.path.join(pool, "pids", "gpupoold.pid")).read())
+    cargv = open("/proc/%d/cmdline" % cpid, "rb").read().split(b"\0")[:-1]
+    cenv = dict(x.split(b"=", 1) for x in open("/proc/%d/environ" % cpid, "rb").read()
+                .split(b"\0") if b"=" in x)
+    os.kill(cpid, signal.SIGKILL)
+    control(n0, "xid 2 48")
+    time.sleep(1.5)  # heartbeats fail meanwhile
+    clog = open(os.path.join(pool, "logs", "gpupoold.log"), "ab")
+    ctl = subprocess.Popen(cargv, env=cenv, stdout=clog, stderr=clog, start_new_session=True)
+    with open(os.path.join(pool, "pids", "gpupoold.pid"), "w") as f:
+        f.write("%d\n" % ctl.pid)
+    threading.Thread(target=ctl.wait, daemon=True).start()
+    def drained_gpu2():
+        try:
+            s, nd = admin.get("/v1/nodes/" + n0)
+        except OSError:  # not listening yet
+            return None
+        return nd if s == 200 and "drained" in nd["gpus"][2] else None
+
+    nd = wait("the XID sent while the controller was down", drained_gpu2, 30)
+    check(nd["gpus"][2]["drained"]["reason"].startswith("XID 48") and
+          nd["gpus"][2]["xid_errors"] == 1, "delivered once, and acted on", nd["gpus"][2])
 
     # ---- operators ----
     r = subprocess.run([gpupool, "nodes", "gpu-undrain", n0, str(g0)], capture_output=True,
