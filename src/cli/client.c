@@ -399,3 +399,29 @@ int gp_cli_config_write(const char *path, const gp_cli_target *t, gp_diag *d)
     }
     return 0;
 }
+
+int gp_cli_get_pages(gp_cli_conn *c, const char *path, const char *query, int all, json_t *items,
+                     int *more)
+{
+    char url[1400], cursor[64] = "";
+    *more = 0;
+    for (;;) {
+        snprintf(url, sizeof(url), "%s%s%s%s%s", path, query,
+                 cursor[0] ? (query[0] ? "&" : "?") : "", cursor[0] ? "after=" : "", cursor);
+        json_t *page;
+        int rc = gp_cli_call(c, "GET", url, NULL, &page);
+        if (rc != 0) {
+            return rc;
+        }
+        json_array_extend(items, json_object_get(page, "items"));
+        const char *next = json_string_value(json_object_get(page, "next"));
+        *more = next != NULL;
+        if (next) {
+            snprintf(cursor, sizeof(cursor), "%.40s", next);
+        }
+        json_decref(page);
+        if (!next || !all) {
+            return 0;
+        }
+    }
+}

@@ -48,6 +48,11 @@ const char *gp_cli_server(const gp_cli_conn *c);
  * returns GP_EXIT_FAILURE; *resp is then NULL. */
 int gp_cli_call(gp_cli_conn *c, const char *method, const char *path, const json_t *body,
                 json_t **resp);
+/* GETs the list at path+query (query "" or "?a=b&..."), appending its "items" to items; with
+ * all, follows the "next" cursors (after=) to the end. *more tells whether a later page was left.
+ * 0 or gp_cli_call's error. */
+int gp_cli_get_pages(gp_cli_conn *c, const char *path, const char *query, int all, json_t *items,
+                     int *more);
 /* The same with a raw body of the given Content-Type, and an Idempotency-Key (NULL: none). */
 int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const char *body,
                     size_t len, const char *content_type, const char *idempotency_key,

@@ -162,32 +162,6 @@ static int build_query(const gp_cli_args *a, char *q, size_t cap)
     return 0;
 }
 
-/* Fetches the records into items (every page when all); *more tells whether a page was left. */
-static int fetch(gp_cli_conn *c, const char *query, int all, json_t *items, int *more)
-{
-    char path[1400], cursor[64] = "";
-    *more = 0;
-    for (;;) {
-        snprintf(path, sizeof(path), "/v1/audit%s%s%s%s", query,
-                 cursor[0] ? (query[0] ? "&" : "?") : "", cursor[0] ? "after=" : "", cursor);
-        json_t *page;
-        int rc = gp_cli_call(c, "GET", path, NULL, &page);
-        if (rc != 0) {
-            return rc;
-        }
-        json_array_extend(items, json_object_get(page, "items"));
-        const char *next = json_string_value(json_object_get(page, "next"));
-        *more = next != NULL;
-        if (next) {
-            snprintf(cursor, sizeof(cursor), "%.40s", next);
-        }
-        json_decref(page);
-        if (!next || !all) {
-            return 0;
-        }
-    }
-}
-
 static int run(const gp_cli_args *a)
 {
     gp_out_format format;
@@ -206,7 +180,8 @@ static int run(const gp_cli_args *a)
     }
     json_t *items = json_array();
     int more = 0;
-    rc = items ? fetch(c, query, gp_cli_arg(a, "all") != NULL, items, &more) : GP_EXIT_FAILURE;
+    rc = items ? gp_cli_get_pages(c, "/v1/audit", query, gp_cli_arg(a, "all") != NULL, items, &more)
+               : GP_EXIT_FAILURE;
     gp_cli_conn_free(c);
     const gp_cli_kind kind = {"audit record",
                               "audit records",

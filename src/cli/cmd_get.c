@@ -86,34 +86,6 @@ static int job_query(const gp_cli_args *a, char *q, size_t cap)
     return 0;
 }
 
-/* Fetches the list into *items (pages appended while all and there is a next page); *more
- * tells whether a page was left. */
-static int fetch_list(gp_cli_conn *c, const gp_cli_kind *k, const char *query, int all,
-                      json_t *items, int *more)
-{
-    char path[1400], cursor[64] = "";
-    *more = 0;
-    for (;;) {
-        snprintf(path, sizeof(path), "%s%s%s%s%s", k->path, query,
-                 cursor[0] ? (query[0] ? "&" : "?") : "", cursor[0] ? "after=" : "", cursor);
-        json_t *page;
-        int rc = gp_cli_call(c, "GET", path, NULL, &page);
-        if (rc != 0) {
-            return rc;
-        }
-        json_array_extend(items, json_object_get(page, "items"));
-        const char *next = json_string_value(json_object_get(page, "next"));
-        *more = next != NULL;
-        if (next) {
-            snprintf(cursor, sizeof(cursor), "%.40s", next);
-        }
-        json_decref(page);
-        if (!next || !all || !k->paged) {
-            return 0;
-        }
-    }
-}
-
 static int print_items(const gp_cli_kind *k, gp_out_format format, json_t *items)
 {
     if (gp_cli_kind_print(k, format, items, stdout) < 0) {
@@ -149,7 +121,8 @@ static int get_list(gp_cli_conn *c, const gp_cli_kind *k, const gp_cli_args *a,
     json_t *items = json_array();
     int more = 0;
     if (rc == 0) {
-        rc = fetch_list(c, k, query, gp_cli_arg(a, "all") != NULL, items, &more);
+        rc = gp_cli_get_pages(c, k->path, query, gp_cli_arg(a, "all") != NULL && k->paged, items,
+                              &more);
     }
     if (rc == 0) {
         rc = print_items(k, format, items);
