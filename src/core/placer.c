@@ -26,7 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEADER_WORDS    7
+#define HEADER_WORDS    8
 #define GPU_WORDS       4
 #define MAX_KEY_WORDS   (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
 #define SCORE_CACHE_MAX (8u << 20)
@@ -127,7 +127,8 @@ static int build_key(const gp_placer *pl, int node, uint64_t *key)
     key[3] = (uint64_t)n->mem_free;
     key[4] = gp_policy_uses_tags(pl->p) ? n->tag_mask : 0;
     key[5] = labels_hash(n) ^ (n->schedulable ? 1ull << 63 : 0);
-    key[6] = (uint64_t)n->ngpus ^ (uint64_t)(n->window_ms + 1) << 8;
+    key[6] = (uint64_t)n->ngpus;
+    key[7] = (uint64_t)n->window_ms;
     uint64_t *gk = key + HEADER_WORDS;
     for (int g = 0; g < n->ngpus; g++) {
         const gp_gpu *u = cluster_gpu_const(pl->c, node, g);

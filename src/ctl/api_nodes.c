@@ -442,10 +442,10 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
     }
     read_gpus(n, json_object_get(a->doc, "gpus"));
-    int rc = ctl_recovery_xids(g, n, json_object_get(a->doc, "events"), d);
-    rc = rc < 0 ? rc : ctl_recovery_health(g, n, json_object_get(a->doc, "health"), d);
-    if (rc < 0) {
-        return rc;
+    int xids = ctl_recovery_xids(g, n, json_object_get(a->doc, "events"), d);
+    int health = xids < 0 ? xids : ctl_recovery_health(g, n, json_object_get(a->doc, "health"), d);
+    if (health < 0) {
+        return health;
     }
     if (!n->ready) {
         GP_LOG(GP_LOG_INFO, "nodes", "node=%s state=Ready", n->name);
@@ -453,12 +453,10 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     }
     n->ready = true;
     n->heartbeat_ms = ctl_now_ms();
-    ctl_recovery_fence(g, n, stale_running);
+    bool unfenced = ctl_recovery_fence(g, n, stale_running);
     ctl_node_update_schedulable(st, n);
-    /* reports, faults and health checks may free or take GPUs */
-    op->kick |= changed || json_array_size(json_object_get(a->doc, "events")) > 0 ||
-                json_object_get(a->doc, "health");
-    rc = api_desired_answer(st, n, &op->result);
+    op->kick |= changed || xids || health || unfenced; /* what may be placed changed */
+    int rc = api_desired_answer(st, n, &op->result);
     return rc < 0 ? gp_diag_set(d, rc, "out of memory") : 0;
 }
 
@@ -502,35 +500,6 @@ typedef struct cordon_arg {
     const char *who;
 } cordon_arg;
 
-/* Requeues every job holding GPUs on node n. */
-static int requeue_on(gpupoold *g, ctl_node *n, const char *who, gp_diag *d)
-{
-    const ctl_held *held;
-    int nheld = ctl_state_held_on(&g->st, n->id, &held);
-    /* A copy: ending placements changes the index. */
-    ctl_job **jobs = nheld > 0 ? malloc(sizeof(*jobs) * (size_t)nheld) : NULL;
-    if (nheld < 0 || (nheld > 0 && !jobs)) {
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
-    }
-    for (int k = 0; k < nheld; k++) {
-        jobs[k] = held[k].job;
-    }
-    int rc = 0;
-    for (int k = 0; rc == 0 && k < nheld; k++) {
-        ctl_job *j = jobs[k];
-        if (!j->replicas) {
-            continue; /* a gang with several replicas here: ended already */
-        }
-        ctl_job next = *j;
-        snprintf(next.reason, sizeof(next.reason), "requeued: node %s drained by %s", n->name, who);
-        next.start_ms = next.end_ms = 0;
-        next.exit_code = 0;
-        rc = ctl_job_end_placement(g, j, &next, CTL_PENDING, "Requeued", d);
-    }
-    free(jobs);
-    return rc;
-}
-
 static int cordon_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     cordon_arg *a = op->arg;
@@ -543,21 +512,17 @@ static int cordon_run(gpupoold *g, ctl_op *op, gp_diag *d)
     next.cordoned = a->cordon && !later;
     next.draining = a->drain && !later;
     next.drain_deadline_ms = later ? a->deadline_ms : 0;
-    int rc = ctl_node_store(g, &next, d);
-    if (rc == 0 && a->drain && !later) {
-        rc = requeue_on(g, n, a->who, d);
+    int rc = 0;
+    if (a->drain && !later) {
+        char cause[200];
+        snprintf(cause, sizeof(cause), "requeued: node %s drained by %s", n->name, a->who);
+        rc = ctl_node_end_jobs(g, n, -1, false, CTL_ACT_REQUEUE, cause, d);
     }
+    rc = rc < 0 ? rc : ctl_node_commit(g, n, &next, d);
     if (rc < 0) {
         return rc;
     }
-    if (n->cordoned != next.cordoned) {
-        ctl_node_desired_changed(&g->st, n); /* the document shows the cordon */
-    }
-    n->cordoned = next.cordoned;
-    n->draining = next.draining;
-    n->drain_deadline_ms = next.drain_deadline_ms;
     gp_cluster_set_window(g->st.cluster, n->cl, -1); /* the next cycle sets it anew */
-    ctl_node_update_schedulable(&g->st, n);
     GP_LOG(GP_LOG_INFO, "nodes", "node=%s cordoned=%d draining=%d deadline_ms=%lld by=%s", n->name,
            n->cordoned, n->draining, (long long)n->drain_deadline_ms, a->who);
     op->kick = true;

@@ -68,33 +68,40 @@ int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_
     return 0;
 }
 
-int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
+/* Ends j's run: ok, or failed as `what` says (e.g. "replica 0 exited with code 3"); by its
+ * restart policy back to Pending with one more restart, unless final (a failure the job did not
+ * cause and would only repeat: never restarted, what is the reason). */
+static int end_run(gpupoold *g, ctl_job *j, bool ok, int exit_code, const char *what, bool final,
                    gp_diag *d)
 {
     ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
     bool restart = j->spec.restart_policy == GP_RESTART_ALWAYS ||
                    (!ok && j->spec.restart_policy == GP_RESTART_ON_FAILURE);
-    restart &= j->restarts < j->spec.max_restarts && !why;
+    restart &= j->restarts < j->spec.max_restarts && !final;
     ctl_job_state to = restart ? CTL_PENDING : ok ? CTL_SUCCEEDED : CTL_FAILED;
     if (restart) {
         next.start_ms = next.end_ms = 0;
         next.exit_code = 0;
         next.restarts++;
-        snprintf(next.reason, sizeof(next.reason),
-                 "restarting: replica %d exited with code %d (restart %d of %d)", replica,
-                 exit_code, next.restarts, j->spec.max_restarts);
+        snprintf(next.reason, sizeof(next.reason), "restarting: %.200s (restart %d of %d)", what,
+                 next.restarts, j->spec.max_restarts);
     } else {
         next.end_ms = ctl_now_ms();
         next.exit_code = ok ? 0 : exit_code;
-        snprintf(next.reason, sizeof(next.reason),
-                 ok ? "all replicas exited with code 0" : "replica %d exited with code %d", replica,
-                 exit_code);
-        if (why) {
-            snprintf(next.reason, sizeof(next.reason), "%s", why);
-        }
+        snprintf(next.reason, sizeof(next.reason), "%s", what);
     }
     return ctl_job_end_placement(g, j, &next, to, restart ? "Restarting" : ctl_job_state_name(to),
                                  d);
+}
+
+int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
+                   gp_diag *d)
+{
+    char what[64];
+    snprintf(what, sizeof(what),
+             ok ? "all replicas exited with code 0" : "replica %d exited with code %d", replica,
+             exit_code);
+    return end_run(g, j, ok, exit_code, why ? why : what, why != NULL, d);
 }
 
 /* Restarts of j after faults within the window ending at now. */
@@ -140,19 +147,5 @@ int ctl_job_fault(gpupoold *g, ctl_job *j, ctl_fault_kind kind, const char *caus
 
 int ctl_job_fail(gpupoold *g, ctl_job *j, const char *cause, gp_diag *d)
 {
-    ctl_job next = *j;
-    bool restart = j->spec.restart_policy != GP_RESTART_NEVER && j->restarts < j->spec.max_restarts;
-    if (restart) {
-        next.start_ms = next.end_ms = 0;
-        next.exit_code = 0;
-        next.restarts++;
-        snprintf(next.reason, sizeof(next.reason), "restarting: %.200s (restart %d of %d)", cause,
-                 next.restarts, j->spec.max_restarts);
-    } else {
-        next.end_ms = ctl_now_ms();
-        next.exit_code = -1;
-        snprintf(next.reason, sizeof(next.reason), "%.250s", cause);
-    }
-    return ctl_job_end_placement(g, j, &next, restart ? CTL_PENDING : CTL_FAILED,
-                                 restart ? "Restarting" : "Failed", d);
+    return end_run(g, j, false, -1, cause, false, d);
 }

@@ -42,14 +42,8 @@ static int jobs_on(ctl_state *st, const ctl_node *n, int gpu, bool multi, ctl_jo
     return k;
 }
 
-typedef enum jobs_act {
-    FAIL,        /* as if a replica failed: its restart policy applies */
-    RESTART,     /* a restart after a hardware fault */
-    MAINTENANCE, /* back to the queue */
-} jobs_act;
-
-static int act_on_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, jobs_act act,
-                       const char *cause, gp_diag *d)
+int ctl_node_end_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, ctl_jobs_act act,
+                      const char *cause, gp_diag *d)
 {
     ctl_job **jobs;
     int k = jobs_on(&g->st, n, gpu, multi, &jobs);
@@ -62,11 +56,19 @@ static int act_on_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, jobs_act a
         if (!j->replicas) {
             continue;
         }
+        if (act == CTL_ACT_REQUEUE) {
+            ctl_job next = *j;
+            snprintf(next.reason, sizeof(next.reason), "%s", cause);
+            next.start_ms = next.end_ms = 0;
+            next.exit_code = 0;
+            rc = ctl_job_end_placement(g, j, &next, CTL_PENDING, "Requeued", d);
+            continue;
+        }
         GP_LOG(GP_LOG_WARN, "faults", "job=%lld %s: %s", (long long)j->id,
-               act == FAIL ? "fails" : "restarts", cause);
-        rc = act == FAIL      ? ctl_job_fail(g, j, cause, d)
-             : act == RESTART ? ctl_job_fault(g, j, CTL_FAULT_HARDWARE, cause, d)
-                              : ctl_job_fault(g, j, CTL_FAULT_MAINTENANCE, cause, d);
+               act == CTL_ACT_FAIL ? "fails" : "restarts", cause);
+        rc = act == CTL_ACT_FAIL      ? ctl_job_fail(g, j, cause, d)
+             : act == CTL_ACT_RESTART ? ctl_job_fault(g, j, CTL_FAULT_HARDWARE, cause, d)
+                                      : ctl_job_fault(g, j, CTL_FAULT_MAINTENANCE, cause, d);
     }
     free(jobs);
     return rc;
@@ -94,8 +96,7 @@ static void mark_drained(ctl_gpu_info *gi, const char *reason, bool automatic, b
     }
 }
 
-/* Stores next (a changed copy of n) and takes its node-level and GPU fields into n. */
-static int commit_node(gpupoold *g, ctl_node *n, ctl_node *next, gp_diag *d)
+int ctl_node_commit(gpupoold *g, ctl_node *n, ctl_node *next, gp_diag *d)
 {
     int rc = ctl_node_store(g, next, d);
     if (rc < 0) {
@@ -126,13 +127,13 @@ int ctl_gpu_drain(gpupoold *g, ctl_node *n, int gpu, const char *reason, bool au
 {
     char cause[300];
     snprintf(cause, sizeof(cause), "%.180s on node %s GPU %d", reason, n->name, gpu);
-    int rc = restart ? act_on_jobs(g, n, gpu, false, RESTART, cause, d) : 0;
+    int rc = restart ? ctl_node_end_jobs(g, n, gpu, false, CTL_ACT_RESTART, cause, d) : 0;
     if (rc < 0) {
         return rc;
     }
     ctl_node next = *n;
     mark_drained(&next.gpus[gpu], reason, automatic, retire, ctl_now_ms());
-    rc = commit_node(g, n, &next, d);
+    rc = ctl_node_commit(g, n, &next, d);
     if (rc == 0) {
         GP_LOG(GP_LOG_WARN, "faults", "node=%s gpu=%d uuid=%s drained: %s", n->name, gpu,
                n->gpus[gpu].uuid, n->gpus[gpu].drain_reason);
@@ -150,7 +151,7 @@ int ctl_gpu_undrain(gpupoold *g, ctl_node *n, int gpu, const char *by, gp_diag *
     if (strcmp(by, "health check") != 0) {
         memset(&gi->faults, 0, sizeof(gi->faults)); /* an operator vouches for the GPU */
     }
-    int rc = commit_node(g, n, &next, d);
+    int rc = ctl_node_commit(g, n, &next, d);
     if (rc == 0) {
         GP_LOG(GP_LOG_INFO, "faults", "node=%s gpu=%d uuid=%s back in service by %s", n->name, gpu,
                n->gpus[gpu].uuid, by);
@@ -167,7 +168,7 @@ int ctl_node_check(gpupoold *g, ctl_node *n, gp_diag *d)
             next.gpus[i].check_seq = next.check_seq;
         }
     }
-    int rc = commit_node(g, n, &next, d);
+    int rc = ctl_node_commit(g, n, &next, d);
     if (rc == 0) {
         GP_LOG(GP_LOG_INFO, "faults", "node=%s health check %lld asked for", n->name,
                (long long)n->check_seq);
@@ -194,23 +195,23 @@ static int one_xid(gpupoold *g, ctl_node *n, int gpu, int xid, int64_t now, gp_d
     snprintf(cause, sizeof(cause), "XID %d (%s) on node %s GPU %d", xid, a.what, n->name, gpu);
     int rc = 0;
     if (a.drain_node) {
-        rc = act_on_jobs(g, n, -1, false, RESTART, cause, d);
+        rc = ctl_node_end_jobs(g, n, -1, false, CTL_ACT_RESTART, cause, d);
         next.cordoned = next.draining = true;
     } else if (a.jobs != CTL_JOBS_KEEP) {
-        rc = act_on_jobs(g, n, gpu, a.jobs == CTL_JOBS_RESTART_MULTI,
-                         a.jobs == CTL_JOBS_FAIL ? FAIL : RESTART, cause, d);
+        rc = ctl_node_end_jobs(g, n, gpu, a.jobs == CTL_JOBS_RESTART_MULTI,
+                               a.jobs == CTL_JOBS_FAIL ? CTL_ACT_FAIL : CTL_ACT_RESTART, cause, d);
     }
     if (a.drain_gpu) {
         char reason[160];
         snprintf(reason, sizeof(reason), "XID %d (%s)", xid, a.what);
         mark_drained(&next.gpus[gpu], reason, true, a.retire, now);
     }
-    rc = rc < 0 ? rc : commit_node(g, n, &next, d);
+    rc = rc < 0 ? rc : ctl_node_commit(g, n, &next, d);
     if (rc == 0 && a.drain_gpu) {
         GP_LOG(GP_LOG_WARN, "faults", "node=%s gpu=%d uuid=%s drained: %s", n->name, gpu, gi->uuid,
                gi->drain_reason);
     }
-    return rc;
+    return rc < 0 ? rc : a.jobs != CTL_JOBS_KEEP || a.drain_gpu || a.drain_node;
 }
 
 int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d)
@@ -218,6 +219,7 @@ int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d)
     size_t i;
     json_t *v;
     int64_t now = ctl_now_ms();
+    int changed = 0;
     json_array_foreach(events, i, v)
     {
         int gpu = -1, xid = 0;
@@ -227,9 +229,10 @@ int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d)
             if (rc < 0) {
                 return rc;
             }
+            changed |= rc;
         }
     }
-    return 0;
+    return changed;
 }
 
 int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d)
@@ -262,7 +265,8 @@ int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d)
     json_decref(n->health);
     n->health = json_deep_copy(health);
     n->health_seq = seq;
-    if (strcmp(n->unhealthy, node_bad) != 0) {
+    int changed = strcmp(n->unhealthy, node_bad) != 0;
+    if (changed) {
         GP_LOG(node_bad[0] ? GP_LOG_WARN : GP_LOG_INFO, "faults", "node=%s health: %s", n->name,
                node_bad[0] ? node_bad : "passes");
         snprintf(n->unhealthy, sizeof(n->unhealthy), "%s", node_bad);
@@ -275,6 +279,7 @@ int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d)
             char reason[200];
             snprintf(reason, sizeof(reason), "health check: %.180s", gpu_bad[k]);
             rc = ctl_gpu_drain(g, n, k, reason, true, false, true, d);
+            changed = 1;
         } else if (gi->drained && gi->drain_auto && gi->check_seq > 0 && seq >= gi->check_seq) {
             if (!gpu_bad[k]) {
                 rc = ctl_gpu_undrain(g, n, k, "health check", d);
@@ -282,21 +287,23 @@ int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d)
                 ctl_node next = *n;
                 next.gpus[k].check_seq = 0;
                 next.gpus[k].drained_ms = ctl_now_ms();
-                rc = commit_node(g, n, &next, d);
+                rc = ctl_node_commit(g, n, &next, d);
             }
+            changed = 1;
         }
     }
-    return rc;
+    return rc < 0 ? rc : changed;
 }
 
-void ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running)
+bool ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running)
 {
-    if (n->fenced && stale_running == 0) {
-        n->fenced = false;
-        ctl_node_update_schedulable(&g->st, n);
-        GP_LOG(GP_LOG_INFO, "faults", "node=%s runs no superseded replica: takes work again",
-               n->name);
+    if (!n->fenced || stale_running > 0) {
+        return false;
     }
+    n->fenced = false;
+    ctl_node_update_schedulable(&g->st, n);
+    GP_LOG(GP_LOG_INFO, "faults", "node=%s runs no superseded replica: takes work again", n->name);
+    return true;
 }
 
 int ctl_recovery_idle(gpupoold *g, ctl_job *j, int r, int64_t idle_ms, gp_diag *d)
@@ -327,6 +334,9 @@ int ctl_recovery_idle(gpupoold *g, ctl_job *j, int r, int64_t idle_ms, gp_diag *
 static void spares(gpupoold *g)
 {
     ctl_state *st = &g->st;
+    if (g->cfg->faults.spare_fraction <= 0) {
+        return; /* none held back (the setting cannot change while running) */
+    }
     int count[GP_MAX_MODELS] = {0};
     for (int i = 0; i < st->nnodes; i++) {
         for (int k = 0; st->nodes[i].ready && k < st->nodes[i].ngpus; k++) {
@@ -381,7 +391,7 @@ static int handle(gpupoold *g, ctl_node *n, int what, int64_t now, gp_diag *d)
     if (what == 1) {
         snprintf(cause, sizeof(cause), "node-lost: node %s silent for %llds", n->name,
                  (long long)((now - n->heartbeat_ms) / 1000));
-        int rc = act_on_jobs(g, n, -1, false, RESTART, cause, d);
+        int rc = ctl_node_end_jobs(g, n, -1, false, CTL_ACT_RESTART, cause, d);
         if (rc == 0) {
             n->fenced = true;
             ctl_node_update_schedulable(&g->st, n);
@@ -391,11 +401,11 @@ static int handle(gpupoold *g, ctl_node *n, int what, int64_t now, gp_diag *d)
     }
     if (what == 2) {
         snprintf(cause, sizeof(cause), "maintenance of node %s at its drain deadline", n->name);
-        int rc = act_on_jobs(g, n, -1, false, MAINTENANCE, cause, d);
+        int rc = ctl_node_end_jobs(g, n, -1, false, CTL_ACT_MAINTENANCE, cause, d);
         ctl_node next = *n;
         next.cordoned = next.draining = true;
         next.drain_deadline_ms = 0;
-        rc = rc < 0 ? rc : commit_node(g, n, &next, d);
+        rc = rc < 0 ? rc : ctl_node_commit(g, n, &next, d);
         if (rc == 0) {
             gp_cluster_set_window(g->st.cluster, n->cl, -1);
             GP_LOG(GP_LOG_INFO, "nodes", "node=%s drained at its maintenance deadline", n->name);

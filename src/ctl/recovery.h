@@ -29,15 +29,36 @@
 
 #include "ctl/server.h"
 
-/* The XID events of a heartbeat ([{"gpu", "xid"}]): counted, and acted on per faults.h. */
+/* What happens to the jobs on a node (ctl_node_end_jobs). */
+typedef enum ctl_jobs_act {
+    CTL_ACT_FAIL,        /* as if a replica failed: its restart policy applies */
+    CTL_ACT_RESTART,     /* a restart after a hardware fault (ctl_job_fault) */
+    CTL_ACT_MAINTENANCE, /* back to the queue with one more restart (ctl_job_fault) */
+    CTL_ACT_REQUEUE,     /* back to the queue as they are (an operator's drain) */
+} ctl_jobs_act;
+
+/* Ends the placement of every job holding GPU gpu of n (gpu < 0: anything of n's; multi: only
+ * jobs holding more than one GPU there), each once (a gang's other replicas end with it), as
+ * act says, with cause as the reason. */
+int ctl_node_end_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, ctl_jobs_act act,
+                      const char *cause, gp_diag *d);
+/* Stores next (a changed copy of n: cordon, drain, deadline, health check asked, GPUs' drains)
+ * and takes those fields into n, with what follows from them (desired-document versions,
+ * schedulability, GPU availability). */
+int ctl_node_commit(gpupoold *g, ctl_node *n, ctl_node *next, gp_diag *d);
+
+/* The XID events of a heartbeat ([{"gpu", "xid"}]): counted, and acted on per faults.h.
+ * Returns 1 when that changed GPUs or placements (a scheduling cycle is due), else 0, or an
+ * error. */
 int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d);
 /* The health check result of a heartbeat ({"seq", "at_ms", "conditions": [{"check", "gpu",
  * "severity", "message"}]}): node-wide fatal findings make the node unschedulable, a GPU's
- * drain it (restarting its jobs elsewhere), and drained GPUs waiting for this check return. */
+ * drain it (restarting its jobs elsewhere), and drained GPUs waiting for this check return.
+ * Returns 1 when that changed what may be placed, else 0, or an error. */
 int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d);
-/* What a heartbeat's replica reports say about fencing: running is the number of reports of
- * superseded replicas still Running. */
-void ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running);
+/* What a heartbeat's replica reports say about fencing: stale_running is the number of reports
+ * of superseded replicas still Running. Returns whether the fence was lifted. */
+bool ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running);
 
 /* Takes GPU gpu of n out of service with reason (automatic: a fault or a check, which a
  * passing health check may undo; retire: never undone automatically); restart: its jobs are

@@ -192,7 +192,26 @@ with Pool(sys.argv[1], args) as p:
     j = p.job(alice, "calm")
     check(j["state"] == "Running" and j["restarts"] == 0 and "drained" not in node(p, nc)["gpus"][gc],
           "XID 43 changes nothing", j)
-    alice.post("/v1/jobs/calm/cancel")
+    # XID 63 keeps the job and takes the GPU out of service; XID 74 restarts only jobs holding
+    # more than one GPU.
+    b.send(nc, events=[{"gpu": gc, "xid": 63}, {"gpu": gc, "xid": 74}])
+    b.flush(nc)
+    j = p.job(alice, "calm")
+    gd = node(p, nc)["gpus"][gc]
+    check(j["state"] == "Running" and j["restarts"] == 0 and gd["drained"]["reason"].startswith(
+        "XID 63"), "XID 63 and 74 leave a one-GPU job running, the GPU drained", j, gd)
+    s, d = submit(alice, "pair", gpus=2, restart_policy="on-failure")
+    j = running(p, alice, "pair")
+    (npair, gpair), = where(j)
+    b.send(npair, events=[{"gpu": gpair[1], "xid": 74}])
+    j = wait("the 2-GPU job restarted", lambda: (lambda x: x if x["restarts"] == 1 else None)(
+        p.job(alice, "pair")))
+    check(node(p, npair)["gpus"][gpair[1]]["drained"]["reason"].startswith("XID 74"),
+          "XID 74 drains the GPU", j)
+    for jn in ("calm", "pair"):
+        alice.post("/v1/jobs/%s/cancel" % jn)
+    p.admin.post("/v1/nodes/%s/gpus/%d/undrain" % (nc, gc))
+    p.admin.post("/v1/nodes/%s/gpus/%d/undrain" % (npair, gpair[1]))
 
     # ---- a gang restarts as a whole; XID 79 drains the whole node ----
     s, d = submit(alice, "gang", gpus=4, replicas=2, restart_policy="on-failure")
