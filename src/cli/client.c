@@ -425,3 +425,14 @@ int gp_cli_get_pages(gp_cli_conn *c, const char *path, const char *query, int al
         }
     }
 }
+
+int gp_cli_query_add(char *q, size_t cap, const char *key, const char *value)
+{
+    char esc[512];
+    size_t used = strlen(q);
+    if (gp_cli_escape(value, esc, sizeof(esc)) < 0) {
+        return -1;
+    }
+    int n = snprintf(q + used, cap - used, "%s%s=%s", used ? "&" : "?", key, esc);
+    return n > 0 && (size_t)n < cap - used ? 0 : -1;
+}

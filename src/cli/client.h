@@ -61,6 +61,9 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
 /* Percent-encodes s as one path segment or query value into out. 0, or -1 if it does not
  * fit. */
 int gp_cli_escape(const char *s, char *out, size_t cap);
+/* Appends "?key=value" (q empty) or "&key=value" to the query q, value percent-encoded. 0, or -1
+ * when it does not fit. */
+int gp_cli_query_add(char *q, size_t cap, const char *key, const char *value);
 
 /* Builds "BASE/NAME[/SUFFIX]" into buf with NAME percent-encoded (suffix NULL: none). 0, or
  * -1 when it does not fit. */

@@ -108,18 +108,6 @@ static const gp_cli_column audit_cols_wide[] = {
 
 /* ---- the query ---- */
 
-/* Appends "&key=escaped(value)" to q. 0, or -1 when it does not fit. */
-static int add_query(char *q, size_t cap, const char *key, const char *value)
-{
-    char esc[512];
-    size_t used = strlen(q);
-    if (gp_cli_escape(value, esc, sizeof(esc)) < 0) {
-        return -1;
-    }
-    int n = snprintf(q + used, cap - used, "%s%s=%s", used ? "&" : "?", key, esc);
-    return n > 0 && (size_t)n < cap - used ? 0 : -1;
-}
-
 /* A time option as the server takes it: a duration with its unit (30m, 2h) becomes the time
  * that long ago, in milliseconds; anything else is passed on for the server to check. */
 static void time_value(const char *v, char *out, size_t cap)
@@ -148,14 +136,14 @@ static int build_query(const gp_cli_args *a, char *q, size_t cap)
         char t[128];
         if (v) {
             time_value(v, t, sizeof(t));
-            if (add_query(q, cap, times[i], t) < 0) {
+            if (gp_cli_query_add(q, cap, times[i], t) < 0) {
                 return gp_cli_usage_error(a->spec, "--%s: too long", times[i]);
             }
         }
     }
     for (int i = 0; i < 5; i++) {
         const char *v = gp_cli_arg(a, keys[i]);
-        if (v && add_query(q, cap, keys[i], v) < 0) {
+        if (v && gp_cli_query_add(q, cap, keys[i], v) < 0) {
             return gp_cli_usage_error(a->spec, "--%s: too long", keys[i]);
         }
     }

@@ -37,18 +37,6 @@ static const gp_cli_spec get_spec = {
     2,
 };
 
-/* Appends "&key=escaped(value)" to q. 0, or -1 when it does not fit. */
-static int add_query(char *q, size_t cap, const char *key, const char *value)
-{
-    char esc[512];
-    size_t used = strlen(q);
-    if (gp_cli_escape(value, esc, sizeof(esc)) < 0) {
-        return -1;
-    }
-    int n = snprintf(q + used, cap - used, "%s%s=%s", used ? "&" : "?", key, esc);
-    return n > 0 && (size_t)n < cap - used ? 0 : -1;
-}
-
 /* The state list as the server spells it: "pending,running" becomes "Pending,Running". */
 static void capitalize_states(const char *in, char *out, size_t cap)
 {
@@ -73,13 +61,13 @@ static int job_query(const gp_cli_args *a, char *q, size_t cap)
     if (state) {
         char states[256];
         capitalize_states(state, states, sizeof(states));
-        if (add_query(q, cap, "state", states) < 0) {
+        if (gp_cli_query_add(q, cap, "state", states) < 0) {
             return gp_cli_usage_error(a->spec, "--state: too long");
         }
     }
     for (int i = 0; i < 4; i++) {
         const char *v = gp_cli_arg(a, keys[i]);
-        if (v && add_query(q, cap, keys[i], v) < 0) {
+        if (v && gp_cli_query_add(q, cap, keys[i], v) < 0) {
             return gp_cli_usage_error(a->spec, "--%s: too long", keys[i]);
         }
     }

@@ -56,16 +56,7 @@
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value")                           \
     X(META_GET, "SELECT value FROM meta WHERE key = ?")                                            \
     X(AUDIT_ADD, "INSERT INTO audit(time_ms, actor, role, tenant, action, object, detail) "        \
-                 "VALUES (?, ?, ?, ?, ?, ?, ?)")                                                   \
-    X(AUDIT_EACH,                                                                                  \
-      "SELECT id, time_ms, actor, role, tenant, action, object, detail FROM audit "                \
-      "WHERE id > ?1 AND time_ms >= ?2 AND time_ms < ?3 "                                          \
-      "AND (?4 IS NULL OR actor = ?4) AND (?5 IS NULL OR substr(actor, 1, length(?5)) = ?5) "      \
-      "AND (?6 IS NULL OR tenant = ?6) AND (?7 IS NULL OR substr(tenant, 1, length(?7)) = ?7) "    \
-      "AND (?8 IS NULL OR action = ?8) AND (?9 IS NULL OR substr(action, 1, length(?9)) = ?9) "    \
-      "AND (?10 IS NULL OR object = ?10) "                                                         \
-      "AND (?11 IS NULL OR substr(object, 1, length(?11)) = ?11) "                                 \
-      "ORDER BY id LIMIT ?12")
+                 "VALUES (?, ?, ?, ?, ?, ?, ?)")
 
 typedef enum gp_sqlite_stmt_id {
 #define GP_SQLITE_STMT_ENUM(id, sql) GP_SQ_##id,
@@ -78,6 +69,12 @@ typedef enum gp_sqlite_stmt_id {
 enum { GP_SQ_OBJ_INSERT, GP_SQ_OBJ_UPDATE, GP_SQ_OBJ_DELETE, GP_SQ_OBJ_EACH, GP_SQ_OBJ_OPS };
 #define GP_SQ_OBJ_KINDS 5
 
+/* The audit reads (sqlite_audit.c): one statement per shape of filter, so that each names only
+ * the conditions it has and SQLite can serve them from the indexes of migration 5. A shape is
+ * whether since and until are set (2 x 2) and, for each of the four string filters, none, an
+ * exact value or a prefix (3^4). */
+#define GP_SQ_AUDIT_SHAPES (2 * 2 * 3 * 3 * 3 * 3)
+
 struct gp_store {
     sqlite3 *db;
     /* gp_store_begin succeeded and neither commit nor rollback ran since: lets commit and
@@ -85,6 +82,7 @@ struct gp_store {
     int in_tx;
     sqlite3_stmt *stmt[GP_SQ_COUNT];
     sqlite3_stmt *obj[GP_SQ_OBJ_KINDS][GP_SQ_OBJ_OPS];
+    sqlite3_stmt *audit[GP_SQ_AUDIT_SHAPES];
 };
 
 /* Gives in *st the statement cached in *slot, preparing sql into the slot on first use, or a

@@ -4,6 +4,7 @@
  * order and early stop, event pagination, tokens, objects, meta and the allocation epoch; the
  * audit log (order, filters, pages, and UPDATE and DELETE refused whoever opens the file).
  */
+#include "store/sqlite_impl.h" /* test_audit_filters_use_indexes reads the plans */
 #include "store/store.h"
 #include "tests/unit/harness.h"
 
@@ -949,6 +950,70 @@ static void test_audit_log(void **state)
     gp_store_close(s);
 }
 
+/* The plan of a cached audit statement, its steps' details joined by '|'. */
+static void audit_plan(gp_store *s, sqlite3_stmt *cached, char *out, size_t cap)
+{
+    char *sql = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sqlite3_sql(cached));
+    sqlite3_stmt *st;
+    assert_int_equal(sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), SQLITE_OK);
+    size_t n = 0;
+    out[0] = '\0';
+    while (sqlite3_step(st) == SQLITE_ROW && n < cap) {
+        n += (size_t)snprintf(out + n, cap - n, "%s|", (const char *)sqlite3_column_text(st, 3));
+    }
+    sqlite3_finalize(st);
+    sqlite3_free(sql);
+}
+
+/* Each filter is served by its index (migration 5), not by reading the whole table, and a
+ * prefix is the same set of records as the naive comparison, at the byte edges too. */
+static void test_audit_filters_use_indexes(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    static const char *const actors[] = {"a", "a\xfe", "a\xff", "a\xff\xff", "b", "\xff", ""};
+    OK(gp_store_begin(s, &d));
+    for (size_t i = 0; i < sizeof(actors) / sizeof(actors[0]); i++) {
+        gp_audit_rec r = {.time_ms = 1000 * (int64_t)(i + 1), .actor = actors[i], .action = "x"};
+        OK(gp_store_audit_add(s, &r, &d));
+    }
+    OK(gp_store_commit(s, &d));
+    static const struct {
+        gp_audit_filter f;
+        const char *index;
+        int n;
+    } cases[] = {
+        {{.actor = "a"}, "audit_by_actor", 1},
+        {{.actor = "a*"}, "audit_by_actor", 4},
+        {{.actor = "a\xff*"}, "audit_by_actor", 2},
+        {{.actor = "\xff*"}, "audit_by_actor", 1},
+        {{.tenant = "team-a"}, "audit_by_tenant", 0},
+        {{.action = "x*"}, "audit_by_action", 7},
+        {{.object = "job/1"}, "audit_by_object", 0},
+        {{.since_ms = 2000, .until_ms = 4000}, "audit_by_time", 2},
+    };
+    gp_store_close(s);
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        s = open_store(f); /* a fresh statement cache: the case's is the one statement in it */
+        audits a = list_audit(s, &cases[i].f);
+        if (a.n != cases[i].n) {
+            fail_msg("case %zu: %d records, expected %d", i, a.n, cases[i].n);
+        }
+        sqlite3_stmt *used = NULL;
+        for (int k = 0; k < GP_SQ_AUDIT_SHAPES; k++) {
+            used = s->audit[k] ? s->audit[k] : used;
+        }
+        assert_non_null(used);
+        char plan[512];
+        audit_plan(s, used, plan, sizeof(plan));
+        if (!strstr(plan, cases[i].index)) {
+            fail_msg("case %zu: plan \"%s\" does not use %s", i, plan, cases[i].index);
+        }
+        gp_store_close(s);
+    }
+}
+
 static void test_audit_append_only(void **state)
 {
     fixture *f = *state;
@@ -1014,6 +1079,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reentrant_walk, setup, teardown),
         cmocka_unit_test_setup_teardown(test_event_pagination, setup, teardown),
         cmocka_unit_test_setup_teardown(test_newer_schema_refused, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_audit_filters_use_indexes, setup, teardown),
         cmocka_unit_test_setup_teardown(test_token_uniqueness, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_put_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
