@@ -5,7 +5,7 @@
 
 #include <stddef.h>
 
-static bool same(const gp_replica_key *a, const gp_replica_key *b)
+bool gp_replica_key_equal(const gp_replica_key *a, const gp_replica_key *b)
 {
     return a->job == b->job && a->replica == b->replica && a->epoch == b->epoch;
 }
@@ -13,7 +13,7 @@ static bool same(const gp_replica_key *a, const gp_replica_key *b)
 static bool is_desired(const gp_replica_key *desired, int n, const gp_replica_key *k)
 {
     for (int i = 0; i < n; i++) {
-        if (same(&desired[i], k)) {
+        if (gp_replica_key_equal(&desired[i], k)) {
             return true;
         }
     }
@@ -56,7 +56,7 @@ int gp_converge(const gp_replica_key *desired, int ndesired, const gp_local_repl
     for (int d = 0; d < ndesired; d++) {
         bool have = false;
         for (int i = 0; i < nlocal && !have; i++) {
-            have = same(&local[i].key, &desired[d]);
+            have = gp_replica_key_equal(&local[i].key, &desired[d]);
         }
         if (!have) {
             out[n++] = (gp_action){GP_ACT_START, d};

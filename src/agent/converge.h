@@ -30,6 +30,9 @@ typedef struct gp_replica_key {
     int64_t epoch;
 } gp_replica_key;
 
+/* Whether a and b name the same replica placement (job, replica and epoch all equal). */
+bool gp_replica_key_equal(const gp_replica_key *a, const gp_replica_key *b);
+
 typedef enum gp_local_state {
     GP_LOCAL_STARTING = 0, /* directory made, no record yet, supervisor alive */
     GP_LOCAL_RUNNING,

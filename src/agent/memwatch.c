@@ -51,17 +51,12 @@ void gp_memwatch_free(gp_memwatch *w)
     }
 }
 
-static bool same_key(const gp_replica_key *a, const gp_replica_key *b)
-{
-    return a->job == b->job && a->replica == b->replica && a->epoch == b->epoch;
-}
-
 /* The track of key; a new one (nothing above, not answered) when there is none. The caller has
  * made room for it. */
 static track *track_of(gp_memwatch *w, const gp_replica_key *key)
 {
     for (int i = 0; i < w->n; i++) {
-        if (same_key(&w->tracks[i].key, key)) {
+        if (gp_replica_key_equal(&w->tracks[i].key, key)) {
             return &w->tracks[i];
         }
     }

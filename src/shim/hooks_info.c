@@ -105,13 +105,22 @@ int gp_shim_cuda_ordinal(nvmlDevice_t device)
     return gp_shim_visible_position(visible, uuid[0] ? uuid : NULL, index);
 }
 
-static int nvml_view(nvmlDevice_t device, uint64_t total, uint64_t free_bytes, mem_view *v)
+/* Rewrites an NVML memory report (v1 or v2 fields) in place for a limited device; 1 if it did. */
+static int nvml_limit(nvmlDevice_t device, unsigned long long *total,
+                      unsigned long long *free_bytes, unsigned long long *used)
 {
     if (gp_shim_mode() == GP_MODE_OFF) {
         return 0;
     }
     int dev = gp_shim_cuda_ordinal(device);
-    return dev >= 0 && limited_view(dev, total, free_bytes, v);
+    mem_view v;
+    if (dev < 0 || !limited_view(dev, *total, *free_bytes, &v)) {
+        return 0;
+    }
+    *total = v.total;
+    *free_bytes = v.free;
+    *used = v.total - v.free;
+    return 1;
 }
 
 nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
@@ -121,11 +130,8 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
         return NVML_ERROR_FUNCTION_NOT_FOUND;
     }
     nvmlReturn_t rc = real(device, memory);
-    mem_view v;
-    if (rc == NVML_SUCCESS && memory && nvml_view(device, memory->total, memory->free, &v)) {
-        memory->total = v.total;
-        memory->free = v.free;
-        memory->used = v.total - v.free;
+    if (rc == NVML_SUCCESS && memory) {
+        nvml_limit(device, &memory->total, &memory->free, &memory->used);
     }
     return rc;
 }
@@ -137,12 +143,9 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo_v2(nvmlDevice_t device, nvmlMemory_v2_t *me
         return NVML_ERROR_FUNCTION_NOT_FOUND;
     }
     nvmlReturn_t rc = real(device, memory);
-    mem_view v;
-    if (rc == NVML_SUCCESS && memory && nvml_view(device, memory->total, memory->free, &v)) {
-        memory->total = v.total;
+    if (rc == NVML_SUCCESS && memory &&
+        nvml_limit(device, &memory->total, &memory->free, &memory->used)) {
         memory->reserved = 0;
-        memory->free = v.free;
-        memory->used = v.total - v.free;
     }
     return rc;
 }

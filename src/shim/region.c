@@ -508,6 +508,14 @@ static int fits(uint64_t used, uint64_t bytes, uint64_t limit)
     return used <= limit && bytes <= limit - used;
 }
 
+/* Adds bytes to a slot's usage and to the device's total, both saturating (a slot saturates
+ * only if the file was tampered with; a saturated total is recomputed on the next release). */
+static void add_usage(gp_share_region *r, share_slot *s, int dev, uint64_t bytes)
+{
+    s->usage[dev] = bytes > UINT64_MAX - s->usage[dev] ? UINT64_MAX : s->usage[dev] + bytes;
+    add_total(r, dev, bytes);
+}
+
 int gp_share_region_reserve(gp_share_region *r, int slot, int dev, uint64_t bytes)
 {
     if (!slot_ok(r, slot, dev)) {
@@ -527,9 +535,7 @@ int gp_share_region_reserve(gp_share_region *r, int slot, int dev, uint64_t byte
     } else if (s->pid == 0) {
         rc = GP_ESTATE; /* reclaimed as dead: the caller's identity is wrong */
     } else {
-        /* fits() bounds the total; the slot saturates in case the file was tampered with. */
-        s->usage[dev] = bytes > UINT64_MAX - s->usage[dev] ? UINT64_MAX : s->usage[dev] + bytes;
-        r->sync->totals[dev] += bytes;
+        add_usage(r, s, dev, bytes); /* fits() bounds the total: it does not saturate here */
     }
     unlock_region(r);
     return rc;
@@ -548,8 +554,7 @@ int gp_share_region_charge(gp_share_region *r, int slot, int dev, uint64_t bytes
     if (s->pid == 0) {
         rc = GP_ESTATE;
     } else {
-        s->usage[dev] = bytes > UINT64_MAX - s->usage[dev] ? UINT64_MAX : s->usage[dev] + bytes;
-        add_total(r, dev, bytes);
+        add_usage(r, s, dev, bytes);
     }
     unlock_region(r);
     return rc;

@@ -45,21 +45,32 @@ static atomic_int enabled; /* a limit applies: 1..99 percent */
 static atomic_uint used_devices;
 static gate gates[GP_SHARE_MAX_DEVICES];
 
-static uint64_t mono_ns(void)
+uint64_t gp_throttle_now_ns(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static void gate_init(gate *g, uint32_t percent, int active)
+struct timespec gp_throttle_timespec(uint64_t ns)
+{
+    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    return ts;
+}
+
+void gp_throttle_cond_init(pthread_cond_t *cv)
 {
     pthread_condattr_t a;
-    pthread_mutex_init(&g->mu, NULL);
     pthread_condattr_init(&a);
     pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-    pthread_cond_init(&g->cv, &a);
+    pthread_cond_init(cv, &a);
     pthread_condattr_destroy(&a);
+}
+
+static void gate_init(gate *g, uint32_t percent, int active)
+{
+    pthread_mutex_init(&g->mu, NULL);
+    gp_throttle_cond_init(&g->cv);
     g->state = GATE_OPEN;
     g->cycle = 0;
     gp_duty_init(&g->duty, percent, 0);
@@ -148,7 +159,7 @@ static int capturing(const gp_launch *l)
 
 static void nap(uint64_t ns)
 {
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
+    struct timespec ts = gp_throttle_timespec(ns);
     nanosleep(&ts, NULL);
 }
 
@@ -171,9 +182,9 @@ static int drain(const gp_launch *l)
     /* Relaxed: another thread's capture in global mode would otherwise forbid the query. */
     CUstreamCaptureMode mode = CU_STREAM_CAPTURE_MODE_RELAXED;
     int swapped = exchange && exchange(&mode) == CUDA_SUCCESS;
-    uint64_t start = mono_ns(), step = NAP_MIN_NS;
+    uint64_t start = gp_throttle_now_ns(), step = NAP_MIN_NS;
     CUresult rc = query(sync_handle(l));
-    while (rc == CUDA_ERROR_NOT_READY && mono_ns() - start < DRAIN_TIMEOUT_NS) {
+    while (rc == CUDA_ERROR_NOT_READY && gp_throttle_now_ns() - start < DRAIN_TIMEOUT_NS) {
         nap(step);
         step = step * 2 < NAP_MAX_NS ? step * 2 : NAP_MAX_NS;
         rc = query(sync_handle(l));
@@ -188,7 +199,7 @@ static int drain(const gp_launch *l)
 
 static void wait_until(gate *g, uint64_t deadline)
 {
-    struct timespec ts = {(time_t)(deadline / 1000000000ull), (long)(deadline % 1000000000ull)};
+    struct timespec ts = gp_throttle_timespec(deadline);
     pthread_cond_timedwait(&g->cv, &g->mu, &ts);
 }
 
@@ -199,9 +210,9 @@ static void close_phase(gate *g, const gp_launch *l, uint64_t *drained)
     g->state = GATE_CLOSING;
     *drained = ++g->cycle;
     pthread_mutex_unlock(&g->mu);
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = gp_throttle_now_ns();
     int ok = drain(l);
-    uint64_t t1 = ok ? mono_ns() : t0;
+    uint64_t t1 = ok ? gp_throttle_now_ns() : t0;
     pthread_mutex_lock(&g->mu);
     gp_duty_close(&g->duty, t0, t1);
     g->state = GATE_CLOSED;
@@ -215,9 +226,9 @@ static void drain_own(gate *g, const gp_launch *l, uint64_t *drained)
     uint64_t cycle = g->cycle;
     *drained = cycle;
     pthread_mutex_unlock(&g->mu);
-    uint64_t t0 = mono_ns();
+    uint64_t t0 = gp_throttle_now_ns();
     int ok = drain(l);
-    uint64_t t1 = mono_ns();
+    uint64_t t1 = gp_throttle_now_ns();
     pthread_mutex_lock(&g->mu);
     if (ok && t1 >= t0 + GP_DUTY_DRAINED_NS && g->cycle == cycle && g->state == GATE_CLOSED) {
         gp_duty_extend(&g->duty, t1);
@@ -231,7 +242,7 @@ static void pass(gate *g, const gp_launch *l)
 {
     uint64_t drained = UINT64_MAX;
     while (atomic_load(&g->active)) {
-        uint64_t now = mono_ns();
+        uint64_t now = gp_throttle_now_ns();
         if (g->state == GATE_OPEN) {
             if (gp_duty_admit(&g->duty, now)) {
                 gp_duty_launched(&g->duty, now);
@@ -305,7 +316,7 @@ void gp_throttle_feedback(int dev, double util, unsigned int busy_processes)
     gate *g = &gates[dev];
     pthread_mutex_lock(&g->mu);
     if (atomic_load(&g->active)) {
-        gp_duty_feedback(&g->duty, mono_ns(), util, busy_processes);
+        gp_duty_feedback(&g->duty, gp_throttle_now_ns(), util, busy_processes);
     }
     pthread_mutex_unlock(&g->mu);
 }

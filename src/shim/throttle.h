@@ -34,7 +34,9 @@
 #ifndef GP_SHIM_THROTTLE_H
 #define GP_SHIM_THROTTLE_H
 
+#include <pthread.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "shim/cuda_types.h"
 
@@ -50,6 +52,12 @@ void gp_throttle_limit(uint32_t *core_percent, uint32_t *core_policy);
 void gp_throttle_before_launch(const gp_launch *l);
 
 /* ---- between the gates and the sampler ---- */
+
+/* The clock both sides use: CLOCK_MONOTONIC in nanoseconds, a time on it as a timespec (for
+ * nanosleep and for deadlines), and a condition variable whose timed waits use it. */
+uint64_t gp_throttle_now_ns(void);
+struct timespec gp_throttle_timespec(uint64_t ns);
+void gp_throttle_cond_init(pthread_cond_t *cv);
 
 /* Bit i: device i has seen a launch while a limit is set. */
 uint32_t gp_throttle_devices(void);

@@ -97,19 +97,6 @@ static int nours;
 static uint64_t pids_at;
 static int nvml_state; /* 0: not tried; 1: initialised; -1: unusable */
 
-static uint64_t mono_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-static struct timespec at(uint64_t ns)
-{
-    struct timespec ts = {(time_t)(ns / 1000000000ull), (long)(ns % 1000000000ull)};
-    return ts;
-}
-
 /* ---- the replica ---- */
 
 /* This process, and the processes of the region's slots (a private region is this process's
@@ -427,7 +414,7 @@ static void tick(void)
         }
         return;
     }
-    uint64_t now = mono_ns();
+    uint64_t now = gp_throttle_now_ns();
     refresh_pids(now);
     for (int dev = 0; dev < GP_SHARE_MAX_DEVICES; dev++) {
         if (used & (1u << dev)) {
@@ -447,12 +434,12 @@ static void *sampler_main(void *arg)
         tick();
         pthread_mutex_lock(&mu);
         if (!stopping) {
-            struct timespec ts = at(mono_ns() + TICK_NS);
+            struct timespec ts = gp_throttle_timespec(gp_throttle_now_ns() + TICK_NS);
             pthread_cond_timedwait(&cv, &mu, &ts);
         }
     }
     pthread_mutex_unlock(&mu);
-    uint64_t now = mono_ns();
+    uint64_t now = gp_throttle_now_ns();
     for (int dev = 0; dev < GP_SHARE_MAX_DEVICES; dev++) {
         report(dev, &mons[dev], now, 1);
     }
@@ -469,7 +456,7 @@ static void stop_at_exit(void)
     if (running) {
         stopping = 1;
         pthread_cond_broadcast(&cv);
-        struct timespec ts = at(mono_ns() + STOP_WAIT_NS);
+        struct timespec ts = gp_throttle_timespec(gp_throttle_now_ns() + STOP_WAIT_NS);
         while (running && pthread_cond_timedwait(&cv, &mu, &ts) == 0) {
         }
     }
@@ -484,11 +471,7 @@ void gp_throttle_sampler_start(void)
     pthread_mutex_lock(&mu);
     if (!atomic_load(&started)) {
         if (!cv_ready) {
-            pthread_condattr_t a;
-            pthread_condattr_init(&a);
-            pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-            pthread_cond_init(&cv, &a);
-            pthread_condattr_destroy(&a);
+            gp_throttle_cond_init(&cv);
             cv_ready = 1;
             atexit(stop_at_exit);
         }
@@ -518,11 +501,7 @@ void gp_throttle_sampler_forked(void)
 {
     pthread_mutex_init(&mu, NULL);
     if (cv_ready) {
-        pthread_condattr_t a;
-        pthread_condattr_init(&a);
-        pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
-        pthread_cond_init(&cv, &a);
-        pthread_condattr_destroy(&a);
+        gp_throttle_cond_init(&cv);
     }
     stopping = 0;
     running = 0;
