@@ -8,6 +8,7 @@
  * running and their ends stay recorded in their directories until a heartbeat gets through.
  */
 #include "agent/agent.h"
+#include "base/clock.h"
 #include "agent/check.h"
 #include "agent/mig.h"
 
@@ -61,20 +62,6 @@ struct gp_agent {
     int nacts;
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t wall_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* ---- the node health check (check.h) ---- */
 
 /* Runs the check now; its result goes out with every heartbeat until the next one. */
@@ -91,7 +78,7 @@ static void run_check(gp_agent *a)
     gp_check_evaluate(r, &a->expect, res);
     gp_check_remember_links(r, &a->expect);
     a->health = res;
-    a->health_at_ms = wall_ms();
+    a->health_at_ms = gp_wall_ms();
     GP_LOG(res->nfindings ? GP_LOG_INFO : GP_LOG_DEBUG, "agent",
            "health check seq=%lld fatal=%d warnings=%d", (long long)a->check_seq, res->fatal,
            res->nfindings - res->fatal);
@@ -106,7 +93,7 @@ static void run_check(gp_agent *a)
 /* The periodic check, when due (check_interval_s > 0). */
 static void periodic_check(gp_agent *a)
 {
-    int64_t now = mono_ms();
+    int64_t now = gp_mono_ms();
     if (a->cfg.check_interval_s > 0 && now >= a->next_check_ms) {
         run_check(a);
         a->next_check_ms = now + (int64_t)a->cfg.check_interval_s * 1000;
@@ -340,6 +327,16 @@ static uint64_t replica_gpus(const gp_agent *a, const gp_replica_key *k)
     return mask;
 }
 
+/* The index of k's activity in a->acts; a->nacts when there is none. */
+static int activity_of(const gp_agent *a, const gp_replica_key *k)
+{
+    int j = 0;
+    while (j < a->nacts && !gp_replica_key_equal(&a->acts[j].key, k)) {
+        j++;
+    }
+    return j;
+}
+
 /* Keeps one activity per running replica (busy: bit g, GPU g showed utilisation > 0 now). */
 static void track_activity(gp_agent *a, const gp_local_replica *local, int nlocal, uint64_t busy,
                            int64_t now)
@@ -354,12 +351,7 @@ static void track_activity(gp_agent *a, const gp_local_replica *local, int nloca
         if (local[i].state != GP_LOCAL_RUNNING) {
             continue;
         }
-        int j = 0;
-        while (j < a->nacts &&
-               !(a->acts[j].key.job == k->job && a->acts[j].key.replica == k->replica &&
-                 a->acts[j].key.epoch == k->epoch)) {
-            j++;
-        }
+        int j = activity_of(a, k);
         next[n] = j < a->nacts ? a->acts[j] : (activity){*k, replica_gpus(a, k), 0};
         if (next[n].gpus & busy) {
             next[n].gpu_ms = now;
@@ -391,13 +383,8 @@ static int64_t idle_ms(const gp_agent *a, const gp_replica_key *k, int64_t now)
     if (gp_replicas_dir(a->cfg.state_dir, "replicas", k, dir, sizeof(dir)) < 0) {
         return -1;
     }
-    int64_t last = 0;
-    for (int i = 0; i < a->nacts; i++) {
-        const gp_replica_key *o = &a->acts[i].key;
-        if (o->job == k->job && o->replica == k->replica && o->epoch == k->epoch) {
-            last = a->acts[i].gpu_ms;
-        }
-    }
+    int j = activity_of(a, k);
+    int64_t last = j < a->nacts ? a->acts[j].gpu_ms : 0;
     int64_t out = mtime_ms(dir, GP_RDIR_STDOUT), err = mtime_ms(dir, GP_RDIR_STDERR);
     last = out > last ? out : last;
     last = err > last ? err : last;
@@ -485,7 +472,7 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
             json_array_append_new(gpus, v);
         }
     }
-    int64_t now = wall_ms();
+    int64_t now = gp_wall_ms();
     track_activity(a, local, nlocal, busy, now);
     for (int i = 0; i < nlocal; i++) {
         json_t *r = replica_report(a, &local[i], now);
@@ -603,8 +590,9 @@ static void watch_memory(gp_agent *a, const gp_local_replica *local, int nlocal)
     for (int i = 0; i < n; i++) {
         use[i] = reps[i].use;
     }
-    int nstop = reps && use && stops ? gp_memwatch_observe(a->memwatch, mono_ms(), use, n, stops, n)
-                                     : GP_ENOMEM;
+    int nstop = reps && use && stops
+                    ? gp_memwatch_observe(a->memwatch, gp_mono_ms(), use, n, stops, n)
+                    : GP_ENOMEM;
     if (nstop < 0) {
         GP_LOG(GP_LOG_WARN, "agent", "memwatch: out of memory");
     }

@@ -30,6 +30,7 @@
  * second.
  */
 #include "agent/agent.h"
+#include "base/clock.h"
 #include "agent/check.h"
 #include "agent/discover.h"
 
@@ -102,13 +103,6 @@ static int read_secret(const char *path, char *buf, size_t cap)
 /* Less time than this before the next round is slept, not polled. */
 #define WATCH_MIN_MS 20
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Waits up to ms (0: just looks) for SIGINT or SIGTERM; the signal, or -1. */
 static int wait_signal(const sigset_t *set, int64_t ms)
 {
@@ -121,11 +115,11 @@ static int wait_signal(const sigset_t *set, int64_t ms)
 static int run_loop(gp_agent *a, const gp_agent_config *cfg, const sigset_t *set)
 {
     int sig = -1;
-    int64_t next = mono_ms();
+    int64_t next = gp_mono_ms();
     while (sig < 0) {
         gp_diag d;
         gp_diag_clear(&d);
-        int64_t now = mono_ms();
+        int64_t now = gp_mono_ms();
         if (now >= next) {
             if (gp_agent_round(a, &d) < 0 || d.code) {
                 GP_LOG(GP_LOG_WARN, "agent", "round: %s", d.msg);
@@ -138,13 +132,13 @@ static int run_loop(gp_agent *a, const gp_agent_config *cfg, const sigset_t *set
         if (left >= WATCH_MIN_MS) {
             int w = gp_agent_watch(a, left < WATCH_MAX_MS ? left : WATCH_MAX_MS, &d);
             if (w >= 0) {
-                next = w == 2 ? mono_ms() : next; /* a requested check: send it now */
+                next = w == 2 ? gp_mono_ms() : next; /* a requested check: send it now */
                 sig = wait_signal(set, 0);
                 continue;
             }
             GP_LOG(GP_LOG_DEBUG, "agent", "long-poll: %s", d.msg);
         }
-        sig = wait_signal(set, next - mono_ms()); /* the next round will do */
+        sig = wait_signal(set, next - gp_mono_ms()); /* the next round will do */
     }
     return sig;
 }

@@ -10,6 +10,7 @@
  * lock is released, so what they are answered has been committed.
  */
 #include "ctl/audit.h"
+#include "base/clock.h"
 #include "ctl/server.h"
 
 #include "base/log.h"
@@ -20,16 +21,7 @@
 
 int64_t ctl_now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_REALTIME, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return gp_wall_ms();
 }
 
 void ctl_read_lock(gpupoold *g)
@@ -136,7 +128,7 @@ static void run_group(gpupoold *g, ctl_op *ops)
 
 static void cycle(gpupoold *g)
 {
-    int64_t t0 = mono_ms();
+    int64_t t0 = gp_mono_ms();
     gp_diag d;
     gp_diag_clear(&d);
     pthread_mutex_lock(&g->st.lock);
@@ -147,7 +139,7 @@ static void cycle(gpupoold *g)
     if (rc < 0) {
         GP_LOG(GP_LOG_ERROR, "sched", "cycle failed: %s", d.msg);
     }
-    g->last_cycle_ms = mono_ms();
+    g->last_cycle_ms = gp_mono_ms();
     atomic_fetch_add(&g->stats.cycles, 1);
     atomic_store(&g->stats.cycle_us_last, (g->last_cycle_ms - t0) * 1000);
 }
@@ -167,7 +159,7 @@ static void wait_until(gpupoold *g, int64_t due)
 {
     struct timespec ts;
     clock_gettime(CLOCK_REALTIME, &ts);
-    int64_t wait = due - mono_ms();
+    int64_t wait = due - gp_mono_ms();
     ts.tv_sec += wait / 1000;
     ts.tv_nsec += (wait % 1000) * 1000000;
     if (ts.tv_nsec >= 1000000000) {
@@ -182,7 +174,7 @@ static void *committer_main(void *arg)
     gpupoold *g = arg;
     pthread_mutex_lock(&g->qlock);
     for (;;) {
-        while (!g->head && !g->stop && mono_ms() < cycle_due_ms(g)) {
+        while (!g->head && !g->stop && gp_mono_ms() < cycle_due_ms(g)) {
             wait_until(g, cycle_due_ms(g));
         }
         if (g->stop && !g->head) {
@@ -195,7 +187,7 @@ static void *committer_main(void *arg)
             run_group(g, ops);
             pthread_mutex_lock(&g->qlock);
         }
-        if (mono_ms() >= cycle_due_ms(g)) {
+        if (gp_mono_ms() >= cycle_due_ms(g)) {
             g->kicked = false;
             pthread_mutex_unlock(&g->qlock);
             cycle(g);
@@ -245,7 +237,7 @@ int ctl_committer_start(gpupoold *g, gp_diag *d)
     pthread_cond_init(&g->qcond, NULL);
     pthread_cond_init(&g->donecond, NULL);
     g->running = true;
-    g->last_cycle_ms = mono_ms();
+    g->last_cycle_ms = gp_mono_ms();
     if (pthread_create(&g->committer, NULL, committer_main, g) != 0) {
         g->running = false;
         return gp_diag_set(d, GP_EIO, "cannot start the committer thread");

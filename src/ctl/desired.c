@@ -4,6 +4,7 @@
  * GET /v1/nodes/{node}/desired, and the waiters of that long-poll.
  */
 #include "ctl/api.h"
+#include "base/clock.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -140,13 +141,6 @@ struct ctl_desired_waiters {
     pthread_t thread;
 };
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 static ctl_node *waiter_node(ctl_state *st, waiter *w)
 {
     if (w->idx >= 0 && w->idx < st->nnodes && st->nodes[w->idx].id == w->node_id) {
@@ -203,7 +197,7 @@ static void waiters_pass(ctl_desired_waiters *ws)
     if (recheck) {
         ws->recheck = false; /* a publish since the first look leaves it set: one more pass */
     }
-    int64_t now = mono_ms(), next = INT64_MAX;
+    int64_t now = gp_mono_ms(), next = INT64_MAX;
     waiter *due = NULL;
     for (waiter **pp = &ws->head; *pp;) {
         waiter *w = *pp;
@@ -238,7 +232,7 @@ static void *waiters_main(void *arg)
     ctl_desired_waiters *ws = arg;
     pthread_mutex_lock(&ws->lock);
     while (!ws->stop) {
-        int64_t now = mono_ms();
+        int64_t now = gp_mono_ms();
         if (!ws->recheck && now < ws->wake_at) {
             if (ws->wake_at == INT64_MAX) {
                 pthread_cond_wait(&ws->cond, &ws->lock);
@@ -343,7 +337,7 @@ static bool wait_for(api_req *rq, ctl_desired_waiters *ws, ctl_node *n, int64_t 
     w->node_id = n->id;
     w->idx = (int)(n - ws->st->nodes);
     w->version = version;
-    w->deadline = mono_ms() + wait_ms;
+    w->deadline = gp_mono_ms() + wait_ms;
     pthread_mutex_lock(&ws->lock);
     w->next = ws->head;
     ws->head = w;

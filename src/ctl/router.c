@@ -4,6 +4,7 @@
  * exactly these routes.
  */
 #include "ctl/api.h"
+#include "base/clock.h"
 
 #include "base/log.h"
 #include "ctl/ratelimit.h"
@@ -251,13 +252,6 @@ static api_limits *limits_get(const gp_ctl_config *cfg)
     return l;
 }
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Takes one request from the caller's bucket: true, or false after answering 429. */
 static bool within_rate(api_req *rq)
 {
@@ -268,8 +262,8 @@ static bool within_rate(api_req *rq)
     }
     bool user = w->role == CTL_ROLE_USER;
     int64_t retry_ms = 0;
-    if (gp_ratelimit_take(user ? l->tenant : l->token, user ? w->tenant_id : w->token_id, mono_ms(),
-                          &retry_ms) == 0) {
+    if (gp_ratelimit_take(user ? l->tenant : l->token, user ? w->tenant_id : w->token_id,
+                          gp_mono_ms(), &retry_ms) == 0) {
         return true;
     }
     long long secs = (long long)((retry_ms + 999) / 1000);

@@ -27,6 +27,7 @@
  * never touches a socket number that has been closed and reused.
  */
 #include "net/http_server.h"
+#include "base/clock.h"
 
 #include "base/log.h"
 
@@ -328,13 +329,6 @@ static int append_body(conn_state *st, const char *data, size_t n, size_t max)
 
 /* ---- Slow clients ------------------------------------------------------------------------ */
 
-static int64_t mono_ms(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
-
 /* Sets the deadline of conn's track: now + timeout when `arm`, none otherwise. */
 static void track_deadline(gp_http_server *srv, struct MHD_Connection *conn, bool arm)
 {
@@ -348,7 +342,7 @@ static void track_deadline(gp_http_server *srv, struct MHD_Connection *conn, boo
         return;
     }
     pthread_mutex_lock(&srv->tlock);
-    t->deadline_ms = arm ? mono_ms() + srv->timeout_ms : 0;
+    t->deadline_ms = arm ? gp_mono_ms() + srv->timeout_ms : 0;
     pthread_mutex_unlock(&srv->tlock);
 }
 
@@ -366,7 +360,7 @@ static void on_connection(void *cls, struct MHD_Connection *conn, void **socket_
         }
         t->fd = ci->connect_fd;
         pthread_mutex_lock(&srv->tlock);
-        t->deadline_ms = srv->timeout_ms > 0 ? mono_ms() + srv->timeout_ms : 0;
+        t->deadline_ms = srv->timeout_ms > 0 ? gp_mono_ms() + srv->timeout_ms : 0;
         t->next = srv->tracks;
         if (srv->tracks) {
             srv->tracks->prev = t;
@@ -413,7 +407,7 @@ static void *watchdog_main(void *arg)
     tick = tick < 50 ? 50 : tick > 1000 ? 1000 : tick;
     pthread_mutex_lock(&srv->tlock);
     while (!srv->watch_stop) {
-        int64_t now = mono_ms();
+        int64_t now = gp_mono_ms();
         for (conn_track *t = srv->tracks; t; t = t->next) {
             if (t->deadline_ms && !t->cut && now >= t->deadline_ms) {
                 log_cut(t->fd, srv->timeout_ms); /* while the peer's address can be read */

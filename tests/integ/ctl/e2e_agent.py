@@ -246,7 +246,12 @@ try:
                              stdout=log, stderr=log, env=env, start_new_session=True)
     with open(os.path.join(pool, "pids", "agent-pcie-t4-3.pid"), "w") as f:
         f.write("%d\n" % agent.pid)
-    d = wait("brief's exit recorded", state_is("brief", ("Failed",)))
+    deadline = time.time() + 30
+    while job("brief")["state"] != "Failed" and time.time() < deadline:
+        time.sleep(0.1)
+    d = job("brief")
+    alog = open(os.path.join(pool, "logs", "agent-pcie-t4-3.log"), errors="replace").read()
+    check(d["state"] == "Failed", "brief's exit recorded", d, alog[-4000:])
     check(d["exit_code"] == 7, "the exit code from the outage", d)
     after = job("two")
     check(after["state"] == "Running" and after["restarts"] == 0 and
