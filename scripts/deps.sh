@@ -18,6 +18,9 @@ packages=(
     binutils        # nm, for the purity check of libgpcore
     python3         # result-table generators in bench/, controller integration tests
     procps          # pgrep, in the end-to-end test of the agents
+    libxlsxwriter-dev   # XLSX usage reports (gpupool usage -o xlsx)
+    prometheus          # promtool (metrics and rules checks) and the scrape integration test
+    prometheus-alertmanager  # the alert notifier's integration test
 )
 
 missing=()
