@@ -28,6 +28,9 @@
  *   max_runtime: 2h             # seconds, or a number with s, m, h or d
  *   hang_timeout: 30m           # a replica with no output and no GPU use for this long is
  *                               #   hung: an event, and a restart unless restart_policy is never
+ *   idle_timeout: 30m           # every replica's GPU utilisation below idle_utilization for this
+ *   idle_utilization: 5         #   long: the job is stopped (Cancelled, event IdleStopped) and
+ *                               #   its GPUs freed; percent, default 5; needs idle_timeout
  *   restart_policy: on-failure  # never | on-failure | always
  *   max_restarts: 3             # 0..1000; default 3 with a restart policy, else 0
  *
@@ -50,6 +53,8 @@
 #define GP_JOB_MAX_REPLICAS     4096
 #define GP_JOB_MAX_MODELS       8
 #define GP_JOB_DEFAULT_RESTARTS 3
+/* idle_utilization of a job that gives only idle_timeout, in percent. */
+#define GP_JOB_DEFAULT_IDLE_UTIL 5.0
 #define GP_JOB_MAX_VOLUMES      16
 
 typedef enum gp_restart_policy {
@@ -103,6 +108,9 @@ typedef struct gp_jobspec {
     char *working_dir;      /* NULL = the agent's default */
     int64_t max_runtime_s;  /* 0 = unlimited */
     int64_t hang_timeout_s; /* 0 = no hang detection */
+    int64_t idle_timeout_s; /* 0 = never stopped for being idle */
+    double idle_utilization; /* percent; below it a replica's GPUs count as idle; -1 = not given
+                                (5 once parsed with an idle_timeout) */
     gp_restart_policy restart_policy;
     int max_restarts;
     int nvolumes;

@@ -12,6 +12,7 @@
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
+#include "ctl/idle.h"
 #include "ctl/recovery.h"
 
 #include "base/log.h"
@@ -336,15 +337,16 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int 
                       gp_diag *d)
 {
     json_int_t job = 0, epoch = 0, idle_ms = -1;
-    int replica = -1, exit_code = 0;
+    int replica = -1, exit_code = 0, util = -1;
     const char *state = NULL, *reason = NULL;
-    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i, s?s, s?I}", "job", &job, "replica", &replica,
-                    "epoch", &epoch, "state", &state, "exit_code", &exit_code, "reason", &reason,
-                    "idle_ms", &idle_ms) != 0) {
+    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i, s?s, s?I, s?i}", "job", &job, "replica",
+                    &replica, "epoch", &epoch, "state", &state, "exit_code", &exit_code, "reason",
+                    &reason, "idle_ms", &idle_ms, "util", &util) != 0 ||
+        util < -1 || util > 100) {
         return gp_diag_set(d, GP_EINVAL,
                            "replicas[]: each needs job, replica, epoch and state (Running, "
-                           "Succeeded or Failed); a reason, when given, is a string and idle_ms "
-                           "an integer");
+                           "Succeeded or Failed); a reason, when given, is a string, idle_ms "
+                           "an integer and util an integer percentage (0..100)");
     }
     bool running = strcmp(state, "Running") == 0, ok = strcmp(state, "Succeeded") == 0;
     if (!running && !ok && strcmp(state, "Failed") != 0) {
@@ -362,6 +364,13 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int 
         if (rc < 0 || !j->replicas) {
             *changed |= !j->replicas;
             return rc; /* restarted as hung */
+        }
+    }
+    if (running) {
+        int rc = ctl_idle_report(g, j, replica, util, d);
+        if (rc < 0 || !j->replicas) {
+            *changed |= !j->replicas;
+            return rc; /* stopped for being idle */
         }
     }
     if (strcmp(r->state, state) == 0) {

@@ -166,6 +166,9 @@ typedef struct ctl_replica {
     char state[16];  /* what the agent last reported: "", "Running", "Succeeded", "Failed" */
     int exit_code;
     bool hung; /* memory: reported hung (once per placement) */
+    /* memory: when the agent first reported the replica's GPU utilisation below the job's
+     * idle_utilization, with every report since below it too; 0 = not idle (idle.h) */
+    int64_t idle_since_ms;
 } ctl_replica;
 
 /* Restarts after faults remembered per job (faults.restart_limit cannot exceed it). */

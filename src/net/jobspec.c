@@ -371,6 +371,20 @@ static int f_hang(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     return get_duration(v, path, &s->hang_timeout_s, d);
 }
 
+static int f_idle_timeout(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    return get_duration(v, path, &s->idle_timeout_s, d);
+}
+
+static int f_idle_util(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_number(v) || json_number_value(v) < 0 || json_number_value(v) > 100) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a percentage between 0 and 100", path);
+    }
+    s->idle_utilization = json_number_value(v);
+    return 0;
+}
+
 static int f_restart(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     static const char *const names[] = {"never", "on-failure", "always"};
@@ -474,6 +488,8 @@ static const field top_fields[] = {
     {"working_dir", f_workdir},
     {"max_runtime", f_runtime},
     {"hang_timeout", f_hang},
+    {"idle_timeout", f_idle_timeout},
+    {"idle_utilization", f_idle_util},
     {"restart_policy", f_restart},
     {"max_restarts", f_max_restarts},
     {"volumes", f_volumes},
@@ -506,6 +522,15 @@ static int finish(gp_jobspec *s, gp_diag *d)
     if (s->ngpu_models && s->kind == GP_REQ_NONE) {
         return gp_diag_set(d, GP_EINVAL, "resources.gpu_models: the job asks for no GPU");
     }
+    if (s->idle_utilization >= 0 && s->idle_timeout_s == 0) {
+        return gp_diag_set(d, GP_EINVAL, "idle_utilization: only with idle_timeout");
+    }
+    if (s->idle_utilization < 0) {
+        s->idle_utilization = GP_JOB_DEFAULT_IDLE_UTIL;
+    }
+    if (s->idle_timeout_s > 0 && s->kind == GP_REQ_NONE) {
+        return gp_diag_set(d, GP_EINVAL, "idle_timeout: the job asks for no GPU");
+    }
     if (s->max_restarts < 0) {
         /* A restart policy alone should restart: a few times, unless told otherwise. */
         s->max_restarts = s->restart_policy == GP_RESTART_NEVER ? 0 : GP_JOB_DEFAULT_RESTARTS;
@@ -520,6 +545,7 @@ static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
     strcpy(s.queue, "default");
     s.replicas = 1;
     s.max_restarts = -1; /* unset: see finish() */
+    s.idle_utilization = -1;
     s.gpu_policy = GP_GPU_DEFAULT;
     int rc = walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])), &s, d);
     if (rc == 0) {

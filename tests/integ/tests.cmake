@@ -92,3 +92,9 @@ add_test(NAME integ_e2e_faults
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_faults.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_faults PROPERTIES LABELS integ TIMEOUT 240)
+
+# Idle reclamation through heartbeats: jobs below their idle_utilization for idle_timeout stop.
+add_test(NAME integ_ctl_idle
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_idle.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_idle PROPERTIES LABELS "integ;tsan" TIMEOUT 120)

@@ -22,6 +22,8 @@ static const char *full_yaml = "name: train-bert\n"
                                "env: {HF_HOME: /data/hf, SEED: \"7\"}\n"
                                "working_dir: /workspace\n"
                                "max_runtime: 2h\n"
+                               "idle_timeout: 30m\n"
+                               "idle_utilization: 7.5\n"
                                "restart_policy: on-failure\n"
                                "max_restarts: 3\n";
 
@@ -33,7 +35,8 @@ static const char *full_json =
     " \"topology\": \"require-nvlink\", \"preemptible\": true,"
     " \"command\": [\"torchrun\", \"train.py\"], \"args\": [\"--epochs\", \"3\"],"
     " \"env\": {\"HF_HOME\": \"/data/hf\", \"SEED\": \"7\"}, \"working_dir\": \"/workspace\","
-    " \"max_runtime\": 7200, \"restart_policy\": \"on-failure\", \"max_restarts\": 3}";
+    " \"max_runtime\": 7200, \"idle_timeout\": \"30m\", \"idle_utilization\": 7.5,"
+    " \"restart_policy\": \"on-failure\", \"max_restarts\": 3}";
 
 static void check_full(const gp_jobspec *s)
 {
@@ -56,6 +59,8 @@ static void check_full(const gp_jobspec *s)
     assert_int_equal(s->nenv, 2);
     assert_string_equal(s->working_dir, "/workspace");
     assert_int_equal(s->max_runtime_s, 7200);
+    assert_int_equal(s->idle_timeout_s, 1800);
+    assert_true(s->idle_utilization == 7.5);
     assert_int_equal(s->restart_policy, GP_RESTART_ON_FAILURE);
     assert_int_equal(s->max_restarts, 3);
 }
@@ -88,6 +93,7 @@ static void test_defaults_and_kinds(void **state)
     assert_int_equal(s.restart_policy, GP_RESTART_NEVER);
     assert_int_equal(s.max_restarts, 0);
     assert_int_equal(s.gpu_policy, GP_GPU_DEFAULT);
+    assert_int_equal(s.idle_timeout_s, 0);
     gp_cluster *c = gp_cluster_new();
     gp_request r;
     gp_jobspec_request(&s, c, &r);
@@ -173,6 +179,13 @@ static void test_errors_name_the_field(void **state)
     expect_error("name: a\ncommand: [x]\nenv: {1BAD: x}\n", GP_EINVAL, "env.1BAD");
     expect_error("name: a\ncommand: [x]\nworking_dir: rel/dir\n", GP_EINVAL, "working_dir");
     expect_error("name: a\ncommand: [x]\nmax_runtime: 2 weeks\n", GP_EINVAL, "max_runtime");
+    expect_error("name: a\ncommand: [x]\nresources: {gpus: 1}\nidle_utilization: 3\n", GP_EINVAL,
+                 "idle_utilization: only with idle_timeout");
+    expect_error("name: a\ncommand: [x]\nresources: {gpus: 1}\nidle_timeout: 1m\n"
+                 "idle_utilization: 101\n",
+                 GP_EINVAL, "idle_utilization");
+    expect_error("name: a\ncommand: [x]\nidle_timeout: 1m\n", GP_EINVAL,
+                 "idle_timeout: the job asks for no GPU");
     expect_error("name: a\ncommand: [x]\nrestart_policy: sometimes\n", GP_EINVAL,
                  "restart_policy: must be one of never, on-failure, always");
     expect_error("name: a\ncommand: [x]\npreemptible: maybe\n", GP_EINVAL, "preemptible");

@@ -20,63 +20,9 @@ check results.
 """
 import sys
 import tempfile
-import threading
 import time
 
-from pool import Pool, check, node_doc, submit, wait
-
-
-class Beater:
-    """Heartbeats for nodes like their agents would, every 0.2 s."""
-
-    def __init__(self, p):
-        self.p = p
-        self.nodes = set()
-        self.extra = {}  # node -> list of dicts merged into its next heartbeat
-        self.idle = {}   # job id -> idle_ms reported for its replicas
-        self.stale = {}  # node -> replica reports of superseded placements still running
-        self.lock = threading.Lock()
-        self.stop = False
-        self.t = threading.Thread(target=self.run, daemon=True)
-        self.t.start()
-
-    def send(self, node, **fields):
-        with self.lock:
-            self.extra.setdefault(node, []).append(fields)
-
-    def beat(self, node):
-        s, doc = self.p.admin.get("/v1/nodes/%s/desired" % node)
-        if s != 200:
-            return
-        reps = []
-        for r in doc["desired"]:
-            rep = {"job": r["job"], "replica": r["replica"], "epoch": r["epoch"],
-                   "state": "Running"}
-            if r["job"] in self.idle:
-                rep["idle_ms"] = self.idle[r["job"]]
-            reps.append(rep)
-        with self.lock:
-            extras = self.extra.pop(node, [])
-            reps += self.stale.get(node, [])
-        body = {"replicas": reps}
-        for e in extras:
-            body.update(e)
-        s, d = self.p.admin.post("/v1/nodes/%s/heartbeat" % node, body)
-        check(s == 200, "heartbeat of %s" % node, s, d)
-
-    def run(self):
-        while not self.stop:
-            for n in list(self.nodes):
-                self.beat(n)
-            time.sleep(0.2)
-
-    def flush(self, node):
-        """Sends what is queued for node now (and waits for the beat)."""
-        with self.lock:
-            pending = bool(self.extra.get(node))
-        if pending:
-            wait("the heartbeat of %s" % node, lambda: not self.extra.get(node), 10)
-        time.sleep(0.3)
+from pool import Beater, Pool, check, node_doc, submit, wait
 
 
 def node(p, name):

@@ -1,0 +1,72 @@
+/*
+ * Idle reclamation (see idle.h).
+ */
+#include "ctl/idle.h"
+
+#include "base/log.h"
+#include "ctl/api.h"
+
+#include <stdint.h>
+#include <stdio.h>
+
+/* "30m", "1h30m", "45s": a duration as people write it. */
+static void duration_text(int64_t s, char *buf, size_t cap)
+{
+    int64_t h = s / 3600, m = s / 60 % 60, sec = s % 60;
+    int n = 0;
+    buf[0] = 0;
+    if (h) {
+        n += snprintf(buf + n, cap - (size_t)n, "%lldh", (long long)h);
+    }
+    if (m && (size_t)n < cap) {
+        n += snprintf(buf + n, cap - (size_t)n, "%lldm", (long long)m);
+    }
+    if ((sec || !s) && (size_t)n < cap) {
+        snprintf(buf + n, cap - (size_t)n, "%llds", (long long)sec);
+    }
+}
+
+/* Stops j: Cancelled with why, the placement freed. */
+static int stop(gpupoold *g, ctl_job *j, const char *why, gp_diag *d)
+{
+    ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
+    snprintf(next.reason, sizeof(next.reason), "%s", why);
+    next.end_ms = ctl_now_ms();
+    int rc = ctl_job_end_placement(g, j, &next, CTL_CANCELLED, "IdleStopped", d);
+    if (rc == 0) {
+        GP_LOG(GP_LOG_INFO, "idle", "job=%lld stopped: %s", (long long)j->id, why);
+    }
+    return rc;
+}
+
+int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, gp_diag *d)
+{
+    ctl_replica *rep = &j->replicas[r];
+    if (j->spec.idle_timeout_s <= 0) {
+        return 0;
+    }
+    int64_t now = ctl_now_ms();
+    if (util < 0 || util >= j->spec.idle_utilization) {
+        rep->idle_since_ms = 0; /* busy, or no evidence */
+        return 0;
+    }
+    if (rep->idle_since_ms == 0) {
+        rep->idle_since_ms = now;
+    }
+    int64_t idle_ms = INT64_MAX; /* the job's: its least idle replica's */
+    for (int i = 0; i < j->spec.replicas; i++) {
+        int64_t since = j->replicas[i].idle_since_ms;
+        if (!since) {
+            return 0;
+        }
+        idle_ms = now - since < idle_ms ? now - since : idle_ms;
+    }
+    if (idle_ms < j->spec.idle_timeout_s * 1000) {
+        return 0;
+    }
+    char dur[32], why[160];
+    duration_text(j->spec.idle_timeout_s, dur, sizeof(dur));
+    snprintf(why, sizeof(why), "idle: GPU utilisation below %g%% for %s", j->spec.idle_utilization,
+             dur);
+    return stop(g, j, why, d);
+}
