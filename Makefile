@@ -37,7 +37,7 @@ test-asan: deps
 
 # The controller's concurrency tests (label tsan: the HTTP server, the rate limiter, concurrent
 # submits, long-polls, faults) under ThreadSanitizer; any report fails them.
-TSAN_TARGETS = gpupoold test_http test_ratelimit
+TSAN_TARGETS = gpupoold test_http test_ratelimit test_notify
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 	    -DGP_TSAN=ON $(CMAKE_FLAGS) >/dev/null
@@ -76,6 +76,7 @@ chaos: build
 # Documents generated from the code.
 docs: build
 	$(BUILD)/bin/gpupoold-config-doc > docs/config.md
+	python3 scripts/alerts_doc.py --out docs/alerts.md
 
 format:
 	clang-format -i $$(git ls-files '*.c' '*.h')

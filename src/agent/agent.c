@@ -14,8 +14,10 @@
 
 #include "agent/logserve.h"
 #include "agent/memwatch.h"
+#include "agent/metrics.h"
 #include "agent/nvml.h"
 #include "agent/replicas.h"
+#include "agent/usage.h"
 #include "base/log.h"
 #include "net/http_client.h"
 
@@ -28,6 +30,10 @@
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
+
+#ifndef GP_VERSION
+#define GP_VERSION "dev"
+#endif
 
 /* A running replica's GPUs and when they were last seen in use (for its idle_ms). */
 typedef struct activity {
@@ -48,7 +54,10 @@ struct gp_agent {
     gp_logserve *logs;      /* the log endpoint; NULL without an address */
     gp_http_client *http;   /* with the agent token */
     gp_memwatch *memwatch;  /* NULL: no GPU memory watch (memory_grace_s 0) */
-    bool procs_warned;      /* a failed process query was logged at WARN already */
+    gp_usage *usage;        /* per-replica GPU memory and utilisation, measured each round */
+    gp_metrics *metrics;    /* what GET /metrics shows: the latest round's snapshot */
+    int last_xid[GP_NVML_MAX_GPUS]; /* the last XID of each GPU since start; 0: none */
+    int64_t beat_failures;          /* rounds whose heartbeat did not get through */
     char token[128];
     bool registered;
     int64_t version; /* of the last desired replicas converged on; 0 = none yet */
@@ -236,7 +245,8 @@ static int start_logs(gp_agent *a, gp_diag *d)
     }
     char host[128];
     snprintf(host, sizeof(host), "%.*s", (int)(colon - a->cfg.address), a->cfg.address);
-    return gp_logserve_start(host[0] ? host : "0.0.0.0", port, a->cfg.state_dir, &a->logs, d);
+    return gp_logserve_start(host[0] ? host : "0.0.0.0", port, a->cfg.state_dir, a->metrics,
+                             &a->logs, d);
 }
 
 int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
@@ -264,7 +274,9 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
         if (gp_nvml_events_open(a->nvml, &a->events, &ed) < 0) {
             GP_LOG(GP_LOG_WARN, "agent", "no XID events: %s", ed.msg);
         }
-        rc = start_logs(a, d);
+        a->usage = gp_usage_new();
+        a->metrics = gp_metrics_new();
+        rc = a->usage && a->metrics ? start_logs(a, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     if (rc == 0 && cfg->memory_grace_s > 0 &&
         gp_memwatch_new((int64_t)cfg->memory_grace_s * 1000, &a->memwatch) < 0) {
@@ -294,6 +306,8 @@ void gp_agent_free(gp_agent *a)
     if (a) {
         gp_http_client_free(a->http);
         gp_logserve_stop(a->logs);
+        gp_metrics_free(a->metrics);
+        gp_usage_free(a->usage);
         gp_nvml_events_close(a->events);
         json_decref(a->xids);
         gp_nvml_close(a->nvml);
@@ -396,10 +410,31 @@ static int64_t idle_ms(const gp_agent *a, const gp_replica_key *k, int64_t now)
     return last <= 0 ? -1 : now > last ? now - last : 0;
 }
 
+/* The mean utilisation (percent) of the GPUs of running replica k as measured this round
+ * (usage.h); -1 when none of them has a reading. */
+static int replica_util(const gp_replica_watch *reps, int nreps, const gp_replica_key *k)
+{
+    for (int i = 0; i < nreps; i++) {
+        if (!gp_replica_key_equal(&reps[i].use.key, k)) {
+            continue;
+        }
+        int sum = 0, known = 0;
+        for (int g = 0; g < reps[i].use.ngpus; g++) {
+            if (reps[i].gpus[g].util >= 0) {
+                sum += reps[i].gpus[g].util;
+                known++;
+            }
+        }
+        return known ? (sum + known / 2) / known : -1;
+    }
+    return -1;
+}
+
 /* The report of one replica; NULL when its state is not reported. A replica the agent stopped
  * for a reason of its own (the GPU memory watch) is Failed, with that reason. A running one
- * carries idle_ms when known. */
-static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int64_t now)
+ * carries idle_ms and util when known. */
+static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int64_t now,
+                              const gp_replica_watch *reps, int nreps)
 {
     const char *state = gp_local_report_state(l);
     char why[256] = "";
@@ -416,72 +451,87 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
     if (r && why[0]) {
         json_object_set_new(r, "reason", json_string(why));
     }
-    int64_t idle = l->state == GP_LOCAL_RUNNING ? idle_ms(a, &l->key, now) : -1;
+    bool running = l->state == GP_LOCAL_RUNNING;
+    int64_t idle = running ? idle_ms(a, &l->key, now) : -1;
     if (r && idle >= 0) {
         json_object_set_new(r, "idle_ms", json_integer((json_int_t)idle));
+    }
+    int util = running ? replica_util(reps, nreps, &l->key) : -1;
+    if (r && util >= 0) {
+        json_object_set_new(r, "util", json_integer(util));
     }
     return r;
 }
 
-/* A reading of GPU g; NULL when it cannot be sampled. *busy: utilisation above 0. */
-static json_t *gpu_reading(gp_agent *a, int g, bool *busy)
+/* The heartbeat's reading of a GPU sampled this round. */
+static json_t *gpu_reading(const gp_metrics_gpu *m)
 {
-    gp_nvml_readings r;
-    gp_diag d;
-    *busy = false;
-    if (gp_nvml_sample(a->nvml, g, &r, &d) < 0) {
-        return NULL;
+    const gp_nvml_readings *r = &m->r;
+    json_t *v = json_pack("{s:i}", "index", m->index);
+    if (r->util_gpu >= 0) {
+        json_object_set_new(v, "utilization", json_integer(r->util_gpu));
     }
-    *busy = r.util_gpu > 0;
-    json_t *v = json_pack("{s:i}", "index", g);
-    if (r.util_gpu >= 0) {
-        json_object_set_new(v, "utilization", json_integer(r.util_gpu));
+    if (r->memory_used_mib >= 0) {
+        json_object_set_new(v, "memory_used_mib", json_integer(r->memory_used_mib));
     }
-    if (r.memory_used_mib >= 0) {
-        json_object_set_new(v, "memory_used_mib", json_integer(r.memory_used_mib));
+    if (r->temperature_c >= 0) {
+        json_object_set_new(v, "temperature_c", json_integer(r->temperature_c));
     }
-    if (r.temperature_c >= 0) {
-        json_object_set_new(v, "temperature_c", json_integer(r.temperature_c));
+    if (r->power_w >= 0) {
+        json_object_set_new(v, "power_w", json_real(r->power_w));
     }
-    if (r.power_w >= 0) {
-        json_object_set_new(v, "power_w", json_real(r.power_w));
+    if (r->sm_clock_mhz >= 0) {
+        json_object_set_new(v, "sm_clock_mhz", json_integer(r->sm_clock_mhz));
     }
-    if (r.sm_clock_mhz >= 0) {
-        json_object_set_new(v, "sm_clock_mhz", json_integer(r.sm_clock_mhz));
+    if (r->memory_clock_mhz >= 0) {
+        json_object_set_new(v, "memory_clock_mhz", json_integer(r->memory_clock_mhz));
     }
-    if (r.memory_clock_mhz >= 0) {
-        json_object_set_new(v, "memory_clock_mhz", json_integer(r.memory_clock_mhz));
-    }
-    if (r.ecc_uncorrected >= 0) {
-        json_object_set_new(v, "ecc_uncorrected", json_integer(r.ecc_uncorrected));
+    if (r->ecc_uncorrected >= 0) {
+        json_object_set_new(v, "ecc_uncorrected", json_integer(r->ecc_uncorrected));
     }
     return v;
 }
 
-/* The heartbeat document: every reportable replica, a reading of every GPU, the XIDs since the
- * last one and the latest health check. */
-static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlocal)
+/* The heartbeat document: every reportable replica, this round's reading of every GPU, the XIDs
+ * not yet delivered and the latest health check. */
+static json_t *heartbeat_doc(gp_agent *a, const gp_metrics_snapshot *snap,
+                             const gp_local_replica *local, int nlocal,
+                             const gp_replica_watch *reps, int nreps)
 {
-    json_t *reps = json_array(), *gpus = json_array();
+    json_t *out = json_array(), *gpus = json_array();
     uint64_t busy = 0;
-    for (int g = 0; g < a->inv.ngpus; g++) {
-        bool used;
-        json_t *v = gpu_reading(a, g, &used);
-        busy |= used ? UINT64_C(1) << g : 0;
-        if (v) {
-            json_array_append_new(gpus, v);
+    for (int g = 0; g < snap->ngpus; g++) {
+        const gp_metrics_gpu *m = &snap->gpus[g];
+        busy |= m->sampled && m->r.util_gpu > 0 ? UINT64_C(1) << g : 0;
+        if (m->sampled) {
+            json_array_append_new(gpus, gpu_reading(m));
         }
     }
     int64_t now = gp_wall_ms();
     track_activity(a, local, nlocal, busy, now);
     for (int i = 0; i < nlocal; i++) {
-        json_t *r = replica_report(a, &local[i], now);
+        json_t *r = replica_report(a, &local[i], now, reps, nreps);
         if (r) {
-            json_array_append_new(reps, r);
+            json_array_append_new(out, r);
         }
     }
-    /* XIDs since the last round (the wait returns at once when there is none), after those a
-     * failed heartbeat did not deliver: the controller acts on each once it has it. */
+    json_t *doc = json_pack("{s:o, s:o, s:O}", "replicas", out, "gpus", gpus, "events", a->xids);
+    json_t *health = health_doc(a);
+    if (doc && health) {
+        json_object_set_new(doc, "health", health);
+    } else {
+        json_decref(health);
+    }
+    return doc;
+}
+
+/* ---- the round's readings ---- */
+
+/* XIDs since the last round (the wait returns at once when there is none), after those a failed
+ * heartbeat did not deliver: the controller acts on each once it has it. Each GPU's last one is
+ * kept for the metrics. */
+static void collect_xids(gp_agent *a)
+{
     if (!a->xids) {
         a->xids = json_array();
     }
@@ -492,6 +542,9 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
         if (ev.gpu < 0) {
             continue;
         }
+        if (ev.gpu < GP_NVML_MAX_GPUS) {
+            a->last_xid[ev.gpu] = ev.xid;
+        }
         if (json_array_size(a->xids) >= AGENT_MAX_XIDS) {
             GP_LOG(GP_LOG_WARN, "agent", "more than %d XIDs undelivered: the oldest is dropped",
                    AGENT_MAX_XIDS);
@@ -499,100 +552,82 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_local_replica *local, int nlo
         }
         json_array_append_new(a->xids, json_pack("{s:i, s:i}", "gpu", ev.gpu, "xid", ev.xid));
     }
-    json_t *doc = json_pack("{s:o, s:o, s:O}", "replicas", reps, "gpus", gpus, "events", a->xids);
-    json_t *health = health_doc(a);
-    if (doc && health) {
-        json_object_set_new(doc, "health", health);
-    } else {
-        json_decref(health);
-    }
-    return doc;
 }
 
-/* ---- the GPU memory watch (memwatch.h) ---- */
-
-/* At most this many processes per GPU are looked at each round (a GPU runs far fewer). */
-#define WATCH_PROCS 256
-
-/* Adds what each process on GPU gpu uses to the replica it belongs to (its entry for that GPU);
- * when NVML cannot list them, those entries read -1 (no reading). Logs the count of processes of
- * no replica, and of replicas' processes on a GPU not theirs, at debug level. */
-static void measure_gpu(gp_agent *a, int gpu, gp_replica_watch *reps, int n)
+/* A new snapshot with this round's reading of every GPU and its MIG devices, the node's identity
+ * and each GPU's last XID (slices come later: fill_snapshot). NULL when out of memory. */
+static gp_metrics_snapshot *sample_gpus(gp_agent *a)
 {
-    gp_nvml_process procs[WATCH_PROCS];
-    int np = 0, stray = 0, foreign = 0;
-    gp_diag d;
-    gp_diag_clear(&d);
-    int rc = gp_nvml_processes(a->nvml, gpu, procs, WATCH_PROCS, &np, &d);
-    if (rc < 0 && rc != GP_ERANGE) {
-        GP_LOG(a->procs_warned ? GP_LOG_DEBUG : GP_LOG_WARN, "agent",
-               "memwatch: no GPU memory per process: %s", d.msg);
-        a->procs_warned = true;
-        np = 0;
+    gp_metrics_snapshot *s = gp_metrics_snapshot_new(0);
+    if (!s) {
+        return NULL;
     }
-    for (int i = 0; rc < 0 && rc != GP_ERANGE && i < n; i++) {
-        for (int g = 0; g < reps[i].use.ngpus; g++) {
-            if (reps[i].use.gpus[g].index == gpu) {
-                reps[i].use.gpus[g].used_mib = -1;
-            }
+    snprintf(s->node, sizeof(s->node), "%s", a->cfg.name);
+    snprintf(s->version, sizeof(s->version), "%s", GP_VERSION);
+    snprintf(s->driver_version, sizeof(s->driver_version), "%s", a->inv.driver_version);
+    snprintf(s->cuda_version, sizeof(s->cuda_version), "%s", a->inv.cuda_version);
+    collect_xids(a);
+    s->ngpus = a->inv.ngpus;
+    for (int g = 0; g < s->ngpus; g++) {
+        gp_metrics_gpu *m = &s->gpus[g];
+        const gp_nvml_gpu *ig = &a->inv.gpus[g];
+        gp_diag d;
+        gp_diag_clear(&d);
+        m->index = g;
+        snprintf(m->uuid, sizeof(m->uuid), "%s", ig->uuid);
+        snprintf(m->pci_bus_id, sizeof(m->pci_bus_id), "%s", ig->pci_bus_id);
+        snprintf(m->model, sizeof(m->model), "%s", ig->name);
+        m->sampled = gp_nvml_sample(a->nvml, g, &m->r, &d) == 0;
+        if (m->sampled &&
+            gp_nvml_sample_mig(a->nvml, g, m->mig, GP_NVML_MAX_MIG, &m->nmig, &d) < 0) {
+            m->nmig = 0;
         }
+        m->last_xid = a->events ? a->last_xid[g] : -1;
     }
-    for (int p = 0; p < np; p++) {
-        int o = gp_replicas_owner(reps, n, (pid_t)procs[p].pid);
-        int g = 0;
-        while (o >= 0 && g < reps[o].use.ngpus && reps[o].use.gpus[g].index != gpu) {
-            g++;
-        }
-        stray += o < 0;
-        foreign += o >= 0 && g == reps[o].use.ngpus;
-        if (o >= 0 && g < reps[o].use.ngpus && procs[p].used_mib > 0) {
-            reps[o].use.gpus[g].used_mib += procs[p].used_mib;
-        }
-    }
-    GP_LOG(GP_LOG_DEBUG, "agent", "memwatch gpu=%d processes=%d of_no_replica=%d on_foreign_gpu=%d",
-           gpu, np, stray, foreign);
+    return s;
 }
 
-/* Measures the GPU memory of every running replica with a limit and stops those that stayed
- * above it for the grace period, with the reason (reported Failed at the next heartbeats). */
-static void watch_memory(gp_agent *a, const gp_local_replica *local, int nlocal)
+/* Every running replica as the round sees it (replicas.h), measured (usage.h); *n how many. The
+ * array is malloc'd (the caller frees it); NULL when out of memory. */
+static gp_replica_watch *running_replicas(gp_agent *a, const gp_local_replica *local, int nlocal,
+                                          const gp_metrics_snapshot *snap, int *n)
 {
     gp_replica_watch *reps = calloc((size_t)nlocal + 1, sizeof(*reps));
-    gp_memwatch_replica *use = calloc((size_t)nlocal + 1, sizeof(*use));
-    gp_memwatch_stop *stops = calloc((size_t)nlocal + 1, sizeof(*stops));
-    int n = 0;
-    uint64_t watched = 0; /* bit g: a replica has a limit on GPU g */
-    for (int i = 0; reps && use && stops && i < nlocal; i++) {
+    *n = 0;
+    for (int i = 0; reps && i < nlocal; i++) {
         gp_diag d;
         gp_diag_clear(&d);
         if (local[i].state != GP_LOCAL_RUNNING) {
             continue;
         }
-        if (gp_replicas_watch_info(a->cfg.state_dir, &local[i].key, &reps[n], &d) < 0) {
-            GP_LOG(GP_LOG_WARN, "agent", "memwatch job=%lld replica=%d: %s",
+        if (gp_replicas_watch_info(a->cfg.state_dir, &local[i].key, &reps[*n], &d) < 0) {
+            GP_LOG(GP_LOG_WARN, "agent", "replica job=%lld replica=%d: %s",
                    (long long)local[i].key.job, local[i].key.replica, d.msg);
             continue;
         }
-        for (int g = 0; g < reps[n].use.ngpus; g++) {
-            gp_memwatch_gpu *w = &reps[n].use.gpus[g];
-            if (w->index < a->inv.ngpus) {
-                w->uuid = a->inv.gpus[w->index].uuid;
-                watched |= w->limit_mib > 0 ? UINT64_C(1) << w->index : 0;
-            }
+        for (int g = 0; g < reps[*n].use.ngpus; g++) {
+            gp_memwatch_gpu *w = &reps[*n].use.gpus[g];
+            w->uuid = w->index < a->inv.ngpus ? a->inv.gpus[w->index].uuid : NULL;
         }
-        n++;
+        (*n)++;
     }
-    for (int g = 0; watched && g < a->inv.ngpus; g++) {
-        if (watched & (UINT64_C(1) << g)) {
-            measure_gpu(a, g, reps, n);
-        }
+    if (reps && snap) {
+        gp_usage_measure(a->usage, a->nvml, snap, reps, *n);
     }
-    for (int i = 0; i < n; i++) {
+    return reps;
+}
+
+/* The GPU memory watch (memwatch.h): stops the replicas that stayed above their GPU memory limit
+ * for the grace period, with the reason (reported Failed at the next heartbeats). */
+static void watch_memory(gp_agent *a, const gp_replica_watch *reps, int n)
+{
+    gp_memwatch_replica *use = calloc((size_t)n + 1, sizeof(*use));
+    gp_memwatch_stop *stops = calloc((size_t)n + 1, sizeof(*stops));
+    for (int i = 0; use && i < n; i++) {
         use[i] = reps[i].use;
     }
-    int nstop = reps && use && stops
-                    ? gp_memwatch_observe(a->memwatch, gp_mono_ms(), use, n, stops, n)
-                    : GP_ENOMEM;
+    int nstop =
+        use && stops ? gp_memwatch_observe(a->memwatch, gp_mono_ms(), use, n, stops, n) : GP_ENOMEM;
     if (nstop < 0) {
         GP_LOG(GP_LOG_WARN, "agent", "memwatch: out of memory");
     }
@@ -607,11 +642,94 @@ static void watch_memory(gp_agent *a, const gp_local_replica *local, int nlocal)
                    (long long)stops[i].key.job, stops[i].key.replica, d.msg);
         }
     }
-    free(reps);
     free(use);
     free(stops);
 }
 
+/* ---- metrics ---- */
+
+static void job_of(const gp_replica_watch *w, gp_metrics_job *j)
+{
+    snprintf(j->name, sizeof(j->name), "%s", w->name);
+    j->id = w->use.key.job;
+    snprintf(j->tenant, sizeof(j->tenant), "%s", w->tenant);
+    snprintf(j->queue, sizeof(j->queue), "%s", w->queue);
+}
+
+/* The slice of GPU entry g of replica w (on a GPU of memory_mib); for a MIG slice also marks its
+ * MIG device held. */
+static void slice_of(gp_metrics_snapshot *s, const gp_replica_watch *w, int g, int64_t memory_mib,
+                     gp_metrics_slice *sl)
+{
+    const gp_replica_gpu *r = &w->gpus[g];
+    gp_metrics_gpu *gpu = &s->gpus[w->use.gpus[g].index];
+    int64_t used = w->use.gpus[g].used_mib;
+    *sl = (gp_metrics_slice){.gpu = gpu->index,
+                             .replica = w->use.key.replica,
+                             .milli = r->milli,
+                             .gpu_instance = -1,
+                             .used_bytes = used >= 0 ? used << 20 : -1,
+                             .limit_bytes = -1,
+                             .util_ratio = r->slice_util / 100.0};
+    job_of(w, &sl->job);
+    if (r->mig_start >= 0) {
+        sl->kind = GP_METRICS_MIG;
+        snprintf(sl->profile, sizeof(sl->profile), "%s", w->mig_profile);
+        for (int m = 0; m < gpu->nmig; m++) {
+            if (r->mig_uuid[0] && strcmp(gpu->mig[m].uuid, r->mig_uuid) == 0) {
+                sl->gpu_instance = gpu->mig[m].gpu_instance;
+                sl->limit_bytes =
+                    gpu->mig[m].memory_total_mib >= 0 ? gpu->mig[m].memory_total_mib << 20 : -1;
+                gpu->mig_held[m] = true;
+                job_of(w, &gpu->mig_job[m]);
+            }
+        }
+    } else if (r->milli < 1000) {
+        sl->kind = GP_METRICS_FRACTION;
+        sl->limit_bytes = r->memory_mib > 0 ? r->memory_mib << 20 : -1;
+    } else {
+        sl->kind = GP_METRICS_WHOLE;
+        sl->limit_bytes = memory_mib << 20;
+    }
+}
+
+/* The slices of every running replica, who holds each GPU whole, and the replicas by state. */
+static void fill_snapshot(gp_agent *a, gp_metrics_snapshot *s, const gp_local_replica *local,
+                          int nlocal, const gp_replica_watch *reps, int nreps)
+{
+    int users[GP_NVML_MAX_GPUS] = {0}; /* replicas on each GPU outside MIG */
+    int total = 0;
+    for (int i = 0; i < nreps; i++) {
+        total += reps[i].use.ngpus;
+    }
+    free(s->slices);
+    s->nslices = 0;
+    s->slices = calloc((size_t)total + 1, sizeof(*s->slices));
+    s->cap_slices = s->slices ? total : 0;
+    for (int i = 0; i < nreps; i++) {
+        for (int g = 0; g < reps[i].use.ngpus; g++) {
+            int idx = reps[i].use.gpus[g].index;
+            if (idx < 0 || idx >= s->ngpus || s->nslices == s->cap_slices) {
+                continue;
+            }
+            slice_of(s, &reps[i], g, a->inv.gpus[idx].memory_mib, &s->slices[s->nslices++]);
+            users[idx] += reps[i].gpus[g].mig_start < 0;
+        }
+    }
+    for (int i = 0; i < s->nslices; i++) {
+        const gp_metrics_slice *sl = &s->slices[i];
+        if (sl->kind == GP_METRICS_WHOLE && users[sl->gpu] == 1) {
+            s->gpus[sl->gpu].held = true;
+            s->gpus[sl->gpu].job = sl->job;
+        }
+    }
+    for (int i = 0; i < nlocal; i++) {
+        if ((unsigned int)local[i].state < GP_METRICS_NSTATES) {
+            s->replicas[local[i].state]++;
+        }
+    }
+    s->heartbeat_failures = a->beat_failures;
+}
 /* The spec gpupool-run reads: the desired replica, plus what the agent adds: the fractional-GPU
  * limits for the enforcement library, and for a MIG slice the MIG device's UUID (the instance is
  * made to match the controller's choice of profile and placement; see mig.h). *out is the text;
@@ -724,11 +842,26 @@ static void converge_to(gp_agent *a, json_t *answer, const gp_local_replica *loc
     free(keys);
 }
 
+/* Sends the heartbeat of this round; 0 and *resp the answer, or the error (d says why). */
+static int heartbeat(gp_agent *a, const gp_metrics_snapshot *snap, const gp_local_replica *local,
+                     int nlocal, const gp_replica_watch *reps, int nreps, json_t **resp, gp_diag *d)
+{
+    json_t *beat = snap ? heartbeat_doc(a, snap, local, nlocal, reps, nreps) : NULL;
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", a->cfg.name);
+    int rc = beat ? call_json(a->http, "POST", path, beat, resp, d)
+                  : gp_diag_set(d, GP_ENOMEM, "heartbeat: out of memory");
+    json_decref(beat);
+    if (rc == GP_EAUTH || rc == GP_ENOENT) {
+        a->registered = false; /* token revoked or the node forgotten: register again */
+    }
+    return rc;
+}
+
 int gp_agent_round(gp_agent *a, gp_diag *d)
 {
-    if (!a->registered && do_register(a, d) < 0) {
-        return 0; /* the controller is away: try again next round */
-    }
+    /* The controller away: the round goes on without a heartbeat (metrics, the memory watch) */
+    bool registered = a->registered || do_register(a, d) == 0;
     gp_local_replica *local = NULL;
     int nlocal = 0;
     int rc = gp_replicas_scan(a->cfg.state_dir, 2 * a->cfg.heartbeat_ms + 5000, &local, &nlocal, d);
@@ -736,27 +869,28 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
         return rc;
     }
     periodic_check(a);
-    json_t *beat = heartbeat_doc(a, local, nlocal), *resp = NULL;
-    if (a->memwatch) {
-        watch_memory(a, local, nlocal); /* also while the controller is away */
+    gp_metrics_snapshot *snap = sample_gpus(a);
+    int nreps = 0;
+    gp_replica_watch *reps = running_replicas(a, local, nlocal, snap, &nreps);
+    if (a->memwatch && reps) {
+        watch_memory(a, reps, nreps); /* also while the controller is away */
     }
-    char path[128];
-    snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", a->cfg.name);
-    rc = beat ? call_json(a->http, "POST", path, beat, &resp, d) : GP_ENOMEM;
-    json_decref(beat);
-    if (rc == GP_EAUTH || rc == GP_ENOENT) {
-        a->registered = false; /* token revoked or the node forgotten: register again */
+    json_t *resp = NULL;
+    rc = registered ? heartbeat(a, snap, local, nlocal, reps, nreps, &resp, d) : GP_EUNAVAIL;
+    a->beat_failures += rc < 0;
+    if (snap) {
+        fill_snapshot(a, snap, local, nlocal, reps, nreps);
+        gp_metrics_publish(a->metrics, snap);
     }
-    if (rc < 0) {
-        free(local);
-        return 0; /* d says why; jobs keep running */
+    if (rc == 0) {
+        json_array_clear(a->xids); /* delivered */
+        converge_to(a, resp, local, nlocal);
+        requested_check(a, resp); /* its result goes out with the next heartbeat */
     }
-    json_array_clear(a->xids); /* delivered */
-    converge_to(a, resp, local, nlocal);
-    requested_check(a, resp); /* its result goes out with the next heartbeat */
+    free(reps);
     free(local);
     json_decref(resp);
-    return 0;
+    return 0; /* a failed heartbeat: d says why; jobs keep running */
 }
 
 /* The long-poll's transport timeout beyond the wait: an answer that has not come by then is

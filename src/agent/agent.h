@@ -21,7 +21,15 @@
  * showed utilisation above 0 (as sampled each round), whichever is later, counted from its
  * start when it did neither yet (absent when its directory says nothing; a GPU shared by
  * fractional replicas counts as used by each of them; a GPU in MIG mode reports no utilisation,
- * so only output counts there).
+ * so only output counts there), and "util": the mean utilisation of its GPUs this round, an
+ * integer percent 0..100 (usage.h: a whole GPU's own; a fraction's from its processes'
+ * utilisation when NVML gives it per process, else the GPU's; a MIG slice's only when NVML gives
+ * one for the MIG device; GPUs without a reading are left out of the mean, and util is absent when
+ * none has one).
+ *
+ * Metrics: the agent serves GET /metrics on the port of its address (logserve.h): each round's
+ * GPU readings under dcgm-exporter's names, per-replica slice figures and its own (metrics.h,
+ * docs/metrics.md). A round takes them whether or not the controller answers.
  *
  * State directory layout:
  *   agent.token                 the node's agent token (0600), from the last registration

@@ -1,5 +1,6 @@
 /*
- * The agent's log endpoint (see logserve.h).
+ * The agent's HTTP endpoint (see logserve.h): the router, the log reader, and /metrics (the text
+ * is metrics.c's).
  */
 #include "agent/logserve.h"
 
@@ -19,6 +20,7 @@
 
 struct gp_logserve {
     gp_http_server *http;
+    gp_metrics *metrics; /* borrowed; NULL: no /metrics */
     char state_dir[1024];
     pthread_mutex_t lock;
     char token_hash[GP_TOKEN_HASH_HEX]; /* "" = no token yet: refuse everything */
@@ -65,9 +67,36 @@ static int open_log(const gp_logserve *s, const char *name, const char *stream)
     return -1;
 }
 
+/* GET /metrics: the latest round's snapshot, rendered now. */
+static void serve_metrics(gp_logserve *s, gp_http_response *resp)
+{
+    gp_prom p;
+    gp_prom_init(&p);
+    gp_metrics_render(s->metrics, &p);
+    const char *text = gp_prom_text(&p);
+    if (!text) {
+        gp_prom_fini(&p);
+        gp_http_respond_error(resp, GP_ENOMEM, "metrics: out of memory");
+        return;
+    }
+    /* the response takes the buffer (NULL when nothing was written: an empty page) */
+    size_t len = p.len;
+    gp_http_response_set_body(resp, 200, GP_PROM_CONTENT_TYPE, p.buf, len);
+    p.buf = NULL;
+    gp_prom_fini(&p);
+}
+
 static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp)
 {
     gp_logserve *s = ctx;
+    if (strcmp(req->path, "/metrics") == 0 && s->metrics) {
+        if (strcmp(req->method, "GET") != 0) {
+            gp_http_respond_error(resp, GP_ENOENT, "%s /metrics: only GET", req->method);
+        } else {
+            serve_metrics(s, resp);
+        }
+        return;
+    }
     char name[64];
     int used = 0;
     if (strcmp(req->method, "GET") != 0 ||
@@ -107,8 +136,8 @@ static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp
     gp_http_response_set_body(resp, 200, "text/plain; charset=utf-8", buf, (size_t)n);
 }
 
-int gp_logserve_start(const char *host, int port, const char *state_dir, gp_logserve **out,
-                      gp_diag *d)
+int gp_logserve_start(const char *host, int port, const char *state_dir, gp_metrics *metrics,
+                      gp_logserve **out, gp_diag *d)
 {
     *out = NULL;
     gp_logserve *s = calloc(1, sizeof(*s));
@@ -116,6 +145,7 @@ int gp_logserve_start(const char *host, int port, const char *state_dir, gp_logs
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     pthread_mutex_init(&s->lock, NULL);
+    s->metrics = metrics;
     snprintf(s->state_dir, sizeof(s->state_dir), "%s", state_dir);
     gp_http_server_config cfg = {
         .host = host, .port = port, .threads = 2, .max_body = 4096, .timeout_s = 30};

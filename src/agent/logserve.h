@@ -1,22 +1,29 @@
 /*
- * The agent's own HTTP endpoint, for the controller only:
+ * The agent's own HTTP endpoint, on the port of its --address:
+ *   GET /metrics
+ * answers the latest round's metrics (metrics.h) as GP_PROM_CONTENT_TYPE, to anyone (like
+ * dcgm-exporter's: Prometheus scrapes it without credentials); an empty page before the first
+ * round. For the controller only:
  *   GET /v1/replicas/J-R-E/logs?stream=stdout|stderr&offset=N&limit=L
  * answers up to L bytes (default 64 KiB, at most 1 MiB) of the replica's log from byte N, as
  * text/plain (empty past the end; an offset past a log that was rotated since starts again at
  * 0). The replica is looked up in replicas/ and then finished/. Requests must carry the node's
  * control token (`Authorization: Bearer`), which the controller gave at registration; others
- * get 401. It reads files only, so it serves from its own threads beside the agent's rounds.
+ * get 401. It reads files and the published metrics only, so it serves from its own threads
+ * beside the agent's rounds.
  */
 #ifndef GP_AGENT_LOGSERVE_H
 #define GP_AGENT_LOGSERVE_H
 
+#include "agent/metrics.h"
 #include "gpupool/error.h"
 
 typedef struct gp_logserve gp_logserve;
 
-/* Listens on host:port. state_dir is copied; the token can be replaced later. */
-int gp_logserve_start(const char *host, int port, const char *state_dir, gp_logserve **out,
-                      gp_diag *d);
+/* Listens on host:port. state_dir is copied; the token can be replaced later. metrics (borrowed:
+ * it must outlive the server; NULL: /metrics answers 404) is what /metrics renders. */
+int gp_logserve_start(const char *host, int port, const char *state_dir, gp_metrics *metrics,
+                      gp_logserve **out, gp_diag *d);
 /* The token requests must carry (after each registration). Thread-safe. */
 void gp_logserve_set_token(gp_logserve *s, const char *token);
 void gp_logserve_stop(gp_logserve *s);

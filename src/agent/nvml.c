@@ -1,5 +1,6 @@
 /*
- * NVML through dlopen: the symbol table, discovery (inventory), sampling and XID events.
+ * NVML through dlopen: the symbol table, discovery (inventory), the health check's readings,
+ * processes and XID events (sampling is in nvml_sample.c, through the same table).
  *
  * Every NVML function is called through h->fn, filled from GP_NVML_FUNCS by one loop over a
  * table of names and offsets, so adding a function is one line in nvml_abi.h. Optional functions
@@ -296,8 +297,7 @@ static int nvlink_all(const gp_nvml *h, gp_nvml_inv *inv, const nvmlPciInfo_t *p
     return 0;
 }
 
-/* "NVIDIA A100-SXM4-40GB MIG 1g.5gb" -> "1g.5gb"; "" when the name carries no profile. */
-static void profile_of(const char *name, char *out, size_t len)
+void gp_nvml_profile_of(const char *name, char *out, size_t len)
 {
     const char *p = NULL;
     for (const char *s = strstr(name, " MIG "); s; s = strstr(s + 1, " MIG ")) {
@@ -373,7 +373,7 @@ static int mig_devices(const gp_nvml *h, int i, gp_nvml_gpu *g, gp_diag *d)
         if (rc != NVML_SUCCESS) {
             return fail(h, d, rc, i, what);
         }
-        profile_of(name, mig->profile, sizeof(mig->profile));
+        gp_nvml_profile_of(name, mig->profile, sizeof(mig->profile));
         mig->memory_mib = (int64_t)(mem.total >> 20);
         int prc = placement_of(h, i, m, mig, d);
         if (prc < 0) {
@@ -458,73 +458,6 @@ int gp_nvml_inventory(const gp_nvml *h, gp_nvml_inv *inv, gp_diag *d)
     }
     inv->ngpus = h->ndev;
     return nvlink_all(h, inv, pci, d);
-}
-
-/* ---- sampling ---- */
-
-/* 0 when a reading's failure rc only makes its field unknown; else the error, recorded in d.
- * A lost GPU, NVML shut down, or a handle NVML does not know fail the whole sample. */
-static int fatal(const gp_nvml *h, nvmlReturn_t rc, int gpu, const char *fname, gp_diag *d)
-{
-    if (rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_UNINITIALIZED ||
-        rc == NVML_ERROR_INVALID_ARGUMENT) {
-        return fail(h, d, rc, gpu, fname);
-    }
-    return 0;
-}
-
-/* Calls an NVML reading into rc; returns from the sampling function when it is fatal. */
-#define READ_OR_RETURN(call, fname)                                                                \
-    do {                                                                                           \
-        rc = (call);                                                                               \
-        int frc_ = rc == NVML_SUCCESS ? 0 : fatal(h, rc, gpu, (fname), d);                         \
-        if (frc_ < 0) {                                                                            \
-            return frc_;                                                                           \
-        }                                                                                          \
-    } while (0)
-
-static int sample_ecc(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d)
-{
-    nvmlDevice_t dev = h->dev[gpu];
-    unsigned long long ce = 0, ue = 0;
-    nvmlReturn_t rc;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetTotalEccErrors(dev, NVML_MEMORY_ERROR_TYPE_CORRECTED,
-                                                     NVML_VOLATILE_ECC, &ce),
-                   "nvmlDeviceGetTotalEccErrors");
-    out->ecc_corrected = rc == NVML_SUCCESS ? (int64_t)ce : -1;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetTotalEccErrors(dev, NVML_MEMORY_ERROR_TYPE_UNCORRECTED,
-                                                     NVML_VOLATILE_ECC, &ue),
-                   "nvmlDeviceGetTotalEccErrors");
-    out->ecc_uncorrected = rc == NVML_SUCCESS ? (int64_t)ue : -1;
-    return 0;
-}
-
-int gp_nvml_sample(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d)
-{
-    if (gpu < 0 || gpu >= h->ndev) {
-        return gp_diag_set(d, GP_EINVAL, "GPU %d: no such GPU (%d present)", gpu, h->ndev);
-    }
-    nvmlDevice_t dev = h->dev[gpu];
-    nvmlReturn_t rc;
-    nvmlUtilization_t util;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetUtilizationRates(dev, &util),
-                   "nvmlDeviceGetUtilizationRates");
-    out->util_gpu = rc == NVML_SUCCESS ? (int)util.gpu : -1;
-    out->util_memory = rc == NVML_SUCCESS ? (int)util.memory : -1;
-    nvmlMemory_t mem;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetMemoryInfo(dev, &mem), "nvmlDeviceGetMemoryInfo");
-    out->memory_used_mib = rc == NVML_SUCCESS ? (int64_t)(mem.used >> 20) : -1;
-    unsigned int v = 0;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetTemperature(dev, NVML_TEMPERATURE_GPU, &v),
-                   "nvmlDeviceGetTemperature");
-    out->temperature_c = rc == NVML_SUCCESS ? (int)v : -1;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetPowerUsage(dev, &v), "nvmlDeviceGetPowerUsage");
-    out->power_w = rc == NVML_SUCCESS ? v / 1000.0 : -1;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetClockInfo(dev, NVML_CLOCK_SM, &v), "nvmlDeviceGetClockInfo");
-    out->sm_clock_mhz = rc == NVML_SUCCESS ? (int)v : -1;
-    READ_OR_RETURN(h->fn.nvmlDeviceGetClockInfo(dev, NVML_CLOCK_MEM, &v), "nvmlDeviceGetClockInfo");
-    out->memory_clock_mhz = rc == NVML_SUCCESS ? (int)v : -1;
-    return sample_ecc(h, gpu, out, d);
 }
 
 /* ---- the health check's readings ---- */

@@ -27,6 +27,7 @@
 #include "gpupool/model.h"
 
 #include <jansson.h>
+#include <stddef.h>
 #include <stdint.h>
 
 /* The library gp_nvml_open loads when given no path. */
@@ -72,18 +73,52 @@ typedef struct gp_nvml_inv {
 } gp_nvml_inv;
 
 /* One sample of a GPU. A field NVML cannot give for this GPU (NOT_SUPPORTED and similar, e.g.
- * utilisation of a GPU in MIG mode, ECC on a GPU without it) is -1. */
+ * utilisation of a GPU in MIG mode, ECC on a GPU without it, or a function the driver's library
+ * lacks) is -1. Counters count since the driver loaded. */
 typedef struct gp_nvml_readings {
-    int util_gpu;            /* percent */
-    int util_memory;         /* percent of time memory was read or written */
-    int64_t memory_used_mib; /* device memory in use */
-    int temperature_c;       /* GPU die */
-    double power_w;          /* board power draw */
+    int util_gpu;                /* percent */
+    int util_memory;             /* percent of time memory was read or written */
+    int util_encoder;            /* percent */
+    int util_decoder;            /* percent */
+    int64_t memory_used_mib;     /* device memory in use (v2: without the driver's reserve) */
+    int64_t memory_free_mib;     /* free device memory */
+    int64_t memory_reserved_mib; /* kept by the driver; -1 without nvmlDeviceGetMemoryInfo_v2 */
+    int temperature_c;           /* GPU die */
+    int memory_temperature_c;    /* HBM (field NVML_FI_DEV_MEMORY_TEMP) */
+    double power_w;              /* board power draw */
+    double power_limit_w;        /* the power management limit */
+    int64_t energy_mj;           /* total energy consumed, millijoules */
     int sm_clock_mhz;
     int memory_clock_mhz;
+    int64_t pcie_replays; /* PCIe replay counter */
+    /* NVLink error counters, summed over the GPU's active links (-1: no NVLink, or none read) */
+    int64_t nvlink_replay, nvlink_recovery, nvlink_crc_flit, nvlink_crc_data;
+    int64_t thermal_violation_us; /* time the clocks were held down for thermal reasons */
+    int64_t clock_reasons;        /* nvmlClocksEventReason* bits: why the clocks are held down */
+    /* Row remapping: rows remapped for correctable and uncorrectable errors, and 1 when a remap
+     * failed (the GPU must be replaced). */
+    int64_t remapped_correctable, remapped_uncorrectable, remap_failure;
     int64_t ecc_corrected;   /* volatile counts (since the driver loaded) */
     int64_t ecc_uncorrected; /* likewise */
 } gp_nvml_readings;
+
+/* A MIG device present now, with its memory (and utilisation, where NVML answers it for MIG
+ * devices: it does not, today). */
+typedef struct gp_nvml_mig_reading {
+    char uuid[96];    /* "MIG-…" */
+    char profile[32]; /* "1g.10gb"; "" when the name carries none */
+    int gpu_instance; /* its GPU instance's id; -1 when NVML does not tell */
+    int64_t memory_total_mib, memory_used_mib, memory_free_mib; /* -1: no reading */
+    int util_gpu;                                               /* percent; -1 */
+} gp_nvml_mig_reading;
+
+/* A process's utilisation of a GPU over the period asked for (nvmlDeviceGetProcessUtilization;
+ * the mean of its samples). */
+typedef struct gp_nvml_proc_util {
+    int pid;
+    int sm;     /* percent of the GPU's SMs */
+    int memory; /* percent of time memory was read or written for it */
+} gp_nvml_proc_util;
 
 /* An XID reported by the driver. */
 typedef struct gp_nvml_event {
@@ -131,11 +166,36 @@ const char *gp_nvml_path(const gp_nvml *h);
 int gp_nvml_inventory(const gp_nvml *h, gp_nvml_inv *inv, gp_diag *d);
 
 /*
- * Samples GPU gpu (0 ≤ gpu < gp_nvml_count). GP_EUNAVAIL when the GPU is lost (fell off the bus),
- * GP_EINVAL for a bad index, GP_ESTATE when NVML is not initialised; any other NVML failure of one
- * reading only sets that field to -1.
+ * Samples GPU gpu (0 ≤ gpu < gp_nvml_count) (nvml_sample.c). GP_EUNAVAIL when the GPU is lost (fell
+ * off the bus), GP_EINVAL for a bad index, GP_ESTATE when NVML is not initialised; any other NVML
+ * failure of one reading only sets that field to -1, and so does an optional function the library
+ * lacks. Memory comes from nvmlDeviceGetMemoryInfo_v2 when the library has it (with the driver's
+ * reserve), else from v1; the NVLink counters are summed over the links nvmlDeviceGetNvLinkState
+ * reports active; the clock reasons from nvmlDeviceGetCurrentClocksEventReasons, else from its
+ * older name ...ThrottleReasons; the thermal violation time from nvmlDeviceGetViolationStatus
+ * (NVML_PERF_POLICY_THERMAL, nanoseconds, given in microseconds).
  */
 int gp_nvml_sample(const gp_nvml *h, int gpu, gp_nvml_readings *out, gp_diag *d);
+
+/*
+ * The MIG devices of GPU gpu now (a GPU not in MIG mode, or a driver without MIG, has none):
+ * up to cap of them into out[], *n how many. Readings NVML does not give are -1. Errors: GP_EINVAL
+ * for a bad index, GP_EUNAVAIL when the GPU is lost; *n is 0 then.
+ */
+int gp_nvml_sample_mig(const gp_nvml *h, int gpu, gp_nvml_mig_reading *out, int cap, int *n,
+                       gp_diag *d);
+
+/*
+ * The processes using GPU gpu and their utilisation since *since_us (a CPU timestamp in
+ * microseconds; 0: whatever the driver still holds), merged per process (the mean of its
+ * samples); up to cap into out[], *n how many. A process that did nothing in the period is not
+ * listed (NVML lists only those with samples). *since_us becomes the newest sample's timestamp,
+ * to pass next time. Errors: GP_ENOTSUP when the library lacks nvmlDeviceGetProcessUtilization or
+ * the GPU does not support it (a GPU in MIG mode), GP_EINVAL for a bad index, GP_ENOMEM, else the
+ * mapping of NVML's code; *n is 0 then.
+ */
+int gp_nvml_process_util(const gp_nvml *h, int gpu, uint64_t *since_us, gp_nvml_proc_util *out,
+                         int cap, int *n, gp_diag *d);
 
 /*
  * What the health check reads (check.h), now: the driver version, the GPU count, and for each GPU
@@ -179,15 +239,18 @@ int gp_nvml_events_wait(gp_nvml_events *e, unsigned int timeout_ms, gp_nvml_even
 void gp_nvml_events_close(gp_nvml_events *e);
 
 /*
- * For the agent's other NVML modules (mig.c), which include agent/nvml_abi.h for the types:
- * the resolved function table (optional functions the library lacks are NULL), the handle of GPU
- * gpu (0 ≤ gpu < gp_nvml_count), and the failure recorder every NVML error goes through: it
+ * For the agent's other NVML modules (mig.c, nvml_sample.c), which include agent/nvml_abi.h for the
+ * types: the resolved function table (optional functions the library lacks are NULL), the handle of
+ * GPU gpu (0 ≤ gpu < gp_nvml_count), and the failure recorder every NVML error goes through: it
  * records "GPU <gpu>: <fname>: <NVML's message> (NVML <rc>)" (gpu -1: the library's path instead
  * of the GPU) and returns the mapped GP_E* code. All borrowed from h.
  */
 const struct gp_nvml_fns *gp_nvml_fns(const gp_nvml *h);
 struct nvmlDevice_st *gp_nvml_device(const gp_nvml *h, int gpu);
 int gp_nvml_fail(const gp_nvml *h, gp_diag *d, int nvml_rc, int gpu, const char *fname);
+/* The MIG profile in a MIG device's name ("NVIDIA A100-SXM4-40GB MIG 1g.5gb" -> "1g.5gb"), into
+ * out (len bytes); "" when the name carries none. */
+void gp_nvml_profile_of(const char *name, char *out, size_t len);
 
 /*
  * The controller's node registration document (see src/ctl/node.c):

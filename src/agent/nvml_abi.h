@@ -308,6 +308,69 @@ typedef enum nvmlDeviceGpuRecoveryAction_s {
     NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET = 4
 } nvmlDeviceGpuRecoveryAction_t;
 
+/* Memory temperature (HBM parts), a field value: degrees C; drivers or GPUs without a memory
+ * sensor answer the entry with an error. */
+#define NVML_FI_DEV_MEMORY_TEMP 82
+
+/* nvmlDeviceGetMemoryInfo_v2's answer (drivers from R510); the caller sets version first.
+ * reserved is what the driver keeps for itself; used excludes it (v1's used includes it). */
+typedef struct nvmlMemory_v2_st {
+    unsigned int version; /* nvmlMemory_v2 */
+    unsigned long long total;
+    unsigned long long reserved;
+    unsigned long long free;
+    unsigned long long used;
+} nvmlMemory_v2_t;
+
+#define nvmlMemory_v2 GP_NVML_STRUCT_VERSION(nvmlMemory_v2_t, 2)
+
+/* The NVLink error counters (nvmlDeviceGetNvLinkErrorCounter), per link since the driver
+ * loaded. */
+typedef enum nvmlNvLinkErrorCounter_enum {
+    NVML_NVLINK_ERROR_DL_REPLAY = 0,   /* data link transmit replays */
+    NVML_NVLINK_ERROR_DL_RECOVERY = 1, /* data link transmit recoveries */
+    NVML_NVLINK_ERROR_DL_CRC_FLIT = 2, /* receive flow control digit CRC errors */
+    NVML_NVLINK_ERROR_DL_CRC_DATA = 3, /* receive data CRC errors */
+    NVML_NVLINK_ERROR_DL_ECC_DATA = 4,
+    NVML_NVLINK_ERROR_COUNT
+} nvmlNvLinkErrorCounter_t;
+
+/* The policies nvmlDeviceGetViolationStatus reports how long they held the clocks down for. */
+typedef enum nvmlPerfPolicyType_enum {
+    NVML_PERF_POLICY_POWER = 0,
+    NVML_PERF_POLICY_THERMAL = 1,
+    NVML_PERF_POLICY_SYNC_BOOST = 2,
+    NVML_PERF_POLICY_BOARD_LIMIT = 3,
+    NVML_PERF_POLICY_LOW_UTILIZATION = 4,
+    NVML_PERF_POLICY_RELIABILITY = 5,
+    NVML_PERF_POLICY_TOTAL_APP_CLOCKS = 10,
+    NVML_PERF_POLICY_TOTAL_BASE_CLOCKS = 11,
+    NVML_PERF_POLICY_COUNT
+} nvmlPerfPolicyType_t;
+
+typedef struct nvmlViolationTime_st {
+    unsigned long long referenceTime; /* CPU timestamp, microseconds */
+    unsigned long long violationTime; /* nanoseconds held below the application clocks */
+} nvmlViolationTime_t;
+
+/* Some bits of nvmlDeviceGetCurrentClocksEventReasons (called ...ThrottleReasons before R535;
+ * the names are those of the current header). */
+#define nvmlClocksEventReasonGpuIdle              0x0000000000000001ULL
+#define nvmlClocksEventReasonSwPowerCap           0x0000000000000004ULL
+#define nvmlClocksEventReasonSwThermalSlowdown    0x0000000000000020ULL
+#define nvmlClocksThrottleReasonHwThermalSlowdown 0x0000000000000040ULL
+
+/* One sample of nvmlDeviceGetProcessUtilization: a process's share of the GPU's engines over
+ * the driver's last sample period (percent). */
+typedef struct nvmlProcessUtilizationSample_st {
+    unsigned int pid;
+    unsigned long long timeStamp; /* CPU timestamp, microseconds */
+    unsigned int smUtil;
+    unsigned int memUtil;
+    unsigned int encUtil;
+    unsigned int decUtil;
+} nvmlProcessUtilizationSample_t;
+
 /*
  * X(return type, symbol, (parameters), required): the functions gpupool calls. Optional ones
  * (0) are absent from older drivers; the agent then does without what they give (see nvml.h).
@@ -396,6 +459,31 @@ typedef enum nvmlDeviceGpuRecoveryAction_s {
       (nvmlDevice_t device, nvmlEnableState_t *isPending), 0)                                      \
     X(nvmlReturn_t, nvmlDeviceGetFieldValues,                                                      \
       (nvmlDevice_t device, int valuesCount, nvmlFieldValue_t *values), 0)                         \
+    X(nvmlReturn_t, nvmlDeviceGetMemoryInfo_v2, (nvmlDevice_t device, nvmlMemory_v2_t *memory), 0) \
+    X(nvmlReturn_t, nvmlDeviceGetEncoderUtilization,                                               \
+      (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs), 0)         \
+    X(nvmlReturn_t, nvmlDeviceGetDecoderUtilization,                                               \
+      (nvmlDevice_t device, unsigned int *utilization, unsigned int *samplingPeriodUs), 0)         \
+    X(nvmlReturn_t, nvmlDeviceGetPowerManagementLimit, (nvmlDevice_t device, unsigned int *limit), \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceGetTotalEnergyConsumption,                                           \
+      (nvmlDevice_t device, unsigned long long *energy), 0)                                        \
+    X(nvmlReturn_t, nvmlDeviceGetPcieReplayCounter, (nvmlDevice_t device, unsigned int *value), 0) \
+    X(nvmlReturn_t, nvmlDeviceGetNvLinkErrorCounter,                                               \
+      (nvmlDevice_t device, unsigned int link, nvmlNvLinkErrorCounter_t counter,                   \
+       unsigned long long *counterValue),                                                          \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceGetViolationStatus,                                                  \
+      (nvmlDevice_t device, nvmlPerfPolicyType_t perfPolicyType, nvmlViolationTime_t *violTime),  \
+      0)                                                                                           \
+    X(nvmlReturn_t, nvmlDeviceGetCurrentClocksEventReasons,                                        \
+      (nvmlDevice_t device, unsigned long long *clocksEventReasons), 0)                            \
+    X(nvmlReturn_t, nvmlDeviceGetCurrentClocksThrottleReasons,                                     \
+      (nvmlDevice_t device, unsigned long long *clocksThrottleReasons), 0)                         \
+    X(nvmlReturn_t, nvmlDeviceGetProcessUtilization,                                               \
+      (nvmlDevice_t device, nvmlProcessUtilizationSample_t *utilization,                           \
+       unsigned int *processSamplesCount, unsigned long long lastSeenTimeStamp),                   \
+      0)                                                                                           \
     X(nvmlReturn_t, nvmlEventSetCreate, (nvmlEventSet_t *set), 1)                                  \
     X(nvmlReturn_t, nvmlDeviceRegisterEvents,                                                      \
       (nvmlDevice_t device, unsigned long long eventTypes, nvmlEventSet_t set), 1)                 \
@@ -438,6 +526,13 @@ _Static_assert(sizeof(nvmlComputeInstanceProfileInfo_t) == 36,
 _Static_assert(sizeof(nvmlComputeInstanceInfo_t) == 32, "nvmlComputeInstanceInfo_t size");
 _Static_assert(offsetof(nvmlProcessInfo_t, usedGpuMemory) == 8, "nvmlProcessInfo_t layout");
 _Static_assert(sizeof(nvmlProcessInfo_t) == 24, "nvmlProcessInfo_t size");
+_Static_assert(offsetof(nvmlMemory_v2_t, reserved) == 16, "nvmlMemory_v2_t layout");
+_Static_assert(sizeof(nvmlMemory_v2_t) == 40, "nvmlMemory_v2_t size");
+_Static_assert(nvmlMemory_v2 == 0x02000028u, "nvmlMemory_v2");
+_Static_assert(sizeof(nvmlViolationTime_t) == 16, "nvmlViolationTime_t size");
+_Static_assert(offsetof(nvmlProcessUtilizationSample_t, timeStamp) == 8,
+               "nvmlProcessUtilizationSample_t layout");
+_Static_assert(sizeof(nvmlProcessUtilizationSample_t) == 32, "nvmlProcessUtilizationSample_t size");
 _Static_assert(sizeof(nvmlValue_t) == 8, "nvmlValue_t size");
 _Static_assert(offsetof(nvmlFieldValue_t, valueType) == 24, "nvmlFieldValue_t layout");
 _Static_assert(offsetof(nvmlFieldValue_t, value) == 32, "nvmlFieldValue_t layout");

@@ -239,6 +239,18 @@ int gp_replicas_stop_reason(const char *state_dir, const gp_replica_key *k, char
     return buf[0] != '\0';
 }
 
+/* The job's labels from spec.json: name, tenant, queue and the MIG profile. */
+static void watch_labels(json_t *spec, gp_replica_watch *out)
+{
+    const char *name = "", *tenant = "", *queue = "", *profile = "";
+    json_unpack(spec, "{s?s, s?s, s?s}", "name", &name, "tenant", &tenant, "queue", &queue);
+    json_unpack(spec, "{s:{s:{s:s}}}", "spec", "resources", "mig_profile", &profile);
+    snprintf(out->name, sizeof(out->name), "%s", name);
+    snprintf(out->tenant, sizeof(out->tenant), "%s", tenant);
+    snprintf(out->queue, sizeof(out->queue), "%s", queue);
+    snprintf(out->mig_profile, sizeof(out->mig_profile), "%s", profile);
+}
+
 int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_replica_watch *out,
                            gp_diag *d)
 {
@@ -258,6 +270,7 @@ int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_re
     if (!spec) {
         return gp_diag_set(d, GP_EPARSE, "%s: %s", path, err.text);
     }
+    watch_labels(spec, out);
     size_t i;
     json_t *g;
     json_array_foreach(json_object_get(spec, "gpus"), i, g)
@@ -265,14 +278,18 @@ int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_re
         /* The rule run_spec (agent.c) gives the job its limit by. */
         int index = -1, milli = 1000, start = -1;
         json_int_t mem = 0;
-        json_unpack(g, "{s?i, s?i, s?I, s?i}", "index", &index, "milli", &milli, "memory_mib", &mem,
-                    "mig_start", &start);
+        const char *mig_uuid = "";
+        json_unpack(g, "{s?i, s?i, s?I, s?i, s?s}", "index", &index, "milli", &milli, "memory_mib",
+                    &mem, "mig_start", &start, "mig_uuid", &mig_uuid);
         if (index < 0 || out->use.ngpus == GP_MEMWATCH_MAX_GPUS) {
             continue;
         }
+        gp_replica_gpu *r = &out->gpus[out->use.ngpus];
         gp_memwatch_gpu *w = &out->use.gpus[out->use.ngpus++];
         w->index = index;
         w->limit_mib = start < 0 && milli < 1000 && mem > 0 ? (int64_t)mem : 0;
+        *r = (gp_replica_gpu){milli, mem > 0 ? (int64_t)mem : 0, start, "", -1, -1};
+        snprintf(r->mig_uuid, sizeof(r->mig_uuid), "%s", mig_uuid);
     }
     json_decref(spec);
     return 0;

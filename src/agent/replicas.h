@@ -57,17 +57,40 @@ int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_g
  * itself). */
 int gp_replicas_stop_reason(const char *state_dir, const gp_replica_key *k, char *buf, size_t cap);
 
-/* A running replica as the GPU memory watch sees it. */
+/* Job labels read from spec.json are cut to this many bytes (with the NUL). */
+#define GP_REPLICAS_LABEL_MAX 128
+
+/* A GPU of a running replica as its spec.json gives it (the desired replica's gpus[] entry, with
+ * the MIG device the agent made for it), and what the agent's round measured of it (usage.h). */
+typedef struct gp_replica_gpu {
+    int milli;          /* thousandths of the GPU; 1000: the whole GPU */
+    int64_t memory_mib; /* the memory of its share (a fraction); 0: none given */
+    int mig_start;      /* first memory slice of its MIG instance; -1: not a MIG slice */
+    char mig_uuid[96];  /* "MIG-…" of that instance; "" unknown */
+    /* Measured (usage.h), -1 unknown: the utilisation a heartbeat reports for it (percent), and
+     * the one its slice metric shows (percent; a fraction's only from its own processes). */
+    int util;
+    int slice_util;
+} gp_replica_gpu;
+
+/* A running replica as the agent's round sees it: the GPU memory watch and the metrics. */
 typedef struct gp_replica_watch {
     gp_memwatch_replica use; /* key, and per GPU its index and limit (used_mib 0, uuid NULL) */
-    pid_t leader;            /* the job's leader, whose session the job runs in; 0: not alive */
-    pid_t supervisor;        /* its gpupool-run (a child subreaper); 0: not alive */
+    gp_replica_gpu gpus[GP_MEMWATCH_MAX_GPUS]; /* the same GPUs as use.gpus, in the same order */
+    /* The job's name, tenant and queue (desired document's name, tenant, queue) and its MIG
+     * profile (spec.resources.mig_profile); "" when spec.json has none. */
+    char name[GP_REPLICAS_LABEL_MAX];
+    char tenant[GP_REPLICAS_LABEL_MAX];
+    char queue[GP_REPLICAS_LABEL_MAX];
+    char mig_profile[32];
+    pid_t leader;     /* the job's leader, whose session the job runs in; 0: not alive */
+    pid_t supervisor; /* its gpupool-run (a child subreaper); 0: not alive */
 } gp_replica_watch;
 
-/* Fills out from a replica's directory: the live leader and supervisor, and its GPUs from
- * spec.json, with the limit the job was given (the GPU's memory_mib for a fraction of a GPU,
- * milli < 1000 outside MIG; 0, none, otherwise). GP_EIO/GP_EPARSE with d set when spec.json
- * cannot be read or understood. */
+/* Fills out from a replica's directory: the live leader and supervisor, the job's labels, and its
+ * GPUs from spec.json, with the limit the job was given (the GPU's memory_mib for a fraction of a
+ * GPU, milli < 1000 outside MIG; 0, none, otherwise); util and slice_util are -1. GP_EIO/GP_EPARSE
+ * with d set when spec.json cannot be read or understood. */
 int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_replica_watch *out,
                            gp_diag *d);
 

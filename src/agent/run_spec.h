@@ -6,6 +6,8 @@
  *
  *   job, replica, epoch          integers, required
  *   name                         the job's name (optional)
+ *   tenant, queue                the job's tenant and queue (optional; the agent labels the
+ *                                job's metrics with them, gpupool-run does not read them)
  *   world_size                   replicas in the job (default 1); > 1 makes it a gang
  *   restart_count                default 0
  *   cpu_milli, memory_mib        limits (0 or absent: none)

@@ -44,6 +44,7 @@ int gp_cli_priorityclass(int argc, char **argv);
 int gp_cli_volume(int argc, char **argv);
 int gp_cli_token(int argc, char **argv);
 int gp_cli_audit(int argc, char **argv);
+int gp_cli_usage(int argc, char **argv);
 int gp_cli_login(int argc, char **argv);
 int gp_cli_whoami(int argc, char **argv);
 int gp_cli_up(int argc, char **argv);

@@ -31,6 +31,7 @@ static const gp_cli_command commands[] = {
     {"volume", gp_cli_volume, 1, "register, change or delete volumes (host directories)"},
     {"token", gp_cli_token, 1, "create, list or revoke API tokens"},
     {"audit", gp_cli_audit, 1, "show the audit log: who changed what, and when (admin)"},
+    {"usage", gp_cli_usage, 1, "show metered GPU-hours and cost (table, csv, xlsx, json)"},
     {"login", gp_cli_login, 1, "check a server and token and save them for later commands"},
     {"whoami", gp_cli_whoami, 1, "show the role and tenant of the token in use"},
     {"up", gp_cli_up, 1, "start a local pool: gpupoold and agents with simulated GPUs"},

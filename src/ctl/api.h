@@ -121,6 +121,11 @@ void api_whoami(api_req *rq);
 void api_healthz(api_req *rq);
 void api_readyz(api_req *rq);
 void api_openapi(api_req *rq);
+/* GET /v1/usage: the metering report (api_usage.c). */
+void api_usage(api_req *rq);
+/* GET /metrics and GET /v1/sd/prometheus (api_metrics.c). */
+void api_metrics(api_req *rq);
+void api_sd_prometheus(api_req *rq);
 
 /* ---- documents shown by the API ---- */
 /* A job as the API shows it (placement with node names and GPU UUIDs). Under the state lock. */

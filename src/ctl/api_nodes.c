@@ -13,6 +13,7 @@
 #include "ctl/api.h"
 #include "ctl/doc.h"
 #include "ctl/idle.h"
+#include "ctl/meter.h"
 #include "ctl/recovery.h"
 
 #include "base/log.h"
@@ -367,6 +368,7 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int 
         }
     }
     if (running) {
+        ctl_meter_report(g, j, replica, util, ctl_now_ms());
         int rc = ctl_idle_report(g, j, replica, util, d);
         if (rc < 0 || !j->replicas) {
             *changed |= !j->replicas;

@@ -7,10 +7,13 @@
  * and has not touched memory; an op whose audit record cannot be written after it ran is rolled
  * back too, and memory reloaded; a COMMIT that fails reloads memory from the store. Long-poll
  * waiters of desired documents are woken (ctl_desired_publish) after the commit, before the
- * lock is released, so what they are answered has been committed.
+ * lock is released, so what they are answered has been committed. Alerts raised by a change
+ * (notify.h) go to the sender likewise, after the commit; those of a rolled-back op or group are
+ * dropped.
  */
 #include "ctl/audit.h"
 #include "base/clock.h"
+#include "ctl/notify.h"
 #include "ctl/server.h"
 
 #include "base/log.h"
@@ -57,6 +60,7 @@ static void run_one(gpupoold *g, ctl_op *op)
     gp_diag_clear(&op->diag);
     op->status = op->status ? op->status : 200;
     int rc = gp_store_savepoint(g->store, &op->diag);
+    size_t alerts = ctl_notify_mark(g);
     if (rc == 0) {
         g->op_now = op;
         rc = op->run(g, op, &op->diag);
@@ -67,6 +71,7 @@ static void run_one(gpupoold *g, ctl_op *op)
         g->op_now = NULL;
         if (rc < 0) {
             gp_store_savepoint_rollback(g->store);
+            ctl_notify_rollback(g, alerts);
             if (changed || op->audit.failed) {
                 ctl_reload(g);
             }
@@ -110,9 +115,11 @@ static void run_group(gpupoold *g, ctl_op *ops)
             op->rc = GP_EUNAVAIL;
             gp_diag_set(&op->diag, GP_EUNAVAIL, "the store failed to commit: %s; retry", d.msg);
         }
+        ctl_notify_rollback(g, 0);
         ctl_reload(g);
         kick = true;
     }
+    ctl_notify_publish(g);
     ctl_auth_refresh(g);
     ctl_desired_publish(&g->st);
     pthread_mutex_unlock(&g->st.lock);
@@ -128,20 +135,24 @@ static void run_group(gpupoold *g, ctl_op *ops)
 
 static void cycle(gpupoold *g)
 {
-    int64_t t0 = gp_mono_ms();
+    int64_t t0_us = ctl_metrics_now_us();
     gp_diag d;
     gp_diag_clear(&d);
     pthread_mutex_lock(&g->st.lock);
     ctl_check_liveness(g);
     int rc = ctl_schedule(g, &d);
+    ctl_notify_nodes(g, ctl_now_ms());
+    ctl_notify_publish(g);
     ctl_desired_publish(&g->st);
     pthread_mutex_unlock(&g->st.lock);
     if (rc < 0) {
         GP_LOG(GP_LOG_ERROR, "sched", "cycle failed: %s", d.msg);
     }
     g->last_cycle_ms = gp_mono_ms();
+    int64_t us = ctl_metrics_now_us() - t0_us;
     atomic_fetch_add(&g->stats.cycles, 1);
-    atomic_store(&g->stats.cycle_us_last, (g->last_cycle_ms - t0) * 1000);
+    atomic_store(&g->stats.cycle_us_last, us);
+    ctl_metrics_cycle(&g->metrics, us);
 }
 
 /* Cycles run at least every scheduling interval, and soon after a kick, but no closer together

@@ -42,6 +42,7 @@ typedef enum opt_type {
     T_DURATION, /* int64_t milliseconds within [min, max] */
     T_SIZE,     /* int64_t bytes within [min, max] */
     T_COSTMAP,  /* gp_ctl_cost_map */
+    T_URLS,     /* http:// or https:// URLs, comma-separated, at most max of them; as text */
 } opt_type;
 
 #define F_REQUIRED 1u /* no default: some source must set it */
@@ -317,6 +318,55 @@ static const opt options[] = {
      .def = "10m",
      .help = "how long after a fault drained a GPU its node is asked for a health check; a "
              "pass returns the GPU to service (retired GPUs excepted)"},
+    {.key = "alerts.alertmanager",
+     .type = T_URLS,
+     .flags = F_EMPTY_OK,
+     AT(alerts.alertmanager),
+     .max = 8,
+     .def = "",
+     .help = "Alertmanager base URLs the controller sends its events to (GPU drained, node lost, "
+             "job restarted after a fault, tenant blocked by its quota), each to every URL; "
+             "empty: none sent"},
+    {.key = "alerts.retry_max",
+     .type = T_DURATION,
+     AT(alerts.retry_max_ms),
+     .min = 0,
+     .max = 24 * HOUR,
+     .def = "5m",
+     .help = "how long an alert an Alertmanager did not take is retried (backoff from 1s "
+             "doubling to 1m) before it is counted failed and dropped"},
+    {.key = "alerts.resolve_after",
+     .type = T_DURATION,
+     AT(alerts.resolve_after_ms),
+     .min = SEC,
+     .max = 7 * 24 * HOUR,
+     .def = "1h",
+     .help = "endsAt of an event alert, counted from its start; ongoing conditions (node lost, "
+             "quota) are sent again every half of it while they last and resolved when they end"},
+    {.key = "alerts.external_url",
+     .type = T_URLS,
+     .flags = F_EMPTY_OK,
+     AT(alerts.external_url),
+     .max = 1,
+     .def = "",
+     .help = "the controller's URL as users reach it: alerts link to the object's API URL "
+             "under it (generatorURL); empty: no link"},
+    {.key = "billing.price_table",
+     .type = T_PATH,
+     .flags = F_EMPTY_OK,
+     AT(billing.price_table),
+     .def = "",
+     .help = "YAML file of GPU prices by model and date, CPU and memory prices and the shared-GPU "
+             "discount (docs/billing.md); read at start, a bad one stops the start; empty: usage "
+             "is reported without cost"},
+    {.key = "billing.used_flush_interval",
+     .type = T_DURATION,
+     AT(billing.used_flush_ms),
+     .min = SEC,
+     .max = HOUR,
+     .def = "1m",
+     .help = "how often the utilisation-weighted (used) GPU time of running placements is written "
+             "(it is also written when a placement ends); a crash loses at most this much of it"},
 };
 
 #define NOPTIONS ((int)(sizeof(options) / sizeof(options[0])))
@@ -760,6 +810,41 @@ static int set_scaled(const opt *o, const char *s, void *field, char *why)
 
 /* Parses text s as option o's value into c. 0, or GP_EINVAL with the problem in why (WHY_MAX
  * bytes); c may then be partly changed, so callers work on a copy. */
+/* A list of base URLs: each http:// or https:// with a host, no spaces or controls, none empty;
+ * stored as given. */
+static int set_urls(const opt *o, const char *s, char *field, char *why)
+{
+    int rc = set_text(o, s, field, why);
+    if (rc < 0 || s[0] == '\0') {
+        return rc;
+    }
+    int64_t n = 0;
+    for (const char *p = s;; n++) {
+        size_t len = strcspn(p, ",");
+        size_t scheme = strncmp(p, "http://", 7) == 0 ? 7 : strncmp(p, "https://", 8) == 0 ? 8 : 0;
+        if (len == 0) {
+            return bad(why, "an empty entry in the list of URLs");
+        }
+        if (!scheme || len <= scheme || p[scheme] == '/') {
+            return bad(why, "%.*s: expected an http:// or https:// URL",
+                       (int)(len < 100 ? len : 100), p);
+        }
+        for (size_t i = 0; i < len; i++) {
+            if (isspace((unsigned char)p[i]) || iscntrl((unsigned char)p[i])) {
+                return bad(why, "URLs must not contain spaces or control characters");
+            }
+        }
+        if (!p[len]) {
+            break;
+        }
+        p += len + 1;
+    }
+    if (n + 1 > o->max) {
+        return bad(why, "at most %lld URL%s", (long long)o->max, o->max == 1 ? "" : "s");
+    }
+    return 0;
+}
+
 static int set_value(const opt *o, const char *s, gp_ctl_config *c, char *why)
 {
     char *field = (char *)c + o->off;
@@ -792,6 +877,8 @@ static int set_value(const opt *o, const char *s, gp_ctl_config *c, char *why)
         return set_scaled(o, s, field, why);
     case T_COSTMAP:
         return parse_costmap(s, (gp_ctl_cost_map *)(void *)field, why);
+    case T_URLS:
+        return set_urls(o, s, field, why);
     }
     return bad(why, "internal error: unknown option type");
 }
@@ -807,6 +894,7 @@ static void format_value(const opt *o, const gp_ctl_config *c, char *buf, size_t
     switch (o->type) {
     case T_STRING:
     case T_PATH:
+    case T_URLS:
         snprintf(buf, n, "%s", field);
         return;
     case T_ADDR:
@@ -934,10 +1022,38 @@ static int file_costmap(const file_src *f, const char *path, json_t *obj, gp_ctl
     return 0;
 }
 
+/* A list of URLs in the file (a YAML sequence): joined with commas, then read as one value. */
+static int file_urls(const file_src *f, const opt *o, json_t *v, gp_ctl_config *c, gp_diag *d)
+{
+    char text[GP_CTL_PATH_MAX], why[WHY_MAX];
+    size_t used = 0, i;
+    json_t *e;
+    text[0] = '\0';
+    json_array_foreach(v, i, e)
+    {
+        const char *s = json_string_value(e);
+        if (!s) {
+            return file_err(f, o->key, "must be a list of URLs", d);
+        }
+        int w = snprintf(text + used, sizeof(text) - used, "%s%s", i ? "," : "", s);
+        if (w < 0 || (size_t)w >= sizeof(text) - used) {
+            return file_err(f, o->key, "the URLs are too long", d);
+        }
+        used += (size_t)w;
+    }
+    if (set_value(o, text, c, why) < 0) {
+        return file_err(f, o->key, why, d);
+    }
+    return 0;
+}
+
 static int file_value(const file_src *f, const opt *o, json_t *v, gp_ctl_config *c, gp_diag *d)
 {
     if (o->type == T_COSTMAP && json_is_object(v)) {
         return file_costmap(f, o->key, v, c, d);
+    }
+    if (o->type == T_URLS && json_is_array(v)) {
+        return file_urls(f, o, v, c, d);
     }
     char buf[64], why[WHY_MAX];
     const char *text = scalar_text(v, buf, sizeof(buf));
@@ -1284,7 +1400,7 @@ static void put_quoted(FILE *f, const char *s)
 
 static bool quoted_type(opt_type t)
 {
-    return t == T_STRING || t == T_PATH || t == T_ADDR;
+    return t == T_STRING || t == T_PATH || t == T_ADDR || t == T_URLS;
 }
 
 static void dump_value(FILE *f, const opt *o, const gp_ctl_config *c, const char *indent,
@@ -1335,13 +1451,14 @@ int gp_ctl_config_dump(const gp_ctl_config *cfg, FILE *f)
 static void value_name(const opt *o, char *buf, size_t n)
 {
     static const char *const names[] = {
-        [T_STRING] = "NAME",    [T_PATH] = "PATH",
-        [T_ADDR] = "HOST:PORT", [T_ENUM] = "",
-        [T_BOOL] = "[BOOL]",    [T_INT] = "N",
-        [T_DOUBLE] = "NUMBER",  [T_DURATION] = "DURATION",
-        [T_SIZE] = "SIZE",      [T_COSTMAP] = "MODEL=PRICE,...",
+        [T_STRING] = "NAME",       [T_PATH] = "PATH",
+        [T_ADDR] = "HOST:PORT",    [T_ENUM] = "",
+        [T_BOOL] = "[BOOL]",       [T_INT] = "N",
+        [T_DOUBLE] = "NUMBER",     [T_DURATION] = "DURATION",
+        [T_SIZE] = "SIZE",         [T_COSTMAP] = "MODEL=PRICE,...",
+        [T_URLS] = "URL[,URL...]",
     };
-    snprintf(buf, n, "%s", names[o->type]);
+    snprintf(buf, n, "%s", o->type == T_URLS && o->max == 1 ? "URL" : names[o->type]);
     for (int i = 0; o->type == T_ENUM && o->choices[i]; i++) {
         size_t used = strlen(buf);
         snprintf(buf + used, n - used, "%s%s", i ? "|" : "", o->choices[i]);
@@ -1383,6 +1500,13 @@ static void type_text(const opt *o, char *buf, size_t n)
         return;
     case T_PATH:
         snprintf(buf, n, "path");
+        return;
+    case T_URLS:
+        if (o->max > 1) {
+            snprintf(buf, n, "http(s) URLs, comma-separated, at most %lld", (long long)o->max);
+        } else {
+            snprintf(buf, n, "http(s) URL");
+        }
         return;
     case T_ADDR:
         snprintf(buf, n, "HOST:PORT%s", o->flags & F_EMPTY_OK ? " or empty" : "");

@@ -15,6 +15,7 @@
  *   sizes      bytes, or a number with B, K, Ki, KiB, M, Mi or MiB (all powers of 1024)
  *   booleans   true/false, yes/no, on/off, 1/0 (any case); a bool flag alone means true
  *   HOST:PORT  name or IPv4 address, or [IPv6]; port 0..65535
+ *   URLs       http:// or https:// URLs separated by commas (alerts.alertmanager)
  *   model_cost in the file a mapping {A100-80GB: 2.5}; in env and flags "A100-80GB=2.5,H100=4"
  *
  * Errors name where the bad value came from: `config.yaml:7: scheduler.node_policy: must be one
@@ -117,6 +118,16 @@ typedef struct gp_ctl_config {
         double spare_fraction;     /* 0..0.5, default 0 */
         int64_t recheck_after_ms;  /* default 10m */
     } faults;
+    struct {
+        char alertmanager[GP_CTL_PATH_MAX]; /* comma-separated base URLs; "" = no alerts */
+        int64_t retry_max_ms;               /* default 5m */
+        int64_t resolve_after_ms;           /* default 1h */
+        char external_url[GP_CTL_PATH_MAX]; /* generatorURL base; "" = none */
+    } alerts;
+    struct {
+        char price_table[GP_CTL_PATH_MAX]; /* YAML file (docs/billing.md); "" = no prices */
+        int64_t used_flush_ms;             /* default 1m */
+    } billing;
 } gp_ctl_config;
 
 /* What the command line asked for besides settings. */

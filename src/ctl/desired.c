@@ -69,11 +69,16 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
         j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size", j->spec.replicas,
         "restart_count", j->restarts, "cpu_milli", (json_int_t)rep->a.cpu_milli, "memory_mib",
         (json_int_t)rep->a.memory_mib, "gpus", gpus, "spec", spec ? spec : json_object());
+    /* the job's tenant and queue: the agent labels the job's metrics with them */
+    const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
+    if (t) {
+        json_object_set_new(doc, "tenant", json_string(t->lim.name));
+    }
+    json_object_set_new(doc, "queue", json_string(j->spec.queue));
     if (j->spec.nvolumes > 0) {
         json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
     }
     if (st->checkpoint_root && st->checkpoint_root[0]) {
-        const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
         json_object_set_new(doc, "checkpoint_dir",
                             json_sprintf("%s/%s/%lld", st->checkpoint_root, t ? t->lim.name : "-",
                                          (long long)j->id));

@@ -5,6 +5,8 @@
  * committer, inside its transaction.
  */
 #include "ctl/api.h"
+#include "ctl/meter.h"
+#include "ctl/notify.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,15 +42,19 @@ int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, g
 int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_state to,
                           const char *event, gp_diag *d)
 {
+    int64_t now = ctl_now_ms(); /* the event's time is the end of the usage record */
     int rc = gp_store_placement_clear(g->store, j->id, d);
     if (rc == 0) {
         rc = ctl_job_store(g, next, to, d); /* next's replicas say where it ran */
     }
     if (rc == 0) {
-        rc = ctl_job_event(g, j->id, event, next->reason, d);
+        rc = ctl_job_event_at(g, j->id, now, event, next->reason, d);
     }
     if (rc == 0) {
         rc = ctl_audit_free(g, j, NULL, event, next->reason, d);
+    }
+    if (rc == 0) {
+        rc = ctl_meter_close(g, j, now, d);
     }
     if (rc < 0) {
         return rc;
@@ -141,8 +147,12 @@ int ctl_job_fault(gpupoold *g, ctl_job *j, ctl_fault_kind kind, const char *caus
     next.fault_ms[0] = now;
     snprintf(next.reason, sizeof(next.reason), "restarting after %.200s (restart %d)", cause,
              next.restarts);
-    return ctl_job_end_placement(g, j, &next, CTL_PENDING,
-                                 kind == CTL_FAULT_MAINTENANCE ? "Requeued" : "Restarting", d);
+    int rc = ctl_job_end_placement(g, j, &next, CTL_PENDING,
+                                   kind == CTL_FAULT_MAINTENANCE ? "Requeued" : "Restarting", d);
+    if (rc == 0 && hw) {
+        ctl_notify_job_restarted(g, j, cause);
+    }
+    return rc;
 }
 
 int ctl_job_fail(gpupoold *g, ctl_job *j, const char *cause, gp_diag *d)

@@ -5,6 +5,7 @@
 
 #include "base/log.h"
 #include "ctl/api.h"
+#include "ctl/notify.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -42,6 +43,17 @@ static int jobs_on(ctl_state *st, const ctl_node *n, int gpu, bool multi, ctl_jo
     return k;
 }
 
+/* The class of a restart's cause (gpupool_job_restarts_total), from the causes this file
+ * writes: "XID 48 (...) on node ...", "node-lost: ...", "health check: ... on node ...". */
+static ctl_restart_cause restart_cause(ctl_jobs_act act, const char *cause)
+{
+    return act == CTL_ACT_MAINTENANCE                ? CTL_RESTART_MAINTENANCE
+           : strncmp(cause, "XID ", 4) == 0          ? CTL_RESTART_XID
+           : strncmp(cause, "node-lost", 9) == 0     ? CTL_RESTART_NODE_LOST
+           : strncmp(cause, "health check", 12) == 0 ? CTL_RESTART_HEALTH
+                                                     : CTL_RESTART_OTHER;
+}
+
 int ctl_node_end_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, ctl_jobs_act act,
                       const char *cause, gp_diag *d)
 {
@@ -69,6 +81,9 @@ int ctl_node_end_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, ctl_jobs_ac
         rc = act == CTL_ACT_FAIL      ? ctl_job_fail(g, j, cause, d)
              : act == CTL_ACT_RESTART ? ctl_job_fault(g, j, CTL_FAULT_HARDWARE, cause, d)
                                       : ctl_job_fault(g, j, CTL_FAULT_MAINTENANCE, cause, d);
+        if (rc == 0 && ctl_job_state_waits(j->state)) {
+            ctl_metrics_restart(&g->metrics, restart_cause(act, cause));
+        }
     }
     free(jobs);
     return rc;
@@ -132,11 +147,15 @@ int ctl_gpu_drain(gpupoold *g, ctl_node *n, int gpu, const char *reason, bool au
         return rc;
     }
     ctl_node next = *n;
+    bool was_drained = n->gpus[gpu].drained;
     mark_drained(&next.gpus[gpu], reason, automatic, retire, ctl_now_ms());
     rc = ctl_node_commit(g, n, &next, d);
     if (rc == 0) {
         GP_LOG(GP_LOG_WARN, "faults", "node=%s gpu=%d uuid=%s drained: %s", n->name, gpu,
                n->gpus[gpu].uuid, n->gpus[gpu].drain_reason);
+        if (!was_drained) {
+            ctl_notify_gpu_drained(g, n, gpu, false, n->gpus[gpu].drained_ms);
+        }
     }
     return rc;
 }
@@ -145,6 +164,8 @@ int ctl_gpu_undrain(gpupoold *g, ctl_node *n, int gpu, const char *by, gp_diag *
 {
     ctl_node next = *n;
     ctl_gpu_info *gi = &next.gpus[gpu];
+    bool was_drained = gi->drained;
+    int64_t drained_ms = gi->drained_ms;
     gi->drained = gi->drain_auto = gi->retired = false;
     gi->drain_reason[0] = 0;
     gi->drained_ms = gi->check_seq = 0;
@@ -155,6 +176,9 @@ int ctl_gpu_undrain(gpupoold *g, ctl_node *n, int gpu, const char *by, gp_diag *
     if (rc == 0) {
         GP_LOG(GP_LOG_INFO, "faults", "node=%s gpu=%d uuid=%s back in service by %s", n->name, gpu,
                n->gpus[gpu].uuid, by);
+        if (was_drained) {
+            ctl_notify_gpu_drained(g, n, gpu, true, drained_ms);
+        }
     }
     return rc;
 }
@@ -183,6 +207,7 @@ static int one_xid(gpupoold *g, ctl_node *n, int gpu, int xid, int64_t now, gp_d
     ctl_gpu_info *gi = &n->gpus[gpu];
     gi->xids++;
     gi->last_xid = xid;
+    ctl_metrics_xid(&g->metrics, n->name, gpu, xid);
     ctl_fault_action a;
     ctl_node next = *n;
     ctl_fault_decide(xid, &next.gpus[gpu].faults, now, &a);
@@ -206,10 +231,14 @@ static int one_xid(gpupoold *g, ctl_node *n, int gpu, int xid, int64_t now, gp_d
         snprintf(reason, sizeof(reason), "XID %d (%s)", xid, a.what);
         mark_drained(&next.gpus[gpu], reason, true, a.retire, now);
     }
+    bool was_drained = gi->drained;
     rc = rc < 0 ? rc : ctl_node_commit(g, n, &next, d);
     if (rc == 0 && a.drain_gpu) {
         GP_LOG(GP_LOG_WARN, "faults", "node=%s gpu=%d uuid=%s drained: %s", n->name, gpu, gi->uuid,
                gi->drain_reason);
+        if (!was_drained) {
+            ctl_notify_gpu_drained(g, n, gpu, false, gi->drained_ms);
+        }
     }
     return rc < 0 ? rc : a.jobs != CTL_JOBS_KEEP || a.drain_gpu || a.drain_node;
 }
@@ -321,7 +350,11 @@ int ctl_recovery_idle(gpupoold *g, ctl_job *j, int r, int64_t idle_ms, gp_diag *
     }
     GP_LOG(GP_LOG_WARN, "faults", "job=%lld %s", (long long)j->id, cause);
     if (j->spec.restart_policy != GP_RESTART_NEVER && j->restarts < j->spec.max_restarts) {
-        return ctl_job_fail(g, j, cause, d);
+        rc = ctl_job_fail(g, j, cause, d);
+        if (rc == 0 && ctl_job_state_waits(j->state)) {
+            ctl_metrics_restart(&g->metrics, CTL_RESTART_HUNG);
+        }
+        return rc;
     }
     rep->hung = true;
     return 0;
@@ -434,6 +467,7 @@ int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
     }
     int rc = 0;
     if (any) {
+        size_t alerts = ctl_notify_mark(g);
         rc = gp_store_begin(g->store, d);
         for (int i = 0; rc == 0 && i < st->nnodes; i++) {
             int what = due(g, &st->nodes[i], now);
@@ -444,6 +478,7 @@ int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
         }
         if (rc < 0) {
             gp_store_rollback(g->store);
+            ctl_notify_rollback(g, alerts);
             ctl_reload(g); /* memory may hold some of the changes */
         }
     }

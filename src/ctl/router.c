@@ -24,6 +24,9 @@ const api_route api_routes[] = {
     {"GET", "/healthz", R_ANYONE, api_healthz, "Liveness: the process answers"},
     {"GET", "/readyz", R_ANYONE, api_readyz, "Readiness: the store is open and the state loaded"},
     {"GET", "/openapi.json", R_ANYONE, api_openapi, "This API, as OpenAPI 3"},
+    {"GET", "/metrics", R_ANYONE, api_metrics, "The controller's metrics, for Prometheus"},
+    {"GET", "/v1/sd/prometheus", R_ANYONE, api_sd_prometheus,
+     "The nodes' agents as Prometheus HTTP service discovery targets"},
     {"GET", "/v1/whoami", R_PEOPLE | R_AGENT | R_JOIN, api_whoami, "The caller's role and tenant"},
     {"POST", "/v1/jobs", R_PEOPLE, api_jobs_submit, "Submit a job (JSON or YAML)"},
     {"GET", "/v1/jobs", R_PEOPLE, api_jobs_list, "List jobs with filters and pagination"},
@@ -81,6 +84,8 @@ const api_route api_routes[] = {
     {"POST", "/v1/tokens", R_ADMIN, api_tokens_create, "Create a token; the secret is shown once"},
     {"DELETE", "/v1/tokens/{token}", R_ADMIN, api_tokens_revoke, "Revoke a token"},
     {"GET", "/v1/audit", R_ADMIN, api_audit_list, "The audit log: who changed what, and when"},
+    {"GET", "/v1/usage", R_PEOPLE, api_usage,
+     "Metered usage and cost by tenant, queue, node, job or GPU model"},
     {NULL, NULL, 0, NULL, NULL},
 };
 
@@ -287,7 +292,9 @@ static bool within_rate(api_req *rq)
     return false;
 }
 
-void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *resp)
+/* Matches the route, checks the caller and runs the handler; *route is set once matched. */
+static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *resp,
+                     const api_route **route)
 {
     api_req rq;
     memset(&rq, 0, sizeof(rq));
@@ -324,7 +331,7 @@ void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *re
         return;
     }
     match(hit->pattern, req->path, &rq);
-    rq.route = hit;
+    rq.route = *route = hit;
     if (hit->roles != R_ANYONE) {
         if (authenticate(&rq) < 0 || !within_rate(&rq)) {
             return;
@@ -338,6 +345,20 @@ void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *re
     hit->handler(&rq);
     GP_LOG(GP_LOG_DEBUG, "http", "method=%s path=%s status=%d role=%s", req->method, req->path,
            resp->status, ctl_role_name(rq.who.role));
+}
+
+/* Every request's duration is observed by its route's pattern (gpupool_http_request_duration_
+ * seconds); a deferred answer (a long-poll that waits: no status yet) is not. */
+void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *resp)
+{
+    gpupoold *g = ctx;
+    const api_route *route = NULL;
+    int64_t t0 = ctl_metrics_now_us();
+    dispatch(ctx, req, resp, &route);
+    if (resp->status != 0) {
+        ctl_metrics_http(&g->metrics, route ? (int)(route - api_routes) : -1, req->method,
+                         resp->status, ctl_metrics_now_us() - t0);
+    }
 }
 
 void api_healthz(api_req *rq)

@@ -8,6 +8,8 @@
  * so an idle pool with many pending jobs does not rewrite them every cycle.
  */
 #include "ctl/api.h"
+#include "ctl/meter.h"
+#include "ctl/notify.h"
 #include "ctl/recovery.h"
 
 #include "base/log.h"
@@ -286,6 +288,9 @@ static int write_placed(gpupoold *g, cycle_in *c, const gp_sched_placement *p,
     if (rc == 0) {
         rc = ctl_audit_allocate(g, j, replicas, p->nreplicas, d);
     }
+    if (rc == 0) {
+        rc = ctl_meter_open(g, j, replicas, p->nreplicas, now, d);
+    }
     return rc;
 }
 
@@ -303,6 +308,9 @@ static int write_evicted(gpupoold *g, const gp_sched_eviction *e, int64_t now, g
     }
     if (rc == 0) {
         rc = ctl_audit_free(g, j, "scheduler", "Preempted", e->reason, d);
+    }
+    if (rc == 0) {
+        rc = ctl_meter_close(g, j, now, d);
     }
     return rc;
 }
@@ -452,10 +460,14 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     if (rc0 == 0) {
         rc0 = expire(g, ctl_now_ms(), d);
     }
+    if (rc0 == 0) {
+        rc0 = ctl_meter_tick(g, ctl_now_ms(), d);
+    }
     if (rc0 < 0) {
         return rc0;
     }
     if (!g->sched || g->st.npending == 0) {
+        ctl_notify_quota(g, NULL, 0, ctl_now_ms());
         return 0;
     }
     int64_t now = ctl_now_ms();
@@ -475,6 +487,9 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
             GP_LOG(GP_LOG_INFO, "sched", "cycle placed=%d evicted=%d waiting=%d", r.nplaced,
                    r.nevicted, r.nwaiting);
         }
+    }
+    if (rc == 0) {
+        ctl_notify_quota(g, r.waiting, r.nwaiting, now); /* the reasons are those committed */
     }
     gp_sched_result_fini(&r);
     return rc;

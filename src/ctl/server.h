@@ -17,6 +17,7 @@
 
 #include "ctl/config.h"
 #include "ctl/ctl.h"
+#include "ctl/metrics.h"
 #include "net/http_server.h"
 
 #include <jansson.h>
@@ -24,6 +25,7 @@
 #include <stdatomic.h>
 
 typedef struct gpupoold gpupoold;
+typedef struct ctl_notifier ctl_notifier;
 typedef struct ctl_op ctl_op;
 
 /* Runs inside the group's transaction, under the state lock: checks the change against memory,
@@ -93,6 +95,7 @@ struct gpupoold {
     ctl_state st;
     gp_scheduler *sched;
     struct ctl_cycle_buf *cycbuf; /* the scheduler's input buffers (schedloop.c) */
+    struct ctl_meter *meter;      /* metering: prices and used figures (meter.h) */
     gp_http_server *http;
     gp_http_server *https;
     bool ready;
@@ -111,6 +114,8 @@ struct gpupoold {
     bool stop, kicked, running;
     int64_t last_cycle_ms;
     ctl_stats stats;
+    ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
+    ctl_notifier *notify; /* alerts to Alertmanager (notify.h); NULL: none configured */
 };
 
 /* Milliseconds since the epoch (the wall clock; times the controller stores). */

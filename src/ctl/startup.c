@@ -11,6 +11,8 @@
  * or edited token file is never silently replaced.
  */
 #include "ctl/api.h"
+#include "ctl/meter.h"
+#include "ctl/notify.h"
 
 #include "base/log.h"
 
@@ -133,6 +135,7 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
 {
     memset(g, 0, sizeof(*g));
     g->cfg = cfg;
+    ctl_metrics_init(&g->metrics);
     pthread_mutex_init(&g->st.lock, NULL);
     pthread_mutex_init(&g->reader_lock, NULL);
     pthread_mutex_init(&g->auth_lock, NULL);
@@ -160,7 +163,13 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
         rc = ctl_sched_reset(g, d);
     }
     if (rc == 0) {
+        rc = ctl_meter_start(g, d); /* the price table, and the ledger checked */
+    }
+    if (rc == 0) {
         rc = ctl_desired_waiters_start(&g->st, d);
+    }
+    if (rc == 0) {
+        rc = ctl_notify_start(g, d);
     }
     if (rc == 0) {
         ctl_auth_refresh(g);
@@ -181,6 +190,8 @@ void ctl_stop(gpupoold *g)
     g->ready = false;
     ctl_desired_waiters_stop(&g->st); /* before the state goes: its thread reads it */
     ctl_committer_stop(g);
+    ctl_notify_stop(g); /* after the committer: the last alerts are out */
+    ctl_meter_stop(g);
     gp_sched_free(g->sched);
     g->sched = NULL;
     ctl_cycle_buf_free(g->cycbuf);
@@ -194,6 +205,7 @@ void ctl_stop(gpupoold *g)
     pthread_mutex_destroy(&g->auth_lock);
     pthread_mutex_destroy(&g->reader_lock);
     pthread_mutex_destroy(&g->st.lock);
+    ctl_metrics_fini(&g->metrics);
 }
 
 void ctl_check_liveness(gpupoold *g)

@@ -76,18 +76,30 @@ static void put_escaped(gp_prom *p, const char *s, bool quote)
     }
 }
 
+/* v as the format spells it, in num (40 bytes are enough). */
+static void format_value(double v, char *num, size_t cap)
+{
+    if (isnan(v)) {
+        snprintf(num, cap, "NaN");
+    } else if (isinf(v)) {
+        snprintf(num, cap, "%s", v > 0 ? "+Inf" : "-Inf");
+    } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
+        snprintf(num, cap, "%.0f", v);
+    } else {
+        /* the shortest text that reads back as v: 0.001551, not 0.0015510000000000001 */
+        for (int prec = 15; prec <= 17; prec++) {
+            snprintf(num, cap, "%.*g", prec, v);
+            if (strtod(num, NULL) == v) {
+                break;
+            }
+        }
+    }
+}
+
 static void put_value(gp_prom *p, double v)
 {
     char num[40];
-    if (isnan(v)) {
-        snprintf(num, sizeof(num), "NaN");
-    } else if (isinf(v)) {
-        snprintf(num, sizeof(num), "%s", v > 0 ? "+Inf" : "-Inf");
-    } else if (v == floor(v) && fabs(v) < 9007199254740992.0) {
-        snprintf(num, sizeof(num), "%.0f", v);
-    } else {
-        snprintf(num, sizeof(num), "%.17g", v);
-    }
+    format_value(v, num, sizeof(num));
     puts_(p, num);
 }
 
@@ -174,11 +186,7 @@ void gp_prom_hist_write(gp_prom *p, const char *name, const char *const *labels,
     char le[40];
     for (int b = 0; b <= h->nbounds; b++) {
         cum += atomic_load_explicit(&h->counts[b], memory_order_relaxed);
-        if (b < h->nbounds) {
-            snprintf(le, sizeof(le), "%g", h->bounds[b]);
-        } else {
-            snprintf(le, sizeof(le), "+Inf");
-        }
+        format_value(b < h->nbounds ? h->bounds[b] : INFINITY, le, sizeof(le));
         sample(p, name, "_bucket", labels, "le", le, (double)cum);
     }
     double sum = (double)atomic_load_explicit(&h->sum_us, memory_order_relaxed) / 1e6;

@@ -6,7 +6,8 @@
  * and # TYPE lines), followed by its samples; a family must be written once, with all its samples
  * together (promtool refuses a family split in two). Label values are escaped (backslash, double
  * quote, newline); names are the caller's constants and are not checked. Values print as integers
- * when they are whole and below 2^53, else with %.17g; NaN and ±Inf as Prometheus spells them.
+ * when they are whole and below 2^53, else with the fewest significant digits (15 to 17) that
+ * read back as the same double; NaN and ±Inf as Prometheus spells them.
  * Running out of memory makes the buffer unusable: gp_prom_text then answers NULL.
  *
  * gp_prom_hist is a fixed-bucket histogram updated with atomics, so request handlers observe

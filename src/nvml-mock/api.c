@@ -68,10 +68,16 @@ static nvmlReturn_t copy(char *dst, unsigned int len, const char *src)
     return NVML_SUCCESS;
 }
 
-static unsigned int reading(nvmlDevice_t d, mock_reading r)
+unsigned int mock_reading_uint(nvmlDevice_t d, mock_reading r)
 {
     double v = mock_value(d, r);
     return v <= 0 ? 0u : (unsigned int)lround(v);
+}
+
+unsigned long long mock_reserved_bytes(nvmlDevice_t d)
+{
+    /* about what a real driver keeps: 0.8% of the GPU, 120 MiB of a T4's 15 GiB */
+    return d->parent ? 0 : ((unsigned long long)d->memory_mib << 20) / 128;
 }
 
 /* ---- init, shutdown, errors ---- */
@@ -230,9 +236,12 @@ nvmlReturn_t nvmlDeviceGetMemoryInfo(nvmlDevice_t device, nvmlMemory_t *memory)
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
     if (rc == NVML_SUCCESS) {
+        /* v1's used includes the driver's reserve (v2 tells it apart) */
         unsigned long long total = (unsigned long long)device->memory_mib << 20;
         unsigned long long used =
-            device->parent ? 0 : (unsigned long long)reading(device, MOCK_MEM_USED) << 20;
+            device->parent ? 0
+                           : ((unsigned long long)mock_reading_uint(device, MOCK_MEM_USED) << 20) +
+                                 mock_reserved_bytes(device);
         memory->total = total;
         memory->used = used < total ? used : total;
         memory->free = total - memory->used;
@@ -432,8 +441,8 @@ nvmlReturn_t nvmlDeviceGetUtilizationRates(nvmlDevice_t device, nvmlUtilization_
         rc = NVML_ERROR_NOT_SUPPORTED;
     }
     if (rc == NVML_SUCCESS) {
-        utilization->gpu = reading(device, MOCK_UTIL);
-        utilization->memory = reading(device, MOCK_MEM_UTIL);
+        utilization->gpu = mock_reading_uint(device, MOCK_UTIL);
+        utilization->memory = mock_reading_uint(device, MOCK_MEM_UTIL);
     }
     return mock_leave(s, rc);
 }
@@ -447,7 +456,7 @@ nvmlReturn_t nvmlDeviceGetTemperature(nvmlDevice_t device, nvmlTemperatureSensor
         rc = NVML_ERROR_INVALID_ARGUMENT;
     }
     if (rc == NVML_SUCCESS) {
-        *temp = reading(device, MOCK_TEMPERATURE);
+        *temp = mock_reading_uint(device, MOCK_TEMPERATURE);
     }
     return mock_leave(s, rc);
 }
@@ -562,8 +571,9 @@ nvmlReturn_t nvmlDeviceGetRetiredPagesPendingStatus(nvmlDevice_t device,
     return mock_leave(s, rc);
 }
 
-/* Only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION is known; every other field's entry answers
- * NOT_SUPPORTED (the call itself succeeds, as NVML's does). */
+/* Only NVML_FI_DEV_GET_GPU_RECOVERY_ACTION and NVML_FI_DEV_MEMORY_TEMP (a few degrees above the
+ * GPU's) are known; every other field's entry answers NOT_SUPPORTED (the call itself succeeds, as
+ * NVML's does). */
 nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
                                       nvmlFieldValue_t *values)
 {
@@ -580,6 +590,10 @@ nvmlReturn_t nvmlDeviceGetFieldValues(nvmlDevice_t device, int valuesCount,
         if (v->fieldId == NVML_FI_DEV_GET_GPU_RECOVERY_ACTION) {
             v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
             v->value.uiVal = device->recovery;
+            v->nvmlReturn = NVML_SUCCESS;
+        } else if (v->fieldId == NVML_FI_DEV_MEMORY_TEMP) {
+            v->valueType = NVML_VALUE_TYPE_UNSIGNED_INT;
+            v->value.uiVal = mock_reading_uint(device, MOCK_TEMPERATURE) + 6;
             v->nvmlReturn = NVML_SUCCESS;
         } else {
             v->nvmlReturn = NVML_ERROR_NOT_SUPPORTED;

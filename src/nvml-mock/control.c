@@ -23,6 +23,21 @@
  *                              second proc for the same PID changes its memory. At most
  *                              MOCK_MAX_PROCS per GPU
  *   proc-gone GPU PID          that process ends
+ *   proc-util GPU PID PERCENT  process PID uses PERCENT of the GPU's SMs (and half as much of its
+ *                              memory bandwidth): nvmlDeviceGetProcessUtilization samples it
+ *                              (not on a GPU in MIG mode); 0 ends it. At most MOCK_MAX_PROCS per
+ *                              GPU
+ *   encoder GPU PERCENT [SECONDS]   likewise as temp, for the video encoder's utilisation
+ *   decoder GPU PERCENT [SECONDS]   and the decoder's
+ *
+ * Counters that only grow (since nvmlInit_v2), and what depends on them:
+ *
+ *   throttle GPU MICROSECONDS  the GPU was held down for thermal reasons that long: adds to its
+ *                              thermal violation time (nvmlDeviceGetViolationStatus), and the
+ *                              clock reasons show a hardware thermal slowdown for as long from now
+ *   pcie-replay GPU COUNT      adds COUNT to the GPU's PCIe replay counter
+ *   nvlink-errors GPU LINK COUNT [KIND]   adds COUNT to error counter KIND of NVLink link LINK:
+ *                              replay, recovery, crc-flit or crc-data (default crc-data)
  *
  * Faults the health check reads (`gpupool-agent check`, src/agent/check.h):
  *
@@ -74,7 +89,11 @@ typedef enum cmd_kind {
     CMD_ECC_PENDING,
     CMD_RETIRE_PENDING,
     CMD_RECOVERY,
-    CMD_DRIVER
+    CMD_DRIVER,
+    CMD_PROC_UTIL,
+    CMD_THROTTLE,
+    CMD_PCIE_REPLAY,
+    CMD_NVLINK_ERRORS
 } cmd_kind;
 
 #define DEFAULT_PID  4242
@@ -106,6 +125,12 @@ static const cmd cmds[] = {
     {"retire-pending", CMD_RETIRE_PENDING, 2, 2, MOCK_UTIL, 0, 1},
     {"recovery", CMD_RECOVERY, 2, 2, MOCK_UTIL, 0, NVML_GPU_RECOVERY_ACTION_DRAIN_AND_RESET},
     {"driver", CMD_DRIVER, 1, 1, MOCK_UTIL, 0, 0}, /* VERSION, not a GPU */
+    {"proc-util", CMD_PROC_UTIL, 3, 3, MOCK_UTIL, 0, 100},
+    {"encoder", CMD_SET, 2, 3, MOCK_ENC_UTIL, 0, 100},
+    {"decoder", CMD_SET, 2, 3, MOCK_DEC_UTIL, 0, 100},
+    {"throttle", CMD_THROTTLE, 2, 2, MOCK_UTIL, 0, 1e12},
+    {"pcie-replay", CMD_PCIE_REPLAY, 2, 2, MOCK_UTIL, 0, 1e9},
+    {"nvlink-errors", CMD_NVLINK_ERRORS, 3, 4, MOCK_UTIL, 0, 1e12},
 };
 
 #define NCMDS (sizeof(cmds) / sizeof(cmds[0]))
@@ -209,6 +234,91 @@ static const char *run_proc(mock_state *st, const cmd *c, char **argv, const dou
     return NULL;
 }
 
+/* One command line, split and checked: its command, words and numbers (v[i] is argv[i + 1]). */
+typedef struct line_args {
+    const cmd *c; /* NULL: a blank line or a comment */
+    char *argv[5];
+    int n; /* arguments after the command's name */
+    double v[3];
+} line_args;
+
+/* proc-util GPU PID PERCENT, GPU checked already. */
+static const char *run_proc_util(mock_state *st, char **argv, const double *v, char *why,
+                                 size_t len)
+{
+    int gpu = (int)v[0];
+    if (v[1] != floor(v[1]) || v[1] < 1 || v[1] > 4e9) {
+        snprintf(why, len, "proc-util: PID %s must be a positive integer", argv[2]);
+        return why;
+    }
+    if (v[2] != floor(v[2]) || v[2] < 0 || v[2] > 100) {
+        snprintf(why, len, "proc-util: PERCENT %s must be a whole number 0..100", argv[3]);
+        return why;
+    }
+    mock_inv *inv = st->inv;
+    mock_proc_util *pu = inv->putil[gpu];
+    unsigned int pid = (unsigned int)v[1];
+    int k = 0;
+    while (k < inv->nputil[gpu] && pu[k].pid != pid) {
+        k++;
+    }
+    if (v[2] == 0 && k < inv->nputil[gpu]) {
+        memmove(&pu[k], &pu[k + 1], sizeof(pu[0]) * (size_t)(inv->nputil[gpu] - k - 1));
+        inv->nputil[gpu]--;
+    } else if (v[2] > 0 && k == MOCK_MAX_PROCS) {
+        snprintf(why, len, "proc-util: GPU %d already has %d processes (the mock's limit)", gpu,
+                 MOCK_MAX_PROCS);
+        return why;
+    } else if (v[2] > 0) {
+        inv->nputil[gpu] += k == inv->nputil[gpu];
+        pu[k] = (mock_proc_util){pid, (unsigned int)v[2]};
+    }
+    return NULL;
+}
+
+/* The counters: throttle, pcie-replay and nvlink-errors, GPU checked already. */
+static const char *run_counter(mock_state *st, const line_args *a, char *why, size_t len)
+{
+    const cmd *c = a->c;
+    struct nvmlDevice_st *g = &st->inv->gpus[(int)a->v[0]];
+    int last = c->kind == CMD_NVLINK_ERRORS ? 2 : 1; /* the count */
+    for (int i = 1; i <= last; i++) {
+        double x = a->v[i];
+        if (x < c->min || x > c->max || x != floor(x)) {
+            snprintf(why, len, "%s: %s must be a whole number %.0f..%.0f", c->name, a->argv[i + 1],
+                     c->min, c->max);
+            return why;
+        }
+    }
+    if (c->kind == CMD_THROTTLE) {
+        g->thermal_ns += (unsigned long long)a->v[1] * 1000;
+        g->throttled_until = mock_now() + a->v[1] / 1e6;
+        return NULL;
+    }
+    if (c->kind == CMD_PCIE_REPLAY) {
+        g->pcie_replays += (unsigned long long)a->v[1];
+        return NULL;
+    }
+    static const char *const kinds[] = {"replay", "recovery", "crc-flit", "crc-data"};
+    int k = 3;
+    if (a->n == 4) {
+        for (k = 0; k < 4 && strcmp(kinds[k], a->argv[4]) != 0; k++) {
+        }
+    }
+    if (k == 4) {
+        snprintf(why, len, "nvlink-errors: '%s' must be replay, recovery, crc-flit or crc-data",
+                 a->argv[4]);
+        return why;
+    }
+    if ((int)a->v[1] >= g->nlinks) {
+        snprintf(why, len, "nvlink-errors: GPU %s has no link %s (it has %d)", a->argv[1],
+                 a->argv[2], g->nlinks);
+        return why;
+    }
+    g->nvlink_errors[(int)a->v[1]][k] += (unsigned long long)a->v[2];
+    return NULL;
+}
+
 /* driver VERSION: a word of digits and dots that fits NVML's buffer. */
 static const char *run_driver(mock_state *st, const char *version, char *why, size_t len)
 {
@@ -283,14 +393,6 @@ static int is_health(cmd_kind k)
 {
     return k >= CMD_ECC && k <= CMD_RECOVERY;
 }
-
-/* One command line, split and checked: its command, words and numbers (v[i] is argv[i + 1]). */
-typedef struct line_args {
-    const cmd *c; /* NULL: a blank line or a comment */
-    char *argv[5];
-    int n; /* arguments after the command's name */
-    double v[3];
-} line_args;
 
 /* "unknown command 'X' (xid, fall-off, ...)": the table's names. */
 static const char *unknown(const char *name, char *why, size_t len)
@@ -390,6 +492,12 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
     if (c->kind == CMD_PROC || c->kind == CMD_PROC_GONE) {
         return run_proc(st, c, a.argv, v, why, len);
     }
+    if (c->kind == CMD_PROC_UTIL) {
+        return run_proc_util(st, a.argv, v, why, len);
+    }
+    if (c->kind >= CMD_THROTTLE) {
+        return run_counter(st, &a, why, len);
+    }
     if (is_health(c->kind)) {
         return run_checked(st, &a, why, len);
     }
@@ -429,7 +537,7 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
 /* Runs the complete lines of f from st->ctl.done on. */
 static void run_lines(mock_state *st, FILE *f)
 {
-    char line[MAX_LINE + 2], why[256];
+    char line[MAX_LINE + 2], why[512];
     while (fgets(line, sizeof(line), f)) {
         size_t len = strlen(line);
         if (line[len - 1] != '\n') {

@@ -16,9 +16,12 @@
  *         start still free after those with one. Overlapping instances are refused. Each
  *         instance is a GPU instance (ids 1.. in listed order) with one compute instance taking
  *         all of it; memory_mib defaults to the profile's GB (at most the GPU's memory).
- *       utilization, memory_utilization, memory_used_mib, temperature, power_w: a number, or
+ *       utilization, memory_utilization, memory_used_mib, temperature, power_w,
+ *         encoder_utilization, decoder_utilization: a number, or
  *         {kind: sine, min, max, period_s} or {kind: step, values: [..], period_s}
- *       sm_clock_mhz, memory_clock_mhz, ecc (bool), ecc_corrected, ecc_uncorrected
+ *       sm_clock_mhz, memory_clock_mhz, ecc (bool), ecc_corrected, ecc_uncorrected,
+ *       power_limit_w (default: the power pattern's peak, rounded up to 10 W, at least 70),
+ *       encoder (bool, default true: false for parts without NVENC, A100 and H100)
  *
  * A relative control path is taken from the inventory's directory.
  */
@@ -75,6 +78,10 @@ static const field gpu_fields[] = {
     {"memory_used_mib", F_PATTERN, 0, 0, 0, 1 << 24, MOCK_MEM_USED, 1},
     {"temperature", F_PATTERN, 0, 0, 0, 150, MOCK_TEMPERATURE, 1},
     {"power_w", F_PATTERN, 0, 0, 0, 5000, MOCK_POWER, 1},
+    {"encoder_utilization", F_PATTERN, 0, 0, 0, 100, MOCK_ENC_UTIL, 1},
+    {"decoder_utilization", F_PATTERN, 0, 0, 0, 100, MOCK_DEC_UTIL, 1},
+    {"power_limit_w", F_INT, DEV(power_limit_w), 0, 0, 5000, -1, 1},
+    {"encoder", F_BOOL, DEV(encoder), 0, 0, 0, -1, 1},
     {"sm_clock_mhz", F_INT, DEV(sm_clock_mhz), 0, 0, 10000, -1, 1},
     {"memory_clock_mhz", F_INT, DEV(mem_clock_mhz), 0, 0, 20000, -1, 1},
     {"ecc", F_BOOL, DEV(ecc), 0, 0, 0, -1, 1},
@@ -535,7 +542,8 @@ static void gpu_defaults(struct nvmlDevice_st *g, int index)
     g->sm_clock_mhz = 1410;
     g->mem_clock_mhz = 1593;
     g->ecc = 1;
-    static const double values[MOCK_READING_COUNT] = {0, 0, 0, 35, 60};
+    g->encoder = 1;
+    static const double values[MOCK_READING_COUNT] = {0, 0, 0, 35, 60, 0, 0};
     for (int r = 0; r < MOCK_READING_COUNT; r++) {
         g->pattern[r].nvalues = 1;
         g->pattern[r].values[0] = values[r];

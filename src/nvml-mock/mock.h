@@ -5,10 +5,13 @@
  *
  *   inventory.c  reads and validates the inventory (YAML): GPUs, topology, MIG, patterns
  *   control.c    the runtime control file (XIDs, a GPU falling off the bus, spikes, busy MIG
- *                instances, processes using GPU memory, the faults the health check reads: ECC
- *                errors, row remaps, NVLink links down, pending mode changes, the driver's
- *                version, recovery actions), patterns
+ *                instances, processes using GPU memory and their utilisation, the faults the
+ *                health check reads: ECC errors, row remaps, NVLink links down, pending mode
+ *                changes, the driver's version, recovery actions; thermal throttling, PCIe
+ *                replays, NVLink errors), patterns
  *   api.c        the exported functions and the process state
+ *   counters.c   the exported readings that add up over time (energy, violations, replays,
+ *                NVLink errors), clock reasons, memory v2, and per-process utilisation
  *   instances.c  MIG: GPU instances, compute instances and the MIG devices they make, created and
  *                destroyed in memory (the exported functions and the helpers inventory.c uses)
  *
@@ -46,6 +49,8 @@ typedef enum mock_reading {
     MOCK_MEM_USED,    /* MiB */
     MOCK_TEMPERATURE, /* Celsius */
     MOCK_POWER,       /* W */
+    MOCK_ENC_UTIL,    /* percent */
+    MOCK_DEC_UTIL,    /* percent */
     MOCK_READING_COUNT
 } mock_reading;
 
@@ -91,6 +96,16 @@ struct nvmlDevice_st {
     mock_pattern pattern[MOCK_READING_COUNT];
     mock_override override[MOCK_READING_COUNT];
     int64_t sm_clock_mhz, mem_clock_mhz;
+    int64_t power_limit_w; /* the power management limit; 0: the power pattern's peak */
+    int encoder;           /* has a video encoder (utilisation readable) */
+    /* Counters since nvmlInit_v2: energy, integrated over the power readings at each call;
+     * thermal violation time and PCIe replays (throttle, pcie-replay); NVLink errors per link and
+     * nvmlNvLinkErrorCounter_t (nvlink-errors). */
+    double energy_mj, energy_at; /* and the wall-clock second it was brought up to */
+    unsigned long long thermal_ns;
+    double throttled_until; /* wall-clock second the last throttle ends: hardware slowdown */
+    unsigned long long pcie_replays;
+    unsigned long long nvlink_errors[NVML_NVLINK_MAX_LINKS][4];
     int ecc;
     int64_t ecc_corrected, ecc_uncorrected; /* volatile counts */
     int64_t ecc_uncorrected_aggregate;      /* over the GPU's life: at least the volatile one */
@@ -125,6 +140,12 @@ struct nvmlComputeInstance_st {
     struct nvmlDevice_st dev;
 };
 
+/* A process's utilisation of a GPU (proc-util GPU PID PERCENT). */
+typedef struct mock_proc_util {
+    unsigned int pid;
+    unsigned int percent;
+} mock_proc_util;
+
 /* A compute process the control file runs on a GPU (proc GPU PID MIB). */
 typedef struct mock_proc {
     unsigned int pid;
@@ -142,6 +163,8 @@ typedef struct mock_inv {
     struct nvmlComputeInstance_st cis[MOCK_MAX_GPUS][MOCK_MAX_MIG];
     int nprocs[MOCK_MAX_GPUS]; /* processes of proc commands, per GPU, in the order added */
     mock_proc procs[MOCK_MAX_GPUS][MOCK_MAX_PROCS];
+    int nputil[MOCK_MAX_GPUS]; /* processes of proc-util commands, per GPU */
+    mock_proc_util putil[MOCK_MAX_GPUS][MOCK_MAX_PROCS];
 } mock_inv;
 
 struct nvmlEventSet_st {
@@ -225,5 +248,10 @@ void mock_post_xid(mock_state *st, int gpu, unsigned long long xid);
 double mock_value(struct nvmlDevice_st *g, mock_reading r);
 /* Wall-clock seconds. */
 double mock_now(void);
+/* The reading r of GPU g rounded to a whole non-negative number (api.c). */
+unsigned int mock_reading_uint(nvmlDevice_t g, mock_reading r);
+/* The memory the driver keeps for itself on device d (bytes): a GPU's small reserve, none on a
+ * MIG device (api.c). */
+unsigned long long mock_reserved_bytes(nvmlDevice_t d);
 
 #endif

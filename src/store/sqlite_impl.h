@@ -15,6 +15,27 @@
 
 #include <sqlite3.h>
 
+/* The usage ledger's statements (sqlite_usage.c). */
+#define GP_SQLITE_USAGE_STMTS(X)                                                                   \
+    X(USAGE_OPEN,                                                                                  \
+      "INSERT INTO usage(job_id, replica, epoch, tenant_id, tenant, queue, node_id, node, model, " \
+      "kind, gpus, milli, mig_profile, cpu_milli, memory_mib, start_ms, end_ms, "                  \
+      "used_gpu_milli_ms) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)")          \
+    X(USAGE_CLOSE, "UPDATE usage SET end_ms = MAX(start_ms, ?1), "                                 \
+                   "used_gpu_milli_ms = MAX(used_gpu_milli_ms, ?2) "                               \
+                   "WHERE job_id = ?3 AND replica = ?4 AND epoch = ?5 AND end_ms IS NULL")         \
+    X(USAGE_USED, "UPDATE usage SET used_gpu_milli_ms = MAX(used_gpu_milli_ms, ?1) "               \
+                  "WHERE job_id = ?2 AND replica = ?3 AND epoch = ?4 AND end_ms IS NULL")          \
+    X(USAGE_EACH,                                                                                  \
+      "SELECT id, job_id, replica, epoch, tenant_id, tenant, queue, node_id, node, model, kind, "  \
+      "gpus, milli, mig_profile, cpu_milli, memory_mib, start_ms, end_ms, used_gpu_milli_ms "      \
+      "FROM usage WHERE start_ms < ?2 AND (end_ms IS NULL OR end_ms > ?1) "                        \
+      "AND (?3 = 0 OR tenant_id = ?3) ORDER BY id")                                                \
+    X(USAGE_OPEN_EACH,                                                                             \
+      "SELECT id, job_id, replica, epoch, tenant_id, tenant, queue, node_id, node, model, kind, "  \
+      "gpus, milli, mig_profile, cpu_milli, memory_mib, start_ms, end_ms, used_gpu_milli_ms "      \
+      "FROM usage WHERE end_ms IS NULL ORDER BY id")
+
 /* X(ID, sql): every fixed statement of the backend. Object statements depend on the kind's
  * table and are built in sqlite_objects.c. */
 #define GP_SQLITE_STMTS(X)                                                                         \
@@ -56,7 +77,8 @@
                 "ON CONFLICT(key) DO UPDATE SET value = excluded.value")                           \
     X(META_GET, "SELECT value FROM meta WHERE key = ?")                                            \
     X(AUDIT_ADD, "INSERT INTO audit(time_ms, actor, role, tenant, action, object, detail) "        \
-                 "VALUES (?, ?, ?, ?, ?, ?, ?)")
+                 "VALUES (?, ?, ?, ?, ?, ?, ?)")                                                   \
+    GP_SQLITE_USAGE_STMTS(X)
 
 typedef enum gp_sqlite_stmt_id {
 #define GP_SQLITE_STMT_ENUM(id, sql) GP_SQ_##id,

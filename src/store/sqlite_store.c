@@ -1,7 +1,8 @@
 /*
  * SQLite backend of the store: opening, migrations, the statement cache, transactions, the
  * allocation epoch and the meta settings. Jobs, events and placements are in sqlite_jobs.c;
- * named objects and tokens in sqlite_objects.c; the audit log in sqlite_audit.c.
+ * named objects and tokens in sqlite_objects.c; the audit log in sqlite_audit.c; the usage
+ * ledger in sqlite_usage.c.
  *
  * Migrations are an ordered list of SQL scripts; the database's PRAGMA user_version says how
  * many have run. A migration never changes once released (databases at its version exist):
@@ -119,6 +120,38 @@ static const char *const migrations[] = {
     "CREATE INDEX audit_by_action ON audit(action);"
     "CREATE INDEX audit_by_object ON audit(object);"
     "CREATE INDEX audit_by_time ON audit(time_ms);",
+    /* 6: the usage ledger (sqlite_usage.c): one row per replica placement, opened and closed
+     * with it. No foreign keys: rows outlive their nodes, and name them as they were. A closed
+     * row is final and no row is ever deleted (triggers). Indexes: the open rows, the range
+     * of a report (rows ending after its start, or still open), and one tenant's rows. */
+    "CREATE TABLE usage ("
+    "  id INTEGER PRIMARY KEY,"
+    "  job_id INTEGER NOT NULL,"
+    "  replica INTEGER NOT NULL,"
+    "  epoch INTEGER NOT NULL,"
+    "  tenant_id INTEGER NOT NULL,"
+    "  tenant TEXT NOT NULL,"
+    "  queue TEXT NOT NULL,"
+    "  node_id INTEGER NOT NULL,"
+    "  node TEXT NOT NULL,"
+    "  model TEXT NOT NULL DEFAULT '',"
+    "  kind TEXT NOT NULL CHECK (kind IN ('whole', 'fraction', 'mig')),"
+    "  gpus INTEGER NOT NULL CHECK (gpus >= 0),"
+    "  milli INTEGER NOT NULL CHECK (milli BETWEEN 0 AND 1000),"
+    "  mig_profile TEXT NOT NULL DEFAULT '',"
+    "  cpu_milli INTEGER NOT NULL DEFAULT 0,"
+    "  memory_mib INTEGER NOT NULL DEFAULT 0,"
+    "  start_ms INTEGER NOT NULL,"
+    "  end_ms INTEGER CHECK (end_ms IS NULL OR end_ms >= start_ms),"
+    "  used_gpu_milli_ms INTEGER NOT NULL DEFAULT 0,"
+    "  UNIQUE (job_id, replica, epoch));"
+    "CREATE INDEX usage_open ON usage(job_id) WHERE end_ms IS NULL;"
+    "CREATE INDEX usage_end ON usage(end_ms);"
+    "CREATE INDEX usage_tenant ON usage(tenant_id, end_ms);"
+    "CREATE TRIGGER usage_closed_final BEFORE UPDATE ON usage WHEN OLD.end_ms IS NOT NULL"
+    "  BEGIN SELECT RAISE(ABORT, 'a closed usage record is final'); END;"
+    "CREATE TRIGGER usage_no_delete BEFORE DELETE ON usage"
+    "  BEGIN SELECT RAISE(ABORT, 'usage records are kept'); END;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

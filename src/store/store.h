@@ -141,6 +141,59 @@ int gp_store_placement_each(gp_store *s, gp_store_placement_fn fn, void *ctx, gp
 /* Reserves the next allocation epoch (persisted; never reused, even after a crash). */
 int gp_store_next_epoch(gp_store *s, int64_t *epoch, gp_diag *d);
 
+/* ---- usage: the metering ledger, one row per replica placement ----
+ * A row opens in the transaction that commits its placement and closes in the one that ends it
+ * (gpupoold does both, beside the placement's audit records), so every live placement has
+ * exactly one open row and a crash cannot split the two. Rows keep what billing needs as it was
+ * when the placement was made (names, not only ids: a renamed or deleted node still bills under
+ * its name). Rows are never deleted, and a closed row never changes (triggers refuse both). */
+typedef struct gp_usage_rec {
+    int64_t id;
+    int64_t job_id;
+    int replica;
+    int64_t epoch;
+    int64_t tenant_id;
+    char tenant[64];
+    char queue[64];
+    int64_t node_id;
+    char node[64];
+    char model[64]; /* the GPUs' model; "" for none */
+    char kind[16];  /* "whole", "fraction", "mig" */
+    int gpus;       /* GPUs (MIG: instances) */
+    int milli;      /* per GPU: 1000 whole; the share; MIG: compute slices x 1000 / 7 */
+    char mig_profile[32];
+    int64_t cpu_milli, memory_mib;
+    int64_t start_ms;
+    int64_t end_ms;            /* 0 while open */
+    int64_t used_gpu_milli_ms; /* GPU-milli x ms in use, as far as reported */
+} gp_usage_rec;
+
+/* Opens a row (id assigned; end_ms 0 stores an open row, else a closed one). GP_EEXIST when the
+ * placement (job, replica, epoch) has a row already. Must run in a transaction. */
+int gp_store_usage_open(gp_store *s, gp_usage_rec *r, gp_diag *d);
+/* Closes the open row of a placement at end_ms (never before its start), raising its used
+ * figure to used when that is more. GP_ENOENT when the placement has no open row. Must run in a
+ * transaction. */
+int gp_store_usage_close(gp_store *s, int64_t job_id, int replica, int64_t epoch, int64_t end_ms,
+                         int64_t used, gp_diag *d);
+/* Raises the used figure of an open row to used (a lower value, or a closed row, is left
+ * alone). Must run in a transaction. */
+int gp_store_usage_set_used(gp_store *s, int64_t job_id, int replica, int64_t epoch, int64_t used,
+                            gp_diag *d);
+/* Which rows gp_store_usage_each walks: those overlapping [from_ms, to_ms) (open rows reach to
+ * the end of time) of tenant_id (0: every tenant); open_only: every open row, whatever the
+ * range. */
+typedef struct gp_usage_filter {
+    int64_t from_ms, to_ms;
+    int64_t tenant_id;
+    int open_only;
+} gp_usage_filter;
+/* Calls fn for the rows f selects in id order (strings valid during the call only); fn's
+ * non-zero return stops the walk and is returned. */
+typedef int (*gp_store_usage_fn)(void *ctx, const gp_usage_rec *r);
+int gp_store_usage_each(gp_store *s, const gp_usage_filter *f, gp_store_usage_fn fn, void *ctx,
+                        gp_diag *d);
+
 /* ---- API tokens, stored hashed ---- */
 typedef struct gp_token_rec {
     int64_t id;

@@ -78,6 +78,14 @@ foreach(script agent_check agent_health)
     set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 180)
 endforeach()
 
+# The agent's /metrics (dcgm-exporter's names, slices, promtool) and its heartbeats' per-replica
+# util, with a real gpupoold, a whole-GPU and a fractional job over the mock NVML.
+add_test(NAME integ_agent_metrics
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/agent_metrics.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_agent_metrics PROPERTIES LABELS integ TIMEOUT 180)
+
 # The API's request limits (body, head, nesting depth, slow clients, per-tenant rate limits) and
 # tenant isolation walked over every documented route, against a real gpupoold.
 foreach(script ctl_limits ctl_isolation)
@@ -98,3 +106,59 @@ add_test(NAME integ_ctl_idle
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_idle.py
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_idle PROPERTIES LABELS "integ;tsan" TIMEOUT 120)
+
+# Metering and billing: usage records against the jobs' events, exact to the cent across
+# groupings, a kill -9 in the middle, the ledger's check at start, tenant scoping, and
+# gpupool usage as CSV, JSON and xlsx.
+add_test(NAME integ_ctl_usage
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_usage.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_usage PROPERTIES LABELS integ TIMEOUT 180)
+
+# Prometheus: the controller's /metrics and service discovery with agents played by the test
+# (promtool checks the text; scrapes race the committer and request handlers, so it also runs
+# under ThreadSanitizer); and a real Prometheus scraping a pool through them (skipped when
+# /usr/bin/prometheus is missing, except in CI).
+foreach(script ctl_metrics prometheus_scrape)
+    add_test(NAME integ_${script}
+             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/${script}.py
+                     $<TARGET_FILE:gpupoold>)
+    set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 180
+                         SKIP_RETURN_CODE 77)
+endforeach()
+set_property(TEST integ_ctl_metrics APPEND PROPERTY LABELS tsan)
+
+# Alerting: the controller's alerts reach a real Alertmanager (skipped without one); the
+# Prometheus rules pass promtool's check and their unit tests; docs/alerts.md is what
+# scripts/alerts_doc.py writes from the rules; the Grafana dashboard's queries and the rules'
+# expressions name only known, documented metrics.
+add_test(NAME integ_ctl_alertmanager
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_alertmanager.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_alertmanager PROPERTIES LABELS integ TIMEOUT 240
+                     SKIP_RETURN_CODE 77)
+set(GP_RULES ${CMAKE_SOURCE_DIR}/deploy/prometheus/gpupool-rules.yaml)
+find_program(GP_PROMTOOL promtool)
+if(GP_PROMTOOL)
+    add_test(NAME prometheus_rules_check COMMAND ${GP_PROMTOOL} check rules ${GP_RULES})
+    add_test(NAME prometheus_rules_test
+             COMMAND ${GP_PROMTOOL} test rules
+                     ${CMAKE_SOURCE_DIR}/deploy/prometheus/gpupool-rules.test.yaml)
+    set(GP_PROMTOOL_ARG --promtool ${GP_PROMTOOL})
+else()
+    # Counted as skipped, not passed, where promtool is missing (scripts/deps.sh installs it).
+    foreach(t prometheus_rules_check prometheus_rules_test)
+        add_test(NAME ${t} COMMAND sh -c "echo promtool not found; exit 77")
+        set_tests_properties(${t} PROPERTIES SKIP_RETURN_CODE 77)
+    endforeach()
+endif()
+set_tests_properties(prometheus_rules_check prometheus_rules_test PROPERTIES LABELS integ
+                     TIMEOUT 60)
+add_test(NAME alerts_doc_current
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_SOURCE_DIR}/scripts/alerts_doc.py
+                 --rules ${GP_RULES} ${GP_PROMTOOL_ARG} --check ${CMAKE_SOURCE_DIR}/docs/alerts.md)
+add_test(NAME grafana_dashboard
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/grafana_dashboard.py
+                 ${CMAKE_SOURCE_DIR}/deploy/grafana/gpupool-dashboard.json
+                 ${CMAKE_SOURCE_DIR}/docs/metrics.md --rules ${GP_RULES})
+set_tests_properties(alerts_doc_current grafana_dashboard PROPERTIES LABELS unit TIMEOUT 60)

@@ -580,7 +580,8 @@ static void test_control_procs(void **state)
     expect_line(err, "control-procs:32: proc-gone: takes 2 arguments, got 1");
     expect_line(err, "control-procs:33: unknown command 'procs' (xid, fall-off, temp, util, "
                      "power, mig-busy, mig-idle, proc, proc-gone, ecc, remap, nvlink, "
-                     "mig-pending, ecc-pending, retire-pending, recovery, driver)");
+                     "mig-pending, ecc-pending, retire-pending, recovery, driver, proc-util, "
+                     "encoder, decoder, throttle, pcie-replay, nvlink-errors)");
     assert_int_equal(gp_nvml_processes(h, 1, p, 40, &n, &d), 0);
     assert_int_equal(n, 1);
     assert_int_equal(p[0].used_mib, 512);

@@ -1,7 +1,7 @@
 """Authentication, roles and tenant isolation on every endpoint of a real gpupoold.
 
-- Every documented operation except /healthz, /readyz and /openapi.json refuses a missing or
-  unknown token with 401.
+- Every documented operation except /healthz, /readyz, /openapi.json, /metrics and
+  /v1/sd/prometheus refuses a missing or unknown token with 401.
 - Users get 403 on what their role may not do, and another tenant's objects do not exist for
   them: 404 on every job endpoint, filtered lists, 404 for the other tenant itself.
 - Join tokens only register nodes; agent tokens only heartbeat their own node.
@@ -29,7 +29,7 @@ with Pool(sys.argv[1]) as p:
     check(s == 200 and "paths" in api, "openapi.json served", s)
     anon = p.client(None)
     bogus = p.client("gpu_not-a-real-token")
-    public = {"/healthz", "/readyz", "/openapi.json"}
+    public = {"/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/sd/prometheus"}
     for path, ops in api["paths"].items():
         concrete = (path.replace("{job}", str(job["id"])).replace("{node}", "n1")
                     .replace("{tenant}", "team-a").replace("{queue}", "default")

@@ -1,0 +1,206 @@
+/*
+ * GET /v1/usage: the metering report (docs/billing.md) — GPU-hours allocated and used, CPU
+ * core-hours, memory GiB-hours and cost, grouped by tenant, queue, node, job or GPU model and
+ * split into UTC days, ISO weeks or calendar months, over [from, to) (default: this month).
+ *
+ * Admins and operators see every tenant; a user's report covers only the rows of its own tenant,
+ * whatever the grouping. The rows come from the usage ledger through the store's second
+ * connection; open rows run to now, with the used figure memory has for them. The math is
+ * libgpcore's (gpupool/meter.h): cost is exact to the cent and the rows add up to the total.
+ */
+#include "ctl/api.h"
+#include "ctl/meter.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct usage_row {
+    gp_usage_rec rec;
+    char job[24];
+} usage_row;
+
+typedef struct usage_rows {
+    usage_row *v;
+    int n, cap;
+} usage_rows;
+
+static int collect(void *ctx, const gp_usage_rec *r)
+{
+    usage_rows *u = ctx;
+    if (u->n == u->cap) {
+        int ncap = u->cap ? u->cap * 2 : 256;
+        usage_row *nv = realloc(u->v, sizeof(*nv) * (size_t)ncap);
+        if (!nv) {
+            return GP_ENOMEM;
+        }
+        u->v = nv;
+        u->cap = ncap;
+    }
+    u->v[u->n].rec = *r;
+    snprintf(u->v[u->n].job, sizeof(u->v[u->n].job), "%lld", (long long)r->job_id);
+    u->n++;
+    return 0;
+}
+
+/* A time query parameter: milliseconds since the epoch, a date (its UTC midnight) or an RFC 3339
+ * time. 0 (left alone when absent), or GP_EINVAL after answering 400. */
+static int parse_time(api_req *rq, const char *key, int64_t *ms)
+{
+    const char *v = gp_http_request_query(rq->http, key);
+    if (!v) {
+        return 0;
+    }
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (v[0] >= '0' && v[0] <= '9' && !*end && n >= 0) {
+        *ms = n;
+        return 0;
+    }
+    if (gp_meter_parse_time(v, ms) == 0) {
+        return 0;
+    }
+    api_error(rq, GP_EINVAL,
+              "%s: must be a date (2024-05-01), an RFC 3339 time (2024-05-01T12:00:00Z) or "
+              "milliseconds since the epoch",
+              key);
+    return GP_EINVAL;
+}
+
+static int parse_query(api_req *rq, gp_meter_query *q, int64_t now)
+{
+    const char *by = gp_http_request_query(rq->http, "by");
+    const char *period = gp_http_request_query(rq->http, "period");
+    if (by && gp_meter_by_parse(by, &q->by) < 0) {
+        api_error(rq, GP_EINVAL, "by: must be tenant, queue, node, job or model");
+        return GP_EINVAL;
+    }
+    if (period && gp_meter_period_parse(period, &q->period) < 0) {
+        api_error(rq, GP_EINVAL, "period: must be day, week, month or none");
+        return GP_EINVAL;
+    }
+    q->from_ms = gp_meter_period_start(now, GP_METER_MONTH);
+    q->to_ms = gp_meter_period_next(q->from_ms, GP_METER_MONTH);
+    if (parse_time(rq, "from", &q->from_ms) < 0 || parse_time(rq, "to", &q->to_ms) < 0) {
+        return GP_EINVAL;
+    }
+    if (q->from_ms >= q->to_ms) {
+        api_error(rq, GP_EINVAL, "from: must be before to");
+        return GP_EINVAL;
+    }
+    return 0;
+}
+
+#define MILLI_MS_PER_HOUR 3.6e9 /* milli x ms in one unit-hour */
+
+static json_t *row_doc(const gp_meter_row *r, bool priced, bool with_key)
+{
+    char buf[40];
+    json_t *doc = json_object();
+    if (with_key) {
+        gp_meter_time_text(r->period_start_ms, buf, sizeof(buf));
+        json_object_set_new(doc, "key", json_string(r->key));
+        json_object_set_new(doc, "period_start", json_string(buf));
+    }
+    json_object_set_new(doc, "gpu_hours", json_real((double)r->gpu_milli_ms / MILLI_MS_PER_HOUR));
+    json_object_set_new(doc, "gpu_hours_used",
+                        json_real((double)r->used_milli_ms / MILLI_MS_PER_HOUR));
+    json_object_set_new(doc, "cpu_core_hours",
+                        json_real((double)r->cpu_milli_ms / MILLI_MS_PER_HOUR));
+    json_object_set_new(doc, "memory_gib_hours",
+                        json_real((double)r->memory_mib_ms / (1024.0 * 3.6e6)));
+    if (priced) {
+        gp_meter_cents_text(r->cost_cents, buf, sizeof(buf));
+        json_object_set_new(doc, "cost", json_string(buf));
+        json_object_set_new(doc, "gpu_hours_unpriced",
+                            json_real((double)r->unpriced_milli_ms / MILLI_MS_PER_HOUR));
+    } else {
+        json_object_set_new(doc, "cost", json_null());
+    }
+    return doc;
+}
+
+static json_t *report_doc(const gp_meter_query *q, const gp_meter_report *r,
+                          const gp_meter_prices *prices, int64_t now)
+{
+    char from[40], to[40], as_of[40];
+    gp_meter_time_text(q->from_ms, from, sizeof(from));
+    gp_meter_time_text(q->to_ms, to, sizeof(to));
+    gp_meter_time_text(now, as_of, sizeof(as_of));
+    json_t *rows = json_array();
+    for (int i = 0; i < r->nrows; i++) {
+        json_array_append_new(rows, row_doc(&r->rows[i], r->priced, true));
+    }
+    return json_pack("{s:s, s:s, s:I, s:I, s:s, s:o, s:s, s:s, s:o, s:o}", "from", from, "to", to,
+                     "from_ms", (json_int_t)q->from_ms, "to_ms", (json_int_t)q->to_ms, "as_of",
+                     as_of, "currency", prices ? json_string(prices->currency) : json_null(), "by",
+                     gp_meter_by_name(q->by), "period", gp_meter_period_name(q->period), "rows",
+                     rows, "total", row_doc(&r->total, r->priced, false));
+}
+
+void api_usage(api_req *rq)
+{
+    gpupoold *g = rq->g;
+    int64_t now = ctl_now_ms();
+    gp_meter_query q = {0, 0, GP_METER_BY_TENANT, GP_METER_NONE};
+    if (parse_query(rq, &q, now) < 0) {
+        return;
+    }
+    usage_rows u = {NULL, 0, 0};
+    gp_usage_filter f = {.from_ms = q.from_ms, .to_ms = q.to_ms, .tenant_id = api_scope(rq)};
+    gp_diag d;
+    gp_diag_clear(&d);
+    pthread_mutex_lock(&g->reader_lock);
+    int rc = gp_store_usage_each(g->reader, &f, collect, &u, &d);
+    pthread_mutex_unlock(&g->reader_lock);
+    if (rc == GP_ENOMEM) {
+        gp_diag_set(&d, rc, "out of memory");
+    }
+    gp_meter_interval *iv = rc == 0 ? calloc((size_t)u.n + 1, sizeof(*iv)) : NULL;
+    if (rc == 0 && !iv) {
+        rc = gp_diag_set(&d, GP_ENOMEM, "out of memory");
+    }
+    ctl_read_lock(g); /* the used figures of open rows are the committer's */
+    for (int i = 0; rc == 0 && i < u.n; i++) {
+        gp_usage_rec *r = &u.v[i].rec;
+        if (!r->end_ms) {
+            r->used_gpu_milli_ms =
+                ctl_meter_used(g, r->job_id, r->replica, r->epoch, r->used_gpu_milli_ms);
+        }
+    }
+    ctl_read_unlock(g);
+    for (int i = 0; rc == 0 && i < u.n; i++) {
+        const gp_usage_rec *r = &u.v[i].rec;
+        gp_meter_kind kind = GP_METER_WHOLE;
+        gp_meter_kind_parse(r->kind, &kind);
+        iv[i] = (gp_meter_interval){
+            .tenant = r->tenant,
+            .queue = r->queue,
+            .node = r->node,
+            .job = u.v[i].job,
+            .model = r->model,
+            .kind = kind,
+            .gpus = r->gpus,
+            .milli = r->milli,
+            .mig_profile = r->mig_profile,
+            .cpu_milli = r->cpu_milli,
+            .memory_mib = r->memory_mib,
+            .start_ms = r->start_ms,
+            .end_ms = r->end_ms ? r->end_ms : (now > r->start_ms ? now : r->start_ms),
+            .used_milli_ms = r->used_gpu_milli_ms,
+        };
+    }
+    gp_meter_report rep;
+    const gp_meter_prices *prices = ctl_meter_prices(g);
+    if (rc == 0) {
+        rc = gp_meter_report_build(iv, u.n, prices, &q, &rep, &d);
+    }
+    if (rc < 0) {
+        api_diag(rq, &d);
+    } else {
+        api_reply(rq, 200, report_doc(&q, &rep, prices, now));
+        gp_meter_report_fini(&rep);
+    }
+    free(iv);
+    free(u.v);
+}
