@@ -117,16 +117,21 @@ set_tests_properties(integ_ctl_usage PROPERTIES LABELS integ TIMEOUT 180)
 
 # Prometheus: the controller's /metrics and service discovery with agents played by the test
 # (promtool checks the text; scrapes race the committer and request handlers, so it also runs
-# under ThreadSanitizer); and a real Prometheus scraping a pool through them (skipped when
-# /usr/bin/prometheus is missing, except in CI).
-foreach(script ctl_metrics prometheus_scrape)
-    add_test(NAME integ_${script}
-             COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/${script}.py
-                     $<TARGET_FILE:gpupoold>)
-    set_tests_properties(integ_${script} PROPERTIES LABELS integ TIMEOUT 180
-                         SKIP_RETURN_CODE 77)
-endforeach()
-set_property(TEST integ_ctl_metrics APPEND PROPERTY LABELS tsan)
+# under ThreadSanitizer).
+add_test(NAME integ_ctl_metrics
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_metrics.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_metrics PROPERTIES LABELS "integ;tsan" TIMEOUT 180)
+
+# Observability end to end: `gpupool up` with real agents, a real Prometheus discovering and
+# scraping them with the alert rules loaded, a real Alertmanager taking the rules' and the
+# controller's alerts; idle reclamation through the mock NVML's utilisation (skipped when
+# Prometheus or Alertmanager is missing, except in CI).
+add_test(NAME integ_e2e_observe
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_observe.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_observe PROPERTIES LABELS integ TIMEOUT 300
+                     SKIP_RETURN_CODE 77)
 
 # Alerting: the controller's alerts reach a real Alertmanager (skipped without one); the
 # Prometheus rules pass promtool's check and their unit tests; docs/alerts.md is what

@@ -13,92 +13,13 @@ right labels, and retries carry them over an outage of the receiver:
 Usage: ctl_alertmanager.py GPUPOOLD. Exits 77 (skipped) when Alertmanager is not installed.
 Agents are played through the API by pool.Beater (heartbeats carrying XID events).
 """
-import json
 import os
-import shutil
-import signal
-import socket
-import subprocess
 import sys
-import tempfile
-import time
-import urllib.error
-import urllib.request
 
+from observe import ALERTMANAGER, Alertmanager, free_port, need
 from pool import Beater, Pool, check, node_doc, submit, wait
 
-ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
-if not os.access(ALERTMANAGER, os.X_OK):
-    print("SKIP: %s is not installed" % ALERTMANAGER)
-    sys.exit(77)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
-
-
-class Alertmanager:
-    """A real Alertmanager on 127.0.0.1:port, clustering off, its state in a temporary
-    directory; routes everything to a receiver that sends nothing."""
-
-    def __init__(self, port):
-        self.port = port
-        self.dir = tempfile.mkdtemp(prefix="gpupool-am.")
-        with open(os.path.join(self.dir, "am.yml"), "w") as f:
-            f.write('route:\n  receiver: "null"\nreceivers:\n  - name: "null"\n')
-        self.log = open(os.path.join(self.dir, "am.log"), "wb")
-        self.proc = subprocess.Popen(
-            [ALERTMANAGER, "--config.file=" + os.path.join(self.dir, "am.yml"),
-             "--storage.path=" + os.path.join(self.dir, "data"),
-             "--web.listen-address=127.0.0.1:%d" % port, "--cluster.listen-address="],
-            stdout=self.log, stderr=self.log)
-        wait("Alertmanager to answer", self.ready, 30)
-
-    def ready(self):
-        check(self.proc.poll() is None, "Alertmanager exited", self.read_log())
-        try:
-            with urllib.request.urlopen("http://127.0.0.1:%d/-/ready" % self.port,
-                                        timeout=5) as r:
-                return r.status == 200
-        except (urllib.error.URLError, OSError):
-            return False
-
-    def read_log(self):
-        with open(os.path.join(self.dir, "am.log"), "rb") as f:
-            return f.read().decode(errors="replace")[-3000:]
-
-    def alerts(self):
-        """The active alerts (resolved ones are not listed)."""
-        with urllib.request.urlopen("http://127.0.0.1:%d/api/v2/alerts" % self.port,
-                                    timeout=10) as r:
-            return json.loads(r.read().decode())
-
-    def find(self, **labels):
-        return [a for a in self.alerts()
-                if all(a["labels"].get(k) == v for k, v in labels.items())]
-
-    def wait_for(self, what, timeout=60, **labels):
-        return wait("Alertmanager to hold %s %s" % (what, labels),
-                    lambda: self.find(alertname=what, **labels), timeout)
-
-    def wait_gone(self, what, timeout=60, **labels):
-        wait("%s %s to be resolved" % (what, labels),
-             lambda: not self.find(alertname=what, **labels), timeout)
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+need(ALERTMANAGER)
 
 
 def placed(p, client, name, restarts):
