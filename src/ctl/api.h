@@ -24,6 +24,8 @@
 #define R_STAFF    (R_ADMIN | R_OPERATOR)
 #define R_PEOPLE   (R_ADMIN | R_OPERATOR | R_USER)
 #define R_ANYONE   0u /* no token needed */
+/* Monitoring (/metrics, service discovery): anyone, or with metrics.auth admins and operators. */
+#define R_SCRAPE (1u << 31)
 
 #define API_MAX_PARAMS 2
 
@@ -64,6 +66,9 @@ json_t *api_body(api_req *rq);
 /* The paging parameters of a list: limit (1..1000; *limit keeps its default when absent) and
  * after (an id, >= 0; what names it in the error). GP_EINVAL after answering 400. */
 int api_page(api_req *rq, const char *what, int *limit, int64_t *after);
+/* A time query parameter key: milliseconds since the epoch, a date (its UTC midnight) or an RFC
+ * 3339 time. 0 (*ms left alone when absent), or GP_EINVAL after answering 400. */
+int api_time_param(api_req *rq, const char *key, int64_t *ms);
 /* A user's own tenant id; 0 for the other roles (no scoping). */
 int64_t api_scope(const api_req *rq);
 

@@ -7,6 +7,7 @@
  * insert and the check cannot be separated by another submit.
  */
 #include "ctl/api.h"
+#include "gpupool/meter.h"
 #include "ctl/doc.h"
 
 #include <stdlib.h>
@@ -332,6 +333,28 @@ int api_page(api_req *rq, const char *what, int *limit, int64_t *after)
         *after = n;
     }
     return 0;
+}
+
+int api_time_param(api_req *rq, const char *key, int64_t *ms)
+{
+    const char *v = gp_http_request_query(rq->http, key);
+    if (!v) {
+        return 0;
+    }
+    char *end;
+    long long n = strtoll(v, &end, 10);
+    if (v[0] >= '0' && v[0] <= '9' && !*end && n >= 0) {
+        *ms = n;
+        return 0;
+    }
+    if (gp_meter_parse_time(v, ms) == 0) {
+        return 0;
+    }
+    api_error(rq, GP_EINVAL,
+              "%s: must be a date (2024-05-01), an RFC 3339 time (2024-05-01T12:00:00Z) or "
+              "milliseconds since the epoch",
+              key);
+    return GP_EINVAL;
 }
 
 static int read_filter(api_req *rq, list_filter *f)

@@ -43,30 +43,6 @@ static int collect(void *ctx, const gp_usage_rec *r)
     return 0;
 }
 
-/* A time query parameter: milliseconds since the epoch, a date (its UTC midnight) or an RFC 3339
- * time. 0 (left alone when absent), or GP_EINVAL after answering 400. */
-static int parse_time(api_req *rq, const char *key, int64_t *ms)
-{
-    const char *v = gp_http_request_query(rq->http, key);
-    if (!v) {
-        return 0;
-    }
-    char *end;
-    long long n = strtoll(v, &end, 10);
-    if (v[0] >= '0' && v[0] <= '9' && !*end && n >= 0) {
-        *ms = n;
-        return 0;
-    }
-    if (gp_meter_parse_time(v, ms) == 0) {
-        return 0;
-    }
-    api_error(rq, GP_EINVAL,
-              "%s: must be a date (2024-05-01), an RFC 3339 time (2024-05-01T12:00:00Z) or "
-              "milliseconds since the epoch",
-              key);
-    return GP_EINVAL;
-}
-
 static int parse_query(api_req *rq, gp_meter_query *q, int64_t now)
 {
     const char *by = gp_http_request_query(rq->http, "by");
@@ -81,7 +57,7 @@ static int parse_query(api_req *rq, gp_meter_query *q, int64_t now)
     }
     q->from_ms = gp_meter_period_start(now, GP_METER_MONTH);
     q->to_ms = gp_meter_period_next(q->from_ms, GP_METER_MONTH);
-    if (parse_time(rq, "from", &q->from_ms) < 0 || parse_time(rq, "to", &q->to_ms) < 0) {
+    if (api_time_param(rq, "from", &q->from_ms) < 0 || api_time_param(rq, "to", &q->to_ms) < 0) {
         return GP_EINVAL;
     }
     if (q->from_ms >= q->to_ms) {

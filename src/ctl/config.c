@@ -351,6 +351,12 @@ static const opt options[] = {
      .def = "",
      .help = "the controller's URL as users reach it: alerts link to the object's API URL "
              "under it (generatorURL); empty: no link"},
+    {.key = "metrics.auth",
+     .type = T_BOOL,
+     AT(metrics.auth),
+     .def = "false",
+     .help = "GET /metrics and /v1/sd/prometheus need an admin or operator token (Prometheus: "
+             "authorization credentials); false: anyone who reaches the address may read them"},
     {.key = "billing.price_table",
      .type = T_PATH,
      .flags = F_EMPTY_OK,

@@ -125,6 +125,9 @@ typedef struct gp_ctl_config {
         char external_url[GP_CTL_PATH_MAX]; /* generatorURL base; "" = none */
     } alerts;
     struct {
+        bool auth; /* /metrics and /v1/sd/prometheus need a staff token; default false */
+    } metrics;
+    struct {
         char price_table[GP_CTL_PATH_MAX]; /* YAML file (docs/billing.md); "" = no prices */
         int64_t used_flush_ms;             /* default 1m */
     } billing;

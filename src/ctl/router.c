@@ -24,8 +24,8 @@ const api_route api_routes[] = {
     {"GET", "/healthz", R_ANYONE, api_healthz, "Liveness: the process answers"},
     {"GET", "/readyz", R_ANYONE, api_readyz, "Readiness: the store is open and the state loaded"},
     {"GET", "/openapi.json", R_ANYONE, api_openapi, "This API, as OpenAPI 3"},
-    {"GET", "/metrics", R_ANYONE, api_metrics, "The controller's metrics, for Prometheus"},
-    {"GET", "/v1/sd/prometheus", R_ANYONE, api_sd_prometheus,
+    {"GET", "/metrics", R_SCRAPE, api_metrics, "The controller's metrics, for Prometheus"},
+    {"GET", "/v1/sd/prometheus", R_SCRAPE, api_sd_prometheus,
      "The nodes' agents as Prometheus HTTP service discovery targets"},
     {"GET", "/v1/whoami", R_PEOPLE | R_AGENT | R_JOIN, api_whoami, "The caller's role and tenant"},
     {"POST", "/v1/jobs", R_PEOPLE, api_jobs_submit, "Submit a job (JSON or YAML)"},
@@ -332,11 +332,15 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
     }
     match(hit->pattern, req->path, &rq);
     rq.route = *route = hit;
-    if (hit->roles != R_ANYONE) {
+    unsigned roles = hit->roles;
+    if (roles == R_SCRAPE) {
+        roles = rq.g->cfg->metrics.auth ? R_STAFF : R_ANYONE;
+    }
+    if (roles != R_ANYONE) {
         if (authenticate(&rq) < 0 || !within_rate(&rq)) {
             return;
         }
-        if (!(hit->roles & (1u << rq.who.role))) {
+        if (!(roles & (1u << rq.who.role))) {
             api_error(&rq, GP_EPERM, "%s %s: not allowed for role %s", req->method, hit->pattern,
                       ctl_role_name(rq.who.role));
             return;

@@ -140,7 +140,9 @@ static void check_route(json_t *doc, const api_route *r, int *n)
     if (!summary || strcmp(summary, r->summary) != 0) {
         problem(n, "%s %s: summary differs from the route table's", r->method, r->pattern);
     }
-    if (roles_of(op) != r->roles) {
+    /* Monitoring routes document who may call them once metrics.auth asks for a token. */
+    unsigned roles = r->roles == R_SCRAPE ? R_STAFF : r->roles;
+    if (roles_of(op) != roles) {
         problem(n, "%s %s: x-roles differ from the route's role bits", r->method, r->pattern);
     }
     if (needs_bearer(doc, op) != (r->roles != R_ANYONE)) {

@@ -295,4 +295,18 @@ with Pool(sys.argv[1], ["--nodes-heartbeat-timeout", "1s", "--nodes-lost-timeout
           "the job waits again")
     b.stop = True
     b.t.join()
+# metrics.auth: only admins and operators read /metrics and the service discovery.
+with Pool(sys.argv[1], ["--metrics-auth"]) as p:
+    p.tenant("team-a")
+    alice = p.user("alice", "team-a")
+    s, d = p.admin.post("/v1/tokens", {"name": "prom", "role": "operator"})
+    check(s == 201, "operator token", s, d)
+    prom = p.client(d["token"])
+    for path in ("/metrics", "/v1/sd/prometheus"):
+        s, d = p.client(None).get(path)
+        check(s == 401, "%s without a token: 401" % path, s, d)
+        s, d = alice.get(path)
+        check(s == 403, "%s for a user: 403" % path, s, d)
+        s, d = prom.get(path)
+        check(s == 200, "%s for an operator: 200" % path, s, d)
 print("ok")

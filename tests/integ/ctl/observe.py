@@ -19,6 +19,19 @@ PROMETHEUS = "/usr/bin/prometheus"
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 
 
+def stop(server):
+    """Stops a server's process (SIGTERM, then SIGKILL after 20 s), removes its directory."""
+    if server.proc.poll() is None:
+        server.proc.send_signal(signal.SIGTERM)
+        try:
+            server.proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            server.proc.kill()
+            server.proc.wait()
+    server.log.close()
+    shutil.rmtree(server.dir, ignore_errors=True)
+
+
 def need(binary):
     """Exits 77 (skipped) when binary is missing, unless CI is set: then the test fails."""
     if os.access(binary, os.X_OK):
@@ -85,15 +98,7 @@ class Alertmanager:
              lambda: not self.find(alertname=what, **labels), timeout)
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        stop(self)
 
 
 class Prometheus:
@@ -143,12 +148,4 @@ class Prometheus:
         return [t for t in data.get("activeTargets", []) if t.get("scrapePool") == pool]
 
     def stop(self):
-        if self.proc.poll() is None:
-            self.proc.terminate()
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
-        shutil.rmtree(self.dir, ignore_errors=True)
+        stop(self)
