@@ -160,8 +160,11 @@ json_t *ctl_alert_doc(const ctl_alert *a, const ctl_alert_ctx *c)
     set_text(labels, "source", "gpupoold");
     if (a->node) {
         set_text(labels, "Hostname", a->node->name);
-        ptrdiff_t k = a->gpu ? a->gpu - a->node->gpus : -1;
-        if (k >= 0 && k < a->node->ngpus) {
+        int k = 0; /* which of the node's GPUs (pointers into another array do not compare) */
+        while (a->gpu && k < a->node->ngpus && &a->node->gpus[k] != a->gpu) {
+            k++;
+        }
+        if (a->gpu && k < a->node->ngpus) {
             set_int(labels, "gpu", (int64_t)k);
             set_text(labels, "UUID", a->gpu->uuid);
             set_text(labels, "model", a->gpu->model);
