@@ -21,7 +21,15 @@ packages=(
     libxlsxwriter-dev   # XLSX usage reports (gpupool usage -o xlsx)
     prometheus          # promtool (metrics and rules checks) and the scrape integration test
     prometheus-alertmanager  # the alert notifier's integration test
+    chromium            # the web dashboard's browser tests
 )
+
+# The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on
+# PATH than Debian's (nodesource, nvm, a tarball); Debian's nodejs and npm are added only when
+# `node` or `npm` is missing, so they never shadow or replace one already there.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+    packages+=(nodejs npm)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -131,6 +131,18 @@ void api_usage(api_req *rq);
 /* GET /metrics and GET /v1/sd/prometheus (api_metrics.c). */
 void api_metrics(api_req *rq);
 void api_sd_prometheus(api_req *rq);
+/* GET /v1/alerts: the alerts the controller raised that are still active (api_alerts.c). */
+void api_alerts_list(api_req *rq);
+/* The web dashboard's static files (api_ui.c): GET / and /ui redirect to /ui/, which answers
+ * index.html; GET /ui/{path...} a file under ui.dir. */
+void api_ui_root(api_req *rq);
+void api_ui_redirect(api_req *rq);
+void api_ui_index(api_req *rq);
+void api_ui_file(api_req *rq);
+/* The directory the dashboard is served from: ui.dir, or with ui.dir "" the installed layout
+ * beside the executable (BINDIR/../share/gpupool/ui). 0 with its real path in dir; GP_ENOENT
+ * (ui.dir none: off, or no index.html there: not built) with why set to say which. */
+int api_ui_dir(const gp_ctl_config *cfg, char *dir, size_t cap, char *why, size_t whycap);
 
 /* ---- documents shown by the API ---- */
 /* A job as the API shows it (placement with node names and GPU UUIDs). Under the state lock. */

@@ -7,9 +7,15 @@
  * whatever the grouping. The rows come from the usage ledger through the store's second
  * connection; open rows run to now, with the used figure memory has for them. The math is
  * libgpcore's (gpupool/meter.h): cost is exact to the cent and the rows add up to the total.
+ *
+ * format=csv or xlsx answers the same report as a file to download (net/usage_doc.h, the
+ * writer of `gpupool usage -o csv|xlsx`), with Content-Disposition: attachment and a file name
+ * naming the grouping and the range; so does an explicit format=json. The workbook goes
+ * through a temporary file in data_dir, removed before the answer.
  */
 #include "ctl/api.h"
 #include "ctl/meter.h"
+#include "net/usage_doc.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -114,12 +120,74 @@ static json_t *report_doc(const gp_meter_query *q, const gp_meter_report *r,
                      rows, "total", row_doc(&r->total, r->priced, false));
 }
 
+typedef enum usage_format { U_JSON, U_CSV, U_XLSX } usage_format;
+
+static const char *const format_names[] = {"json", "csv", "xlsx"};
+static const char *const format_types[] = {
+    "application/json", "text/csv; charset=utf-8",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet"};
+
+/* The format query parameter: 0 with *f set (json when absent), or GP_EINVAL answered. */
+static int parse_format(api_req *rq, usage_format *f, bool *download)
+{
+    const char *v = gp_http_request_query(rq->http, "format");
+    *f = U_JSON;
+    *download = v != NULL;
+    for (int i = 0; v && i < 3; i++) {
+        if (strcmp(v, format_names[i]) == 0) {
+            *f = (usage_format)i;
+            return 0;
+        }
+    }
+    if (v) {
+        api_error(rq, GP_EINVAL, "format: must be json, csv or xlsx");
+        return GP_EINVAL;
+    }
+    return 0;
+}
+
+/* Answers the report doc (taken) as a file of format f to download. */
+static void reply_file(api_req *rq, json_t *doc, usage_format f)
+{
+    char *body = NULL;
+    size_t len = 0;
+    int rc = 0;
+    if (f == U_JSON) {
+        body = json_dumps(doc, JSON_COMPACT);
+        len = body ? strlen(body) : 0;
+        rc = body ? 0 : GP_ENOMEM;
+    } else if (f == U_CSV) {
+        FILE *m = open_memstream(&body, &len);
+        rc = m ? gp_usage_csv(doc, m) : GP_ENOMEM;
+        if (m && fclose(m) != 0 && rc == 0) {
+            rc = GP_ENOMEM;
+        }
+    } else {
+        rc = gp_usage_xlsx(doc, rq->g->cfg->data_dir, &body, &len);
+    }
+    if (rc < 0) {
+        free(body);
+        json_decref(doc);
+        api_error(rq, rc, "usage as %s: %s", format_names[f],
+                  rc == GP_ENOMEM ? "out of memory" : "cannot write the file in data_dir");
+        return;
+    }
+    char name[160], disposition[200];
+    gp_usage_filename(doc, format_names[f], name, sizeof(name));
+    snprintf(disposition, sizeof(disposition), "attachment; filename=\"%s\"", name);
+    json_decref(doc);
+    gp_http_response_set_body(rq->resp, 200, format_types[f], body, len);
+    gp_http_response_add_header(rq->resp, "Content-Disposition", disposition);
+}
+
 void api_usage(api_req *rq)
 {
     gpupoold *g = rq->g;
     int64_t now = ctl_now_ms();
     gp_meter_query q = {0, 0, GP_METER_BY_TENANT, GP_METER_NONE};
-    if (parse_query(rq, &q, now) < 0) {
+    usage_format format;
+    bool download;
+    if (parse_format(rq, &format, &download) < 0 || parse_query(rq, &q, now) < 0) {
         return;
     }
     usage_rows u = {NULL, 0, 0};
@@ -174,8 +242,13 @@ void api_usage(api_req *rq)
     if (rc < 0) {
         api_diag(rq, &d);
     } else {
-        api_reply(rq, 200, report_doc(&q, &rep, prices, now));
+        json_t *doc = report_doc(&q, &rep, prices, now);
         gp_meter_report_fini(&rep);
+        if (download && doc) {
+            reply_file(rq, doc, format);
+        } else {
+            api_reply(rq, 200, doc);
+        }
     }
     free(iv);
     free(u.v);

@@ -373,6 +373,13 @@ static const opt options[] = {
      .def = "1m",
      .help = "how often the utilisation-weighted (used) GPU time of running placements is written "
              "(it is also written when a placement ends); a crash loses at most this much of it"},
+    {.key = "ui.dir",
+     .type = T_PATH,
+     .flags = F_EMPTY_OK,
+     AT(ui.dir),
+     .def = "",
+     .help = "directory of the web dashboard's built files, served at /ui/; empty: "
+             "BINDIR/../share/gpupool/ui (BINDIR: gpupoold's directory); none: no dashboard"},
 };
 
 #define NOPTIONS ((int)(sizeof(options) / sizeof(options[0])))

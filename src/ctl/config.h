@@ -131,6 +131,10 @@ typedef struct gp_ctl_config {
         char price_table[GP_CTL_PATH_MAX]; /* YAML file (docs/billing.md); "" = no prices */
         int64_t used_flush_ms;             /* default 1m */
     } billing;
+    struct {
+        char dir[GP_CTL_PATH_MAX]; /* the dashboard's files; "" = the installed layout beside
+                                      the executable; "none" = no dashboard */
+    } ui;
 } gp_ctl_config;
 
 /* What the command line asked for besides settings. */

@@ -19,6 +19,7 @@
 
 #include "base/clock.h"
 #include "base/log.h"
+#include "ctl/alerts_active.h"
 #include "net/http_client.h"
 
 #include <inttypes.h>
@@ -59,7 +60,8 @@ typedef struct condition {
 struct ctl_notifier {
     const gp_ctl_config *cfg;
     atomic_llong *sent, *failed;
-    int nrcv;
+    ctl_alerts_active *active; /* what GET /v1/alerts shows */
+    int nrcv;                  /* 0: no receivers, no sender thread */
     receiver rcv[CTL_NOTIFY_URLS];
     /* the committer's (state lock) */
     char **pending; /* JSON text */
@@ -451,6 +453,7 @@ static void notifier_free(ctl_notifier *n)
     }
     free(n->pending);
     free(n->conds);
+    ctl_alerts_active_free(n->active);
     pthread_cond_destroy(&n->wake);
     pthread_mutex_destroy(&n->lock);
     free(n);
@@ -460,11 +463,9 @@ int ctl_notify_start(gpupoold *g, gp_diag *d)
 {
     g->notify = NULL;
     const char *list = g->cfg->alerts.alertmanager;
-    if (!list[0]) {
-        return 0;
-    }
     ctl_notifier *n = calloc(1, sizeof(*n));
-    if (!n) {
+    if (!n || ctl_alerts_active_new(&n->active) < 0) {
+        free(n);
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     n->cfg = g->cfg;
@@ -487,7 +488,7 @@ int ctl_notify_start(gpupoold *g, gp_diag *d)
         }
         p += len + (p[len] == ',');
     }
-    if (rc == 0 && pthread_create(&n->thread, NULL, sender_main, n) != 0) {
+    if (rc == 0 && n->nrcv > 0 && pthread_create(&n->thread, NULL, sender_main, n) != 0) {
         rc = gp_diag_set(d, GP_EIO, "cannot start the alert sender thread");
     }
     if (rc < 0) {
@@ -495,7 +496,9 @@ int ctl_notify_start(gpupoold *g, gp_diag *d)
         return rc;
     }
     g->notify = n;
-    GP_LOG(GP_LOG_INFO, "notify", "alerts to receivers=%d: %s", n->nrcv, list);
+    if (n->nrcv > 0) {
+        GP_LOG(GP_LOG_INFO, "notify", "alerts to receivers=%d: %s", n->nrcv, list);
+    }
     return 0;
 }
 
@@ -505,11 +508,13 @@ void ctl_notify_stop(gpupoold *g)
     if (!n) {
         return;
     }
-    pthread_mutex_lock(&n->lock);
-    n->stop = true;
-    pthread_cond_signal(&n->wake);
-    pthread_mutex_unlock(&n->lock);
-    pthread_join(n->thread, NULL);
+    if (n->nrcv > 0) {
+        pthread_mutex_lock(&n->lock);
+        n->stop = true;
+        pthread_cond_signal(&n->wake);
+        pthread_mutex_unlock(&n->lock);
+        pthread_join(n->thread, NULL);
+    }
     notifier_free(n);
     g->notify = NULL;
 }
@@ -575,6 +580,19 @@ void ctl_notify_publish(gpupoold *g)
     if (!n || n->npending == 0) {
         return;
     }
+    int64_t now = ctl_now_ms();
+    for (size_t i = 0; i < n->npending; i++) {
+        if (ctl_alerts_active_put(n->active, n->pending[i], now) < 0) {
+            GP_LOG(GP_LOG_WARN, "notify", "an alert is missing from /v1/alerts: out of memory");
+        }
+    }
+    if (n->nrcv == 0) {
+        for (size_t i = 0; i < n->npending; i++) {
+            free(n->pending[i]);
+        }
+        n->npending = 0;
+        return;
+    }
     pthread_mutex_lock(&n->lock);
     for (size_t i = 0; i < n->npending; i++) {
         ring_push(n, n->pending[i]);
@@ -582,6 +600,14 @@ void ctl_notify_publish(gpupoold *g)
     pthread_cond_signal(&n->wake);
     pthread_mutex_unlock(&n->lock);
     n->npending = 0;
+}
+
+json_t *ctl_notify_active(gpupoold *g, const char *tenant, int64_t now_ms)
+{
+    if (!g->notify) {
+        return json_pack("{s:[]}", "items");
+    }
+    return ctl_alerts_active_list(g->notify->active, tenant, now_ms);
 }
 
 /* ---- events ---- */

@@ -41,8 +41,14 @@
  * gpupool_alerts_failed_total), per receiver and alert: sent when a receiver took it; failed
  * when dropped from the full queue, given up after retry_max, or refused.
  *
- * Threads: everything below but start and stop runs in the committer with the state lock held.
- * With alerts.alertmanager empty there is no notifier and all of it does nothing.
+ * Active alerts: every published alert also goes to the list of active alerts (alerts_active.h,
+ * GET /v1/alerts), whether or not receivers are configured: with alerts.alertmanager empty the
+ * notifier still raises, watches the conditions and publishes, only no sender thread runs and
+ * nothing is sent.
+ *
+ * Threads: everything below but start, stop and ctl_notify_active runs in the committer with
+ * the state lock held. Before ctl_notify_start (tests that start no notifier) g->notify is NULL
+ * and all of it does nothing.
  */
 #ifndef GP_CTL_NOTIFY_H
 #define GP_CTL_NOTIFY_H
@@ -98,8 +104,9 @@ int64_t ctl_notify_backoff_ms(int attempt);
  * up). Pure. */
 int64_t ctl_notify_next_try(int64_t first_ms, int attempt, int64_t now_ms, int64_t retry_max_ms);
 
-/* Starts the sender when g->cfg->alerts.alertmanager names receivers (g->notify stays NULL
- * otherwise). 0, or GP_ENOMEM / GP_EINVAL (a URL the HTTP client refuses) / GP_EIO with d set. */
+/* Makes the notifier (g->notify), and starts the sender when g->cfg->alerts.alertmanager names
+ * receivers. 0, or GP_ENOMEM / GP_EINVAL (a URL the HTTP client refuses) / GP_EIO with d set
+ * (g->notify NULL). */
 int ctl_notify_start(gpupoold *g, gp_diag *d);
 /* Stops the sender after one last try of what is queued (no retries), frees the notifier. After
  * the committer has stopped. */
@@ -114,8 +121,13 @@ void ctl_notify(gpupoold *g, const ctl_alert *a);
 size_t ctl_notify_mark(gpupoold *g);
 /* Drops what was raised after mark (the savepoint or transaction was rolled back). */
 void ctl_notify_rollback(gpupoold *g, size_t mark);
-/* Hands the pending alerts to the sender (their transaction committed). */
+/* Hands the pending alerts to the active list and the sender (their transaction committed). */
 void ctl_notify_publish(gpupoold *g);
+
+/* The active alerts at now_ms, as ctl_alerts_active_list answers them (tenant not NULL: a
+ * user's view); {"items": []} without a notifier. Any thread, between start and stop. New
+ * reference, or NULL when out of memory. */
+json_t *ctl_notify_active(gpupoold *g, const char *tenant, int64_t now_ms);
 
 /* The conditions, raised, repeated or resolved as they start, last or end; published with the
  * next ctl_notify_publish. Lost nodes: after every cycle. Tenants whose jobs wait for their

@@ -86,6 +86,13 @@ const api_route api_routes[] = {
     {"GET", "/v1/audit", R_ADMIN, api_audit_list, "The audit log: who changed what, and when"},
     {"GET", "/v1/usage", R_PEOPLE, api_usage,
      "Metered usage and cost by tenant, queue, node, job or GPU model"},
+    {"GET", "/v1/alerts", R_PEOPLE, api_alerts_list, "The controller's active alerts"},
+    /* The web dashboard (api_ui.c): static files, no token (the page holds no data; the API
+     * calls it makes carry the user's token). */
+    {"GET", "/", R_ANYONE, api_ui_root, "A redirect to the web dashboard"},
+    {"GET", "/ui", R_ANYONE, api_ui_redirect, "A redirect to /ui/"},
+    {"GET", "/ui/", R_ANYONE, api_ui_index, "The web dashboard"},
+    {"GET", "/ui/{path...}", R_ANYONE, api_ui_file, "A file of the web dashboard"},
     {NULL, NULL, 0, NULL, NULL},
 };
 
@@ -165,7 +172,9 @@ json_t *api_body(api_req *rq)
     return doc;
 }
 
-/* Matches path against pattern, filling rq->params. */
+/* Matches path against pattern, filling rq->params. A parameter takes one segment ("{job}"),
+ * or with "..." after its name ("{path...}", last in the pattern) the rest of the path, slashes
+ * included; either must not be empty. */
 static bool match(const char *pattern, const char *path, api_req *rq)
 {
     int np = 0;
@@ -173,7 +182,8 @@ static bool match(const char *pattern, const char *path, api_req *rq)
     while (*p && *s) {
         if (*p == '{') {
             const char *close = strchr(p, '}');
-            const char *slash = strchr(s, '/');
+            bool rest = close - p > 4 && strncmp(close - 3, "...", 3) == 0;
+            const char *slash = rest ? NULL : strchr(s, '/');
             size_t n = slash ? (size_t)(slash - s) : strlen(s);
             if (n == 0 || n >= sizeof(rq->param_buf[0]) || np >= API_MAX_PARAMS) {
                 return false;

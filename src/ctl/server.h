@@ -115,7 +115,7 @@ struct gpupoold {
     int64_t last_cycle_ms;
     ctl_stats stats;
     ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
-    ctl_notifier *notify; /* alerts to Alertmanager (notify.h); NULL: none configured */
+    ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
 };
 
 /* Milliseconds since the epoch (the wall clock; times the controller stores). */

@@ -182,6 +182,12 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
     g->ready = true;
     GP_LOG(GP_LOG_INFO, "ctl", "state loaded: tenants=%d queues=%d nodes=%d jobs=%d pending=%d",
            g->st.ntenants, g->st.nqueues, g->st.nnodes, g->st.njobs, g->st.npending);
+    char ui[GP_CTL_PATH_MAX], why[GP_CTL_PATH_MAX + 128];
+    if (api_ui_dir(cfg, ui, sizeof(ui), why, sizeof(why)) == 0) {
+        GP_LOG(GP_LOG_INFO, "ui", "dashboard=/ui/ dir=%s", ui);
+    } else {
+        GP_LOG(GP_LOG_INFO, "ui", "no dashboard at /ui/: %s", why);
+    }
     return 0;
 }
 

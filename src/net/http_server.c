@@ -886,6 +886,35 @@ static void server_free(gp_http_server *srv)
     free(srv);
 }
 
+static int hex_value(char c)
+{
+    return c >= '0' && c <= '9'   ? c - '0'
+           : c >= 'a' && c <= 'f' ? c - 'a' + 10
+           : c >= 'A' && c <= 'F' ? c - 'A' + 10
+                                  : -1;
+}
+
+/* Percent-decodes s in place, like libmicrohttpd's own MHD_http_unescape, except that "%00" is
+ * left as it is: a decoded NUL would silently cut the path or value at that point. */
+static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
+{
+    (void)cls;
+    (void)conn;
+    char *out = s;
+    for (const char *p = s; *p; p++) {
+        int hi = p[0] == '%' ? hex_value(p[1]) : -1;
+        int lo = hi >= 0 ? hex_value(p[2]) : -1;
+        if (lo >= 0 && (hi | lo) != 0) {
+            *out++ = (char)(hi * 16 + lo);
+            p += 2;
+        } else {
+            *out++ = *p;
+        }
+    }
+    *out = '\0';
+    return (size_t)(out - s);
+}
+
 static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, const char *host,
                         int fd, int family, gp_diag *d)
 {
@@ -914,8 +943,8 @@ static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, c
         MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)(cfg->threads > 0 ? cfg->threads : 4), MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_COMPLETED,
-        on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv, MHD_OPTION_ARRAY, tls,
-        MHD_OPTION_END);
+        on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
+        MHD_OPTION_UNESCAPE_CALLBACK, unescape, NULL, MHD_OPTION_ARRAY, tls, MHD_OPTION_END);
     pthread_mutex_lock(&srv->log_lock);
     srv->starting = 0;
     pthread_mutex_unlock(&srv->log_lock);

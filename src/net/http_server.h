@@ -65,7 +65,8 @@ typedef struct gp_http_server_config {
 /* One complete request, borrowed by the handler for the duration of the call. */
 typedef struct gp_http_request {
     const char *method; /* "GET", "POST", ... as sent */
-    const char *path;   /* percent-decoded path without the query string */
+    const char *path;   /* percent-decoded path without the query string ("%00" is left
+                           undecoded, here and in query values: a NUL never cuts them short) */
     const char *body;   /* body plus a terminating NUL (the body may contain NULs); "" if none */
     size_t body_len;    /* body length without the terminating NUL */
     const char *remote_addr; /* numeric address of the peer, e.g. "127.0.0.1" or "::1" */

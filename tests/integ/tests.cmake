@@ -167,3 +167,11 @@ add_test(NAME grafana_dashboard
                  ${CMAKE_SOURCE_DIR}/deploy/grafana/gpupool-dashboard.json
                  ${CMAKE_SOURCE_DIR}/docs/metrics.md --rules ${GP_RULES})
 set_tests_properties(alerts_doc_current grafana_dashboard PROPERTIES LABELS unit TIMEOUT 60)
+
+# What the web dashboard needs of gpupoold: /ui's static files (content types, security headers,
+# traversal refused, ui.dir none and the installed layout), GET /v1/alerts with tenant scoping,
+# and usage reports as CSV (the CLI's bytes) and xlsx files.
+add_test(NAME integ_ctl_ui_api
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_ui_api.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_ui_api PROPERTIES LABELS integ TIMEOUT 180)

@@ -2,8 +2,11 @@
  * The controller's Alertmanager notifier (src/ctl/notify.c): the alert documents, the times,
  * the backoff schedule and the alerts.* settings; and the sender against an HTTP receiver in
  * this process that records what it is sent and answers as told (503s, a blocked handler), so
- * that retries, giving up and the full queue's drops are counted as documented.
+ * that retries, giving up and the full queue's drops are counted as documented. The active
+ * alerts (alerts_active.h): one per label set, resolves and lapses, the bound, tenant scoping,
+ * and that they are kept without any receiver, committed alerts only.
  */
+#include "ctl/alerts_active.h"
 #include "ctl/config.h"
 #include "ctl/notify.h"
 #include "net/http_server.h"
@@ -428,6 +431,167 @@ static void test_sender_queue_full(void **state)
     assert_string_equal(rs.first, "Held");
 }
 
+/* ---- the active alerts ---- */
+
+#define T0 INT64_C(1714564800000)
+
+/* An Alertmanager document as JSON text (free it). */
+static char *am_text(const char *name, const char *tenant, int64_t starts, int64_t ends,
+                     bool resolved, int64_t now)
+{
+    ctl_alert a = {.name = name,
+                   .tenant = tenant,
+                   .summary = "sum",
+                   .description = "desc",
+                   .starts_ms = starts,
+                   .ends_ms = ends,
+                   .resolved = resolved};
+    ctl_alert_ctx c = {.now_ms = now, .resolve_after_ms = 3600000};
+    json_t *doc = ctl_alert_doc(&a, &c);
+    assert_non_null(doc);
+    char *text = json_dumps(doc, JSON_COMPACT);
+    json_decref(doc);
+    assert_non_null(text);
+    return text;
+}
+
+static void put(ctl_alerts_active *a, const char *name, const char *tenant, int64_t starts,
+                int64_t ends, bool resolved, int64_t now)
+{
+    char *text = am_text(name, tenant, starts, ends, resolved, now);
+    assert_int_equal(ctl_alerts_active_put(a, text, now), 0);
+    free(text);
+}
+
+/* The names of the listed items, comma-separated. */
+static void names(ctl_alerts_active *a, const char *tenant, int64_t now, char *buf, size_t cap)
+{
+    json_t *doc = ctl_alerts_active_list(a, tenant, now);
+    assert_non_null(doc);
+    buf[0] = '\0';
+    size_t i;
+    json_t *item;
+    json_array_foreach(json_object_get(doc, "items"), i, item)
+    {
+        size_t n = strlen(buf);
+        snprintf(buf + n, cap - n, "%s%s", n ? "," : "",
+                 json_string_value(json_object_get(item, "name")));
+    }
+    json_decref(doc);
+}
+
+static void test_active_list(void **state)
+{
+    (void)state;
+    ctl_alerts_active *a;
+    assert_int_equal(ctl_alerts_active_new(&a), 0);
+    char buf[4096];
+    put(a, "A", "t1", T0, 0, false, T0);         /* ends T0 + 1h */
+    put(a, "B", NULL, T0, T0 + 1000, false, T0); /* lapses at T0 + 1s */
+    put(a, "C", "t2", T0, T0 + 7200000, false, T0);
+    names(a, NULL, T0, buf, sizeof(buf));
+    assert_string_equal(buf, "C,B,A"); /* the most recently raised first */
+
+    /* The item: name, severity, labels, texts, times. */
+    json_t *doc = ctl_alerts_active_list(a, NULL, T0);
+    json_t *c = json_array_get(json_object_get(doc, "items"), 0);
+    assert_string_equal(json_string_value(json_object_get(c, "severity")), "warning");
+    assert_string_equal(json_string_value(json_object_get(json_object_get(c, "labels"), "tenant")),
+                        "t2");
+    assert_string_equal(json_string_value(json_object_get(c, "summary")), "sum");
+    assert_string_equal(json_string_value(json_object_get(c, "description")), "desc");
+    assert_int_equal(json_integer_value(json_object_get(c, "starts_ms")), T0);
+    assert_int_equal(json_integer_value(json_object_get(c, "ends_ms")), T0 + 7200000);
+    json_decref(doc);
+
+    /* Users: their tenant's and those naming none. */
+    names(a, "t1", T0, buf, sizeof(buf));
+    assert_string_equal(buf, "B,A");
+    names(a, "t2", T0, buf, sizeof(buf));
+    assert_string_equal(buf, "C,B");
+    names(a, "t3", T0, buf, sizeof(buf));
+    assert_string_equal(buf, "B");
+
+    /* The same labels again replace the alert (and make it the latest); a lapsed one is gone. */
+    put(a, "A", "t1", T0, T0 + 9000000, false, T0 + 500);
+    names(a, NULL, T0 + 500, buf, sizeof(buf));
+    assert_string_equal(buf, "A,C,B");
+    names(a, NULL, T0 + 1000, buf, sizeof(buf));
+    assert_string_equal(buf, "A,C");
+    /* Another tenant's label makes another alert; a resolve removes only its own. */
+    put(a, "A", "t9", T0, 0, false, T0 + 2000);
+    put(a, "A", "t1", T0, 0, true, T0 + 3000);
+    names(a, NULL, T0 + 3000, buf, sizeof(buf));
+    assert_string_equal(buf, "A,C");
+    names(a, "t1", T0 + 3000, buf, sizeof(buf));
+    assert_string_equal(buf, "");
+    /* Not an alert document: refused, nothing changes. */
+    assert_int_equal(ctl_alerts_active_put(a, "{\"labels\": {}}", T0), GP_EINVAL);
+    assert_int_equal(ctl_alerts_active_put(a, "not json", T0), GP_EINVAL);
+    names(a, NULL, T0 + 3000, buf, sizeof(buf));
+    assert_string_equal(buf, "A,C");
+    ctl_alerts_active_free(a);
+
+    /* The bound: the least recently raised go first. */
+    assert_int_equal(ctl_alerts_active_new(&a), 0);
+    char name[32];
+    for (int i = 0; i < CTL_ALERTS_ACTIVE_MAX + 3; i++) {
+        snprintf(name, sizeof(name), "N%d", i);
+        put(a, name, NULL, T0, 0, false, T0);
+    }
+    doc = ctl_alerts_active_list(a, NULL, T0);
+    json_t *items = json_object_get(doc, "items");
+    assert_int_equal(json_array_size(items), CTL_ALERTS_ACTIVE_MAX);
+    snprintf(name, sizeof(name), "N%d", CTL_ALERTS_ACTIVE_MAX + 2);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 0), "name")), name);
+    assert_string_equal(json_string_value(json_object_get(
+                            json_array_get(items, CTL_ALERTS_ACTIVE_MAX - 1), "name")),
+                        "N3");
+    json_decref(doc);
+    ctl_alerts_active_free(a);
+    ctl_alerts_active_free(NULL);
+}
+
+/* Without receivers the notifier still keeps the active alerts, of committed changes only. */
+static void test_active_without_receivers(void **state)
+{
+    (void)state;
+    gp_ctl_config c;
+    gp_ctl_config_default(&c);
+    assert_string_equal(c.alerts.alertmanager, "");
+    memset(&g, 0, sizeof(g));
+    g.cfg = &c;
+    atomic_init(&g.metrics.alerts_sent, 0);
+    atomic_init(&g.metrics.alerts_failed, 0);
+    json_t *doc = ctl_notify_active(&g, NULL, ctl_now_ms()); /* no notifier yet */
+    assert_int_equal(json_array_size(json_object_get(doc, "items")), 0);
+    json_decref(doc);
+    gp_diag d;
+    gp_diag_clear(&d);
+    assert_int_equal(ctl_notify_start(&g, &d), 0);
+    assert_non_null(g.notify);
+    size_t mark = ctl_notify_mark(&g);
+    raise_alert("RolledBack");
+    ctl_notify_rollback(&g, mark);
+    raise_alert("Kept");
+    doc = ctl_notify_active(&g, NULL, ctl_now_ms());
+    assert_int_equal(json_array_size(json_object_get(doc, "items")), 0); /* not committed yet */
+    json_decref(doc);
+    ctl_notify_publish(&g);
+    doc = ctl_notify_active(&g, NULL, ctl_now_ms());
+    json_t *items = json_object_get(doc, "items");
+    assert_int_equal(json_array_size(items), 1);
+    assert_string_equal(json_string_value(json_object_get(json_array_get(items, 0), "name")),
+                        "Kept");
+    json_decref(doc);
+    doc = ctl_notify_active(&g, "other", ctl_now_ms()); /* raise_alert labels tenant t */
+    assert_int_equal(json_array_size(json_object_get(doc, "items")), 0);
+    json_decref(doc);
+    ctl_notify_stop(&g);
+    assert_null(g.notify);
+    assert_int_equal(sent() + failed(), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -439,6 +603,8 @@ int main(void)
         cmocka_unit_test(test_sender_retries),
         cmocka_unit_test(test_sender_gives_up),
         cmocka_unit_test(test_sender_queue_full),
+        cmocka_unit_test(test_active_list),
+        cmocka_unit_test(test_active_without_receivers),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

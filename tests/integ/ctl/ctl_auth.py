@@ -1,7 +1,7 @@
 """Authentication, roles and tenant isolation on every endpoint of a real gpupoold.
 
-- Every documented operation except /healthz, /readyz, /openapi.json, /metrics and
-  /v1/sd/prometheus refuses a missing or unknown token with 401.
+- Every documented operation except /healthz, /readyz, /openapi.json, /metrics,
+  /v1/sd/prometheus and the web dashboard's files refuses a missing or unknown token with 401.
 - Users get 403 on what their role may not do, and another tenant's objects do not exist for
   them: 404 on every job endpoint, filtered lists, 404 for the other tenant itself.
 - Join tokens only register nodes; agent tokens only heartbeat their own node.
@@ -30,8 +30,11 @@ with Pool(sys.argv[1]) as p:
     anon = p.client(None)
     bogus = p.client("gpu_not-a-real-token")
     public = {"/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/sd/prometheus"}
+    # The web dashboard's files need no token either; whether they exist depends on the build.
+    dashboard = {"/", "/ui", "/ui/", "/ui/{path}"}
     for path, ops in api["paths"].items():
         concrete = (path.replace("{job}", str(job["id"])).replace("{node}", "n1")
+                    .replace("{path}", "index.html")
                     .replace("{tenant}", "team-a").replace("{queue}", "default")
                     .replace("{class}", "normal").replace("{token}", "1"))
         for method in ops:
@@ -42,6 +45,8 @@ with Pool(sys.argv[1]) as p:
                                 else None)
                 if path in public:
                     check(s == 200, "%s %s is public" % (method, path), s, d)
+                elif path in dashboard:
+                    check(s in (200, 404), "%s %s needs no token" % (method, path), s, d)
                 else:
                     check(s == 401, "%s %s without a valid token: 401" % (method, path), s, d)
                     check(d["error"]["code"] == "GP_EAUTH", "error code names auth", d)
