@@ -27,16 +27,27 @@
 
 /* ---- documents ---- */
 
+/* A share of a GPU: what it takes, and for a MIG instance its profile and place (slices; shown to
+ * every tenant, like the share itself: they tell nothing of the job). */
 static json_t *holder_doc(ctl_state *st, const ctl_job *j, int replica, const gp_gpu_share *s,
                           int64_t scope)
 {
+    json_t *doc;
     if (scope && j->tenant_id != scope) {
-        return json_pack("{s:i, s:I}", "milli", s->milli, "memory_mib", (json_int_t)s->mem_mib);
+        doc = json_pack("{s:i, s:I}", "milli", s->milli, "memory_mib", (json_int_t)s->mem_mib);
+    } else {
+        const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
+        doc = json_pack("{s:I, s:s, s:s, s:i, s:i, s:I}", "job", (json_int_t)j->id, "name", j->name,
+                        "tenant", t ? t->lim.name : "?", "replica", replica, "milli", s->milli,
+                        "memory_mib", (json_int_t)s->mem_mib);
     }
-    const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
-    return json_pack("{s:I, s:s, s:s, s:i, s:i, s:I}", "job", (json_int_t)j->id, "name", j->name,
-                     "tenant", t ? t->lim.name : "?", "replica", replica, "milli", s->milli,
-                     "memory_mib", (json_int_t)s->mem_mib);
+    if (doc && s->mig_start >= 0) {
+        json_object_set_new(doc, "mig_profile", json_string(j->spec.mig_profile));
+        json_object_set_new(doc, "mig_start", json_integer(s->mig_start));
+        json_object_set_new(doc, "mig_memory_slices", json_integer(s->mig_memory_slices));
+        json_object_set_new(doc, "mig_compute_slices", json_integer(s->mig_compute_slices));
+    }
+    return doc;
 }
 
 /* holders[node index][gpu]: arrays of holder documents, from one pass over the jobs. */

@@ -79,6 +79,24 @@ with Pool(sys.argv[1]) as p:
         for h in g["holders"]:
             check("job" not in h or h.get("tenant") == "team-a",
                   "another tenant's holder is anonymous", h)
+    # A MIG instance of another tenant: anonymous, but where it sits (profile, slices) shows.
+    mig = node_doc("n-mig", ngpus=1, model="H100-80GB")
+    mig["gpus"][0]["mig"] = True
+    p.register(mig)
+    s, d = submit(bob, "slice-b", resources={"mig_profile": "3g.40gb"})
+    check(s == 201, "submit a MIG job", s, d)
+    p.wait_state(bob, "slice-b", ("Scheduled", "Running"))
+    s, d = alice.get("/v1/nodes/n-mig")
+    check(s == 200, "read the MIG node", s, d)
+    hs = d["gpus"][0]["holders"]
+    check(len(hs) == 1 and "job" not in hs[0] and hs[0]["mig_profile"] == "3g.40gb" and
+          hs[0]["mig_start"] in (0, 4) and hs[0]["mig_memory_slices"] == 4 and
+          hs[0]["mig_compute_slices"] == 3, "the MIG holder shows its profile and slices", hs)
+    s, d = bob.get("/v1/nodes/n-mig")
+    h = d["gpus"][0]["holders"][0]
+    check(h["name"] == "slice-b" and h["mig_profile"] == "3g.40gb", "its owner sees it all", h)
+    s, d = bob.post("/v1/jobs/slice-b/cancel")
+    check(s == 200, "cancel the MIG job", s, d)
 
     # Roles: users may not manage the pool.
     for method, path, body in (("POST", "/v1/tenants", {"name": "x"}),

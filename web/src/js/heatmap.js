@@ -29,7 +29,7 @@ function segments(node, g, migs) {
         unplaced.push(hd);
         continue;
       }
-      const slices = migSlices(pl.mig_profile, g.memory_mib);
+      const slices = pl.mig_memory_slices || migSlices(pl.mig_profile, g.memory_mib);
       for (let i = pl.mig_start; i < Math.min(MIG_SLICES, pl.mig_start + slices); i++) used[i] = true;
       out.push({ left: (pl.mig_start / MIG_SLICES) * 100, width: (slices / MIG_SLICES) * 100, hd,
         label: hd.name || '', share: `MIG ${pl.mig_profile}` });
