@@ -307,8 +307,9 @@ typedef struct list_filter {
     int64_t tenant_id; /* 0 = any */
     const char *queue, *name;
     unsigned states; /* bit per state; 0 = any */
-    int64_t after;
+    int64_t after;   /* the cursor: ids above it (below it, newest first; 0 = from the newest) */
     int limit;
+    bool desc; /* order=desc: newest first */
 } list_filter;
 
 int api_page(api_req *rq, const char *what, int *limit, int64_t *after)
@@ -381,6 +382,13 @@ static int read_filter(api_req *rq, list_filter *f)
             f->states |= 1u << s;
         }
     }
+    if ((v = gp_http_request_query(rq->http, "order"))) {
+        if (strcmp(v, "desc") != 0 && strcmp(v, "asc") != 0) {
+            api_error(rq, GP_EINVAL, "order: must be asc (oldest first) or desc (newest first)");
+            return GP_EINVAL;
+        }
+        f->desc = v[0] == 'd';
+    }
     f->queue = gp_http_request_query(rq->http, "queue");
     f->name = gp_http_request_query(rq->http, "name");
     if ((v = gp_http_request_query(rq->http, "tenant"))) {
@@ -396,7 +404,8 @@ static int read_filter(api_req *rq, list_filter *f)
 
 static bool passes(const ctl_job *j, const list_filter *f)
 {
-    return j->id > f->after && (!f->tenant_id || j->tenant_id == f->tenant_id) &&
+    return (!f->after || (f->desc ? j->id < f->after : j->id > f->after)) &&
+           (!f->tenant_id || j->tenant_id == f->tenant_id) &&
            (!f->states || (f->states & (1u << j->state))) &&
            (!f->queue || strcmp(j->spec.queue, f->queue) == 0) &&
            (!f->name || strcmp(j->name, f->name) == 0);
@@ -424,7 +433,12 @@ void api_jobs_list(api_req *rq)
             hi = mid;
         }
     }
-    for (int i = lo; i < st->njobs; i++) {
+    /* Newest first: from the last job below the cursor (all of them without one) down. */
+    int first = f.desc ? (f.after ? lo - 1 : st->njobs - 1) : lo, step = f.desc ? -1 : 1;
+    if (f.desc && f.after && lo > 0 && st->jobs[lo - 1]->id == f.after) {
+        first = lo - 2;
+    }
+    for (int i = first; i >= 0 && i < st->njobs; i += step) {
         if (!passes(st->jobs[i], &f)) {
             continue;
         }

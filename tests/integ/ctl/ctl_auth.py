@@ -63,6 +63,23 @@ with Pool(sys.argv[1]) as p:
           "alice lists only her tenant's jobs", d)
     s, d = alice.get("/v1/jobs?tenant=team-b")
     check(s == 404, "alice filtering by another tenant: 404", s, d)
+    # Newest first, paged with the cursor, still only her tenant's.
+    mine = [submit(alice, "extra-%d" % k)[1]["id"] for k in range(3)]
+    s, bj = submit(bob, "train-b2")
+    check(s == 201, "bob submits again", s, bj)
+    s, d = alice.get("/v1/jobs?order=desc&limit=2")
+    check(s == 200 and [j["id"] for j in d["items"]] == mine[::-1][:2] and d["next"],
+          "alice's newest two first", d)
+    s, d = alice.get("/v1/jobs?order=desc&limit=2&after=%s" % d["next"])
+    check(s == 200 and [j["name"] for j in d["items"]] == ["extra-0", "train-a"] and
+          not d["next"], "then the rest, newest first", d)
+    s, d = alice.get("/v1/jobs?order=newest")
+    check(s == 400 and "order" in d["error"]["message"], "a bad order is refused", s, d)
+    for jid in mine:
+        s, d = alice.post("/v1/jobs/%d/cancel" % jid)
+        check(s == 200, "cancel an extra job", s, d)
+    s, d = bob.post("/v1/jobs/%d/cancel" % bj["id"])
+    check(s == 200, "cancel bob's second job", s, d)
     s, d = alice.get("/v1/tenants")
     check(s == 200 and [t["name"] for t in d["items"]] == ["team-a"],
           "alice sees only her tenant", d)

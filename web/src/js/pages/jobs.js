@@ -89,7 +89,9 @@ export default {
       }), more);
     };
     const refresh = async () => {
-      const all = await getAll(`/v1/jobs${query(filters)}`, { signal: ctx.signal });
+      // Newest first from the server: the first pages are the ones shown.
+      const all = await getAll(`/v1/jobs${query({ ...filters, order: 'desc' })}`,
+        { max: 2000, signal: ctx.signal });
       if (ctx.signal.aborted) return;
       items = all.items;
       truncated = all.more;
