@@ -47,6 +47,10 @@ for f in "$DIR"/agents/*/replicas/*/stdout.log; do
     echo "$f: $(head -n 1 "$f")"
 done
 echo
+gp usage --by job
+echo
+echo "Dashboard: $GPUPOOL_SERVER/ui/ (log in with the token in $DIR/admin.token)."
+echo "Metrics:   $GPUPOOL_SERVER/metrics, agents through $GPUPOOL_SERVER/v1/sd/prometheus."
 echo "The pool keeps running: try 'gpupool get nodes -o wide' or 'gpupool cancel gang'"
 echo "(with GPUPOOL_SERVER=$GPUPOOL_SERVER and GPUPOOL_TOKEN=\$(cat $DIR/admin.token))."
 echo "Stop it with: $BIN/gpupool down --data-dir $DIR"
