@@ -55,7 +55,7 @@
 #define GP_JOB_DEFAULT_RESTARTS 3
 /* idle_utilization of a job that gives only idle_timeout, in percent. */
 #define GP_JOB_DEFAULT_IDLE_UTIL 5.0
-#define GP_JOB_MAX_VOLUMES      16
+#define GP_JOB_MAX_VOLUMES       16
 
 typedef enum gp_restart_policy {
     GP_RESTART_NEVER = 0,
@@ -105,10 +105,10 @@ typedef struct gp_jobspec {
     char **args;    /* NULL-terminated; may be empty */
     gp_env_var *env;
     int nenv;
-    char *working_dir;      /* NULL = the agent's default */
-    int64_t max_runtime_s;  /* 0 = unlimited */
-    int64_t hang_timeout_s; /* 0 = no hang detection */
-    int64_t idle_timeout_s; /* 0 = never stopped for being idle */
+    char *working_dir;       /* NULL = the agent's default */
+    int64_t max_runtime_s;   /* 0 = unlimited */
+    int64_t hang_timeout_s;  /* 0 = no hang detection */
+    int64_t idle_timeout_s;  /* 0 = never stopped for being idle */
     double idle_utilization; /* percent; below it a replica's GPUs count as idle; -1 = not given
                                 (5 once parsed with an idle_timeout) */
     gp_restart_policy restart_policy;

@@ -33,27 +33,15 @@ static int stop(gpupoold *g, ctl_job *j, const char *why, gp_diag *d)
     ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
     snprintf(next.reason, sizeof(next.reason), "%s", why);
     next.end_ms = ctl_now_ms();
-    char where[GP_NAME_MAX * 2] = "";
     const ctl_node *n = ctl_node_by_id(&g->st, j->replicas[0].node_id);
-    snprintf(where, sizeof(where), "%s%s", n ? " on node " : "", n ? n->name : "");
+    char node[GP_NAME_MAX];
+    snprintf(node, sizeof(node), "%s", n ? n->name : "");
     int rc = ctl_job_end_placement(g, j, &next, CTL_CANCELLED, "IdleStopped", d);
     if (rc < 0) {
         return rc;
     }
     GP_LOG(GP_LOG_INFO, "idle", "job=%lld stopped: %s", (long long)j->id, why);
-    char summary[256], desc[768];
-    snprintf(summary, sizeof(summary), "Job %s (%lld) stopped for being idle", j->name,
-             (long long)j->id);
-    snprintf(desc, sizeof(desc),
-             "Job %s (%lld)%s was stopped and its GPUs freed: %s (its idle_timeout). Submit it "
-             "again to continue; `gpupool describe job %lld` shows its events.",
-             j->name, (long long)j->id, where, why, (long long)j->id);
-    ctl_alert a = {.name = "JobIdleStopped",
-                   .severity = "info",
-                   .job = j,
-                   .summary = summary,
-                   .description = desc};
-    ctl_notify(g, &a);
+    ctl_notify_job_idle(g, j, node, why);
     return 0;
 }
 

@@ -20,6 +20,7 @@
 #include "base/clock.h"
 #include "base/log.h"
 #include "ctl/alerts_active.h"
+#include "ctl/metrics.h"
 #include "net/http_client.h"
 
 #include <inttypes.h>
@@ -668,6 +669,26 @@ void ctl_notify_job_restarted(gpupoold *g, const ctl_job *j, const char *cause)
     ctl_notify(g, &a);
 }
 
+void ctl_notify_job_idle(gpupoold *g, const ctl_job *j, const char *node, const char *why)
+{
+    if (!g->notify) {
+        return;
+    }
+    char summary[256], desc[1024];
+    snprintf(summary, sizeof(summary), "Job %s (%lld) stopped for being idle", j->name,
+             (long long)j->id);
+    snprintf(desc, sizeof(desc),
+             "Job %s (%lld)%s%s was stopped and its GPUs freed: %s (its idle_timeout). Submit it "
+             "again to continue; `gpupool describe job %lld` shows its events.",
+             j->name, (long long)j->id, node[0] ? " on node " : "", node, why, (long long)j->id);
+    ctl_alert a = {.name = "JobIdleStopped",
+                   .severity = "info",
+                   .job = j,
+                   .summary = summary,
+                   .description = desc};
+    ctl_notify(g, &a);
+}
+
 /* ---- conditions ---- */
 
 static condition *cond_find(ctl_notifier *n, char kind, const char *name)
@@ -784,9 +805,6 @@ void ctl_notify_nodes(gpupoold *g, int64_t now)
     cond_sweep(n, 'n', now);
 }
 
-/* The scheduler's reasons for a job waiting for its tenant's quota start so. */
-#define QUOTA_REASON "quota: "
-
 void ctl_notify_quota(gpupoold *g, const gp_sched_wait *waiting, int nwaiting, int64_t now)
 {
     ctl_notifier *n = g->notify;
@@ -800,7 +818,8 @@ void ctl_notify_quota(gpupoold *g, const gp_sched_wait *waiting, int nwaiting, i
         }
     }
     for (int i = 0; i < nwaiting; i++) {
-        if (strncmp(waiting[i].reason, QUOTA_REASON, strlen(QUOTA_REASON)) != 0) {
+        /* waiting for its tenant's quota (not a job the quota can never hold: "no-fit") */
+        if (strcmp(ctl_metrics_reason_class(waiting[i].reason), "quota") != 0) {
             continue;
         }
         const ctl_job *j = ctl_job_by_id(&g->st, waiting[i].job_id);

@@ -8,8 +8,9 @@
  *   JobRestartedAfterFault  warning   gpupool_job, gpupool_job_id, tenant, queue
  *   NodeLost                critical  Hostname; while the node stays lost, resolved when it
  *                                     reports again (or is deleted)
- *   TenantQuotaExhausted    warning   tenant; while jobs of the tenant wait for its quota (a
- *                                     scheduler reason "quota: ..."), resolved when none do
+ *   TenantQuotaExhausted    warning   tenant; while jobs of the tenant wait for its quota (the
+ *                                     reason class "quota" of metrics.h; not a job the quota can
+ *                                     never hold), resolved when none do
  *   and what others raise through ctl_notify (JobIdleStopped).
  * The job labels are gpupool_job and gpupool_job_id, as on the agents' metrics, so that one
  * Alertmanager route matches both. annotations: summary, description; generatorURL: the
@@ -141,5 +142,7 @@ void ctl_notify_gpu_drained(gpupoold *g, const ctl_node *n, int gpu, bool resolv
                             int64_t since_ms);
 /* Job j was put back in its queue after a fault (cause: what happened). */
 void ctl_notify_job_restarted(gpupoold *g, const ctl_job *j, const char *cause);
+/* Job j was stopped for being idle (idle.h) on node (its first replica's; "" unknown). */
+void ctl_notify_job_idle(gpupoold *g, const ctl_job *j, const char *node, const char *why);
 
 #endif

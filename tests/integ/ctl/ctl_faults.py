@@ -22,7 +22,7 @@ import sys
 import tempfile
 import time
 
-from pool import Beater, Pool, check, node_doc, submit, wait
+from pool import Beater, Pool, check, events, node_doc, submit, wait
 
 
 def node(p, name):
@@ -34,12 +34,6 @@ def node(p, name):
 def where(job):
     pl = job.get("placement") or []
     return [(r["node"], [g["index"] for g in r["gpus"]]) for r in pl]
-
-
-def events(client, ref):
-    s, d = client.get("/v1/jobs/%s/events" % ref)
-    check(s == 200, "events", s, d)
-    return d["items"]
 
 
 def running(p, client, ref, timeout=10):

@@ -11,13 +11,7 @@ utilisation in their heartbeats.
 import sys
 import time
 
-from pool import Beater, Pool, check, node_doc, submit, wait
-
-
-def events(client, ref):
-    s, d = client.get("/v1/jobs/%s/events" % ref)
-    check(s == 200, "events", s, d)
-    return d["items"]
+from pool import Beater, Pool, check, events, node_doc, submit, wait
 
 
 with Pool(sys.argv[1]) as p:

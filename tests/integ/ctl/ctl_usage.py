@@ -33,7 +33,7 @@ import time
 import zipfile
 from fractions import Fraction
 
-from pool import Beater, Pool, check, node_doc, submit, wait
+from pool import Beater, Pool, check, events, node_doc, submit, wait
 
 GPUPOOLD, GPUPOOL = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="gpupool-usage.")
@@ -98,12 +98,6 @@ RES = {  # job name -> (tenant, resources)
     "a-high": ("team-a", {"gpus": 3, "gpu_models": ["H100-80GB"], "cpu_milli": 3000,
                           "memory_mib": 4096}),
 }
-
-
-def events(client, ref):
-    s, d = client.get("/v1/jobs/%s/events" % ref)
-    check(s == 200, "events of %s" % ref, s, d)
-    return d["items"]
 
 
 def placements(p, jobs):

@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 
-from pool import Client, alive_marked, check, free_ports, wait, pool_down
+from pool import Client, alive_marked, check, free_ports, mock_control, pool_down, wait
 
 gpupool = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="gpupool-faults.")
@@ -31,8 +31,7 @@ nodes = ("pcie-t4-1", "pcie-t4-2")
 
 
 def control(node, line):
-    with open(os.path.join(pool, "agents", node, "nvml-control"), "a") as f:
-        f.write(line + "\n")
+    mock_control(pool, node, line)
 
 
 def stdout_of(node, job, epoch):

@@ -23,7 +23,7 @@ import sys
 import tempfile
 
 from observe import ALERTMANAGER, PROMETHEUS, Alertmanager, Prometheus, free_port, need
-from pool import Client, check, free_ports, pool_down, wait
+from pool import Client, check, free_ports, mock_control, pool_down, wait
 
 need(PROMETHEUS)
 need(ALERTMANAGER)
@@ -58,8 +58,7 @@ scrape_configs:
 
 
 def control(node, line):
-    with open(os.path.join(pool, "agents", node, "nvml-control"), "a") as f:
-        f.write(line + "\n")
+    mock_control(pool, node, line)
 
 
 def one(samples, what):

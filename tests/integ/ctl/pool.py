@@ -402,6 +402,19 @@ def pool_down(gpupool, pool, tmp, *markers):
     return down, leftover
 
 
+def events(client, ref):
+    """A job's event history (GET /v1/jobs/REF/events)."""
+    s, d = client.get("/v1/jobs/%s/events" % ref)
+    check(s == 200, "events of job %s" % ref, s, d)
+    return d["items"]
+
+
+def mock_control(pool, node, line):
+    """Appends a command to the mock NVML control file of node in a `gpupool up` pool."""
+    with open(os.path.join(pool, "agents", node, "nvml-control"), "a") as f:
+        f.write(line + "\n")
+
+
 # ---- agents played by the test ----
 
 class Beater:
