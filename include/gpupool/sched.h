@@ -32,6 +32,13 @@
  *
  * Gangs: a job's replicas are placed all together or not at all.
  *
+ * Maintenance windows (gp_cluster_set_window): a node draining at a deadline takes only jobs
+ * whose max runtime ends before it. A job kept off nodes that could otherwise hold it waits with
+ * "maintenance: dgx-1 drains at 14:00 UTC and the job may run 2h" (or "... and the job sets no
+ * max runtime"), naming the node that drains last and how many more such nodes there are, not
+ * "capacity: ...". The deadline is drain_at_ms of the input (else now_ms + the window), written
+ * in UTC: "14:00 UTC" (seconds only when not 0) on the day of now_ms, else "2025-05-02 14:00 UTC".
+ *
  * Backfill (EASY): the first job in order that cannot be placed gets a reservation: the nodes
  * it would get once running jobs end (by start + max runtime; a job with no max runtime never
  * ends for this purpose), and the time that happens (the shadow time). Jobs after it may still
@@ -73,6 +80,7 @@
 #include "gpupool/model.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 typedef enum gp_topology_pref {
@@ -174,6 +182,9 @@ typedef struct gp_sched_input {
     int npending;
     const double *gpu_util;   /* per cluster GPU (node's first_gpu + i), percent; NULL = unknown */
     const double *model_cost; /* per model index, price per GPU-hour; NULL = all equal */
+    /* per cluster node: its maintenance deadline (ms since the epoch), for reasons only; NULL, or
+     * 0 for a node: now_ms + its window */
+    const int64_t *drain_at_ms;
     int64_t now_ms;
     uint64_t seed;
 } gp_sched_input;
@@ -193,7 +204,9 @@ typedef struct gp_sched_eviction {
 
 typedef struct gp_sched_wait {
     int64_t job_id;
-    char reason[256]; /* "quota: tenant team-a uses 16 of 16 A100-80GB",
+    char reason[256]; /* "quota: tenant team-a uses 16 of 16 A100-80GB GPUs; the job needs 8",
+                         "quota: tenant team-a uses 120 of 128 GiB GPU memory; ...",
+                         "maintenance: dgx-1 drains at 14:00 UTC and the job may run 2h",
                          "gang: needs 4 nodes with 8 free NVLink-connected GPUs; 2 have them" */
 } gp_sched_wait;
 
@@ -207,6 +220,14 @@ typedef struct gp_sched_result {
     int64_t reserved_job; /* job holding the backfill reservation; 0 = none */
     int64_t shadow_ms;    /* when it is expected to start; INT64_MAX = unknown */
 } gp_sched_result;
+
+/* Quantities as the reasons write them, so that other messages about the same limits match.
+ * GPU compute in GPUs, exact to a thousandth: 16000 -> "16", 2500 -> "2.5". GPU memory in the
+ * unit its limit was given in: GiB when limit_mib is a whole number of GiB ("120", "40.5"; to
+ * two decimals, rounded up), else MiB; gp_sched_mem_unit names that unit ("GiB" or "MiB"). */
+void gp_sched_fmt_gpus(char *buf, size_t size, int64_t milli);
+void gp_sched_fmt_mem(char *buf, size_t size, int64_t mib, int64_t limit_mib);
+const char *gp_sched_mem_unit(int64_t limit_mib);
 
 typedef struct gp_scheduler gp_scheduler;
 

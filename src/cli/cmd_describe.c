@@ -1,8 +1,10 @@
 /*
  * gpupool describe KIND NAME: a summary for people. A job shows its fields, its placement per
  * replica (node, GPU index and uuid, the share taken) and its event history
- * (GET /v1/jobs/{job}/events); a node its capacity, allocation and per-GPU holders; other kinds
- * their document as YAML.
+ * (GET /v1/jobs/{job}/events); a node what keeps work off it (cordon, drain now or at a
+ * maintenance deadline, fence, a failed health check), its capacity, allocation, per-GPU state
+ * and holders, and its drained GPUs with why and how they return; other kinds their document as
+ * YAML.
  */
 #include "cli/cli.h"
 
@@ -235,16 +237,42 @@ static int describe_job(gp_cli_conn *c, const char *ref)
     return rc;
 }
 
+/* A GPU's service state: "in service", "spare" (held back for restarts after faults),
+ * "drained" or "retired". */
+static const char *gpu_state(const json_t *g)
+{
+    const json_t *dr = json_object_get(g, "drained");
+    if (json_is_object(dr)) {
+        return json_is_true(json_object_get(dr, "retired")) ? "retired" : "drained";
+    }
+    return json_is_true(json_object_get(g, "spare")) ? "spare" : "in service";
+}
+
+/* Its holders: "train/0,(other tenant)/1". */
+static void gpu_holders(const json_t *g, char *buf, size_t cap)
+{
+    size_t k;
+    const json_t *h;
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(g, "holders"), k, h)
+    {
+        size_t used = strlen(buf);
+        const char *name = gp_out_str(h, "name");
+        snprintf(buf + used, cap - used, "%s%s/%lld", used ? "," : "",
+                 name[0] ? name : "(other tenant)", (long long)gp_out_int(h, "replica"));
+    }
+}
+
 static int node_gpus(const json_t *node)
 {
-    static const char *const head[] = {"INDEX", "MODEL",     "UUID", "MEMORY",
-                                       "NUMA",  "ALLOCATED", "UTIL", "HOLDERS"};
-    gp_out_table *t = gp_out_table_new(head, 8);
-    size_t i, k;
-    const json_t *g, *h;
+    static const char *const head[] = {"INDEX", "MODEL",     "UUID", "MEMORY", "NUMA",
+                                       "STATE", "ALLOCATED", "UTIL", "HOLDERS"};
+    gp_out_table *t = gp_out_table_new(head, 9);
+    size_t i;
+    const json_t *g;
     json_array_foreach(json_object_get(node, "gpus"), i, g)
     {
-        char index[24], mem[32], numa[16], alloc[32], util[16] = "-", holders[512] = "";
+        char index[24], mem[32], numa[16], alloc[32], util[16] = "-", holders[512];
         snprintf(index, sizeof(index), "%zu", i);
         gp_out_mib(gp_out_int(g, "memory_mib"), mem, sizeof(mem));
         snprintf(numa, sizeof(numa), "%lld", (long long)gp_out_int(g, "numa"));
@@ -253,15 +281,16 @@ static int node_gpus(const json_t *node)
             snprintf(util, sizeof(util), "%.0f%%",
                      json_number_value(json_object_get(g, "utilization")));
         }
-        json_array_foreach(json_object_get(g, "holders"), k, h)
-        {
-            size_t used = strlen(holders);
-            const char *name = gp_out_str(h, "name");
-            snprintf(holders + used, sizeof(holders) - used, "%s%s/%lld", used ? "," : "",
-                     name[0] ? name : "(other tenant)", (long long)gp_out_int(h, "replica"));
-        }
-        const char *row[] = {
-            index, gp_out_str(g, "model"), gp_out_str(g, "uuid"), mem, numa, alloc, util, holders};
+        gpu_holders(g, holders, sizeof(holders));
+        const char *row[] = {index,
+                             gp_out_str(g, "model"),
+                             gp_out_str(g, "uuid"),
+                             mem,
+                             numa,
+                             gpu_state(g),
+                             alloc,
+                             util,
+                             holders};
         if (!t || gp_out_table_add(t, row) < 0) {
             gp_out_table_free(t);
             return -1;
@@ -272,6 +301,75 @@ static int node_gpus(const json_t *node)
     }
     gp_out_table_free(t);
     return t ? 0 : -1;
+}
+
+/* How a drained GPU returns to service (docs/api.md, Faults). */
+static const char *drain_return(const json_t *dr)
+{
+    if (json_is_true(json_object_get(dr, "retired"))) {
+        return "retired: only by gpu-undrain";
+    }
+    return json_is_true(json_object_get(dr, "auto")) ? "when a health check passes"
+                                                     : "by gpu-undrain";
+}
+
+/* The drained GPUs with why, since when and how they return; nothing when none is. */
+static int node_drained(const json_t *node, int64_t now)
+{
+    static const char *const head[] = {"GPU", "SINCE", "RETURNS", "REASON"};
+    gp_out_table *t = gp_out_table_new(head, 4);
+    size_t i;
+    const json_t *g;
+    int rows = 0;
+    json_array_foreach(json_object_get(node, "gpus"), i, g)
+    {
+        const json_t *dr = json_object_get(g, "drained");
+        if (!json_is_object(dr)) {
+            continue;
+        }
+        char index[24], t0[64], age[32], since[112];
+        snprintf(index, sizeof(index), "%zu", i);
+        gp_out_time(gp_out_int(dr, "since_ms"), t0, sizeof(t0));
+        gp_out_age(now, gp_out_int(dr, "since_ms"), age, sizeof(age));
+        snprintf(since, sizeof(since), "%s (%s ago)", t0, age);
+        const char *row[] = {index, since, drain_return(dr), gp_out_str(dr, "reason")};
+        if (!t || gp_out_table_add(t, row) < 0) {
+            gp_out_table_free(t);
+            return -1;
+        }
+        rows++;
+    }
+    if (t && rows) {
+        printf("\nDrained GPUs:\n");
+        gp_out_table_print(t, stdout, 2);
+    }
+    gp_out_table_free(t);
+    return t ? 0 : -1;
+}
+
+/* What keeps work off the node: cordon, drain now or at a deadline, fence, a failed check. */
+static void node_marks(const json_t *n, int64_t now)
+{
+    field("State:", gp_out_str(n, "state"));
+    field("Schedulable:", json_is_true(json_object_get(n, "schedulable")) ? "true" : "false");
+    field("Cordoned:", json_is_true(json_object_get(n, "cordoned")) ? "true" : "false");
+    field("Draining:", json_is_true(json_object_get(n, "draining")) ? "true" : "false");
+    int64_t at = gp_out_int(n, "drain_deadline_ms");
+    if (at > 0) {
+        char t[64], left[32];
+        gp_out_time(at, t, sizeof(t));
+        gp_out_until(now, at, left, sizeof(left));
+        printf(FIELD "drains at %s (%s); until then it takes only jobs whose max runtime ends "
+                     "before it\n",
+               "Maintenance:", t, left);
+    } else {
+        field("Maintenance:", "-");
+    }
+    field("Fenced:", json_is_true(json_object_get(n, "fenced"))
+                         ? "true (lost; takes work again once its agent runs none of the "
+                           "replicas that moved)"
+                         : "false");
+    field("Unhealthy:", gp_out_str(n, "unhealthy"));
 }
 
 static int describe_node(gp_cli_conn *c, const char *name)
@@ -285,10 +383,7 @@ static int describe_node(gp_cli_conn *c, const char *name)
     const json_t *alloc = json_object_get(n, "allocated");
     char a[32], b[32];
     field("Name:", gp_out_str(n, "name"));
-    field("State:", gp_out_str(n, "state"));
-    field("Schedulable:", json_is_true(json_object_get(n, "schedulable")) ? "true" : "false");
-    field("Cordoned:", json_is_true(json_object_get(n, "cordoned")) ? "true" : "false");
-    field("Draining:", json_is_true(json_object_get(n, "draining")) ? "true" : "false");
+    node_marks(n, now);
     field("Address:", gp_out_str(n, "address"));
     gp_out_milli(gp_out_int(n, "cpu_milli"), a, sizeof(a));
     gp_out_milli(gp_out_int(alloc, "cpu_milli"), b, sizeof(b));
@@ -301,7 +396,7 @@ static int describe_node(gp_cli_conn *c, const char *name)
     when("Registered:", gp_out_int(n, "registered_ms"), now);
     when("Heartbeat:", gp_out_int(n, "heartbeat_ms"), now);
     printf("\nGPUs:\n");
-    rc = node_gpus(n) < 0 ? GP_EXIT_FAILURE : 0;
+    rc = node_gpus(n) < 0 || node_drained(n, now) < 0 ? GP_EXIT_FAILURE : 0;
     json_decref(n);
     return rc;
 }

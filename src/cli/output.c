@@ -283,6 +283,19 @@ void gp_out_age(int64_t now_ms, int64_t then_ms, char *buf, size_t cap)
     }
 }
 
+void gp_out_until(int64_t now_ms, int64_t then_ms, char *buf, size_t cap)
+{
+    if (then_ms <= 0) {
+        snprintf(buf, cap, "-");
+    } else if (then_ms <= now_ms) {
+        snprintf(buf, cap, "now");
+    } else {
+        char left[32];
+        gp_out_age(then_ms, now_ms, left, sizeof(left)); /* the age of now, seen from then */
+        snprintf(buf, cap, "in %s", left);
+    }
+}
+
 void gp_out_time(int64_t ms, char *buf, size_t cap)
 {
     time_t t = (time_t)(ms / 1000);

@@ -42,6 +42,9 @@ void gp_out_table_print(const gp_out_table *t, FILE *f, int indent);
 int64_t gp_out_now_ms(void);
 /* An age such as 42s, 5m, 3h, 12d ("-" for 0 or the future). */
 void gp_out_age(int64_t now_ms, int64_t then_ms, char *buf, size_t cap);
+/* Time left until then_ms: "in 2h", "in 90s" (the units of gp_out_age); "now" once it has
+ * come; "-" for 0. */
+void gp_out_until(int64_t now_ms, int64_t then_ms, char *buf, size_t cap);
 /* A UTC time as 2024-05-01T12:00:00Z ("-" for 0). */
 void gp_out_time(int64_t ms, char *buf, size_t cap);
 /* MiB as 80Gi, 512Mi, 1.5Ti. */

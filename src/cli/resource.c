@@ -135,13 +135,52 @@ static const gp_cli_column job_cols[] = {
 
 /* ---- nodes ---- */
 
+/* The state and every mark that keeps work off the node: "Ready", "Ready,Cordoned",
+ * "NotReady,Draining,Fenced", "Ready,Unhealthy". */
 static void c_node_state(const json_t *n, int64_t now, char *buf, size_t cap)
 {
     (void)now;
-    snprintf(buf, cap, "%s%s", gp_out_str(n, "state"),
+    const char *unhealthy = gp_out_str(n, "unhealthy");
+    snprintf(buf, cap, "%s%s%s%s", gp_out_str(n, "state"),
              json_is_true(json_object_get(n, "draining"))   ? ",Draining"
              : json_is_true(json_object_get(n, "cordoned")) ? ",Cordoned"
-                                                            : "");
+                                                            : "",
+             json_is_true(json_object_get(n, "fenced")) ? ",Fenced" : "",
+             unhealthy[0] ? ",Unhealthy" : "");
+}
+
+/* The GPUs out of service by index: "3,5"; a retired one "3(retired)"; "" when none. */
+static void c_drained(const json_t *n, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    size_t i, used = 0;
+    const json_t *g;
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(n, "gpus"), i, g)
+    {
+        const json_t *dr = json_object_get(g, "drained");
+        if (!json_is_object(dr)) {
+            continue;
+        }
+        int w = snprintf(buf + used, cap - used, "%s%zu%s", used ? "," : "", i,
+                         json_is_true(json_object_get(dr, "retired")) ? "(retired)" : "");
+        if (w < 0 || (size_t)w >= cap - used) {
+            break;
+        }
+        used += (size_t)w;
+    }
+}
+
+/* A maintenance drain scheduled for later: "in 2h". */
+static void c_drains(const json_t *n, int64_t now, char *buf, size_t cap)
+{
+    gp_out_until(now, gp_out_int(n, "drain_deadline_ms"), buf, cap);
+}
+
+static void c_drain_at(const json_t *n, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    gp_out_time(gp_out_int(n, "drain_deadline_ms"), buf, cap);
 }
 
 static void c_schedulable(const json_t *n, int64_t now, char *buf, size_t cap)
@@ -214,8 +253,11 @@ static const gp_cli_column node_cols[] = {
     {"STATE", 0, c_node_state},
     {"SCHEDULABLE", 0, c_schedulable},
     {"GPUS", 0, c_node_gpus},
+    {"DRAINED-GPUS", 0, c_drained},
     {"ALLOCATED", 0, c_allocated},
     {"MODELS", 0, c_models},
+    {"DRAINS", 0, c_drains},
+    {"DRAIN-AT", 1, c_drain_at},
     {"CPU", 1, c_cpu},
     {"MEMORY", 1, c_memory},
     {"HEARTBEAT", 1, c_heartbeat},

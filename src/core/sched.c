@@ -221,6 +221,7 @@ static int cycle_init(cycle *cy, gp_scheduler *s, const gp_sched_input *in)
         return GP_ENOMEM;
     }
     int rc = limits_init(cy);
+    rc = rc < 0 ? rc : maint_init(cy);
     return rc < 0 ? rc : index_nodes(cy);
 }
 
@@ -242,6 +243,7 @@ static void cycle_fini(cycle *cy)
     free(cy->fails);
     free(cy->reserved);
     free(cy->is_reserved);
+    free(cy->windowed);
 }
 
 /* ---- order: priority levels, queues by DRF share through an indexed heap ---- */

@@ -8,6 +8,7 @@
  *                    failure cache
  *   sched_preempt.c  victims for reclaim and priority preemption
  *   sched_backfill.c the EASY reservation
+ *   sched_maint.c    maintenance windows in reasons
  *   policy_sched.c   the node-policy x GPU-policy compositions the placers run
  *
  * One gp_sched_cycle call owns one `cycle`; every change it makes to the cluster is recorded in
@@ -177,6 +178,8 @@ typedef struct cycle {
     int max_on_node; /* most running replicas on one node */
     int *ev_run;     /* running index of each eviction in ev */
     int cap_ev_run;
+    int *windowed; /* nodes with a maintenance window (fixed for the cycle) */
+    int nwindowed;
 } cycle;
 
 /* ---- sched_limits.c ---- */
@@ -253,6 +256,20 @@ int run_restore(cycle *cy, int r);
 int run_release(cycle *cy, int r);
 /* Re-applies the victims the attempt released, last first. */
 void attempt_restore_victims(cycle *cy);
+
+/* ---- sched_maint.c ---- */
+
+/* Lists the nodes with a maintenance window (cy->windowed). 0 or GP_ENOMEM. */
+int maint_init(cycle *cy);
+/* Whether the maintenance windows of at least need nodes (at least 1) that could otherwise
+ * take a replica of jc keep it off them: true with the reason ("maintenance: ..."). The
+ * cluster is unchanged on return. */
+bool maint_reason(cycle *cy, const job_ctx *jc, int need, char *reason);
+/* ms since the epoch in UTC: "14:00 UTC", "14:00:27 UTC" on the UTC day of now_ms, else
+ * "2025-05-02 14:00 UTC". */
+void maint_utc_text(int64_t ms, int64_t now_ms, char *buf, size_t size);
+/* A duration in whole seconds (rounded up): "2h", "1h30m", "45s", "1d2h". */
+void maint_duration_text(int64_t ms, char *buf, size_t size);
 
 /* ---- sched_backfill.c ---- */
 

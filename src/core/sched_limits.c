@@ -34,10 +34,54 @@ void reasonf(char *reason, const char *fmt, ...)
 
 void fmt_gpus(char *buf, size_t size, int64_t milli)
 {
-    if (milli % GP_MILLI_PER_GPU == 0) {
+    int64_t a = milli < 0 ? -milli : milli;
+    int64_t frac = a % GP_MILLI_PER_GPU;
+    if (frac == 0) {
         snprintf(buf, size, "%lld", (long long)(milli / GP_MILLI_PER_GPU));
+        return;
+    }
+    int digits = 3;
+    while (frac % 10 == 0) {
+        frac /= 10;
+        digits--;
+    }
+    snprintf(buf, size, "%s%lld.%0*lld", milli < 0 ? "-" : "", (long long)(a / GP_MILLI_PER_GPU),
+             digits, (long long)frac);
+}
+
+void gp_sched_fmt_gpus(char *buf, size_t size, int64_t milli)
+{
+    fmt_gpus(buf, size, milli);
+}
+
+static bool whole_gib(int64_t limit_mib)
+{
+    return limit_mib > 0 && limit_mib % 1024 == 0;
+}
+
+const char *gp_sched_mem_unit(int64_t limit_mib)
+{
+    return whole_gib(limit_mib) ? "GiB" : "MiB";
+}
+
+void gp_sched_fmt_mem(char *buf, size_t size, int64_t mib, int64_t limit_mib)
+{
+    if (!whole_gib(limit_mib) || mib % 1024 == 0) {
+        snprintf(buf, size, "%lld", (long long)(whole_gib(limit_mib) ? mib / 1024 : mib));
+        return;
+    }
+    /* hundredths of a GiB, rounded up (away from 0), so that a use that breaks a limit still
+     * reads as breaking it and a small one does not read as none; trailing zeros dropped */
+    int64_t h = (mib * 100 + (mib < 0 ? -1023 : 1023)) / 1024;
+    int64_t a = h < 0 ? -h : h;
+    if (a % 100 == 0) {
+        snprintf(buf, size, "%lld", (long long)(h / 100));
+    } else if (a % 10 == 0) {
+        snprintf(buf, size, "%s%lld.%lld", h < 0 ? "-" : "", (long long)(a / 100),
+                 (long long)(a % 100 / 10));
     } else {
-        snprintf(buf, size, "%.3g", (double)milli / GP_MILLI_PER_GPU);
+        snprintf(buf, size, "%s%lld.%02lld", h < 0 ? "-" : "", (long long)(a / 100),
+                 (long long)(a % 100));
     }
 }
 
@@ -313,6 +357,34 @@ static void usable_models(const cycle *cy, const job_ctx *jc, uint64_t *usable, 
 
 #define NEVER_TEXT ", more than it can ever get"
 
+/* "quota: tenant a uses 120 of 128 GiB GPU memory; the job needs 16 GiB" in the quota's unit. */
+static void mem_quota_reason(const gp_sched_tenant *t, int64_t used, int64_t need, bool never,
+                             char *reason)
+{
+    int64_t quota = t->quota_gpu_mem_mib;
+    const char *unit = gp_sched_mem_unit(quota);
+    char a[32], b[32], n[32];
+    gp_sched_fmt_mem(a, sizeof(a), used, quota);
+    gp_sched_fmt_mem(b, sizeof(b), quota, quota);
+    gp_sched_fmt_mem(n, sizeof(n), need, quota);
+    reasonf(reason, "quota: tenant %s uses %s of %s %s GPU memory; the job needs %s %s%s", t->name,
+            a, b, unit, n, unit, never ? NEVER_TEXT : "");
+}
+
+/* "queue q: capability 128 GiB GPU memory, uses 120 GiB; the job needs 16 GiB". */
+static void mem_capability_reason(const gp_sched_queue *q, int64_t used, int64_t need, bool never,
+                                  char *reason)
+{
+    int64_t cap = q->capability.gpu_mem_mib;
+    const char *unit = gp_sched_mem_unit(cap);
+    char a[32], b[32], n[32];
+    gp_sched_fmt_mem(a, sizeof(a), cap, cap);
+    gp_sched_fmt_mem(b, sizeof(b), used, cap);
+    gp_sched_fmt_mem(n, sizeof(n), need, cap);
+    reasonf(reason, "queue %s: capability %s %s GPU memory, uses %s %s; the job needs %s %s%s",
+            q->name, a, unit, b, unit, n, unit, never ? NEVER_TEXT : "");
+}
+
 static void model_reason(const cycle *cy, const job_ctx *jc, int block, int m, char *reason)
 {
     const gp_sched_job *j = jc->job;
@@ -323,22 +395,18 @@ static void model_reason(const cycle *cy, const job_ctx *jc, int block, int m, c
     need_on_model(cy, &j->req, m, &milli, &mem);
     milli *= j->replicas;
     mem *= j->replicas;
-    char a[32], b[32], n[32];
     if (block == BLOCK_MODEL) {
+        char a[32], b[32], n[32];
         fmt_gpus(a, sizeof(a), tu->model_milli[m]);
         fmt_gpus(b, sizeof(b), t->quota_model_milli[m]);
         fmt_gpus(n, sizeof(n), milli);
-        reasonf(reason, "quota: tenant %s uses %s of %s %s; the job needs %s%s", t->name, a, b,
+        reasonf(reason, "quota: tenant %s uses %s of %s %s GPUs; the job needs %s%s", t->name, a, b,
                 cy->c->models[m].name, n, milli > t->quota_model_milli[m] ? NEVER_TEXT : "");
     } else if (block == BLOCK_MEM) {
-        reasonf(reason, "quota: tenant %s uses %lld of %lld MiB GPU memory; the job needs %lld%s",
-                t->name, (long long)tu->gpu_mem_mib, (long long)t->quota_gpu_mem_mib,
-                (long long)mem, mem > t->quota_gpu_mem_mib ? NEVER_TEXT : "");
+        mem_quota_reason(t, tu->gpu_mem_mib, mem, mem > t->quota_gpu_mem_mib, reason);
     } else {
-        reasonf(reason, "queue %s: capability %lld MiB GPU memory, uses %lld; the job needs %lld%s",
-                q->name, (long long)q->capability.gpu_mem_mib,
-                (long long)cy->qu[j->queue].gpu_mem_mib, (long long)mem,
-                mem > q->capability.gpu_mem_mib ? NEVER_TEXT : "");
+        mem_capability_reason(q, cy->qu[j->queue].gpu_mem_mib, mem, mem > q->capability.gpu_mem_mib,
+                              reason);
     }
 }
 
@@ -349,13 +417,15 @@ static bool tenant_milli_ok(const cycle *cy, const gp_sched_job *j, int64_t need
     if (t->quota_gpu_milli < 0 || used + need <= t->quota_gpu_milli) {
         return true;
     }
+    char u[32], q[32], n[32];
+    fmt_gpus(u, sizeof(u), used);
+    fmt_gpus(q, sizeof(q), t->quota_gpu_milli);
+    fmt_gpus(n, sizeof(n), need);
     if (need > t->quota_gpu_milli) {
-        reasonf(reason,
-                "quota: tenant %s has a quota of %lld milli-GPU; the job needs %lld" NEVER_TEXT,
-                t->name, (long long)t->quota_gpu_milli, (long long)need);
+        reasonf(reason, "quota: tenant %s has a quota of %s GPUs; the job needs %s" NEVER_TEXT,
+                t->name, q, n);
     } else {
-        reasonf(reason, "quota: tenant %s uses %lld of %lld milli-GPU; the job needs %lld", t->name,
-                (long long)used, (long long)t->quota_gpu_milli, (long long)need);
+        reasonf(reason, "quota: tenant %s uses %s of %s GPUs; the job needs %s", t->name, u, q, n);
     }
     return false;
 }
@@ -456,17 +526,13 @@ bool limits_post_check(cycle *cy, const job_ctx *jc, const gp_assignment *a, int
         }
     }
     if (t->quota_gpu_mem_mib >= 0 && tu->gpu_mem_mib + need.gpu_mem_mib > t->quota_gpu_mem_mib) {
-        reasonf(reason, "quota: tenant %s uses %lld of %lld MiB GPU memory; the job needs %lld",
-                t->name, (long long)tu->gpu_mem_mib, (long long)t->quota_gpu_mem_mib,
-                (long long)need.gpu_mem_mib);
+        mem_quota_reason(t, tu->gpu_mem_mib, need.gpu_mem_mib, false, reason);
         return false;
     }
-    const gp_res *cap = &cy->in->queues[j->queue].capability;
-    if (cap->gpu_mem_mib >= 0 &&
-        cy->qu[j->queue].gpu_mem_mib + need.gpu_mem_mib > cap->gpu_mem_mib) {
-        reasonf(reason, "queue %s: capability %lld MiB GPU memory, uses %lld; the job needs %lld",
-                cy->in->queues[j->queue].name, (long long)cap->gpu_mem_mib,
-                (long long)cy->qu[j->queue].gpu_mem_mib, (long long)need.gpu_mem_mib);
+    const gp_sched_queue *q = &cy->in->queues[j->queue];
+    if (q->capability.gpu_mem_mib >= 0 &&
+        cy->qu[j->queue].gpu_mem_mib + need.gpu_mem_mib > q->capability.gpu_mem_mib) {
+        mem_capability_reason(q, cy->qu[j->queue].gpu_mem_mib, need.gpu_mem_mib, false, reason);
         return false;
     }
     if (!capability_ok(cy, j, &need, reason)) {

@@ -530,9 +530,14 @@ void describe_request(const cycle *cy, const job_ctx *jc, char *buf, size_t size
              r->memory_mib ? " memory" : "");
 }
 
-/* at_most: fitted is the room for a smaller shape, an upper bound. */
-static void gang_reason(const cycle *cy, const job_ctx *jc, int fitted, bool at_most, char *reason)
+/* at_most: fitted is the room for a smaller shape, an upper bound. When maintenance windows
+ * alone keep the job off nodes that would give it room, the reason says so instead. */
+static void gang_reason(cycle *cy, const job_ctx *jc, int fitted, bool at_most, char *reason)
 {
+    int replicas = jc->job->replicas;
+    if ((replicas == 1 || !at_most) && maint_reason(cy, jc, replicas - fitted, reason)) {
+        return;
+    }
     char desc[200];
     describe_request(cy, jc, desc, sizeof(desc));
     if (jc->job->replicas == 1) {

@@ -120,17 +120,23 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
     int64_t milli, mem;
     job_total(&a->spec, &milli, &mem);
     const gp_sched_tenant *q = &(*t)->lim;
+    char need[32], quota[32]; /* in the quota's unit, as the scheduler's reasons */
     if (q->quota_gpu_milli >= 0 && milli > q->quota_gpu_milli) {
+        gp_sched_fmt_gpus(need, sizeof(need), milli);
+        gp_sched_fmt_gpus(quota, sizeof(quota), q->quota_gpu_milli);
         return gp_diag_set(d, GP_EINVAL,
-                           "resources: the job needs %lld milli-GPU in all, more than tenant "
-                           "%s's quota of %lld; it could never run",
-                           (long long)milli, q->name, (long long)q->quota_gpu_milli);
+                           "resources: the job needs %s GPUs in all, more than tenant %s's quota "
+                           "of %s GPUs; it could never run",
+                           need, q->name, quota);
     }
     if (q->quota_gpu_mem_mib >= 0 && mem > q->quota_gpu_mem_mib) {
+        const char *unit = gp_sched_mem_unit(q->quota_gpu_mem_mib);
+        gp_sched_fmt_mem(need, sizeof(need), mem, q->quota_gpu_mem_mib);
+        gp_sched_fmt_mem(quota, sizeof(quota), q->quota_gpu_mem_mib, q->quota_gpu_mem_mib);
         return gp_diag_set(d, GP_EINVAL,
-                           "resources: the job needs %lld MiB of GPU memory in all, more than "
-                           "tenant %s's quota of %lld MiB; it could never run",
-                           (long long)mem, q->name, (long long)q->quota_gpu_mem_mib);
+                           "resources: the job needs %s %s of GPU memory in all, more than "
+                           "tenant %s's quota of %s %s; it could never run",
+                           need, unit, q->name, quota, unit);
     }
     int pending = 0;
     for (int i = st->njobs - 1; i >= 0 && st->npending >= cfg->jobs.max_pending_per_tenant; i--) {

@@ -222,6 +222,7 @@ static const reason_rule reason_rules[] = {
     {false, "borrowing:", "queue"},
     {true, ": capability ", "queue"},
     {false, "capacity:", "capacity"},
+    {false, "maintenance:", "maintenance"},
     {false, "gang:", "gang"},
     {false, "backfill:", "backfill"},
     {false, "preempted by", "priority"},

@@ -91,8 +91,8 @@ void ctl_metrics_write(ctl_metrics *m, gp_prom *p, const char *(*route_pattern)(
  * those acted on only when they recur). */
 const char *ctl_metrics_xid_severity(int xid);
 /* The class of a waiting job's reason (ctl_job.reason, as the scheduler or the controller wrote
- * it), for gpupool_jobs_pending{reason}: "quota", "queue", "capacity", "gang", "no-fit",
- * "backfill", "priority", "reclaimed", "restarting", "requeued", "new", "invalid" or
+ * it), for gpupool_jobs_pending{reason}: "quota", "queue", "capacity", "maintenance", "gang",
+ * "no-fit", "backfill", "priority", "reclaimed", "restarting", "requeued", "new", "invalid" or
  * "other". */
 const char *ctl_metrics_reason_class(const char *reason);
 

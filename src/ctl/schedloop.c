@@ -33,6 +33,8 @@ struct ctl_cycle_buf {
     double cost[GP_MAX_MODELS];
     ctl_node **bycl; /* cluster node index -> node */
     int capbycl;
+    int64_t *drain_at; /* cluster node index -> its maintenance deadline (0: none) */
+    int capdrain;
 };
 
 typedef struct cycle_in {
@@ -50,6 +52,7 @@ void ctl_cycle_buf_free(struct ctl_cycle_buf *b)
         free(b->asg);
         free(b->util);
         free(b->bycl);
+        free(b->drain_at);
         free(b);
     }
 }
@@ -156,9 +159,9 @@ static int grow_all(gpupoold *g, struct ctl_cycle_buf *b)
     rc = rc ? rc
             : reserve((void **)&b->util, &b->caputil, gp_cluster_gpu_count(st->cluster) + 1,
                       sizeof(*b->util));
-    return rc ? rc
-              : reserve((void **)&b->bycl, &b->capbycl, gp_cluster_node_count(st->cluster) + 1,
-                        sizeof(*b->bycl));
+    int nn = gp_cluster_node_count(st->cluster) + 1;
+    rc = rc ? rc : reserve((void **)&b->bycl, &b->capbycl, nn, sizeof(*b->bycl));
+    return rc ? rc : reserve((void **)&b->drain_at, &b->capdrain, nn, sizeof(*b->drain_at));
 }
 
 static void fill_limits(gpupoold *g, struct ctl_cycle_buf *b)
@@ -179,9 +182,12 @@ static void fill_limits(gpupoold *g, struct ctl_cycle_buf *b)
             }
         }
     }
+    /* a node replaced by a new registration keeps its cluster index, with no ctl_node */
+    memset(b->drain_at, 0, sizeof(*b->drain_at) * (size_t)gp_cluster_node_count(st->cluster));
     for (int i = 0; i < st->nnodes; i++) {
         ctl_node *n = &st->nodes[i];
         b->bycl[n->cl] = n;
+        b->drain_at[n->cl] = n->drain_deadline_ms;
         int first = gp_cluster_node(st->cluster, n->cl)->first_gpu;
         for (int k = 0; k < n->ngpus; k++) {
             b->util[first + k] = n->gpus[k].util < 0 ? 0 : n->gpus[k].util;
@@ -234,6 +240,7 @@ static int build(gpupoold *g, cycle_in *c, int64_t now)
                              .npending = np,
                              .gpu_util = b->util,
                              .model_cost = g->cfg->scheduler.model_cost.n ? b->cost : NULL,
+                             .drain_at_ms = b->drain_at,
                              .now_ms = now,
                              .seed = (uint64_t)now};
     return 0;

@@ -175,3 +175,10 @@ add_test(NAME integ_ctl_ui_api
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_ui_api.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_ui_api PROPERTIES LABELS integ TIMEOUT 180)
+
+# What the CLI says of nodes and waiting jobs: drained GPUs, scheduled drains, cordon, fencing and
+# failed checks in `get nodes` and `describe node`; maintenance and quota reasons in their units.
+add_test(NAME integ_ctl_cli_truth
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_truth.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_cli_truth PROPERTIES LABELS integ TIMEOUT 180)

@@ -38,9 +38,9 @@ static void test_reason_classes(void **state)
         const char *reason, *cls;
     } cases[] = {
         {"quota: tenant a uses 2 of 2 GPUs; the job needs 1", "quota"},
-        {"quota: tenant a uses 100 of 200 MiB GPU memory; the job needs 150", "quota"},
-        {"quota: tenant a has a quota of 1000 milli-GPU; the job needs 2000, more than it can ever "
-         "get",
+        {"quota: tenant a uses 100 of 200 MiB GPU memory; the job needs 150 MiB", "quota"},
+        {"quota: tenant a uses 120 of 128 GiB GPU memory; the job needs 16 GiB", "quota"},
+        {"quota: tenant a has a quota of 1 GPUs; the job needs 2, more than it can ever get",
          "no-fit"},
         {"queue q: capability 4 GPUs, uses 4; the job needs 1", "queue"},
         {"borrowing: queue q would pass its guarantee (owed 1 GPUs, uses 2; the job needs 1) and "
@@ -49,6 +49,10 @@ static void test_reason_classes(void **state)
         {"capacity: no node has 1 GPU", "capacity"},
         {"capacity: no node has 1 GPU; holds the backfill reservation", "capacity"},
         {"capacity: no node has 8 GPUs; no node could hold it even when empty", "no-fit"},
+        {"maintenance: n1 drains at 14:00 UTC and the job may run 2h", "maintenance"},
+        {"maintenance: n1 drains at 14:00 UTC and the job sets no max runtime; holds the backfill "
+         "reservation",
+         "maintenance"},
         {"gang: needs 4 replicas of 8 GPUs; room for 2", "gang"},
         {"backfill: waiting behind job 7, which holds the reservation until 123", "backfill"},
         {"preempted by job 9 (priority class high, 100 > 0)", "priority"},

@@ -29,6 +29,7 @@ typedef struct world {
     int npend;
     const double *util;
     const double *cost;
+    const int64_t *drain_at;
     int64_t now;
     uint64_t seed;
 } world;
@@ -156,6 +157,7 @@ static gp_sched_input input_of(const world *w)
                             .npending = w->npend,
                             .gpu_util = w->util,
                             .model_cost = w->cost,
+                            .drain_at_ms = w->drain_at,
                             .now_ms = w->now,
                             .seed = w->seed};
 }
@@ -389,15 +391,18 @@ static void test_quota(void **state)
     assert_int_equal(per_model[a100], 4000);
     check_tenant_usage(&w, tc, &milli, &mem, per_model);
     assert_int_equal(mem, 6 * 40 * GIB);
-    assert_reason(&r, 139,
-                  "quota: tenant team-a uses 16000 of 16000 milli-GPU; the job needs 1000");
-    assert_reason(&r, 239, "quota: tenant team-b uses 4 of 4 A100-80GB");
-    assert_reason(&r, 339, "quota: tenant team-c uses 245760 of 245760 MiB GPU memory");
+    /* In the units the quotas were set in: GPUs and GiB, not milli-GPU and MiB. */
+    assert_reason(&r, 139, "quota: tenant team-a uses 16 of 16 GPUs; the job needs 1");
+    assert_reason(&r, 239, "quota: tenant team-b uses 4 of 4 A100-80GB GPUs; the job needs 1");
+    assert_reason(&r, 339,
+                  "quota: tenant team-c uses 240 of 240 GiB GPU memory; the job needs 40 GiB");
     gp_sched_result_fini(&r);
     /* A job larger than the whole quota waits with a reason saying so. */
     submit(&w, mkjob(999, ta, q, 0, fx_whole(0, 8), 3));
     cycle(&w, &r);
-    assert_reason(&r, 999, "more than it can ever get");
+    assert_reason(&r, 999,
+                  "quota: tenant team-a has a quota of 16 GPUs; the job needs 24, more than it "
+                  "can ever get");
     gp_sched_result_fini(&r);
     w_fini(&w);
 }
@@ -445,7 +450,112 @@ static void test_quota_models_exact(void **state)
     submit(&w, mkjob(11, tm, q, 0, r96, 1));
     cycle(&w, &r);
     assert_non_null(placed(&r, 10));
-    assert_reason(&r, 11, "quota: tenant team-m uses 98304 of 184320 MiB GPU memory");
+    assert_reason(&r, 11,
+                  "quota: tenant team-m uses 96 of 180 GiB GPU memory; the job needs 96 GiB");
+    gp_sched_result_fini(&r);
+    w_fini(&w);
+}
+
+/* Quota and capability reasons keep the unit of the limit: fractions of GPUs exact to a
+ * thousandth, GPU memory in GiB when the limit is whole GiB (usage to two decimals), else MiB. */
+static void test_quota_units(void **state)
+{
+    (void)state;
+    world w;
+    w_init(&w);
+    nodes_a100(&w, 4, 8);
+    int q = add_queue(&w, "q", 1, -1, -1), qm = add_queue(&w, "qm", 1, -1, -1);
+    w.q[qm].capability.gpu_mem_mib = 100 * GIB;
+    int tf = add_tenant(&w, "team-f", 1500), tg = add_tenant(&w, "team-g", -1);
+    int tm = add_tenant(&w, "team-m", -1), tq = add_tenant(&w, "team-q", -1);
+    w.t[tg].quota_gpu_mem_mib = 128 * GIB;
+    w.t[tm].quota_gpu_mem_mib = 1000;
+    w_start(&w);
+    for (int i = 0; i < 4; i++) {
+        submit(&w, mkjob(10 + i, tf, q, 0, fx_frac(0, 500), 1)); /* 0.5 GPU each */
+        submit(&w, mkjob(20 + i, tg, q, 0, fx_frac(0, 100), 1));
+        w.pend[w.npend - 1].req.gpu_mem_mib = 40 * GIB + 512; /* 40.5 GiB each */
+        submit(&w, mkjob(30 + i, tm, q, 0, fx_frac(0, 100), 1));
+        w.pend[w.npend - 1].req.gpu_mem_mib = 400;
+        submit(&w, mkjob(40 + i, tq, qm, 0, fx_whole(0, 1), 1)); /* 80 GiB each */
+    }
+    gp_sched_result r;
+    cycle(&w, &r);
+    assert_reason(&r, 13, "quota: tenant team-f uses 1.5 of 1.5 GPUs; the job needs 0.5");
+    assert_reason(&r, 23,
+                  "quota: tenant team-g uses 121.5 of 128 GiB GPU memory; the job needs 40.5 GiB");
+    assert_reason(&r, 32,
+                  "quota: tenant team-m uses 800 of 1000 MiB GPU memory; the job needs 400 MiB");
+    assert_reason(&r, 41,
+                  "queue qm: capability 100 GiB GPU memory, uses 80 GiB; the job needs 80 GiB");
+    gp_sched_result_fini(&r);
+    char buf[32];
+    gp_sched_fmt_gpus(buf, sizeof(buf), 12345);
+    assert_string_equal(buf, "12.345");
+    gp_sched_fmt_mem(buf, sizeof(buf), 1, 1024); /* rounded up: a use is never shown as none */
+    assert_string_equal(buf, "0.01");
+    gp_sched_fmt_mem(buf, sizeof(buf), 1536 + 10, 2048);
+    assert_string_equal(buf, "1.51");
+    assert_string_equal(gp_sched_mem_unit(-1), "MiB");
+    w_fini(&w);
+}
+
+/* A job kept off free nodes only by their maintenance deadlines says so, with the deadline in
+ * UTC (the stored one when given) and how long the job may run; not "capacity: ...". */
+static void test_maintenance_reason(void **state)
+{
+    (void)state;
+    world w;
+    w_init(&w);
+    nodes_a100(&w, 3, 8);
+    int q = add_queue(&w, "q", 1, -1, -1), t = add_tenant(&w, "t", -1);
+    w.now = INT64_C(1746100800000); /* 2025-05-01T12:00:00Z */
+    gp_sched_job full = mkjob(1, t, q, 0, fx_whole(0, 8), 1);
+    full.max_runtime_ms = 4 * 3600000;
+    run_whole(&w, full, 0, 0, 8, w.now);
+    /* n1 drains at 14:00; n2 at 13:00:27.345, the stored deadline (its window is rounded) */
+    assert_int_equal(gp_cluster_set_window(w.c, 1, 2 * 3600000), 0);
+    assert_int_equal(gp_cluster_set_window(w.c, 2, 3600000 + 27000), 0);
+    int64_t drain_at[3] = {0, 0, w.now + 3600000 + 27345};
+    w.drain_at = drain_at;
+    w_start(&w);
+    gp_sched_job j = mkjob(10, t, q, 0, fx_whole(0, 8), 1);
+    j.max_runtime_ms = j.req.runtime_ms = 3 * 3600000;
+    submit(&w, j);
+    submit(&w, mkjob(11, t, q, 0, fx_whole(0, 8), 1)); /* no max runtime */
+    j = mkjob(12, t, q, 0, fx_whole(0, 1), 1);
+    j.max_runtime_ms = j.req.runtime_ms = 90 * 60000; /* ends before n1's deadline */
+    submit(&w, j);
+    j = mkjob(13, t, q, 0, fx_whole(0, 8), 1);
+    j.max_runtime_ms = j.req.runtime_ms = 2 * 3600000 + 1000;
+    submit(&w, j);
+    submit(&w, mkjob(14, t, q, 0, fx_whole(0, 8), 2)); /* a gang: one drained node is not enough */
+    gp_sched_result r;
+    cycle(&w, &r);
+    assert_reason(&r, 10,
+                  "maintenance: n1 drains at 14:00 UTC and the job may run 3h; 1 more node that "
+                  "could hold it drains by then");
+    assert_reason(&r, 11, "maintenance: n1 drains at 14:00 UTC and the job sets no max runtime");
+    assert_non_null(placed(&r, 12));
+    assert_int_equal(placed(&r, 12)->replicas[0].node, 1);
+    assert_reason(&r, 13, "maintenance: n2 drains at 13:00:27 UTC and the job may run 2h1s");
+    assert_true(strstr(waiting(&r, 13), "more node") == NULL);
+    assert_reason(&r, 14, "gang: needs 2 replicas");
+    gp_sched_result_fini(&r);
+    w_fini(&w);
+
+    /* Without a stored deadline: now + the window; another UTC day shows its date. */
+    w_init(&w);
+    nodes_a100(&w, 1, 8);
+    q = add_queue(&w, "q", 1, -1, -1);
+    t = add_tenant(&w, "t", -1);
+    w.now = INT64_C(1709163000000); /* 2024-02-28T23:30:00Z */
+    assert_int_equal(gp_cluster_set_window(w.c, 0, 3600000), 0);
+    w_start(&w);
+    submit(&w, mkjob(1, t, q, 0, fx_whole(0, 1), 1));
+    cycle(&w, &r);
+    assert_reason(&r, 1,
+                  "maintenance: n0 drains at 2024-02-29 00:30 UTC and the job sets no max runtime");
     gp_sched_result_fini(&r);
     w_fini(&w);
 }
@@ -1207,6 +1317,8 @@ int main(void)
         cmocka_unit_test(test_drf_order),
         cmocka_unit_test(test_quota),
         cmocka_unit_test(test_quota_models_exact),
+        cmocka_unit_test(test_quota_units),
+        cmocka_unit_test(test_maintenance_reason),
         cmocka_unit_test(test_capability),
         cmocka_unit_test(test_borrowing),
         cmocka_unit_test(test_gang_all_or_nothing),
