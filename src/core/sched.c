@@ -499,9 +499,11 @@ static int blocked(cycle *cy, job_ctx *jc, char *reason)
                     "time is unknown)",
                     (long long)cy->reserved_job);
         } else {
+            char when[48];
+            maint_utc_text(cy->shadow_ms, cy->in->now_ms, when, sizeof(when));
             reasonf(reason,
-                    "backfill: waiting behind job %lld, which holds the reservation until %lld",
-                    (long long)cy->reserved_job, (long long)cy->shadow_ms);
+                    "backfill: waiting behind job %lld, which holds the reservation until %s",
+                    (long long)cy->reserved_job, when);
         }
     } else if (cy->reserved_job == 0) {
         rc = backfill_reserve(cy, jc);
@@ -514,8 +516,10 @@ static int blocked(cycle *cy, job_ctx *jc, char *reason)
             if (cy->shadow_ms == SCHED_NEVER) {
                 reasonf(reason, "%.150s; holds the backfill reservation", base);
             } else {
-                reasonf(reason, "%.150s; holds the backfill reservation, expected to start at %lld",
-                        base, (long long)cy->shadow_ms);
+                char when[48];
+                maint_utc_text(cy->shadow_ms, cy->in->now_ms, when, sizeof(when));
+                reasonf(reason, "%.150s; holds the backfill reservation, expected to start at %s",
+                        base, when);
             }
         }
     }

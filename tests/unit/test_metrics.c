@@ -54,7 +54,7 @@ static void test_reason_classes(void **state)
          "reservation",
          "maintenance"},
         {"gang: needs 4 replicas of 8 GPUs; room for 2", "gang"},
-        {"backfill: waiting behind job 7, which holds the reservation until 123", "backfill"},
+        {"backfill: waiting behind job 7, which holds the reservation until 09:00 UTC", "backfill"},
         {"preempted by job 9 (priority class high, 100 > 0)", "priority"},
         {"reclaimed: queue q is owed 2 GPUs, uses 0 (job 4)", "reclaimed"},
         {"restarting after XID 48 (double-bit ECC error) on node n GPU 1 (restart 1)",

@@ -843,7 +843,8 @@ static void test_backfill(void **state)
     assert_reason(&r, 17, "holds the backfill reservation");
     assert_non_null(placed(&r, 18));
     assert_reason(&r, 19,
-                  "backfill: waiting behind job 17, which holds the reservation until 1000");
+                  "backfill: waiting behind job 17, which holds the reservation until "
+                  "00:00:01 UTC");
     assert_reason(&r, 20, "backfill: waiting behind job 17");
     assert_true(gp_cluster_node(w.c, 0)->schedulable); /* given back */
     apply(&w, &r);
