@@ -8,8 +8,10 @@
  *   replicas: 4                 # a gang: all or nothing; 1..4096
  *   resources:
  *     gpus: 2                   # whole GPUs per replica, 1..32; or
- *     gpu_milli: 500            #   a fraction: compute (1..1000) and/or
- *     gpu_memory_mib: 10240     #   GPU memory; cores_percent 1..100 optional; or
+ *     gpu_milli: 500            #   a fraction: compute reserved (1..1000) and/or
+ *     gpu_memory_mib: 10240     #   GPU memory and/or
+ *     cores_percent: 50         #   a compute cap (1..100; see gp_jobspec_enforcement);
+ *     compute_policy: strict    #   shared | strict (a fraction; default: jobs.compute_policy); or
  *     mig_profile: 1g.10gb      #   one MIG instance
  *     gpu_models: [A100-80GB]   # allowed models (default any)
  *     cpu_milli: 8000
@@ -63,6 +65,13 @@ typedef enum gp_restart_policy {
     GP_RESTART_ALWAYS = 2,
 } gp_restart_policy;
 
+/* When a fraction's compute cap applies (libgpushare's core policy). */
+typedef enum gp_compute_policy {
+    GP_COMPUTE_DEFAULT = -1, /* not given: the operator's (jobs.compute_policy) */
+    GP_COMPUTE_SHARED = 0,   /* while another tenant is busy on the GPU */
+    GP_COMPUTE_STRICT = 1,   /* always, a lone tenant too */
+} gp_compute_policy;
+
 typedef struct gp_env_var {
     char *name;
     char *value;
@@ -90,9 +99,10 @@ typedef struct gp_jobspec {
     /* per replica */
     gp_gpu_kind kind;
     int gpus;
-    int gpu_milli;
+    int gpu_milli; /* as given, else 10 x cores_percent when only that is (the reservation) */
     int64_t gpu_memory_mib;
-    int cores_percent; /* 0 = not limited */
+    int cores_percent;                /* 0 = not given */
+    gp_compute_policy compute_policy; /* GP_COMPUTE_DEFAULT = not given */
     char mig_profile[16];
     int ngpu_models;
     char gpu_models[GP_JOB_MAX_MODELS][GP_NAME_MAX];
@@ -128,5 +138,42 @@ void gp_jobspec_fini(gp_jobspec *s);
 /* The placement request of one replica (allowed models resolved against c; a model c lacks
  * makes the request unplaceable). */
 void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *out);
+
+/*
+ * How a replica's GPU is held to its request inside the job's processes: the one place that
+ * decides it, for every shape of request (the controller hands the result to the agent in the
+ * desired replica's gpu_share; gpupool-run enforces exactly that).
+ *
+ * A fraction (gpu_milli, gpu_memory_mib, cores_percent in any combination) runs with libgpushare
+ * preloaded and a share region holding:
+ *   memory_mib    gpu_memory_mib; 0 (no in-process limit) when only compute was asked for;
+ *   core_percent  the compute cap: cores_percent when given; else gpu_milli / 10 rounded up;
+ *                 else (memory only) the memory's share of the GPU it runs on,
+ *                 100 x gpu_memory_mib / gpu_memory_mib_total rounded up: a job that reserved no
+ *                 compute gets, while others are busy, compute in proportion to its memory;
+ *   policy        compute_policy; GP_COMPUTE_SHARED when not given (jobs stored before it existed).
+ * gpu_milli is the compute the scheduler reserves (10 x cores_percent when only the cap is
+ * given); a cap above the reservation would take what others reserved, so gpupoold refuses it at
+ * submission (gp_jobspec_cap_check; the parser accepts it, so a job stored earlier still loads).
+ * Whole GPUs and MIG slices are isolated by the device itself: fraction is false, nothing else
+ * set.
+ */
+typedef struct gp_share_enforcement {
+    bool fraction;            /* libgpushare and a share region */
+    int64_t memory_mib;       /* per GPU; 0: none */
+    int core_percent;         /* 1..100 (100: no cap) */
+    gp_compute_policy policy; /* GP_COMPUTE_SHARED or GP_COMPUTE_STRICT */
+} gp_share_enforcement;
+
+/* The enforcement of one replica of s placed on a GPU of gpu_memory_mib (its total memory; <= 0
+ * when unknown: a memory-only fraction then gets no compute cap). Pure. */
+void gp_jobspec_enforcement(const gp_jobspec *s, int64_t gpu_memory_mib, gp_share_enforcement *out);
+
+/* 0, or GP_EINVAL naming resources.cores_percent when it is above the share gpu_milli reserves
+ * (gpu_milli / 10 rounded up). */
+int gp_jobspec_cap_check(const gp_jobspec *s, gp_diag *d);
+
+/* The wire names of gp_compute_policy ("shared", "strict"); NULL for GP_COMPUTE_DEFAULT. */
+const char *gp_compute_policy_name(gp_compute_policy p);
 
 #endif

@@ -730,10 +730,11 @@ static void fill_snapshot(gp_agent *a, gp_metrics_snapshot *s, const gp_local_re
     }
     s->heartbeat_failures = a->beat_failures;
 }
-/* The spec gpupool-run reads: the desired replica, plus what the agent adds: the fractional-GPU
- * limits for the enforcement library, and for a MIG slice the MIG device's UUID (the instance is
- * made to match the controller's choice of profile and placement; see mig.h). *out is the text;
- * on failure (a MIG instance that cannot be made now) d says why and the next round retries. */
+/* The spec gpupool-run reads: the desired replica (a fraction's limits come in its gpu_share,
+ * decided by the controller), plus what the agent adds: for a MIG slice the MIG device's UUID
+ * (the instance is made to match the controller's choice of profile and placement; see mig.h).
+ * *out is the text; on failure (a MIG instance that cannot be made now) d says why and the next
+ * round retries. */
 static int run_spec(gp_agent *a, json_t *want, char **out, gp_diag *d)
 {
     *out = NULL;
@@ -746,10 +747,8 @@ static int run_spec(gp_agent *a, json_t *want, char **out, gp_diag *d)
     int rc = 0;
     json_array_foreach(gpus, i, g)
     {
-        int milli = 1000, start = -1, index = -1;
-        json_int_t mem = 0;
-        json_unpack(g, "{s?i, s?i, s?I, s?i}", "index", &index, "milli", &milli, "memory_mib", &mem,
-                    "mig_start", &start);
+        int start = -1, index = -1;
+        json_unpack(g, "{s?i, s?i}", "index", &index, "mig_start", &start);
         if (start >= 0 && rc == 0) {
             char uuid[96];
             rc = profile
@@ -758,10 +757,6 @@ static int run_spec(gp_agent *a, json_t *want, char **out, gp_diag *d)
             if (rc == 0) {
                 json_object_set_new(g, "mig_uuid", json_string(uuid));
             }
-        } else if (start < 0 && milli < 1000) {
-            json_object_set_new(extra, "GPUPOOL_GPU_MEMORY_LIMIT_MIB",
-                                json_sprintf("%lld", (long long)mem));
-            json_object_set_new(extra, "GPUPOOL_GPU_CORE_LIMIT", json_sprintf("%d", milli / 10));
         }
     }
     json_object_set_new(spec, "env_extra", extra);

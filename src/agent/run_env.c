@@ -86,6 +86,18 @@ static char *gpu_list(const gp_run_spec *s)
     return t;
 }
 
+/* A fraction's limits, as libgpushare's variables (the region holds the same). */
+static int env_share(envlist *e, const gp_run_spec *s)
+{
+    char num[32];
+    snprintf(num, sizeof(num), "%lld", (long long)s->share_mem_mib);
+    int rc = env_set(e, "GPUPOOL_GPU_MEMORY_LIMIT_MIB", num);
+    snprintf(num, sizeof(num), "%d", s->share_core_percent);
+    rc = rc ? rc : env_set(e, "GPUPOOL_GPU_CORE_LIMIT", num);
+    return rc ? rc
+              : env_set(e, "GPUPOOL_GPU_CORE_POLICY", s->share_core_strict ? "strict" : "shared");
+}
+
 /* Layer 4: gpupool's own variables. */
 static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
 {
@@ -111,6 +123,9 @@ static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
     }
     if (rc == 0 && paths->share_region) {
         rc = env_set(e, "GPUPOOL_SHARE_REGION", paths->share_region);
+    }
+    if (rc == 0 && s->fractional) {
+        rc = env_share(e, s);
     }
     if (rc == 0 && paths->checkpoint_dir) {
         rc = env_set(e, "GPUPOOL_CHECKPOINT_DIR", paths->checkpoint_dir);

@@ -172,24 +172,11 @@ static int parse_gpus(json_t *gpus, gp_run_spec *s, gp_diag *d)
     if (!json_is_array(gpus) || json_array_size(gpus) > 1024) {
         return gp_diag_set(d, GP_EINVAL, "gpus: must be a list of at most 1024 objects");
     }
-    if (!(s->gpu_uuids = calloc(json_array_size(gpus) + 1, sizeof(char *))) ||
-        !(s->share_mem_mib = calloc(json_array_size(gpus) + 1, sizeof(int64_t)))) {
+    if (!(s->gpu_uuids = calloc(json_array_size(gpus) + 1, sizeof(char *)))) {
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     for (size_t i = 0; i < json_array_size(gpus); i++) {
         json_t *g = json_array_get(gpus, i);
-        json_t *milli = json_object_get(g, "milli"), *mem = json_object_get(g, "memory_mib");
-        json_t *start = json_object_get(g, "mig_start");
-        bool is_mig = json_is_integer(start) && json_integer_value(start) >= 0;
-        if (json_is_integer(milli) && json_integer_value(milli) > 0 &&
-            json_integer_value(milli) < 1000 && !is_mig) {
-            s->fractional = 1;
-            s->share_mem_mib[i] = json_is_integer(mem) && json_integer_value(mem) > 0
-                                      ? (int64_t)json_integer_value(mem)
-                                      : 0;
-            int pct = (int)((json_integer_value(milli) + 9) / 10);
-            s->share_core_percent = pct > s->share_core_percent ? pct : s->share_core_percent;
-        }
         json_t *mig = json_object_get(g, "mig_uuid");
         const char *key = mig && !json_is_null(mig) ? "mig_uuid" : "uuid";
         json_t *u = json_object_get(g, key);
@@ -202,6 +189,39 @@ static int parse_gpus(json_t *gpus, gp_run_spec *s, gp_diag *d)
         }
     }
     return 0;
+}
+
+/* gpu_share: a fraction's limits, enforced as given (the controller decided them). */
+static int parse_share(json_t *o, gp_run_spec *s, gp_diag *d)
+{
+    if (!o || json_is_null(o)) {
+        return 0;
+    }
+    if (!json_is_object(o)) {
+        return gp_diag_set(d, GP_EINVAL, "gpu_share: must be an object");
+    }
+    if (s->ngpus == 0) {
+        return gp_diag_set(d, GP_EINVAL, "gpu_share: the replica has no GPU");
+    }
+    s->fractional = 1;
+    s->share_core_percent = 100;
+    int rc = get_int(o, "memory_mib", 0, 0, (int64_t)1 << 40, &s->share_mem_mib, d);
+    rc = rc ? rc : get_small(o, "core_percent", 0, 1, 100, &s->share_core_percent, d);
+    json_t *pol = json_object_get(o, "core_policy");
+    if (rc == 0 && pol && !json_is_null(pol)) {
+        const char *p = json_is_string(pol) ? json_string_value(pol) : "";
+        if (strcmp(p, "shared") != 0 && strcmp(p, "strict") != 0) {
+            return gp_diag_set(d, GP_EINVAL, "gpu_share.core_policy: must be shared or strict");
+        }
+        s->share_core_strict = strcmp(p, "strict") == 0;
+    }
+    if (rc < 0 && d) {
+        /* get_int and get_small name the key alone */
+        char msg[sizeof(d->msg)];
+        snprintf(msg, sizeof(msg), "%s", d->msg);
+        gp_diag_set(d, rc, "gpu_share.%s", msg);
+    }
+    return rc;
 }
 
 static int parse_host(json_t *h, size_t i, char **out, gp_diag *d)
@@ -309,6 +329,7 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     rc = rc ? rc : get_int(o, "memory_mib", 0, 0, big, &s->memory_mib, d);
     rc = rc ? rc : get_str(o, "", "name", 0, &s->name, d);
     rc = rc ? rc : parse_gpus(json_object_get(o, "gpus"), s, d);
+    rc = rc ? rc : parse_share(json_object_get(o, "gpu_share"), s, d);
     rc = rc ? rc : parse_command(json_object_get(o, "spec"), s, d);
     if (rc == 0) {
         rc = get_vars(json_object_get(o, "env_extra"), "env_extra", &s->env_extra, &s->nenv_extra,
@@ -326,12 +347,6 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     rc = rc ? rc : get_str(o, "", "checkpoint_dir", 0, &s->checkpoint_dir, d);
     if (rc == 0 && s->checkpoint_dir && s->checkpoint_dir[0] != '/') {
         rc = gp_diag_set(d, GP_EINVAL, "checkpoint_dir: must be an absolute path");
-    }
-    json_t *cores =
-        json_object_get(json_object_get(json_object_get(o, "spec"), "resources"), "cores_percent");
-    if (rc == 0 && s->fractional && json_is_integer(cores) && json_integer_value(cores) >= 1 &&
-        json_integer_value(cores) <= 100) {
-        s->share_core_percent = (int)json_integer_value(cores);
     }
     return rc;
 }
@@ -412,7 +427,6 @@ void gp_run_spec_free(gp_run_spec *s)
     }
     free(s->name);
     free_strings(s->gpu_uuids, -1);
-    free(s->share_mem_mib);
     free_strings(s->argv, -1);
     free_vars(s->env, s->nenv);
     free_vars(s->env_extra, s->nenv_extra);

@@ -12,9 +12,13 @@
  *   restart_count                default 0
  *   cpu_milli, memory_mib        limits (0 or absent: none)
  *   gpus: [{uuid, mig_uuid?, index?, milli?, memory_mib?, mig_start?}]   mig_uuid, when given,
- *                                is what the job sees instead of uuid (a MIG slice); a GPU with
- *                                milli < 1000 and no MIG slice is a fraction: the job gets
- *                                libgpushare with memory_mib as its memory limit (0: none)
+ *                                is what the job sees instead of uuid (a MIG slice)
+ *   gpu_share: {memory_mib?, core_percent?, core_policy?}   a fraction of a GPU, as the
+ *                                controller decided it (gp_jobspec_enforcement): the job gets
+ *                                libgpushare and a share region with memory_mib as each GPU's
+ *                                memory limit (0 or absent: none), core_percent as the compute
+ *                                cap (1..100, absent: 100, none) and core_policy shared (absent)
+ *                                or strict; absent: not a fraction, no library
  *   spec: {command: [..], args: [..], env: {NAME: VALUE}, working_dir: "/abs", ...}
  *   rank, local_rank             gangs: default replica and 0
  *   master_addr, master_port     gangs: required
@@ -39,7 +43,11 @@
  *   4. gpupool's own, which nothing overrides: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
  *      (the GPU UUIDs, comma-separated; "" and "none" without GPUs), GPUPOOL_JOB_ID,
  *      GPUPOOL_JOB_NAME, GPUPOOL_REPLICA, GPUPOOL_RESTART_COUNT, GPUPOOL_DATA_DIR (where the
- *      volumes are, with volumes only), GPUPOOL_CHECKPOINT_DIR (when it has one), and for gangs
+ *      volumes are, with volumes only), GPUPOOL_CHECKPOINT_DIR (when it has one), for a
+ *      fraction LD_PRELOAD and GPUPOOL_SHARE_REGION (when prepared) and its limits
+ *      GPUPOOL_GPU_MEMORY_LIMIT_MIB (0: none), GPUPOOL_GPU_CORE_LIMIT, GPUPOOL_GPU_CORE_POLICY
+ *      (what the region holds; libgpushare's variables, so a process that loses the region
+ *      still has them), and for gangs
  * WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, GPUPOOL_HOSTFILE.
  */
 #ifndef GP_AGENT_RUN_SPEC_H
@@ -65,11 +73,12 @@ typedef struct gp_run_spec {
     int64_t cpu_milli, memory_mib;
     char **gpu_uuids; /* what the job sees (mig_uuid or uuid); ngpus entries */
     int ngpus;
-    /* Fractional GPUs: share_mem_mib[i] is GPU i's memory limit (0: none), share_core_percent
-     * the compute limit (spec.resources.cores_percent, else milli / 10). fractional = 0: none. */
+    /* A fraction (gpu_share given): each GPU's memory limit (0: none), the compute cap
+     * (1..100) and whether it is strict. fractional = 0: none of it applies. */
     int fractional;
-    int64_t *share_mem_mib;
+    int64_t share_mem_mib;
     int share_core_percent;
+    int share_core_strict;
     char **argv; /* command + args, NULL-terminated */
     gp_run_var *env, *env_extra;
     int nenv, nenv_extra;

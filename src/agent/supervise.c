@@ -225,11 +225,12 @@ static int prepare_share(sup *S, gp_diag *d)
     }
     gp_share_limits lim = {.ndevices = (uint32_t)s->ngpus,
                            .core_percent = (uint32_t)s->share_core_percent,
-                           .core_policy = GP_SHARE_CORE_DEFAULT,
+                           .core_policy =
+                               s->share_core_strict ? GP_SHARE_CORE_STRICT : GP_SHARE_CORE_DEFAULT,
                            .on_error = GP_SHARE_FAIL_OPEN};
     for (int i = 0; i < s->ngpus && i < GP_SHARE_MAX_DEVICES; i++) {
         lim.mem_bytes[i] =
-            s->share_mem_mib[i] > 0 ? (uint64_t)s->share_mem_mib[i] << 20 : GP_SHARE_UNLIMITED;
+            s->share_mem_mib > 0 ? (uint64_t)s->share_mem_mib << 20 : GP_SHARE_UNLIMITED;
     }
     if (gp_rdir_path(S->share_region, sizeof(S->share_region), S->o->state_dir, GP_RDIR_SHARE) <
         0) {

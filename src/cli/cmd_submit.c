@@ -27,6 +27,9 @@ static const gp_cli_opt submit_opts[] = {
     {"gpu-milli", 0, "M", "a fraction of one GPU's compute, in thousandths (1..1000)"},
     {"gpu-memory", 0, "SIZE", "GPU memory of a fraction: 10Gi, 512Mi, 1024 (MiB)"},
     {"cores", 0, "PCT", "compute cap of a fraction, percent of the GPU (1..100)"},
+    {"compute-policy", 0, "P",
+     "when a fraction's cap applies: shared (while others are busy) or "
+     "strict (always); default: the pool's"},
     {"mig", 0, "PROFILE", "one MIG instance, e.g. 1g.10gb"},
     {"replicas", 0, "N", "replicas, placed all or none (default 1)"},
     {"queue", 0, "Q", "queue (default: the cluster's default queue)"},
@@ -119,6 +122,12 @@ static int s_cores(json_t *s, json_t *r, const char *v)
 {
     (void)s;
     return set_int(r, "cores_percent", v, 1, 100);
+}
+
+static int s_compute_policy(json_t *s, json_t *r, const char *v)
+{
+    (void)s;
+    return json_object_set_new(r, "compute_policy", json_string(v));
 }
 
 static int s_mig(json_t *s, json_t *r, const char *v)
@@ -240,10 +249,12 @@ static int s_volume(json_t *s, json_t *r, const char *v)
 
 /* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */
 static setter *const setters[] = {
-    NULL,      s_name,        s_gpus,     s_model,    s_milli,   s_gpu_mem,      s_cores,
-    s_mig,     s_replicas,    s_queue,    s_priority, s_tenant,  s_cpu,          s_cpu_milli,
-    s_memory,  s_preemptible, s_topology, s_runtime,  s_restart, s_max_restarts, s_env,
-    s_workdir, s_volume,      NULL,       NULL,
+    NULL,           s_name,        s_gpus,           s_model,   s_milli,
+    s_gpu_mem,      s_cores,       s_compute_policy, s_mig,     s_replicas,
+    s_queue,        s_priority,    s_tenant,         s_cpu,     s_cpu_milli,
+    s_memory,       s_preemptible, s_topology,       s_runtime, s_restart,
+    s_max_restarts, s_env,         s_workdir,        s_volume,  NULL,
+    NULL,
 };
 
 _Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / sizeof(submit_opts[0]),

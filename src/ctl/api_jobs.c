@@ -114,6 +114,7 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
                            a->spec.priority_class);
     }
     int rc = ctl_volumes_check(st, &a->spec, d);
+    rc = rc < 0 ? rc : gp_jobspec_cap_check(&a->spec, d);
     if (rc < 0) {
         return rc;
     }
@@ -257,6 +258,20 @@ static int resolve_defaults(api_req *rq, json_t *doc)
     return 0;
 }
 
+/* A fraction that names no compute_policy gets the operator's (jobs.compute_policy), in its
+ * spec and in the document stored, so the job says which policy it runs under. */
+static int resolve_compute_policy(const gp_ctl_config *cfg, submit_arg *a)
+{
+    if (a->spec.kind != GP_REQ_FRACTION || a->spec.compute_policy != GP_COMPUTE_DEFAULT) {
+        return 0;
+    }
+    a->spec.compute_policy = cfg->jobs.compute_policy;
+    json_t *res = json_object_get(a->doc, "resources");
+    const char *name = gp_compute_policy_name(a->spec.compute_policy);
+    /* a fraction has resources; a failure here is out of memory */
+    return json_object_set_new(res, "compute_policy", json_string(name)) == 0 ? 0 : GP_ENOMEM;
+}
+
 void api_jobs_submit(api_req *rq)
 {
     submit_arg a;
@@ -278,6 +293,10 @@ void api_jobs_submit(api_req *rq)
     int rc = text ? gp_jobspec_parse_json(text, strlen(text), &a.spec, &d)
                   : gp_diag_set(&d, GP_ENOMEM, "out of memory");
     free(text);
+    if (rc == 0 && resolve_compute_policy(rq->g->cfg, &a) < 0) {
+        rc = gp_diag_set(&d, GP_ENOMEM, "out of memory");
+        gp_jobspec_fini(&a.spec);
+    }
     if (rc < 0) {
         api_diag(rq, &d);
         json_decref(a.doc);

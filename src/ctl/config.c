@@ -72,6 +72,7 @@ static const char *const log_levels[] = {"debug", "info", "warn", "error", NULL}
 static const char *const log_formats[] = {"text", "json", NULL};
 static const char *const node_policies[] = {"binpack", "spread", NULL};
 static const char *const gpu_policies[] = {"packing", "spread", "topology", "fragmentation", NULL};
+static const char *const compute_policies[] = {"shared", "strict", NULL};
 
 /* Enum options store the index of the name in their choices. */
 _Static_assert(GP_LOG_DEBUG == 0 && GP_LOG_INFO == 1 && GP_LOG_WARN == 2 && GP_LOG_ERROR == 3,
@@ -81,8 +82,10 @@ _Static_assert(GP_NODE_BINPACK == 0 && GP_NODE_SPREAD == 1, "node_policies order
 _Static_assert(GP_GPU_PACKING == 0 && GP_GPU_SPREAD == 1 && GP_GPU_TOPOLOGY == 2 &&
                    GP_GPU_FRAGMENTATION == 3,
                "gpu_policies order");
+_Static_assert(GP_COMPUTE_SHARED == 0 && GP_COMPUTE_STRICT == 1, "compute_policies order");
 _Static_assert(sizeof(gp_log_level) == sizeof(int) && sizeof(gp_ctl_log_format) == sizeof(int) &&
-                   sizeof(gp_node_policy) == sizeof(int) && sizeof(gp_gpu_policy) == sizeof(int),
+                   sizeof(gp_node_policy) == sizeof(int) && sizeof(gp_gpu_policy) == sizeof(int) &&
+                   sizeof(gp_compute_policy) == sizeof(int),
                "enum options are stored as int");
 
 static const opt options[] = {
@@ -287,6 +290,13 @@ static const opt options[] = {
      .def = "",
      .help = "shared directory (the same path on every node) under which each job gets "
              "GPUPOOL_CHECKPOINT_DIR; empty: a directory on the node"},
+    {.key = "jobs.compute_policy",
+     .type = T_ENUM,
+     AT(jobs.compute_policy),
+     .choices = compute_policies,
+     .def = "shared",
+     .help = "when a GPU fraction's compute cap applies, for jobs that name no compute_policy: "
+             "shared (only while another tenant is busy on the GPU) or strict (always)"},
     {.key = "faults.restart_limit",
      .type = T_INT,
      AT(faults.restart_limit),

@@ -33,6 +33,7 @@
 
 #include "base/log.h"
 #include "gpupool/error.h"
+#include "gpupool/jobspec.h"
 #include "gpupool/model.h"
 #include "gpupool/sched.h"
 
@@ -111,6 +112,7 @@ typedef struct gp_ctl_config {
         char default_priority_class[GP_NAME_MAX]; /* default "normal" */
         int max_pending_per_tenant;               /* default 100000 */
         char checkpoint_root[GP_CTL_PATH_MAX];    /* "" = a directory on the node */
+        gp_compute_policy compute_policy;         /* never GP_COMPUTE_DEFAULT; default shared */
     } jobs;
     struct {
         int restart_limit;         /* restarts after faults per window, default 10 */

@@ -51,6 +51,24 @@ static void gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
     json_object_set_new(doc, "hostfile", hosts);
 }
 
+/* A fraction's limits inside the job's processes (gp_jobspec_enforcement), which gpupool-run
+ * hands to libgpushare: gpu_share, absent for whole GPUs and MIG slices. */
+static void share_doc(const ctl_job *j, const ctl_replica *rep, const ctl_node *n, json_t *doc)
+{
+    if (rep->a.nshares != 1) {
+        return; /* a fraction is one share of one GPU */
+    }
+    int g = rep->a.shares[0].gpu;
+    gp_share_enforcement e;
+    gp_jobspec_enforcement(&j->spec, g < n->ngpus ? n->gpus[g].mem_mib : 0, &e);
+    if (e.fraction) {
+        json_object_set_new(doc, "gpu_share",
+                            json_pack("{s:I, s:i, s:s}", "memory_mib", (json_int_t)e.memory_mib,
+                                      "core_percent", e.core_percent, "core_policy",
+                                      gp_compute_policy_name(e.policy)));
+    }
+}
+
 /* A desired replica: what the agent must run. */
 static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n)
 {
@@ -75,6 +93,7 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
         json_object_set_new(doc, "tenant", json_string(t->lim.name));
     }
     json_object_set_new(doc, "queue", json_string(j->spec.queue));
+    share_doc(j, rep, n, doc);
     if (j->spec.nvolumes > 0) {
         json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
     }

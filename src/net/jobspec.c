@@ -178,6 +178,16 @@ static int f_cores(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     return get_int32(v, path, 1, 100, &s->cores_percent, d);
 }
 
+static int f_compute_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    /* The order of gp_compute_policy from GP_COMPUTE_SHARED. */
+    static const char *const names[] = {"shared", "strict"};
+    int x = 0;
+    int rc = get_enum(v, path, names, 2, &x, d);
+    s->compute_policy = rc == 0 ? (gp_compute_policy)x : s->compute_policy;
+    return rc;
+}
+
 static int f_mig(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     int rc = get_text(v, path, s->mig_profile, sizeof(s->mig_profile), d);
@@ -217,9 +227,15 @@ static int f_memory(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 }
 
 static const field resource_fields[] = {
-    {"gpus", f_gpus},           {"gpu_milli", f_gpu_milli}, {"gpu_memory_mib", f_gpu_memory},
-    {"cores_percent", f_cores}, {"mig_profile", f_mig},     {"gpu_models", f_models},
-    {"cpu_milli", f_cpu},       {"memory_mib", f_memory},
+    {"gpus", f_gpus},
+    {"gpu_milli", f_gpu_milli},
+    {"gpu_memory_mib", f_gpu_memory},
+    {"cores_percent", f_cores},
+    {"compute_policy", f_compute_policy},
+    {"mig_profile", f_mig},
+    {"gpu_models", f_models},
+    {"cpu_milli", f_cpu},
+    {"memory_mib", f_memory},
 };
 
 /* ---- top level ---- */
@@ -497,6 +513,33 @@ static const field top_fields[] = {
 
 /* ---- entry points ---- */
 
+/* The kind of GPU request, and what a fraction's fields mean together (gp_jobspec_enforcement
+ * in jobspec.h): a compute cap alone reserves its share. */
+static int finish_fraction(gp_jobspec *s, gp_diag *d)
+{
+    bool whole_or_mig = s->gpus > 0 || s->mig_profile[0] != '\0';
+    bool fraction = s->gpu_milli > 0 || s->gpu_memory_mib > 0 || s->cores_percent > 0;
+    if (s->cores_percent && whole_or_mig) {
+        return gp_diag_set(d, GP_EINVAL, "resources.cores_percent: only with a GPU fraction");
+    }
+    if (s->compute_policy != GP_COMPUTE_DEFAULT && (whole_or_mig || !fraction)) {
+        return gp_diag_set(d, GP_EINVAL, "resources.compute_policy: only with a GPU fraction");
+    }
+    if ((s->gpus > 0) + fraction + (s->mig_profile[0] != '\0') > 1) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "resources: ask for one of gpus, a fraction "
+                           "(gpu_milli, gpu_memory_mib, cores_percent) or mig_profile");
+    }
+    if (s->gpu_milli == 0 && s->cores_percent > 0) {
+        s->gpu_milli = s->cores_percent * (GP_MILLI_PER_GPU / 100);
+    }
+    s->kind = s->gpus > 0         ? GP_REQ_WHOLE
+              : s->mig_profile[0] ? GP_REQ_MIG
+              : fraction          ? GP_REQ_FRACTION
+                                  : GP_REQ_NONE;
+    return 0;
+}
+
 static int finish(gp_jobspec *s, gp_diag *d)
 {
     if (!s->name[0]) {
@@ -505,19 +548,9 @@ static int finish(gp_jobspec *s, gp_diag *d)
     if (!s->command) {
         return gp_diag_set(d, GP_EINVAL, "command: required");
     }
-    int kinds =
-        (s->gpus > 0) + (s->gpu_milli > 0 || s->gpu_memory_mib > 0) + (s->mig_profile[0] != '\0');
-    if (kinds > 1) {
-        return gp_diag_set(d, GP_EINVAL,
-                           "resources: ask for one of gpus, a fraction "
-                           "(gpu_milli, gpu_memory_mib) or mig_profile");
-    }
-    s->kind = s->gpus > 0                                   ? GP_REQ_WHOLE
-              : s->mig_profile[0]                           ? GP_REQ_MIG
-              : (s->gpu_milli > 0 || s->gpu_memory_mib > 0) ? GP_REQ_FRACTION
-                                                            : GP_REQ_NONE;
-    if (s->cores_percent && s->kind != GP_REQ_FRACTION) {
-        return gp_diag_set(d, GP_EINVAL, "resources.cores_percent: only with a GPU fraction");
+    int rc = finish_fraction(s, d);
+    if (rc < 0) {
+        return rc;
     }
     if (s->ngpu_models && s->kind == GP_REQ_NONE) {
         return gp_diag_set(d, GP_EINVAL, "resources.gpu_models: the job asks for no GPU");
@@ -547,6 +580,7 @@ static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
     s.max_restarts = -1; /* unset: see finish() */
     s.idle_utilization = -1;
     s.gpu_policy = GP_GPU_DEFAULT;
+    s.compute_policy = GP_COMPUTE_DEFAULT;
     int rc = walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])), &s, d);
     if (rc == 0) {
         rc = finish(&s, d);
@@ -621,4 +655,42 @@ void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *ou
         int m = gp_cluster_find_model(c, s->gpu_models[i]);
         out->allowed_models |= m >= 0 ? 1ull << m : 1ull << (GP_MAX_MODELS - 1);
     }
+}
+
+int gp_jobspec_cap_check(const gp_jobspec *s, gp_diag *d)
+{
+    int reserved = (s->gpu_milli + 9) / 10;
+    if (s->kind == GP_REQ_FRACTION && s->cores_percent > reserved) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "resources.cores_percent: at most %d, the share gpu_milli %d reserves; "
+                           "ask for more gpu_milli to use more",
+                           reserved, s->gpu_milli);
+    }
+    return 0;
+}
+
+const char *gp_compute_policy_name(gp_compute_policy p)
+{
+    return p == GP_COMPUTE_SHARED ? "shared" : p == GP_COMPUTE_STRICT ? "strict" : NULL;
+}
+
+void gp_jobspec_enforcement(const gp_jobspec *s, int64_t gpu_memory_mib, gp_share_enforcement *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->policy = GP_COMPUTE_SHARED;
+    if (s->kind != GP_REQ_FRACTION) {
+        return;
+    }
+    out->fraction = true;
+    out->memory_mib = s->gpu_memory_mib;
+    out->policy = s->compute_policy == GP_COMPUTE_STRICT ? GP_COMPUTE_STRICT : GP_COMPUTE_SHARED;
+    int64_t pct = 100;
+    if (s->cores_percent > 0) {
+        pct = s->cores_percent;
+    } else if (s->gpu_milli > 0) {
+        pct = (s->gpu_milli + 9) / 10;
+    } else if (gpu_memory_mib > 0) {
+        pct = (100 * s->gpu_memory_mib + gpu_memory_mib - 1) / gpu_memory_mib;
+    }
+    out->core_percent = (int)(pct < 1 ? 1 : pct > 100 ? 100 : pct);
 }

@@ -141,7 +141,7 @@ static void read_core(gp_shim_config *cfg, gp_shim_getenv_fn get, void *ctx)
     const char *pol = get(ctx, "GPUPOOL_GPU_CORE_POLICY");
     if (pol && strcmp(pol, "strict") == 0) {
         cfg->env_limits.core_policy = GP_SHARE_CORE_STRICT;
-    } else if (pol && *pol && strcmp(pol, "default") != 0) {
+    } else if (pol && *pol && strcmp(pol, "default") != 0 && strcmp(pol, "shared") != 0) {
         bad(cfg, "GPUPOOL_GPU_CORE_POLICY");
     }
 }

@@ -30,7 +30,7 @@
     X("CUDA_DEVICE_MEMORY_LIMIT_<i>", "HAMi-core alias for device i")                              \
     X("GPUPOOL_GPU_CORE_LIMIT", "compute limit, percent of a GPU (see throttle.h)")                \
     X("CUDA_DEVICE_SM_LIMIT", "HAMi-core alias of GPUPOOL_GPU_CORE_LIMIT")                         \
-    X("GPUPOOL_GPU_CORE_POLICY", "default|strict: how the compute limit applies")                  \
+    X("GPUPOOL_GPU_CORE_POLICY", "default|shared|strict: how the compute limit applies")           \
     X("CUDA_VISIBLE_DEVICES", "which NVML device is which CUDA device (for NVML answers)")
 
 typedef const char *(*gp_shim_getenv_fn)(void *ctx, const char *name);

@@ -319,9 +319,10 @@ spec vol-bad '["true"]' '"volumes": [{"name": "Bad", "path": "/x"}],'
 run_fg vol-bad
 expect_usage vol-bad "volumes[0].name"
 
-# --- fractional GPUs: libgpushare preloaded, its accounting region created 0660 ---
+# --- fractional GPUs (gpu_share): libgpushare preloaded, its accounting region created 0660,
+# the limits in the job's environment ---
 LIB=$(dirname "$RUN")/../lib/libgpushare.so
-printf '{"job": 1, "replica": 0, "epoch": 1, "gpus": [{"uuid": "GPU-f", "milli": 250, "memory_mib": 1024}], "spec": {"command": ["sh", "-c", "echo preload=$LD_PRELOAD; echo region=$GPUPOOL_SHARE_REGION; stat -c %%a $GPUPOOL_SHARE_REGION"]}}\n' >"$TMP/share.json"
+printf '{"job": 1, "replica": 0, "epoch": 1, "gpus": [{"uuid": "GPU-f", "milli": 0, "memory_mib": 1024}], "gpu_share": {"memory_mib": 1024, "core_percent": 25, "core_policy": "strict"}, "spec": {"command": ["sh", "-c", "echo preload=$LD_PRELOAD; echo region=$GPUPOOL_SHARE_REGION; stat -c %%a $GPUPOOL_SHARE_REGION; echo limits=$GPUPOOL_GPU_MEMORY_LIMIT_MIB,$GPUPOOL_GPU_CORE_LIMIT,$GPUPOOL_GPU_CORE_POLICY"]}}\n' >"$TMP/share.json"
 run_fg share
 out=$(cat "$TMP/share/stdout.log")
 [ "$(field "$TMP/share" exit_code)" = 0 ] || fail "share: $(field "$TMP/share" error) $out"
@@ -330,12 +331,16 @@ if [ -e "$LIB" ]; then
 fi
 grep -qx "region=$TMP/share/share.region" <<<"$out" || fail "share: GPUPOOL_SHARE_REGION: $out"
 grep -qx 660 <<<"$out" || fail "share: the region's mode: $out"
+grep -qx "limits=1024,25,strict" <<<"$out" || fail "share: the limits in the environment: $out"
 [ ! -s "$TMP/share/stderr.log" ] || fail "share: the library wrote to a job that uses no GPU: $(cat "$TMP/share/stderr.log")"
-# A whole GPU gets neither.
-printf '{"job": 1, "replica": 0, "epoch": 1, "gpus": [{"uuid": "GPU-w", "milli": 1000}], "spec": {"command": ["sh", "-c", "echo preload=$LD_PRELOAD region=$GPUPOOL_SHARE_REGION"]}}\n' >"$TMP/whole.json"
-run_fg whole
-[ "$(cat "$TMP/whole/stdout.log")" = "preload= region=" ] || fail "whole: $(cat "$TMP/whole/stdout.log")"
-[ ! -e "$TMP/whole/share.region" ] || fail "whole: a region for a whole GPU"
+# A whole GPU gets neither, and so does a GPU's milli without gpu_share.
+for g in '"milli": 1000' '"milli": 250, "memory_mib": 1024'; do
+    printf '{"job": 1, "replica": 0, "epoch": 1, "gpus": [{"uuid": "GPU-w", %s}], "spec": {"command": ["sh", "-c", "echo preload=$LD_PRELOAD region=$GPUPOOL_SHARE_REGION"]}}\n' "$g" >"$TMP/whole.json"
+    rm -rf "$TMP/whole"
+    run_fg whole
+    [ "$(cat "$TMP/whole/stdout.log")" = "preload= region=" ] || fail "whole ($g): $(cat "$TMP/whole/stdout.log")"
+    [ ! -e "$TMP/whole/share.region" ] || fail "whole ($g): a region without gpu_share"
+done
 
 # --- cgroup limits, where this machine lets gpupool-run write cgroups ---
 spec limits '["sleep", "30"]' '"cpu_milli": 500, "memory_mib": 128, '

@@ -67,6 +67,13 @@ add_test(NAME integ_e2e_memwatch
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_memwatch PROPERTIES LABELS integ TIMEOUT 180)
 
+# Every shape of GPU fraction (memory + cores, memory only, milli only) runs with libgpushare and
+# the limits derived from its request; compute_policy from the job or the operator's default.
+add_test(NAME integ_e2e_fractions
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_fractions.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_fractions PROPERTIES LABELS integ TIMEOUT 180)
+
 # The node health check: `gpupool-agent check` over the mock NVML with injected faults; and a
 # running agent's heartbeats (health on request and periodic, replicas' idle_ms) as a small fake
 # controller records them.

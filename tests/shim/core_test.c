@@ -30,6 +30,7 @@
 static gp_t_api api;
 static CUcontext shared_ctx;
 static uint64_t deadline;
+static char last_job_err[500]; /* the stderr of the last job run_job ran */
 
 static int env_int(const char *name, int def)
 {
@@ -281,6 +282,94 @@ static void case_region(void)
     gp_share_region_free(r);
 }
 
+/* ---- a job as gpupool-run starts it ----
+ *
+ * gpupool-run (GP_RUN_BIN) with the desired replica the controller gives a fraction of
+ * `{gpu_milli: 300, compute_policy: POLICY}` (its gpu_share: a 30% cap and the policy), alone on
+ * the fake GPU: gpupool-run writes the share region, preloads the library and sets the job's
+ * environment, exactly as on a node; the job is this program's `loop` body. The region alone
+ * carries the policy: nothing else tells the library. */
+static void run_job(const char *policy, const char *lo, const char *hi)
+{
+    char spec[4096], spec_path[400], state[400], self[1024], asan[600] = "", ubsan[600] = "";
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    CHECK(n > 0);
+    self[n] = '\0';
+    const char *a = getenv("ASAN_OPTIONS"), *u = getenv("UBSAN_OPTIONS");
+    if (a && !strpbrk(a, "\"\\")) {
+        snprintf(asan, sizeof(asan), "\"ASAN_OPTIONS\": \"%s\", ", a);
+    }
+    if (u && !strpbrk(u, "\"\\")) {
+        snprintf(ubsan, sizeof(ubsan), "\"UBSAN_OPTIONS\": \"%s\", ", u);
+    }
+    snprintf(spec, sizeof(spec),
+             "{\"job\": 7, \"name\": \"lone\", \"replica\": 0, \"epoch\": 1,"
+             " \"gpus\": [{\"index\": 0, \"uuid\": \"GPU-00000000-0000-4000-8000-000000000000\","
+             " \"milli\": 300, \"memory_mib\": 0, \"mig_start\": -1}],"
+             " \"gpu_share\": {\"memory_mib\": 0, \"core_percent\": 30, \"core_policy\": \"%s\"},"
+             " \"spec\": {\"command\": [\"%s\", \"--child\", \"loop\"],"
+             " \"env\": {%s%s\"LD_LIBRARY_PATH\": \"%s\", \"GP_FAKE_KERNEL_US\": \"2000\","
+             " \"GP_TEST_MIN_PCT\": \"%s\", \"GP_TEST_MAX_PCT\": \"%s\"}}}\n",
+             policy, self, asan, ubsan, GP_FAKE_DIR, lo, hi);
+    snprintf(spec_path, sizeof(spec_path), "%s/%s.json", gp_t_dir(), policy);
+    snprintf(state, sizeof(state), "%s/%s", gp_t_dir(), policy);
+    FILE *f = fopen(spec_path, "w");
+    CHECK(f != NULL);
+    fputs(spec, f);
+    CHECK(fclose(f) == 0);
+    fflush(NULL);
+    pid_t pid = fork();
+    CHECK(pid >= 0);
+    if (pid == 0) {
+        unsetenv("LD_PRELOAD");
+        execl(GP_RUN_BIN, "gpupool-run", "--state-dir", state, "--spec", spec_path,
+              "--share-library", GP_SHIM_LIB, (char *)NULL);
+        _exit(126);
+    }
+    int st;
+    CHECK(waitpid(pid, &st, 0) == pid);
+    char status[500], err[500];
+    snprintf(status, sizeof(status), "%s/status.json", state);
+    snprintf(err, sizeof(err), "%s/stderr.log", state);
+    int ok = WIFEXITED(st) && WEXITSTATUS(st) == 0 &&
+             gp_t_count_in_file(status, "\"exit_code\": 0,") == 1;
+    if (!ok) {
+        fprintf(stderr, "gpupool-run: status %d\n", st);
+        char sup[500];
+        snprintf(sup, sizeof(sup), "%s/supervisor.log", state);
+        const char *files[] = {status, sup, err};
+        for (int i = 0; i < 3; i++) {
+            FILE *g = fopen(files[i], "r");
+            char line[1024];
+            fprintf(stderr, "--- %s\n", files[i]);
+            while (g && fgets(line, sizeof(line), g)) {
+                fprintf(stderr, "  | %s", line);
+            }
+            if (g) {
+                fclose(g);
+            }
+        }
+        gp_t_fail(__FILE__, __LINE__, "the %s job failed", policy);
+    }
+    snprintf(last_job_err, sizeof(last_job_err), "%s", err);
+}
+
+/* A lone strict job is held to its cap. */
+static void case_job_strict(void)
+{
+    run_job("strict", "20", "40");
+    CHECK(gp_t_count_in_file(last_job_err, "event=core_report dev=0 limit=30 policy=strict "
+                                           "throttling=1") >= 1);
+}
+
+/* A lone shared job is not: nobody else is busy on its GPU. */
+static void case_job_shared(void)
+{
+    run_job("shared", "90", "100");
+    CHECK(gp_t_count_in_file(last_job_err, "event=core_report dev=0 limit=30 policy=default "
+                                           "throttling=0") >= 1);
+}
+
 /* ---- tables ---- */
 
 static const gp_t_entry bodies[] = {
@@ -300,6 +389,8 @@ static const gp_t_entry cases[] = {
     {"unmeasured", case_unmeasured},
     {"region", case_region},
     {"fork", case_fork},
+    {"job_strict", case_job_strict},
+    {"job_shared", case_job_shared},
 };
 
 int main(int argc, char **argv)

@@ -150,6 +150,11 @@ static void test_core(void **state)
     c = load(alias);
     assert_int_equal(c->env_limits.core_percent, 40);
     assert_int_equal(c->env_limits.core_policy, GP_SHARE_CORE_DEFAULT);
+    /* "shared", the job spec's name of the default policy (what gpupool-run writes) */
+    const char *shared[] = {"GPUPOOL_GPU_CORE_LIMIT=25", "GPUPOOL_GPU_CORE_POLICY=shared", NULL};
+    c = load(shared);
+    assert_int_equal(c->env_error, 0);
+    assert_int_equal(c->env_limits.core_policy, GP_SHARE_CORE_DEFAULT);
     const char *bad[] = {"GPUPOOL_GPU_CORE_LIMIT=101", "GPUPOOL_GPU_CORE_POLICY=disable", NULL};
     c = load(bad);
     assert_int_equal(c->env_error, 1);
