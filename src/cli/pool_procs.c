@@ -200,7 +200,11 @@ static pid_t lock_holder(const char *dir)
         pid = strtol(line, NULL, 10);
     }
     close(fd); /* drops the shared lock if it was taken */
-    return pid > 0 && gp_pool_alive((pid_t)pid) ? (pid_t)pid : 0;
+    char prog[64] = "";
+    if (pid > 0) { /* a holder between its flock and writing its pid leaves an old one there */
+        program((pid_t)pid, prog, sizeof(prog));
+    }
+    return strcmp(prog, programs[GP_POOL_CTL]) == 0 && gp_pool_alive((pid_t)pid) ? (pid_t)pid : 0;
 }
 
 static int add_pid(pid_t *pids, int n, int cap, pid_t pid)
