@@ -6,6 +6,9 @@
 #   2. a read-only volume (a directory of this machine), a tenant and three jobs: a 2-node gang
 #      of 8 GPUs each, 2 whole GPUs that read the volume, a quarter GPU with 10 GiB;
 #   3. shows them running, where they run and what they print; the pool stays up.
+# Exits non-zero when a step fails or the three jobs do not all reach Running (within 30 s).
+# DEMO_DIR (default out/demo, created with its parents) and DEMO_PORT (default 7070: the
+# controller's; the agents bind free ports of their own) choose where it runs.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BUILD:-build}/bin
@@ -32,12 +35,20 @@ gp submit --tenant demo --name two-gpus --gpus 2 --topology prefer-nvlink --volu
     -- sh -c 'echo "my GPUs: $CUDA_VISIBLE_DEVICES; $(cat $GPUPOOL_DATA_DIR/datasets/README)"; sleep 600'
 gp submit --tenant demo --name quarter --gpu-milli 250 --gpu-memory 10Gi \
     -- sh -c 'echo "my share: $GPUPOOL_GPU_CORE_LIMIT% of a GPU, $GPUPOOL_GPU_MEMORY_LIMIT_MIB MiB"; sleep 600'
-for _ in $(seq 50); do
+running=0
+for _ in $(seq 150); do  # 30 s at most
     running=$("$BIN/gpupool" get jobs -o json | python3 -c \
         'import json,sys; print(sum(j["state"] == "Running" for j in json.load(sys.stdin)["items"]))')
     [ "$running" = 3 ] && break
     sleep 0.2
 done
+if [ "$running" != 3 ]; then
+    echo >&2
+    "$BIN/gpupool" get jobs --all-states -o wide >&2 || true
+    echo "make demo: only $running of the 3 jobs reached Running; see $DIR/logs/" >&2
+    echo "(stop the pool with: $BIN/gpupool down --data-dir $DIR)" >&2
+    exit 1
+fi
 echo
 gp get jobs -o wide
 echo

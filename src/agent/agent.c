@@ -234,19 +234,28 @@ static int do_register(gp_agent *a, gp_diag *d)
     return rc;
 }
 
-/* Serves the replicas' logs on the port of the node's address (none when it has no port). */
+/* Serves the replicas' logs on the port of the node's address (none when it has no port). Port
+ * 0 asks for a free port: the address then becomes HOST:PORT with the port bound, and the node
+ * registers with it. */
 static int start_logs(gp_agent *a, gp_diag *d)
 {
     const char *colon = strrchr(a->cfg.address, ':');
+    bool any_port = colon && strcmp(colon + 1, "0") == 0;
     int port = colon ? atoi(colon + 1) : 0;
-    if (port <= 0) {
+    if (port <= 0 && !any_port) {
         GP_LOG(GP_LOG_WARN, "agent", "no --address port: logs cannot be fetched from this node");
         return 0;
     }
     char host[128];
     snprintf(host, sizeof(host), "%.*s", (int)(colon - a->cfg.address), a->cfg.address);
-    return gp_logserve_start(host[0] ? host : "0.0.0.0", port, a->cfg.state_dir, a->metrics,
-                             &a->logs, d);
+    int rc = gp_logserve_start(host[0] ? host : "0.0.0.0", port, a->cfg.state_dir, a->metrics,
+                               &a->logs, d);
+    if (rc == 0) {
+        snprintf(a->cfg.address, sizeof(a->cfg.address), "%.100s:%d", host,
+                 gp_logserve_port(a->logs));
+        GP_LOG(GP_LOG_INFO, "agent", "listening=%s", a->cfg.address);
+    }
+    return rc;
 }
 
 int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)

@@ -31,6 +31,9 @@
  * GPU readings under dcgm-exporter's names, per-replica slice figures and its own (metrics.h,
  * docs/metrics.md). A round takes them whether or not the controller answers.
  *
+ * The address: its port is where the agent serves /metrics and the replicas' logs; port 0 binds
+ * a free port at start, and the node registers (and re-registers) with the port bound.
+ *
  * State directory layout:
  *   agent.token                 the node's agent token (0600), from the last registration
  *   replicas/J-R-E/             one directory per placement (job J, replica R, epoch E): the

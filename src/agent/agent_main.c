@@ -17,6 +17,10 @@
  * --check-interval (GPUPOOL_CHECK_INTERVAL_SECONDS, default 300, 0: only when the controller
  * asks): how often the agent runs the node health check (check.h) and reports it in heartbeats.
  *
+ * --address HOST:PORT (GPUPOOL_ADDRESS): where others reach this node (gangs) and where the agent
+ * serves /metrics and the replicas' logs; port 0 binds a free port, and the node registers with
+ * the port bound (logged as listening=HOST:PORT).
+ *
  * discover prints what NVML reports about this machine as JSON (see discover.h) and exits.
  * check runs the node health check once and prints every check with its status, and the
  * findings; exit 0 when no finding is fatal, 1 when one is (NVML not loading is one), 2 for bad
@@ -71,6 +75,8 @@ static int usage(const char *msg)
             "                           [--driver-min VERSION] [-o table|json]\n"
             "--memory-grace: a fractional replica whose processes hold more GPU memory than\n"
             "its limit (per NVML) for this long is stopped and fails (default 30; 0: off).\n"
+            "--address: where this node is reached and serves /metrics and logs; port 0: a\n"
+            "free port, registered as bound.\n"
             "--check-interval: the node health check runs at start and this often (default\n"
             "300; 0: only when the controller asks). `check` runs it once: exit 0 without a\n"
             "fatal finding, 1 with one.\n"

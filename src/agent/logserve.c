@@ -159,6 +159,11 @@ int gp_logserve_start(const char *host, int port, const char *state_dir, gp_metr
     return 0;
 }
 
+int gp_logserve_port(const gp_logserve *s)
+{
+    return gp_http_server_port(s->http);
+}
+
 void gp_logserve_stop(gp_logserve *s)
 {
     if (s) {

@@ -20,10 +20,13 @@
 
 typedef struct gp_logserve gp_logserve;
 
-/* Listens on host:port. state_dir is copied; the token can be replaced later. metrics (borrowed:
- * it must outlive the server; NULL: /metrics answers 404) is what /metrics renders. */
+/* Listens on host:port (port 0: a free port the kernel picks; gp_logserve_port names it).
+ * state_dir is copied; the token can be replaced later. metrics (borrowed: it must outlive the
+ * server; NULL: /metrics answers 404) is what /metrics renders. */
 int gp_logserve_start(const char *host, int port, const char *state_dir, gp_metrics *metrics,
                       gp_logserve **out, gp_diag *d);
+/* The port listened on. */
+int gp_logserve_port(const gp_logserve *s);
 /* The token requests must carry (after each registration). Thread-safe. */
 void gp_logserve_set_token(gp_logserve *s, const char *token);
 void gp_logserve_stop(gp_logserve *s);

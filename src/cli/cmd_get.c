@@ -2,7 +2,9 @@
  * gpupool get KIND [NAME]: lists the objects of a kind, or shows one, as a table or as the
  * server's documents in JSON or YAML. Jobs take filters (--state, --queue, --tenant, --name)
  * that the server applies, and come in pages: --all follows the "next" cursor to the end;
- * without it a table that has more says so on stderr.
+ * without it a table that has more says so on stderr. A job list shows the active jobs
+ * (Pending, Scheduled, Running, Preempted), newest first, unless --state or --all-states asks
+ * for others and --order asc for the oldest first.
  */
 #include "cli/cli.h"
 
@@ -21,16 +23,19 @@ static const gp_cli_opt get_opts[] = {
     {"name", 0, "NAME", "jobs: only named NAME"},
     {"limit", 0, "N", "jobs: at most N per page (1..1000; default 100)"},
     {"all", 0, NULL, "jobs: every page, not only the first"},
+    {"all-states", 0, NULL, "jobs: finished ones too (default: only active ones)"},
+    {"order", 0, "asc|desc", "jobs: oldest or newest first (default desc)"},
     {NULL, 0, NULL, NULL},
 };
 
 static const gp_cli_spec get_spec = {
     "get",
-    "get KIND [NAME] [-o table|wide|json|yaml] [--state S] [--queue Q] [--tenant T] "
-    "[--limit N] [--all]",
+    "get KIND [NAME] [-o table|wide|json|yaml] [--state S | --all-states] [--queue Q] "
+    "[--tenant T] [--limit N] [--all] [--order asc|desc]",
     "Lists the objects of a kind, or shows the one named NAME (a job by its id or name).\n"
     "KIND: jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens; singular "
-    "works too.",
+    "works too.\nJobs: the active ones (pending, scheduled, running, preempted), newest first, "
+    "unless --state, --all-states or --order say otherwise.",
     get_opts,
     GP_CLI_CONN | GP_CLI_OUTPUT,
     1,
@@ -47,23 +52,36 @@ static void capitalize_states(const char *in, char *out, size_t cap)
     }
 }
 
+/* The states a job list shows without --state or --all-states: those of jobs not yet over. */
+#define ACTIVE_STATES "Pending,Scheduled,Running,Preempted"
+
 /* The query of a job list from the filters, without the cursor. */
 static int job_query(const gp_cli_args *a, char *q, size_t cap)
 {
     static const char *const keys[] = {"queue", "tenant", "name", "limit"};
-    const char *state = gp_cli_arg(a, "state");
+    const char *state = gp_cli_arg(a, "state"), *order = gp_cli_arg(a, "order");
     q[0] = '\0';
     int64_t limit;
     const char *lim = gp_cli_arg(a, "limit");
     if (lim && gp_cli_parse_int(lim, 1, 1000, &limit) < 0) {
         return gp_cli_usage_error(a->spec, "--limit: must be an integer between 1 and 1000");
     }
+    if (state && gp_cli_arg(a, "all-states")) {
+        return gp_cli_usage_error(a->spec, "--state and --all-states do not go together");
+    }
+    if (order && strcmp(order, "asc") != 0 && strcmp(order, "desc") != 0) {
+        return gp_cli_usage_error(a->spec, "--order: must be asc (oldest first) or desc (newest "
+                                           "first)");
+    }
+    char states[256] = ACTIVE_STATES;
     if (state) {
-        char states[256];
         capitalize_states(state, states, sizeof(states));
-        if (gp_cli_query_add(q, cap, "state", states) < 0) {
-            return gp_cli_usage_error(a->spec, "--state: too long");
-        }
+    }
+    if (!gp_cli_arg(a, "all-states") && gp_cli_query_add(q, cap, "state", states) < 0) {
+        return gp_cli_usage_error(a->spec, "--state: too long");
+    }
+    if (gp_cli_query_add(q, cap, "order", order ? order : "desc") < 0) {
+        return gp_cli_usage_error(a->spec, "--order: too long");
     }
     for (int i = 0; i < 4; i++) {
         const char *v = gp_cli_arg(a, keys[i]);
@@ -134,8 +152,8 @@ static int run(const gp_cli_args *a)
         return gp_cli_usage_error(a->spec, "-o: must be table, wide, json or yaml");
     }
     if (!k->paged && gp_cli_any_own(a)) {
-        return gp_cli_usage_error(a->spec, "--state, --queue, --tenant, --name, --limit and --all "
-                                           "are for jobs only");
+        return gp_cli_usage_error(a->spec, "--state, --all-states, --queue, --tenant, --name, "
+                                           "--limit, --all and --order are for jobs only");
     }
     if (a->npos == 2 && gp_cli_any_own(a)) {
         return gp_cli_usage_error(a->spec, "filters do not go with a NAME");

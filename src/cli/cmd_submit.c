@@ -3,6 +3,8 @@
  * for stdin; sent as is with its Content-Type, so the server's validator names the line of a
  * bad field) or built from flags and the command after them. Prints the job's id alone, so
  * that `id=$(gpupool submit ...)` works; -o json|yaml prints the server's job document instead.
+ * Without --name a job built from flags gets a generated name (jobname.h) that no visible job
+ * has yet.
  *
  * The flags' values are checked here for their syntax only (numbers, sizes, durations); what
  * goes together (whole GPUs or a fraction or MIG) and the limits are the server's to say.
@@ -11,6 +13,7 @@
 
 #include "cli/args.h"
 #include "cli/client.h"
+#include "cli/jobname.h"
 #include "cli/output.h"
 
 #include <errno.h>
@@ -21,7 +24,8 @@
 
 static const gp_cli_opt submit_opts[] = {
     {"file", 'f', "FILE", "the job spec, YAML or JSON ('-': stdin); no spec flags then"},
-    {"name", 0, "NAME", "job name ([a-z0-9-], unique among active jobs); required"},
+    {"name", 0, "NAME",
+     "job name ([a-z0-9-]; default: the command's name and a random suffix, e.g. python3-x7k2q)"},
     {"gpus", 0, "N", "whole GPUs per replica"},
     {"gpu-model", 0, "MODEL", "allowed GPU model (repeatable; default any)"},
     {"gpu-milli", 0, "M", "a fraction of one GPU's compute, in thousandths (1..1000)"},
@@ -52,7 +56,7 @@ static const gp_cli_opt submit_opts[] = {
 
 static const gp_cli_spec submit_spec = {
     "submit",
-    "submit -f FILE | submit --name NAME [FLAGS] -- COMMAND [ARGS...]",
+    "submit -f FILE | submit [--name NAME] [FLAGS] -- COMMAND [ARGS...]",
     "Submits a job and prints its id. With -f the spec comes from FILE (YAML or JSON, '-' for\n"
     "stdin); else from the flags, with the command and its arguments after them.",
     submit_opts,
@@ -264,9 +268,6 @@ _Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / siz
 static int spec_from_flags(const gp_cli_args *a, json_t **out)
 {
     *out = NULL;
-    if (!gp_cli_arg(a, "name")) {
-        return gp_cli_usage_error(a->spec, "--name: required (or -f FILE)");
-    }
     if (a->npos == 0) {
         return gp_cli_usage_error(a->spec, "missing the command: ... -- COMMAND [ARGS...]");
     }
@@ -392,6 +393,11 @@ static int run(const gp_cli_args *a)
     gp_cli_conn *c = NULL;
     if (rc == 0) {
         rc = gp_cli_connect(a, &c);
+    }
+    char name[64];
+    if (rc == 0 && spec && !json_object_get(spec, "name") &&
+        (rc = gp_cli_job_name_unique(c, a->pos[0], name, sizeof(name))) == 0) {
+        json_object_set_new(spec, "name", json_string(name));
     }
     json_t *job = NULL;
     if (rc == 0 && spec) {

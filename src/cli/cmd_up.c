@@ -1,15 +1,21 @@
 /*
  * gpupool up / gpupool down: a whole pool on one machine.
  *
- * `up` starts gpupoold (its data in DIR: the database, admin.token, join.token) and one
- * gpupool-agent per node of SPEC, each with its own state directory under DIR/agents/NAME and,
- * for simulated nodes, its own copy of a mock NVML inventory (GPU and MIG UUIDs made unique per
- * node). Every process runs detached in a session of its own, its log in DIR/logs/, its pid in
- * DIR/pids/. `up` returns once the controller answers and every agent has registered. With no
- * --nodes on a machine whose NVML library loads, one agent uses the real GPUs instead.
+ * `up` starts gpupoold (its data in DIR, created with its parents when missing: the database,
+ * admin.token, join.token) and one gpupool-agent per node of SPEC, each with its own state
+ * directory under DIR/agents/NAME and, for simulated nodes, its own copy of a mock NVML
+ * inventory (GPU and MIG UUIDs made unique per node). Every process runs detached in a session
+ * of its own, its log in DIR/logs/, its pid in DIR/pids/ (for people and tests: `down` does not
+ * trust these files). The controller listens on 127.0.0.1:PORT; each agent is told the address
+ * 127.0.0.1:0, binds a free port itself and registers with the port it got, so other services
+ * on the machine never collide with it. `up` returns once the controller answers and every
+ * agent has registered. When it fails (a process exits at start, or does not come up in time),
+ * it stops every process of the pool before it returns. With no --nodes on a machine whose NVML
+ * library loads, one agent uses the real GPUs instead.
  *
- * `down` stops the agents, the jobs' supervisors (each stops its job's process group) and
- * gpupoold, waiting for each.
+ * `down` stops the pool's processes as /proc shows them (pool_procs.h), however they were
+ * started: the agents, the jobs' supervisors (each stops its job's process group) and gpupoold,
+ * waiting for each.
  *
  * The programs are found beside this one (gpupoold, gpupool-agent, gpupool-run) and the mock
  * library in ../lib; inventories in GP_INVENTORY_DIR (the source tree's deploy/inventories in a
@@ -19,13 +25,12 @@
 #include "cli/args.h"
 #include "cli/cli.h"
 #include "cli/client.h"
+#include "cli/pool_procs.h"
 #include "net/http_client.h"
 
-#include <dirent.h>
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -104,11 +109,38 @@ static void self_dir(char *buf, size_t cap)
     }
 }
 
+/* mkdir -p: dir's missing parents (mode 0755 less the umask), then dir itself (mode 0700: it
+ * holds the tokens). */
+static int make_path(const char *dir)
+{
+    char path[UP_PATH];
+    pathf(path, sizeof(path), "%s", dir);
+    for (char *p = path + 1; *p; p++) {
+        if (*p != '/') {
+            continue;
+        }
+        *p = '\0';
+        if (mkdir(path, 0755) != 0 && errno != EEXIST) {
+            fprintf(stderr, "gpupool up: %s: %s\n", path, strerror(errno));
+            return -1;
+        }
+        *p = '/';
+    }
+    if (mkdir(path, 0700) != 0 && errno != EEXIST) {
+        fprintf(stderr, "gpupool up: %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
 static int make_dirs(const char *dir)
 {
     char path[UP_PATH];
-    const char *subs[] = {"", "/logs", "/pids", "/agents"};
-    for (int i = 0; i < 4; i++) {
+    const char *subs[] = {"/logs", "/pids", "/agents"};
+    if (make_path(dir) < 0) {
+        return -1;
+    }
+    for (int i = 0; i < 3; i++) {
         pathf(path, sizeof(path), "%s%s", dir, subs[i]);
         if (mkdir(path, 0700) != 0 && errno != EEXIST) {
             fprintf(stderr, "gpupool up: %s: %s\n", path, strerror(errno));
@@ -118,26 +150,21 @@ static int make_dirs(const char *dir)
     return 0;
 }
 
-/* The pid recorded in DIR/pids/NAME.pid when that process is alive; 0 otherwise. */
-static pid_t live_pid(const char *dir, const char *name)
+/* The pids of the processes of the pool at dir (every kind) into pids; how many. */
+static int pool_pids(const char *dir, pid_t *pids, int cap)
 {
-    char path[UP_PATH];
-    pathf(path, sizeof(path), "%s/pids/%s.pid", dir, name);
-    FILE *f = fopen(path, "r");
-    long pid = 0;
-    if (f) {
-        if (fscanf(f, "%ld", &pid) != 1) {
-            pid = 0;
-        }
-        fclose(f);
+    int n = 0;
+    for (int k = 0; k < GP_POOL_NKINDS && n < cap; k++) {
+        n += gp_pool_find(dir, (gp_pool_kind)k, pids + n, cap - n);
     }
-    return pid > 0 && kill((pid_t)pid, 0) == 0 ? (pid_t)pid : 0;
+    return n;
 }
 
 /* Starts argv detached (new session, stdin /dev/null, output to DIR/logs/NAME.log) with the
- * extra environment variables env ("NAME=VALUE", NULL-terminated; may be NULL) and records its
- * pid in DIR/pids/NAME.pid. */
-static int spawn(const char *dir, const char *name, char *const *argv, char *const *env)
+ * extra environment variables env ("NAME=VALUE", NULL-terminated; may be NULL), records its
+ * pid in DIR/pids/NAME.pid and in *started. */
+static int spawn(const char *dir, const char *name, char *const *argv, char *const *env,
+                 pid_t *started)
 {
     char log[UP_PATH], pidpath[UP_PATH];
     pathf(log, sizeof(log), "%s/logs/%s.log", dir, name);
@@ -182,6 +209,7 @@ static int spawn(const char *dir, const char *name, char *const *argv, char *con
     if (r != sizeof(child) || child <= 0) {
         return -1;
     }
+    *started = child;
     FILE *f = fopen(pidpath, "w");
     if (!f) {
         return -1;
@@ -274,8 +302,57 @@ static int parse_nodes(const char *spec, up_node *nodes, int *n)
     return *n ? 0 : gp_cli_usage_error(&up_spec, "--nodes: no node given");
 }
 
-/* Waits until GET path answers 200 (and, with want > 0, its "items" has want entries). */
-static int wait_ready(const char *url, const char *token, const char *path, int want)
+/* The processes this `up` started: their names (as in DIR/logs/NAME.log) and pids. */
+typedef struct up_started {
+    char name[UP_MAX_NODES + 1][96];
+    pid_t pid[UP_MAX_NODES + 1];
+    int n;
+} up_started;
+
+/* The last lines of DIR/logs/NAME.log on stderr, indented: why a process did not start. */
+static void print_log_tail(const char *dir, const char *name)
+{
+    char path[UP_PATH], tail[2048];
+    pathf(path, sizeof(path), "%s/logs/%s.log", dir, name);
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        return;
+    }
+    long at = fseek(f, 0, SEEK_END) == 0 ? ftell(f) : 0;
+    fseek(f, at > (long)sizeof(tail) - 1 ? at - (long)sizeof(tail) + 1 : 0, SEEK_SET);
+    size_t n = fread(tail, 1, sizeof(tail) - 1, f);
+    fclose(f);
+    tail[n] = '\0';
+    const char *p = tail;
+    for (int lines = 0, i = (int)n - 1; i > 0; i--) { /* the last 5 lines */
+        if (tail[i - 1] == '\n' && ++lines == 5) {
+            p = tail + i;
+            break;
+        }
+    }
+    for (const char *line = p; *line;) {
+        size_t len = strcspn(line, "\n");
+        fprintf(stderr, "    %.*s\n", (int)len, line);
+        line += len + (line[len] == '\n');
+    }
+}
+
+/* The first started process that is no longer alive, or -1. */
+static int first_dead(const up_started *s)
+{
+    for (int i = 0; i < s->n; i++) {
+        if (!gp_pool_alive(s->pid[i])) {
+            return i;
+        }
+    }
+    return -1;
+}
+
+/* Waits until GET path answers 200 (and, with want > 0, its "items" has want entries). Gives
+ * up after about 30 s, or at once when a process of started exits (it says which, and why from
+ * its log). */
+static int wait_ready(const char *dir, const up_started *started, const char *url,
+                      const char *token, const char *path, int want)
 {
     gp_http_client *c = NULL;
     gp_diag d;
@@ -283,8 +360,8 @@ static int wait_ready(const char *url, const char *token, const char *path, int 
         return -1;
     }
     gp_http_client_set_timeout(c, 2000, 1000);
-    int rc = -1;
-    for (int i = 0; i < 300 && rc < 0; i++) {
+    int rc = -1, dead = -1;
+    for (int i = 0; i < 300 && rc < 0 && dead < 0; i++) {
         int status = 0;
         char *body = NULL;
         if (gp_http_call(c, "GET", path, NULL, 0, NULL, &status, &body, NULL, &d) == 0 &&
@@ -295,11 +372,16 @@ static int wait_ready(const char *url, const char *token, const char *path, int 
             rc = want <= 0 || (int)n >= want ? 0 : -1;
         }
         free(body);
-        if (rc < 0) {
+        if (rc < 0 && (dead = first_dead(started)) < 0) {
             sleep_ms(100);
         }
     }
     gp_http_client_free(c);
+    if (dead >= 0) {
+        fprintf(stderr, "gpupool up: %s exited at start; the end of %s/logs/%s.log:\n",
+                started->name[dead], dir, started->name[dead]);
+        print_log_tail(dir, started->name[dead]);
+    }
     return rc;
 }
 
@@ -316,11 +398,12 @@ static int read_token(const char *dir, const char *file, char *buf, size_t cap)
     return ok ? 0 : -1;
 }
 
+/* Starts the agent of node u, recorded in *started. It binds a free port of 127.0.0.1 itself
+ * (--address 127.0.0.1:0) and registers with it. */
 static int start_agent(const char *dir, const char *bin, const char *url, const up_node *u,
-                       int port)
+                       up_started *started)
 {
-    char agent_dir[UP_PATH], inv[UP_PATH + 32], agent[UP_PATH], lib[UP_PATH], join[UP_PATH],
-        address[64];
+    char agent_dir[UP_PATH], inv[UP_PATH + 32], agent[UP_PATH], lib[UP_PATH], join[UP_PATH];
     pathf(agent_dir, sizeof(agent_dir), "%s/agents/%s", dir, u->name);
     if (mkdir(agent_dir, 0700) != 0 && errno != EEXIST) {
         fprintf(stderr, "gpupool up: %s: %s\n", agent_dir, strerror(errno));
@@ -328,12 +411,11 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
     }
     pathf(agent, sizeof(agent), "%s/gpupool-agent", bin);
     pathf(join, sizeof(join), "%s/join.token", dir);
-    snprintf(address, sizeof(address), "127.0.0.1:%d", port);
     char inv_env[UP_PATH + 64], ctl_env[UP_PATH + 64];
     char *env[] = {inv_env, ctl_env, NULL};
     char *argv[16] = {agent,         "--server", (char *)url, "--join-token-file", join,
                       "--state-dir", agent_dir,  "--name",    (char *)u->name,     "--address",
-                      address,       NULL};
+                      "127.0.0.1:0", NULL};
     if (u->inventory[0]) {
         pathf(inv, sizeof(inv), "%s/inventory.yaml", agent_dir);
         if (node_inventory(u->inventory, inv, u->name) < 0) {
@@ -347,9 +429,82 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
         /* Faults are injected by appending lines to this file (see src/nvml-mock). */
         pathf(ctl_env, sizeof(ctl_env), "GPUPOOL_NVML_MOCK_CONTROL=%s/nvml-control", agent_dir);
     }
-    char name[96];
-    snprintf(name, sizeof(name), "agent-%s", u->name);
-    return spawn(dir, name, argv, u->inventory[0] ? env : NULL);
+    int i = started->n;
+    pathf(started->name[i], sizeof(started->name[i]), "agent-%s", u->name);
+    if (spawn(dir, started->name[i], argv, u->inventory[0] ? env : NULL, &started->pid[i]) < 0) {
+        return -1;
+    }
+    started->n++;
+    return 0;
+}
+
+/* Starts gpupoold on 127.0.0.1:port and waits for it to answer and for admin.token. */
+static int start_ctl(const char *abs, const char *bin, const char *url, int port,
+                     up_started *started, char *token, size_t cap)
+{
+    char daemon[UP_PATH], portarg[32], checkpoints[UP_PATH + 16];
+    pathf(daemon, sizeof(daemon), "%s/gpupoold", bin);
+    snprintf(portarg, sizeof(portarg), "127.0.0.1:%d", port);
+    /* The nodes of a local pool share this machine: one checkpoint directory per job serves
+     * every placement. */
+    pathf(checkpoints, sizeof(checkpoints), "%s/checkpoints", abs);
+    char *dargv[] = {daemon,      "--data-dir", (char *)abs,
+                     "--listen",  portarg,      "--jobs-checkpoint-root",
+                     checkpoints, NULL};
+    snprintf(started->name[0], sizeof(started->name[0]), "gpupoold");
+    if (spawn(abs, "gpupoold", dargv, NULL, &started->pid[0]) < 0) {
+        return -1;
+    }
+    started->n = 1;
+    return wait_ready(abs, started, url, NULL, "/readyz", 0) < 0 ||
+                   read_token(abs, "admin.token", token, cap) < 0
+               ? -1
+               : 0;
+}
+
+/* A failed `up`: what went wrong, then every process of the pool stopped. */
+static int up_failed(const char *abs, const char *what)
+{
+    fprintf(stderr, "gpupool up: %s; see %s/logs/\n", what, abs);
+    int stopped = gp_pool_stop(abs, "gpupool up", 20000, NULL);
+    fprintf(stderr, "gpupool up: stopped the %d process%s of the pool it had started\n", stopped,
+            stopped == 1 ? "" : "es");
+    return GP_EXIT_FAILURE;
+}
+
+/* The options of up: the data directory, the port and the nodes. 0, or an exit status. */
+static int up_options(const gp_cli_args *a, const char **dir, int *port, up_node *nodes, int *n)
+{
+    *dir = gp_cli_arg(a, "data-dir") ? gp_cli_arg(a, "data-dir") : "gpupool-pool";
+    int64_t p = 7070;
+    if (gp_cli_arg(a, "port") && gp_cli_parse_int(gp_cli_arg(a, "port"), 1, 65535, &p) < 0) {
+        return gp_cli_usage_error(&up_spec, "--port: must be 1..65535");
+    }
+    *port = (int)p;
+    const char *spec = gp_cli_arg(a, "nodes");
+    if (!spec && real_nvml()) {
+        *n = 1;
+        snprintf(nodes[0].name, sizeof(nodes[0].name), "local-gpus");
+        nodes[0].inventory[0] = 0;
+        return 0;
+    }
+    return parse_nodes(spec ? spec : "dgx-a100:2,pcie-t4:1", nodes, n);
+}
+
+/* Refuses a pool whose processes already run in abs (they are named). */
+static int check_not_running(const char *abs)
+{
+    pid_t pids[16];
+    int n = pool_pids(abs, pids, 16);
+    if (n == 0) {
+        return 0;
+    }
+    fprintf(stderr, "gpupool up: a pool is already running in %s (pid", abs);
+    for (int i = 0; i < n; i++) {
+        fprintf(stderr, "%s %ld", i ? "," : "", (long)pids[i]);
+    }
+    fprintf(stderr, "); stop it with gpupool down --data-dir %s\n", abs);
+    return GP_EXIT_FAILURE;
 }
 
 int gp_cli_up(int argc, char **argv)
@@ -359,61 +514,33 @@ int gp_cli_up(int argc, char **argv)
     if (rc != GP_CLI_CONTINUE) {
         return rc;
     }
-    const char *dir = gp_cli_arg(&a, "data-dir") ? gp_cli_arg(&a, "data-dir") : "gpupool-pool";
-    int64_t port = 7070;
+    const char *dir;
+    int port = 0, n = 0;
     up_node nodes[UP_MAX_NODES];
-    int n = 0;
-    const char *spec = gp_cli_arg(&a, "nodes");
-    if (gp_cli_arg(&a, "port") && gp_cli_parse_int(gp_cli_arg(&a, "port"), 1, 65535, &port) < 0) {
-        gp_cli_args_fini(&a);
-        return gp_cli_usage_error(&up_spec, "--port: must be 1..65535");
-    }
-    if (!spec && real_nvml()) {
-        n = 1;
-        snprintf(nodes[0].name, sizeof(nodes[0].name), "local-gpus");
-        nodes[0].inventory[0] = 0;
-    } else if ((rc = parse_nodes(spec ? spec : "dgx-a100:2,pcie-t4:1", nodes, &n)) != 0) {
-        gp_cli_args_fini(&a);
-        return rc;
-    }
-    char abs[UP_PATH], bin[UP_PATH - 64], url[64], daemon[UP_PATH], portarg[16], token[256];
-    if (make_dirs(dir) < 0 || !realpath(dir, abs)) {
-        gp_cli_args_fini(&a);
-        return GP_EXIT_FAILURE;
+    char abs[UP_PATH], bin[UP_PATH - 64], url[64], token[256];
+    rc = up_options(&a, &dir, &port, nodes, &n);
+    if (rc == 0 && (make_dirs(dir) < 0 || !realpath(dir, abs))) {
+        rc = GP_EXIT_FAILURE;
     }
     gp_cli_args_fini(&a);
-    if (live_pid(abs, "gpupoold")) {
-        fprintf(stderr,
-                "gpupool up: a pool is already running in %s; stop it with gpupool down "
-                "--data-dir %s\n",
-                abs, abs);
-        return GP_EXIT_FAILURE;
+    if (rc != 0 || (rc = check_not_running(abs)) != 0) {
+        return rc;
     }
     self_dir(bin, sizeof(bin));
-    pathf(daemon, sizeof(daemon), "%s/gpupoold", bin);
-    snprintf(portarg, sizeof(portarg), "127.0.0.1:%d", (int)port);
-    snprintf(url, sizeof(url), "http://127.0.0.1:%d", (int)port);
-    /* The nodes of a local pool share this machine: one checkpoint directory per job serves
-     * every placement. */
-    char checkpoints[UP_PATH + 16];
-    snprintf(checkpoints, sizeof(checkpoints), "%s/checkpoints", abs);
-    char *dargv[] = {daemon,      "--data-dir", abs, "--listen", portarg, "--jobs-checkpoint-root",
-                     checkpoints, NULL};
-    if (spawn(abs, "gpupoold", dargv, NULL) < 0 || wait_ready(url, NULL, "/readyz", 0) < 0 ||
-        read_token(abs, "admin.token", token, sizeof(token)) < 0) {
-        fprintf(stderr, "gpupool up: gpupoold did not start; see %s/logs/gpupoold.log\n", abs);
-        return GP_EXIT_FAILURE;
+    snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
+    up_started started = {.n = 0};
+    if (start_ctl(abs, bin, url, port, &started, token, sizeof(token)) < 0) {
+        return up_failed(abs, "gpupoold did not start");
     }
     for (int i = 0; i < n; i++) {
-        if (start_agent(abs, bin, url, &nodes[i], (int)port + 1 + i) < 0) {
-            fprintf(stderr, "gpupool up: agent %s did not start; see %s/logs/\n", nodes[i].name,
-                    abs);
-            return GP_EXIT_FAILURE;
+        if (start_agent(abs, bin, url, &nodes[i], &started) < 0) {
+            char what[128];
+            pathf(what, sizeof(what), "agent %s did not start", nodes[i].name);
+            return up_failed(abs, what);
         }
     }
-    if (wait_ready(url, token, "/v1/nodes", n) < 0) {
-        fprintf(stderr, "gpupool up: not every agent registered; see %s/logs/\n", abs);
-        return GP_EXIT_FAILURE;
+    if (wait_ready(abs, &started, url, token, "/v1/nodes", n) < 0) {
+        return up_failed(abs, "not every agent registered");
     }
     printf("gpupool: a pool of %d node%s is up\n"
            "  server:  %s\n"
@@ -429,51 +556,6 @@ int gp_cli_up(int argc, char **argv)
     return 0;
 }
 
-/* SIGTERM to pid, then wait for it to go (SIGKILL after 20 s). */
-static void stop_pid(pid_t pid)
-{
-    kill(pid, SIGTERM);
-    for (int i = 0; i < 200 && kill(pid, 0) == 0; i++) {
-        sleep_ms(100);
-    }
-    if (kill(pid, 0) == 0) {
-        kill(pid, SIGKILL);
-    }
-}
-
-/* SIGTERM to every live supervisor under DIR/agents/ (each stops its job's group). */
-static void stop_supervisors(const char *dir)
-{
-    char agents[UP_PATH];
-    pathf(agents, sizeof(agents), "%s/agents", dir);
-    DIR *ad = opendir(agents);
-    struct dirent *ae;
-    while (ad && (ae = readdir(ad))) {
-        char reps[UP_PATH * 2];
-        pathf(reps, sizeof(reps), "%s/%s/replicas", agents, ae->d_name);
-        DIR *rd = ae->d_name[0] == '.' ? NULL : opendir(reps);
-        struct dirent *re;
-        while (rd && (re = readdir(rd))) {
-            char pidfile[UP_PATH * 3];
-            pathf(pidfile, sizeof(pidfile), "%s/%s/supervisor.pid", reps, re->d_name);
-            FILE *f = re->d_name[0] == '.' ? NULL : fopen(pidfile, "r");
-            long pid = 0;
-            if (f && fscanf(f, "%ld", &pid) == 1 && pid > 0) {
-                stop_pid((pid_t)pid);
-            }
-            if (f) {
-                fclose(f);
-            }
-        }
-        if (rd) {
-            closedir(rd);
-        }
-    }
-    if (ad) {
-        closedir(ad);
-    }
-}
-
 int gp_cli_down(int argc, char **argv)
 {
     gp_cli_args a;
@@ -482,38 +564,18 @@ int gp_cli_down(int argc, char **argv)
         return rc;
     }
     const char *dir = gp_cli_arg(&a, "data-dir") ? gp_cli_arg(&a, "data-dir") : "gpupool-pool";
-    char pids[UP_PATH];
+    char abs[UP_PATH], pids[UP_PATH];
     pathf(pids, sizeof(pids), "%s/pids", dir);
-    DIR *pd = opendir(pids);
-    if (!pd) {
+    struct stat sb;
+    if (!realpath(dir, abs) || stat(pids, &sb) != 0) {
         fprintf(stderr, "gpupool down: %s: no pool there (%s)\n", dir, strerror(errno));
         gp_cli_args_fini(&a);
         return GP_EXIT_FAILURE;
     }
-    struct dirent *e;
-    int stopped = 0;
-    while ((e = readdir(pd))) { /* agents first, so none restarts a job */
-        char name[256];
-        if (strncmp(e->d_name, "agent-", 6) != 0 || !strstr(e->d_name, ".pid")) {
-            continue;
-        }
-        snprintf(name, sizeof(name), "%.*s", (int)(strstr(e->d_name, ".pid") - e->d_name),
-                 e->d_name);
-        pid_t pid = live_pid(dir, name);
-        if (pid) {
-            stop_pid(pid);
-            stopped++;
-        }
-    }
-    closedir(pd);
-    stop_supervisors(dir);
-    pid_t ctl = live_pid(dir, "gpupoold");
-    if (ctl) {
-        stop_pid(ctl);
-        stopped++;
-    }
+    bool failed = false;
+    int stopped = gp_pool_stop(abs, "gpupool down", 20000, &failed);
     printf("gpupool: stopped %d process%s of the pool in %s\n", stopped, stopped == 1 ? "" : "es",
            dir);
     gp_cli_args_fini(&a);
-    return 0;
+    return failed ? GP_EXIT_FAILURE : 0;
 }

@@ -116,15 +116,17 @@ struct gpupoold {
     ctl_stats stats;
     ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
     ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
+    int datalock;         /* the data directory's lock (datalock.h), held from start to stop */
 };
 
 /* Milliseconds since the epoch (the wall clock; times the controller stores). */
 int64_t ctl_now_ms(void);
 
-/* Opens the store, loads the state (creating the defaults and the admin token on first start),
- * and starts the committer. GP_EIO and friends with d set. */
+/* Locks the data directory (datalock.h), opens the store, loads the state (creating the
+ * defaults and the admin token on first start), and starts the committer. GP_ESTATE (another
+ * gpupoold holds the data directory; d names its pid), GP_EIO and friends with d set. */
 int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d);
-/* Stops the committer (finishing queued ops), closes the store. */
+/* Stops the committer (finishing queued ops), closes the store, releases the data directory. */
 void ctl_stop(gpupoold *g);
 
 /* The committer thread (commit.c), started and stopped by ctl_start and ctl_stop. */

@@ -9,8 +9,12 @@
  * DATA_DIR/admin.token and DATA_DIR/join.token (mode 0600, written and synced before the
  * transaction commits). A later start finds the mark and leaves everything alone, so a deleted
  * or edited token file is never silently replaced.
+ *
+ * Before anything else in the data directory is touched, the controller takes its lock
+ * (datalock.h): a second gpupoold on the same directory stops there, naming the first's pid.
  */
 #include "ctl/api.h"
+#include "ctl/datalock.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
 
@@ -135,6 +139,7 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
 {
     memset(g, 0, sizeof(*g));
     g->cfg = cfg;
+    g->datalock = -1;
     ctl_metrics_init(&g->metrics);
     pthread_mutex_init(&g->st.lock, NULL);
     pthread_mutex_init(&g->reader_lock, NULL);
@@ -142,6 +147,9 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
     char path[GP_CTL_PATH_MAX + 32];
     snprintf(path, sizeof(path), "%s/gpupool.db", cfg->data_dir);
     int rc = make_dir(cfg->data_dir, d);
+    if (rc == 0) {
+        rc = ctl_datalock_take(cfg->data_dir, &g->datalock, d);
+    }
     if (rc == 0) {
         rc = gp_store_open(path, &g->store, d);
     }
@@ -212,6 +220,8 @@ void ctl_stop(gpupoold *g)
     pthread_mutex_destroy(&g->reader_lock);
     pthread_mutex_destroy(&g->st.lock);
     ctl_metrics_fini(&g->metrics);
+    ctl_datalock_release(g->datalock); /* last: nothing of this process uses the directory now */
+    g->datalock = -1;
 }
 
 void ctl_check_liveness(gpupoold *g)

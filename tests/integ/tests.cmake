@@ -189,3 +189,23 @@ add_test(NAME integ_ctl_cli_truth
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_truth.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_cli_truth PROPERTIES LABELS integ TIMEOUT 180)
+
+# gpupool up and down: missing parents of the data directory, agents on free ports beside a
+# taken one, a failing up stopping what it started, down after processes restarted by hand.
+add_test(NAME integ_e2e_up
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_up.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_up PROPERTIES LABELS integ TIMEOUT 240)
+
+# One gpupoold per data directory: the lock, its holder's pid, a second instance refused.
+add_test(NAME integ_ctl_datalock
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_datalock.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_datalock PROPERTIES LABELS integ TIMEOUT 120)
+
+# gpupool submit without --name (a generated name) and get jobs' defaults (active jobs, newest
+# first; --all-states, --order) against a real gpupoold.
+add_test(NAME integ_ctl_jobs_cli
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/ctl_jobs_cli.sh $<TARGET_FILE:gpupool>
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_jobs_cli PROPERTIES LABELS integ TIMEOUT 120)

@@ -197,9 +197,10 @@ try:
           "read-write use of a read-only volume refused", out.stdout, out.stderr)
 
     # The agent's log endpoint answers the controller only (the node's control token).
+    gang_node = job("gang")["placement"][0]["node"]
+    agent_addr = admin.get("/v1/nodes/%s" % gang_node)[1]["address"]
     for hdrs in ({}, {"Authorization": "Bearer " + token}):
-        req = urllib.request.Request("http://127.0.0.1:%d/v1/replicas/%d-0-1/logs" % (port + 1,
-                                                                                    gang),
+        req = urllib.request.Request("http://%s/v1/replicas/%d-0-1/logs" % (agent_addr, gang),
                                      headers=hdrs)
         try:
             urllib.request.urlopen(req, timeout=10)
@@ -240,7 +241,7 @@ try:
                               "http://127.0.0.1:%d" % port, "--join-token-file",
                               os.path.join(pool, "join.token"), "--state-dir",
                               os.path.join(pool, "agents", "pcie-t4-3"), "--name", "pcie-t4-3",
-                              "--address", "127.0.0.1:%d" % (port + 3),
+                              "--address", "127.0.0.1:0",
                               "--nvml-library", os.path.join(bindir, "..", "lib",
                                                              "libgpupool-nvml-mock.so")],
                              stdout=log, stderr=log, env=env, start_new_session=True)
