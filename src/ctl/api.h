@@ -175,7 +175,8 @@ int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
 int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d);
 /* The GPU instances in a heartbeat's GPU readings (gpus[i].mig_instances, GPU by "index"; see
  * ctl_mig_read): checked (GP_EINVAL naming the field), and those that changed are stored with the
- * node and set on the model (node_mig.c). */
+ * node and set on the model (node_mig.c). 1 when some changed (what may be placed changed), 0
+ * when none did. */
 int ctl_mig_report(gpupoold *g, ctl_node *n, json_t *gpus, gp_diag *d);
 
 /* How a job's placement ends when something else than the job failed (ctl_job_fault). */

@@ -304,7 +304,9 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
         json_t *gpus = json_object_get(normal, "gpus");
         for (int i = 0; rc == 0 && i < old->ngpus; i++) {
-            rc = ctl_mig_read(json_array_get(gpus, (size_t)i), "gpus", &old->gpus[i], d);
+            char path[32];
+            snprintf(path, sizeof(path), "gpus[%d]", i);
+            rc = ctl_mig_read(json_array_get(gpus, (size_t)i), path, &old->gpus[i], d);
         }
         ctl_node_update_gpus(st, old); /* checked on the scratch state: cannot fail */
     }
@@ -463,10 +465,11 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (!n || (a->caller_node && n->id != a->caller_node)) {
         return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
     }
-    int rc0 = ctl_mig_report(g, n, json_object_get(a->doc, "gpus"), d);
-    if (rc0 < 0) {
-        return rc0;
+    int migs = ctl_mig_report(g, n, json_object_get(a->doc, "gpus"), d);
+    if (migs < 0) {
+        return migs;
     }
+    op->kick |= migs > 0;
     json_t *reps = json_object_get(a->doc, "replicas");
     size_t i;
     json_t *rep;

@@ -156,5 +156,9 @@ int ctl_mig_report(gpupoold *g, ctl_node *n, json_t *gpus, gp_diag *d)
         }
         changed |= !same_instances(&next.gpus[k], &n->gpus[k]);
     }
-    return changed ? ctl_node_commit(g, n, &next, d) : 0;
+    if (!changed) {
+        return 0;
+    }
+    int rc = ctl_node_commit(g, n, &next, d);
+    return rc < 0 ? rc : 1;
 }

@@ -4,7 +4,8 @@
   refused with 400 naming the field, and nothing is stored;
 - a MIG job goes into an idle instance of its profile, and the Scheduled event says which;
 - an instance in use outside gpupool (neither idle nor held) is never reused or destroyed;
-- the instances are stored with the node: after a restart the scheduler still knows them.
+- the instances are stored with the node: after a restart the scheduler still knows them;
+- registering again with other instances is no change of the node's inventory.
 Arguments: the gpupoold program.
 """
 import sys
@@ -108,4 +109,15 @@ with Pool(sys.argv[1]) as p:
     ev = [e["message"] for e in events(p.admin, "d") if e["type"] == "Scheduled"]
     check(ev == ["m1 GPU 0 (MIG 7g.80gb: created 7g.80gb at GPU 0 slice 0, destroyed idle "
                  "3g.40gb at slice 4)"], "reshaped where only idle instances are", ev)
+
+    # Registering again with other instances is no change of inventory, even while jobs hold
+    # GPUs there: the node stays, with the instances reported now.
+    later = [inst("7g.80gb", 0, idle=False, held=True)]
+    join = p.client(p.join_token)  # the port changed with the restart
+    s, d = join.post("/v1/nodes", node("m1", [mig_gpu(0, later), mig_gpu(1, SEVEN)]))
+    check(s == 200, "registered again", s, d)
+    s, n = p.admin.get("/v1/nodes/m1")
+    check(n["gpus"][0]["mig_instances"] == later and n["gpus"][1]["mig_instances"] == SEVEN,
+          "instances replaced by the registration", n)
+    check(p.job(p.admin, "d")["state"] == "Scheduled", "the jobs keep their placements")
 print("ctl_mig: ok")
