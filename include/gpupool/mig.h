@@ -9,6 +9,9 @@
 #ifndef GPUPOOL_MIG_H
 #define GPUPOOL_MIG_H
 
+#include "gpupool/error.h"
+
+#include <stdbool.h>
 #include <stdint.h>
 
 #define GP_MIG_COMPUTE_SLICES 7
@@ -56,5 +59,37 @@ static inline uint8_t gp_mig_mask(const gp_mig_profile *p, int start)
  * low slices that 4g/7g instances need stay free as long as possible.
  */
 int gp_mig_choose_start(const gp_mig_profile *p, uint8_t mem_used, int compute_used);
+
+/*
+ * The GPU instances that exist on a GPU (its layout), as its agent reports them.
+ *
+ * A layout is kept in 8 bytes, one per memory slice: byte s describes the instance that starts
+ * at slice s (0: none starts there). Its low bits hold the profile's index in the geometry's
+ * table plus one; GP_MIG_SLOT_BLOCKED marks an instance that something outside gpupool uses (or
+ * of a profile variant gpupool does not make, like "1g.10gb+me"): the placement neither reuses
+ * nor destroys it.
+ */
+#define GP_MIG_SLOT_PROFILE 0x0f
+#define GP_MIG_SLOT_BLOCKED 0x80
+
+typedef struct gp_mig_instance {
+    char profile[16]; /* "1g.10gb", a name of the geometry's table */
+    int start;        /* its first memory slice */
+    bool blocked;     /* used outside gpupool: never reused or destroyed */
+} gp_mig_instance;
+
+/* The profile of a layout byte of geometry g; NULL when no instance starts there. */
+const gp_mig_profile *gp_mig_slot_profile(gp_mig_geometry g, uint8_t slot);
+
+/*
+ * Checks n instances (0 <= n <= GP_MIG_MEMORY_SLICES) as the layout of a GPU of geometry g and,
+ * when out is not NULL, encodes them into out[GP_MIG_MEMORY_SLICES] (the form above). Every
+ * profile must be in g's table and start at one of its legal starts; two instances may not share
+ * a memory slice, and their compute slices add up to at most 7. 0, or GP_EINVAL with d naming
+ * the first bad instance ("[2]: 3g.40gb cannot start at memory slice 2 (legal: 0, 4)"); out is
+ * then unchanged.
+ */
+int gp_mig_layout_encode(gp_mig_geometry g, const gp_mig_instance *in, int n, uint8_t *out,
+                         gp_diag *d);
 
 #endif

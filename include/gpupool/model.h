@@ -9,8 +9,11 @@
  *   0 <= cpu_free <= cpu_milli, 0 <= mem_free <= memory_mib                      (per node)
  *   0 <= milli_free <= 1000, 0 <= mem_free_mib <= mem_mib                        (per GPU)
  *   a GPU in MIG mode holds no whole or fractional allocation, and vice versa
+ *   a GPU in FULL mode has no MIG layout (instances reported by its agent)
  * gp_cluster_assign and gp_cluster_release are exact inverses: release(assign(a)) restores the
- * state bit for bit. Both validate first and change nothing when they fail.
+ * state bit for bit. Both validate first and change nothing when they fail. Neither reads nor
+ * changes a GPU's MIG layout: the layout is what the node's agent last reported, and only
+ * guides where a MIG request goes (gp_gpu_share_for).
  *
  * Pure: no I/O, no clock, no randomness, no globals. Not thread-safe; one writer at a time.
  */
@@ -21,6 +24,7 @@
 #include "gpupool/mig.h"
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #define GP_MILLI_PER_GPU     1000
@@ -56,6 +60,10 @@ typedef struct gp_gpu {
     uint8_t mig_mem_used;     /* memory slices in use (bit mask) */
     uint8_t mig_compute_used; /* compute slices in use */
     uint8_t mig_instances;    /* MIG instances allocated */
+    /* The GPU instances that exist on it, as its agent last reported them (gp_mig_layout_encode's
+     * form: byte s, the instance starting at memory slice s). An instance that no allocation
+     * overlaps is idle unless GP_MIG_SLOT_BLOCKED. All zero when unknown or not partitioned. */
+    uint8_t mig_layout[GP_MIG_MEMORY_SLICES];
     /* availability for new allocations (gp_gpu_avail); what it holds is never affected */
     uint8_t avail;
 } gp_gpu;
@@ -127,6 +135,12 @@ typedef struct gp_gpu_share {
     int8_t mig_start;          /* MIG: first memory slice; -1 otherwise */
     int8_t mig_memory_slices;  /* MIG: memory slices */
     int8_t mig_compute_slices; /* MIG: compute slices */
+    /* MIG, what the share does to the GPU's instances when gp_gpu_share_for chose it (0 in a
+     * share built otherwise; assignment and release ignore both): reused, 1 when the idle
+     * instance of its profile at mig_start is taken as it is; destroys, bit s: the idle
+     * instance starting at memory slice s is destroyed to make room. */
+    uint8_t mig_reused;
+    uint8_t mig_destroys;
 } gp_gpu_share;
 
 /* Where a request goes: a node, and its share of each GPU it uses. */
@@ -178,6 +192,16 @@ void gp_cluster_set_dynamic_mig(gp_cluster *c, bool allow);
 bool gp_cluster_dynamic_mig(const gp_cluster *c);
 /* Puts a MIG-capable, unallocated GPU into MIG mode (operator-partitioned: stays in MIG mode). */
 int gp_cluster_enable_mig(gp_cluster *c, int node, int gpu);
+/*
+ * Records the n GPU instances that exist on gpu of node, as its agent reports them (see
+ * gp_mig_layout_encode; the GPU's model gives the geometry). Allocations are not checked against
+ * it: the agent reports what it saw, which lags behind what was placed since. GP_EINVAL for a bad
+ * node or GPU, or a bad layout (d says why); GP_ESTATE when the GPU is not partitioned by an
+ * operator (gp_cluster_enable_mig). Nothing changes on failure, and an unchanged layout is no
+ * change of the node.
+ */
+int gp_cluster_set_mig_layout(gp_cluster *c, int node, int gpu, const gp_mig_instance *in, int n,
+                              gp_diag *d);
 
 /* ---- reading ---- */
 
@@ -213,10 +237,31 @@ bool gp_gpu_fits(const gp_cluster *c, int node, int gpu, const gp_request *r);
  * models, and enough GPUs that fit (count for WHOLE, one for FRACTION and MIG). */
 bool gp_node_fits(const gp_cluster *c, int node, const gp_request *r);
 
-/* Share of gpu for r: milli/mem for FULL GPUs; for MIG the chosen legal slice. GP_ENOSPC when the
- * GPU cannot hold it. */
+/*
+ * Share of gpu for r: milli/mem for FULL GPUs; for MIG a legal slice, chosen against the GPU's
+ * layout: an idle instance of the profile is reused (the highest start); else a new instance
+ * goes where it destroys no idle instance, else where the idle instances it destroys have the
+ * fewest compute slices, then are fewest (ties: the highest start, keeping the low slices that
+ * large profiles need). It never overlaps an allocation or a blocked instance, and leaves room
+ * in compute slices for the instances that stay. GP_ENOSPC when the GPU cannot hold it.
+ */
 int gp_gpu_share_for(const gp_cluster *c, int node, int gpu, const gp_request *r,
                      gp_gpu_share *out);
+
+/* What MIG share s (from gp_gpu_share_for, on node's GPU s->gpu) does to the GPU's instances, as
+ * one number, lower is better: 0 reuses an idle instance; 1 creates one where none is; else
+ * 1 + 8 × the compute slices of the idle instances it destroys + their number. -1 when s is not
+ * a MIG share. */
+int gp_mig_share_cost(const gp_cluster *c, int node, const gp_gpu_share *s);
+/* The least gp_mig_share_cost over the GPUs of node that can hold MIG request r; -1 when none
+ * can (or r is not MIG). */
+int gp_mig_node_cost(const gp_cluster *c, int node, const gp_request *r);
+/* What MIG share s does, in words, into buf (cap bytes, NUL-terminated, cut to fit): "MIG
+ * 1g.10gb: reused instance GPU 1 slice 3", or "MIG 1g.10gb: created 1g.10gb at GPU 0 slice 6,
+ * destroyed idle 3g.40gb at slice 4". Call it before the GPU's layout changes. "" for a share
+ * that is not MIG. */
+void gp_mig_share_describe(const gp_cluster *c, int node, const gp_gpu_share *s, char *buf,
+                           size_t cap);
 
 /* Applies a: takes its CPU, memory and GPU shares. Validates the whole assignment first;
  * GP_EINVAL (malformed) or GP_ENOSPC (does not fit) leave the cluster unchanged. */

@@ -4,7 +4,10 @@
  * A gp_policy scores a node for a request (higher is better) and chooses the GPUs on the node
  * it wins. A gp_placer runs a policy over a cluster: it filters nodes (gp_node_fits), scores
  * the feasible ones, picks uniformly at random among those with the highest score (the caller's
- * gp_rng decides), and asks the policy for the GPUs on that node.
+ * gp_rng decides), and asks the policy for the GPUs on that node. A MIG request ranks nodes
+ * first by what it does to their MIG instances (gp_mig_node_cost: a node with an idle instance
+ * of its profile before one where a new instance destroys nothing, before one where it destroys
+ * the least), then by the policy's score.
  *
  * Speed. Nodes whose allocation state is identical (same capacity, models, free CPU, memory and
  * GPU shares as a multiset, workload classes present) are one equivalence class, scored once per

@@ -42,6 +42,9 @@ typedef struct activity {
     int64_t gpu_ms; /* wall-clock ms one of them last showed utilisation > 0; 0: not seen */
 } activity;
 
+/* GPU instances of one GPU, at most (one per memory slice). */
+#define AGENT_MAX_GI 8
+
 /* XIDs kept for the controller while it cannot be reached, at most. */
 #define AGENT_MAX_XIDS 256
 
@@ -192,6 +195,64 @@ static int call_json(gp_http_client *c, const char *method, const char *path, js
     return rc;
 }
 
+/* ---- the GPU instances of GPUs in MIG mode ---- */
+
+/* Whether a running replica of reps holds the MIG slice of GPU gpu starting at memory slice
+ * start. */
+static bool mig_held(const gp_replica_watch *reps, int nreps, int gpu, int start)
+{
+    for (int i = 0; i < nreps; i++) {
+        for (int g = 0; g < reps[i].use.ngpus; g++) {
+            if (reps[i].use.gpus[g].index == gpu && reps[i].gpus[g].mig_start == start) {
+                return true;
+            }
+        }
+    }
+    return false;
+}
+
+/* The GPU instances of GPU gpu as the controller takes them: [{"profile", "start", "idle",
+ * "held"}]; held: a running replica (of reps) has its MIG slice there; idle: held by none and no
+ * process runs there as far as NVML tells. NULL when they cannot be read now (the controller then
+ * keeps what it knew). */
+static json_t *mig_layout_doc(gp_agent *a, int gpu, const gp_replica_watch *reps, int nreps)
+{
+    gp_nvml_gi gi[AGENT_MAX_GI];
+    int n = 0;
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (gp_nvml_mig_instances(a->nvml, gpu, gi, AGENT_MAX_GI, &n, &d) < 0) {
+        GP_LOG(GP_LOG_DEBUG, "agent", "gpu=%d MIG instances not reported: %s", gpu, d.msg);
+        return NULL;
+    }
+    json_t *list = json_array();
+    for (int k = 0; list && k < n; k++) {
+        bool held = mig_held(reps, nreps, gpu, gi[k].start);
+        json_array_append_new(list,
+                              json_pack("{s:s, s:i, s:b, s:b}", "profile", gi[k].profile, "start",
+                                        gi[k].start, "idle", !held && !gi[k].busy, "held", held));
+    }
+    return list;
+}
+
+/* Adds "mig_instances" to each GPU in MIG mode of gpus (the registration's or the heartbeat's
+ * list, whose entries carry "index"). */
+static void add_mig_layouts(gp_agent *a, json_t *gpus, const gp_replica_watch *reps, int nreps)
+{
+    size_t i;
+    json_t *g;
+    json_array_foreach(gpus, i, g)
+    {
+        int index = (int)json_integer_value(json_object_get(g, "index"));
+        json_t *list = index >= 0 && index < a->inv.ngpus && a->inv.gpus[index].mig_mode == 1
+                           ? mig_layout_doc(a, index, reps, nreps)
+                           : NULL;
+        if (list) {
+            json_object_set_new(g, "mig_instances", list);
+        }
+    }
+}
+
 static int do_register(gp_agent *a, gp_diag *d)
 {
     int64_t cpu, mem;
@@ -199,6 +260,7 @@ static int do_register(gp_agent *a, gp_diag *d)
     json_t *doc = gp_nvml_node_doc(&a->inv, a->cfg.name, a->cfg.address,
                                    a->cfg.cpu_milli ? a->cfg.cpu_milli : cpu,
                                    a->cfg.memory_mib ? a->cfg.memory_mib : mem, NULL);
+    add_mig_layouts(a, json_object_get(doc, "gpus"), NULL, 0);
     gp_http_client *join = NULL;
     int rc = doc ? gp_http_client_new(a->cfg.server, a->cfg.join_token, &join, d)
                  : gp_diag_set(d, GP_ENOMEM, "out of memory");
@@ -501,8 +563,8 @@ static json_t *gpu_reading(const gp_metrics_gpu *m)
     return v;
 }
 
-/* The heartbeat document: every reportable replica, this round's reading of every GPU, the XIDs
- * not yet delivered and the latest health check. */
+/* The heartbeat document: every reportable replica, this round's reading of every GPU (with the
+ * GPU instances of those in MIG mode), the XIDs not yet delivered and the latest health check. */
 static json_t *heartbeat_doc(gp_agent *a, const gp_metrics_snapshot *snap,
                              const gp_local_replica *local, int nlocal,
                              const gp_replica_watch *reps, int nreps)
@@ -524,6 +586,7 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_metrics_snapshot *snap,
             json_array_append_new(out, r);
         }
     }
+    add_mig_layouts(a, gpus, reps, nreps);
     json_t *doc = json_pack("{s:o, s:o, s:O}", "replicas", out, "gpus", gpus, "events", a->xids);
     json_t *health = health_doc(a);
     if (doc && health) {

@@ -217,14 +217,15 @@ static const char *describe(const gi_entry *e, char *buf, size_t len)
 }
 
 /*
- * Refuses, before anything changes, when a process runs on one of the GPU instances in victims
- * (bit k: c->gis[k]). NVML lists every process of a GPU in MIG mode, with its GPU instance, to a
- * privileged caller; when it cannot (NO_PERMISSION, NOT_SUPPORTED, an older driver) the check is
- * left to the destroy calls.
+ * Which GPU instances a process runs on: bit k of *busy for c->gis[k], with the first such
+ * process in pids[k]. NVML lists every process of a GPU in MIG mode, with its GPU instance, to a
+ * privileged caller; when it cannot (NO_PERMISSION, NOT_SUPPORTED, an older driver) none is busy
+ * as far as this can tell.
  */
-static int check_idle(const mig_ctx *c, uint32_t victims)
+static int busy_instances(const mig_ctx *c, uint32_t *busy, unsigned int *pids)
 {
-    if (!victims || !c->fn->nvmlDeviceGetComputeRunningProcesses_v3) {
+    *busy = 0;
+    if (!c->fn->nvmlDeviceGetComputeRunningProcesses_v3) {
         return 0;
     }
     nvmlProcessInfo_t *procs = NULL;
@@ -243,18 +244,33 @@ static int check_idle(const mig_ctx *c, uint32_t victims)
     if (rc == NVML_ERROR_GPU_IS_LOST || rc == NVML_ERROR_UNINITIALIZED) {
         result = nvml_fail(c, rc, "nvmlDeviceGetComputeRunningProcesses_v3");
     }
-    for (unsigned int p = 0; rc == NVML_SUCCESS && procs && p < n && !result; p++) {
-        for (int k = 0; k < c->ngi && !result; k++) {
-            if ((victims & (UINT32_C(1) << k)) && procs[p].gpuInstanceId == c->gis[k].info.id) {
-                char what[96];
-                result = gp_diag_set(c->d, GP_ESTATE,
-                                     "GPU %d: %s is in use by process %u; nothing changed", c->gpu,
-                                     describe(&c->gis[k], what, sizeof(what)), procs[p].pid);
+    for (unsigned int p = 0; rc == NVML_SUCCESS && procs && p < n; p++) {
+        for (int k = 0; k < c->ngi; k++) {
+            if (procs[p].gpuInstanceId == c->gis[k].info.id && !(*busy & (UINT32_C(1) << k))) {
+                *busy |= UINT32_C(1) << k;
+                pids[k] = procs[p].pid;
             }
         }
     }
     free(procs);
     return result;
+}
+
+/* Refuses, before anything changes, when a process runs on one of the GPU instances in victims
+ * (bit k: c->gis[k]); what NVML cannot show is left to the destroy calls. */
+static int check_idle(const mig_ctx *c, uint32_t victims, const char *then)
+{
+    uint32_t busy = 0;
+    unsigned int pids[MAX_GI] = {0};
+    int rc = victims ? busy_instances(c, &busy, pids) : 0;
+    for (int k = 0; rc == 0 && k < c->ngi; k++) {
+        if (victims & busy & (UINT32_C(1) << k)) {
+            char what[96];
+            rc = gp_diag_set(c->d, GP_ESTATE, "GPU %d: %s is in use by process %u; %s", c->gpu,
+                             describe(&c->gis[k], what, sizeof(what)), pids[k], then);
+        }
+    }
+    return rc;
 }
 
 /* The compute instances of GPU instance e (at most MAX_CI); *full: whether exactly one exists
@@ -390,14 +406,18 @@ static int uuid_of(const mig_ctx *c, unsigned int id, char *uuid, size_t cap)
     return gp_diag_set(c->d, GP_EIO, "GPU %d: GPU instance %u shows no MIG device", c->gpu, id);
 }
 
-/* Reuses GPU instance e: its one whole compute instance, else a new one replacing any smaller. */
+/* Reuses GPU instance e: its one whole compute instance, else a new one replacing any smaller.
+ * Refused while a process runs on it: a job never shares its instance with what ran before. */
 static int reuse(const mig_ctx *c, int k, char *uuid, size_t cap)
 {
     const gi_entry *e = &c->gis[k];
     nvmlComputeInstance_t cis[MAX_CI];
     int n = 0, full = 0;
-    int rc = compute_instances(c, e, cis, &n, &full);
-    if (rc == 0 && !full && n > 0 && (rc = check_idle(c, UINT32_C(1) << k)) == 0) {
+    int rc = check_idle(c, UINT32_C(1) << k, "it is not handed on until that ends");
+    if (rc == 0) {
+        rc = compute_instances(c, e, cis, &n, &full);
+    }
+    if (rc == 0 && !full && n > 0) {
         rc = destroy(c, e, 0, "");
     }
     if (rc == 0 && !full) {
@@ -492,7 +512,8 @@ static int ensure(mig_ctx *c, const char *name, int start, char *uuid, size_t ca
         }
         victims |= overlaps(&e->info.placement, &want) ? UINT32_C(1) << k : 0;
     }
-    if ((rc = check_room(c, victims, p)) < 0 || (rc = check_idle(c, victims)) < 0) {
+    if ((rc = check_room(c, victims, p)) < 0 ||
+        (rc = check_idle(c, victims, "nothing changed")) < 0) {
         return rc;
     }
     return replace(c, victims, p, &want, uuid, cap);
@@ -529,6 +550,52 @@ int gp_nvml_mig_ensure(gp_nvml *h, int gpu, const char *profile, int start, char
     }
     if (rc < 0) {
         uuid[0] = '\0';
+    }
+    return rc;
+}
+
+int gp_nvml_mig_instances(gp_nvml *h, int gpu, gp_nvml_gi *out, int cap, int *n, gp_diag *d)
+{
+    *n = 0;
+    if (gpu < 0 || gpu >= gp_nvml_count(h)) {
+        return gp_diag_set(d, GP_EINVAL, "GPU %d: no such GPU (%d present)", gpu, gp_nvml_count(h));
+    }
+    mig_ctx c;
+    memset(&c, 0, sizeof(c));
+    c.h = h;
+    c.fn = gp_nvml_fns(h);
+    c.dev = gp_nvml_device(h, gpu);
+    c.gpu = gpu;
+    c.d = d;
+    if (!c.fn->nvmlDeviceGetMigMode || !c.fn->nvmlDeviceGetGpuInstanceProfileInfoV ||
+        !c.fn->nvmlDeviceGetGpuInstances || !c.fn->nvmlGpuInstanceGetInfo) {
+        return gp_diag_set(d, GP_ENOTSUP, "NVML library %s lacks the GPU instance functions",
+                           gp_nvml_path(h));
+    }
+    uint32_t busy = 0;
+    unsigned int pids[MAX_GI] = {0};
+    int rc = check_mig_mode(&c);
+    rc = rc < 0 ? rc : load_profiles(&c);
+    rc = rc < 0 ? rc : load_instances(&c);
+    rc = rc < 0 ? rc : busy_instances(&c, &busy, pids);
+    if (rc == 0 && c.ngi > cap) {
+        rc = gp_diag_set(d, GP_ERANGE, "GPU %d: %d GPU instances (room for %d)", gpu, c.ngi, cap);
+    }
+    for (int k = 0; rc == 0 && k < c.ngi; k++) {
+        const gi_entry *e = &c.gis[k];
+        gp_nvml_gi g = {.id = (int)e->info.id,
+                        .start = (int)e->info.placement.start,
+                        .size = (int)e->info.placement.size,
+                        .busy = (busy & (UINT32_C(1) << k)) != 0};
+        snprintf(g.profile, sizeof(g.profile), "%.31s", short_name(e->profile));
+        int at = (*n)++;
+        for (; at > 0 && out[at - 1].start > g.start; at--) { /* by start */
+            out[at] = out[at - 1];
+        }
+        out[at] = g;
+    }
+    if (rc < 0) {
+        *n = 0;
     }
     return rc;
 }

@@ -1,6 +1,8 @@
 /*
  * MIG instances on demand: the agent makes the MIG device the controller placed a job on exist,
- * and learns its UUID, which is what the job must be shown (CUDA_VISIBLE_DEVICES=MIG-…).
+ * and learns its UUID, which is what the job must be shown (CUDA_VISIBLE_DEVICES=MIG-…). It also
+ * lists the GPU instances there are, which it reports to the controller so that a MIG request
+ * goes to an idle instance of its profile before anything is destroyed (gp_nvml_mig_instances).
  *
  * The controller owns the layout of every GPU in MIG mode: for a MIG request its scheduler picks
  * a profile ("1g.10gb") and the memory slice the instance starts at (the tables and legal starts
@@ -16,6 +18,7 @@
 
 #include "agent/nvml.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /*
@@ -26,8 +29,9 @@
  *
  *   - A GPU instance of that profile at that start is reused: its MIG device's UUID comes back
  *     unchanged. If it has no compute instance, one taking the whole GPU instance is created; if
- *     it is split into smaller compute instances, they are replaced by one whole one (unless in
- *     use, as below).
+ *     it is split into smaller compute instances, they are replaced by one whole one. It is not
+ *     reused while a process runs on it (GP_ESTATE, as below): a job never shares its instance
+ *     with whatever ran there before (the agent's next round tries again).
  *   - Otherwise every GPU instance whose memory slices overlap the wanted ones is destroyed
  *     (compute instances first), a GPU instance is created at exactly that placement
  *     (nvmlDeviceCreateGpuInstanceWithPlacement) with one compute instance taking all of it, and
@@ -37,7 +41,8 @@
  *   GP_EINVAL  gpu out of range; the GPU has no MIG or is not in MIG mode; the driver offers no
  *              profile of that name on this GPU (the message lists those it offers); start is not
  *              a legal start of the profile (the message lists the legal ones).
- *   GP_ESTATE  an instance that would have to be destroyed is in use (a process runs on it, or
+ *   GP_ESTATE  the instance to reuse, or one that would have to be destroyed, is in use (a process
+ *              runs on it, or
  *              NVML answers IN_USE): the message names the GPU instance (id, profile, start) and
  *              the process when known. When the processes are known beforehand (NVML lists them
  *              to a privileged caller) nothing has been changed; if NVML only says so while
@@ -57,5 +62,21 @@
  */
 int gp_nvml_mig_ensure(gp_nvml *h, int gpu, const char *profile, int start, char *uuid, size_t cap,
                        gp_diag *d);
+
+/* A GPU instance that exists on a GPU in MIG mode. */
+typedef struct gp_nvml_gi {
+    int id;           /* its GPU instance id */
+    char profile[32]; /* "1g.10gb": the driver's profile name without "MIG " ("1g.10gb+me") */
+    int start, size;  /* its placement, in memory slices */
+    bool busy;        /* NVML lists a process on it (only a privileged caller sees them) */
+} gp_nvml_gi;
+
+/*
+ * The GPU instances of GPU gpu (in MIG mode), by start: up to cap into out[], *n how many.
+ * Errors: GP_EINVAL (gpu out of range, the GPU has no MIG or is not in MIG mode), GP_ENOTSUP (the
+ * library lacks a GPU instance function), GP_ERANGE (more than cap instances), else the mapping
+ * of an NVML failure; *n is 0 then. Changes nothing; the same thread rule as gp_nvml_mig_ensure.
+ */
+int gp_nvml_mig_instances(gp_nvml *h, int gpu, gp_nvml_gi *out, int cap, int *n, gp_diag *d);
 
 #endif

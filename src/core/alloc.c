@@ -55,23 +55,16 @@ int gp_gpu_share_for(const gp_cluster *c, int node, int gpu, const gp_request *r
         return 0;
     case GP_REQ_MIG: {
         const gp_mig_profile *p = mig_profile_for(c, u, r);
-        if (!p) {
+        mig_choice ch;
+        if (!p || !(u->mode == GP_GPU_MIG || (c->dynamic_mig && gpu_empty(u))) ||
+            !mig_choose(c, u, p, &ch)) {
             return GP_ENOSPC;
         }
-        int start;
-        if (u->mode == GP_GPU_MIG) {
-            start = gp_mig_choose_start(p, u->mig_mem_used, u->mig_compute_used);
-        } else if (c->dynamic_mig && gpu_empty(u)) {
-            start = gp_mig_choose_start(p, 0, 0);
-        } else {
-            return GP_ENOSPC;
-        }
-        if (start < 0) {
-            return GP_ENOSPC;
-        }
-        out->mig_start = (int8_t)start;
+        out->mig_start = (int8_t)ch.start;
         out->mig_memory_slices = (int8_t)p->memory_slices;
         out->mig_compute_slices = (int8_t)p->compute_slices;
+        out->mig_reused = ch.reused;
+        out->mig_destroys = ch.destroys;
         return 0;
     }
     default:
@@ -205,6 +198,13 @@ static bool node_consistent(const gp_cluster *c, int node)
         }
         if (u->mode == GP_GPU_FULL && (u->mig_instances || u->mig_mem_used)) {
             return false;
+        }
+        if (u->mode == GP_GPU_FULL || u->mig_dynamic) {
+            for (int s = 0; s < GP_MIG_MEMORY_SLICES; s++) {
+                if (u->mig_layout[s]) {
+                    return false; /* only an operator-partitioned GPU has a layout */
+                }
+            }
         }
     }
     return true;

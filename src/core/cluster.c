@@ -3,7 +3,8 @@
  *
  * Nodes and GPUs live in two growable arrays; a node's GPUs are the contiguous run
  * gpus[first_gpu .. first_gpu + ngpus). Node indexes are stable for the cluster's lifetime.
- * Allocation arithmetic lives in alloc.c; this file never changes allocation state.
+ * Allocation arithmetic lives in alloc.c; this file never changes allocation state (a GPU's MIG
+ * layout, set here, is not allocation state).
  */
 #include "core/cluster_impl.h"
 #include "core/grow.h"
@@ -267,6 +268,29 @@ int gp_cluster_set_gpu_avail(gp_cluster *c, int node, int gpu, int avail)
     gp_gpu *u = &c->gpus[c->nodes[node].first_gpu + gpu];
     if (u->avail != avail) {
         u->avail = (uint8_t)avail;
+        cluster_touch(c, node);
+    }
+    return 0;
+}
+
+int gp_cluster_set_mig_layout(gp_cluster *c, int node, int gpu, const gp_mig_instance *in, int n,
+                              gp_diag *d)
+{
+    if (node < 0 || node >= c->nnodes || gpu < 0 || gpu >= c->nodes[node].ngpus) {
+        return gp_diag_set(d, GP_EINVAL, "no GPU %d on node %d", gpu, node);
+    }
+    gp_gpu *u = &c->gpus[c->nodes[node].first_gpu + gpu];
+    if (u->mode != GP_GPU_MIG || u->mig_dynamic) {
+        return gp_diag_set(d, GP_ESTATE, "GPU %d of node %s is not partitioned by an operator", gpu,
+                           c->nodes[node].name);
+    }
+    uint8_t slots[GP_MIG_MEMORY_SLICES];
+    int rc = gp_mig_layout_encode(c->models[u->model].mig, in, n, slots, d);
+    if (rc < 0) {
+        return rc;
+    }
+    if (memcmp(u->mig_layout, slots, sizeof(slots)) != 0) {
+        memcpy(u->mig_layout, slots, sizeof(slots));
         cluster_touch(c, node);
     }
     return 0;

@@ -50,4 +50,18 @@ static inline int64_t mig_milli(int compute_used)
            GP_MIG_COMPUTE_SLICES;
 }
 
+/* Where a new MIG instance of profile p goes on GPU u (see mig_place.c and gp_gpu_share_for):
+ * its start, whether it reuses the idle instance there, the idle instances it destroys (bit s:
+ * the one starting at slice s) and its cost (gp_mig_share_cost). */
+typedef struct mig_choice {
+    int start;
+    bool reused;
+    uint8_t destroys;
+    int cost;
+} mig_choice;
+
+/* The cheapest place for p on u (in MIG mode, or empty and partitionable); false when none is
+ * free. Reads the allocations and the layout of u only. */
+bool mig_choose(const gp_cluster *c, const gp_gpu *u, const gp_mig_profile *p, mig_choice *out);
+
 #endif

@@ -1,11 +1,13 @@
 /*
  * MIG profile tables of A100-40GB, A100-80GB and H100-80GB, and the placement rule.
- * Invariant of every table: legal_starts + memory_slices never run past slice 8.
+ * Invariant of every table: legal_starts + memory_slices never run past slice 8. Also the
+ * layout of a GPU's instances in its 8-byte form (gp_mig_layout_encode).
  */
 #include "gpupool/mig.h"
 
 #include <ctype.h>
 #include <stddef.h>
+#include <stdio.h>
 #include <string.h>
 
 #define STARTS(...) (uint8_t)(__VA_ARGS__)
@@ -137,4 +139,69 @@ int gp_mig_choose_start(const gp_mig_profile *p, uint8_t mem_used, int compute_u
         }
     }
     return -1;
+}
+
+const gp_mig_profile *gp_mig_slot_profile(gp_mig_geometry g, uint8_t slot)
+{
+    int n;
+    const gp_mig_profile *p = gp_mig_profiles(g, &n);
+    int k = (slot & GP_MIG_SLOT_PROFILE) - 1;
+    return k >= 0 && k < n ? &p[k] : NULL;
+}
+
+/* "0, 4" into buf: the legal starts of p. */
+static const char *legal_starts(const gp_mig_profile *p, char *buf, size_t cap)
+{
+    size_t len = 0;
+    buf[0] = '\0';
+    for (int s = 0; s < GP_MIG_MEMORY_SLICES; s++) {
+        if ((p->legal_starts & (1u << s)) && len < cap) {
+            len += (size_t)snprintf(buf + len, cap - len, "%s%d", len ? ", " : "", s);
+        }
+    }
+    return buf;
+}
+
+int gp_mig_layout_encode(gp_mig_geometry g, const gp_mig_instance *in, int n, uint8_t *out,
+                         gp_diag *d)
+{
+    int count;
+    const gp_mig_profile *table = gp_mig_profiles(g, &count);
+    if (n < 0 || n > GP_MIG_MEMORY_SLICES) {
+        return gp_diag_set(d, GP_EINVAL, "at most %d instances", GP_MIG_MEMORY_SLICES);
+    }
+    uint8_t slots[GP_MIG_MEMORY_SLICES] = {0}, used = 0;
+    int compute = 0;
+    for (int i = 0; i < n; i++) {
+        const gp_mig_profile *p = count ? gp_mig_find(g, in[i].profile) : NULL;
+        if (!p) {
+            return gp_diag_set(d, GP_EINVAL, "[%d].profile: %s has no MIG profile \"%.15s\"", i,
+                               gp_mig_geometry_name(g), in[i].profile);
+        }
+        char legal[32];
+        if (in[i].start < 0 || in[i].start >= GP_MIG_MEMORY_SLICES ||
+            !(p->legal_starts & (1u << in[i].start))) {
+            return gp_diag_set(d, GP_EINVAL,
+                               "[%d].start: %s cannot start at memory slice %d (legal: %s)", i,
+                               p->name, in[i].start, legal_starts(p, legal, sizeof(legal)));
+        }
+        uint8_t mask = gp_mig_mask(p, in[i].start);
+        if (mask & used) {
+            return gp_diag_set(d, GP_EINVAL,
+                               "[%d]: %s at memory slice %d shares memory slices with another "
+                               "instance",
+                               i, p->name, in[i].start);
+        }
+        used |= mask;
+        compute += p->compute_slices;
+        if (compute > GP_MIG_COMPUTE_SLICES) {
+            return gp_diag_set(d, GP_EINVAL, "[%d]: the instances take more than %d compute slices",
+                               i, GP_MIG_COMPUTE_SLICES);
+        }
+        slots[in[i].start] = (uint8_t)((p - table) + 1) | (in[i].blocked ? GP_MIG_SLOT_BLOCKED : 0);
+    }
+    if (out) {
+        memcpy(out, slots, sizeof(slots));
+    }
+    return 0;
 }

@@ -3,8 +3,12 @@
  *
  * Two nodes are in one class when everything the filter and the scores read is equal: capacity,
  * free CPU and memory, schedulability, labels, workload classes (when the policy reads them),
- * and the GPUs as a multiset of (model, mode, compute and memory left, MIG state). A class's
+ * and the GPUs as a multiset of (model, mode, compute and memory left, MIG state and layout). A
+ * class's
  * score for a request never changes, so it is computed once and cached under (class, request).
+ * For a MIG request the score ranks first by what the placement does to the node's MIG
+ * instances (gp_mig_node_cost: reuse an idle one, else create one destroying none, else destroy
+ * the least), and only then by the policy's score.
  * A placement looks at each live class once: O(live classes), not O(nodes); in a pool of
  * identical empty nodes that is one class.
  *
@@ -27,7 +31,7 @@
 #include <string.h>
 
 #define HEADER_WORDS    8
-#define GPU_WORDS       4
+#define GPU_WORDS       5
 #define MAX_KEY_WORDS   (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
 #define SCORE_CACHE_MAX (8u << 20)
 
@@ -139,7 +143,9 @@ static int build_key(const gp_placer *pl, int node, uint64_t *key)
             (uint64_t)(uint32_t)u->milli_free,
             (uint64_t)u->mem_free_mib,
             (uint64_t)u->mem_mib,
+            0,
         };
+        memcpy(&t[4], u->mig_layout, sizeof(u->mig_layout));
         int k = g;
         while (k > 0 && gpu_cmp(gk + (k - 1) * GPU_WORDS, t) > 0) {
             memcpy(gk + k * GPU_WORDS, gk + (k - 1) * GPU_WORDS, sizeof(t));
@@ -426,6 +432,17 @@ void gp_placer_free(gp_placer *pl)
     free(pl);
 }
 
+/* Every policy scores within ±MIG_COST_STEP / 2 (at most 100 in magnitude), so a MIG cost step
+ * outweighs any difference of scores. */
+#define MIG_COST_STEP 1000.0
+
+/* The node's score for r: the policy's, below a MIG request's cost on the node. */
+static double node_score(const gp_placer *pl, int node, const gp_request *r)
+{
+    double s = gp_policy_score(pl->p, pl->c, node, r);
+    return r->kind == GP_REQ_MIG ? s - MIG_COST_STEP * gp_mig_node_cost(pl->c, node, r) : s;
+}
+
 static double class_score(gp_placer *pl, int id, int rid, const gp_request *r, int *computed)
 {
     uint64_t key = (uint64_t)id << 32 | (uint32_t)rid, bits;
@@ -435,7 +452,7 @@ static double class_score(gp_placer *pl, int id, int rid, const gp_request *r, i
         return s;
     }
     int rep = pl->classes[id].members[0];
-    s = gp_node_fits(pl->c, rep, r) ? gp_policy_score(pl->p, pl->c, rep, r) : -HUGE_VAL;
+    s = gp_node_fits(pl->c, rep, r) ? node_score(pl, rep, r) : -HUGE_VAL;
     (*computed)++;
     if (pl->scores.count >= SCORE_CACHE_MAX) {
         gp_u64map_clear(&pl->scores);

@@ -1,7 +1,8 @@
 /*
  * The policy registry, request validation, and the GPU choice every policy shares:
  * CPU-only requests take no GPU; whole GPUs go by topology (gp_topology_pick); MIG requests go
- * to the best legal slice; fractional requests go where the policy's choose_share says.
+ * to the GPU and slice that disturb the instances there least (gp_mig_pick_gpu); fractional
+ * requests go where the policy's choose_share says.
  */
 #include "core/cluster_impl.h"
 #include "core/policy_impl.h"
@@ -136,20 +137,26 @@ int gp_share_random(const gp_policy *p, const gp_cluster *c, int node, const gp_
 
 int gp_mig_pick_gpu(const gp_cluster *c, int node, const gp_request *r)
 {
-    int best = -1, best_used = -1, empty = -1;
+    int best = -1, best_cost = 0, best_used = 0;
+    bool best_mig = false;
     for (int g = 0; g < c->nodes[node].ngpus; g++) {
         const gp_gpu *u = cluster_gpu_const(c, node, g);
-        if (!gp_gpu_fits(c, node, g, r)) {
+        gp_gpu_share s;
+        if (gp_gpu_share_for(c, node, g, r, &s) < 0) {
             continue;
         }
-        if (u->mode == GP_GPU_MIG && u->mig_compute_used > best_used) {
+        int cost = gp_mig_share_cost(c, node, &s);
+        bool mig = u->mode == GP_GPU_MIG;
+        if (best < 0 || cost < best_cost ||
+            (cost == best_cost &&
+             (mig > best_mig || (mig == best_mig && u->mig_compute_used > best_used)))) {
             best = g;
+            best_cost = cost;
+            best_mig = mig;
             best_used = u->mig_compute_used;
-        } else if (u->mode == GP_GPU_FULL && empty < 0) {
-            empty = g;
         }
     }
-    return best >= 0 ? best : empty;
+    return best;
 }
 
 static int choose_whole(const gp_cluster *c, int node, const gp_request *r, gp_assignment *out)

@@ -56,9 +56,10 @@ int gp_share_best_fit(const gp_policy *p, const gp_cluster *c, int node, const g
 int gp_share_random(const gp_policy *p, const gp_cluster *c, int node, const gp_request *r,
                     gp_rng *rng);
 
-/* The GPU a MIG request takes on node: a GPU already partitioned with the most compute slices in
- * use that has a legal slice (packing), else the lowest-index empty GPU that may be partitioned
- * on demand; -1 when none. */
+/* The GPU a MIG request takes on node: the one whose share costs least (gp_mig_share_cost: an
+ * idle instance of its profile first, then a new instance that destroys no idle one, then the
+ * least destroyed); on ties a GPU already partitioned, with the most compute slices in use
+ * (packing), then the lowest index; -1 when none fits. */
 int gp_mig_pick_gpu(const gp_cluster *c, int node, const gp_request *r);
 
 /* Sum of compute left over the GPUs of node that are not partitioned, in milli-GPU. */

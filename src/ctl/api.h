@@ -173,6 +173,11 @@ int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
 
 /* Stores n's document (n may be a changed copy of a node; memory is not touched). */
 int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d);
+/* The GPU instances in a heartbeat's GPU readings (gpus[i].mig_instances, GPU by "index"; see
+ * ctl_mig_read): checked (GP_EINVAL naming the field), and those that changed are stored with the
+ * node and set on the model (node_mig.c). 1 when some changed (what may be placed changed), 0
+ * when none did. */
+int ctl_mig_report(gpupoold *g, ctl_node *n, json_t *gpus, gp_diag *d);
 
 /* How a job's placement ends when something else than the job failed (ctl_job_fault). */
 typedef enum ctl_fault_kind {

@@ -185,18 +185,24 @@ static bool holds_on(ctl_state *st, int64_t node_id)
 /* Whether the inventory (CPU, memory, GPUs) of doc equals the stored one of n. */
 static bool same_inventory(const ctl_node *n, json_t *doc)
 {
-    json_t *mine = ctl_node_doc(n);
+    json_t *mine = ctl_node_doc(n), *theirs = json_deep_copy(json_object_get(doc, "gpus"));
     size_t i;
     json_t *v;
     json_array_foreach(json_object_get(mine, "gpus"), i, v)
     {
         json_object_del(v, "drained"); /* kept by the controller, not inventory */
         json_object_del(v, "faults");
+        json_object_del(v, "mig_instances"); /* what the agent reports as it changes */
     }
-    bool same = json_equal(json_object_get(mine, "gpus"), json_object_get(doc, "gpus")) &&
+    json_array_foreach(theirs, i, v)
+    {
+        json_object_del(v, "mig_instances");
+    }
+    bool same = json_equal(json_object_get(mine, "gpus"), theirs) &&
                 json_equal(json_object_get(mine, "cpu_milli"), json_object_get(doc, "cpu_milli")) &&
                 json_equal(json_object_get(mine, "memory_mib"), json_object_get(doc, "memory_mib"));
     json_decref(mine);
+    json_decref(theirs);
     return same;
 }
 
@@ -296,6 +302,13 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         {
             gp_cluster_set_label(st->cluster, old->cl, k, json_string_value(v));
         }
+        json_t *gpus = json_object_get(normal, "gpus");
+        for (int i = 0; rc == 0 && i < old->ngpus; i++) {
+            char path[32];
+            snprintf(path, sizeof(path), "gpus[%d]", i);
+            rc = ctl_mig_read(json_array_get(gpus, (size_t)i), path, &old->gpus[i], d);
+        }
+        ctl_node_update_gpus(st, old); /* checked on the scratch state: cannot fail */
     }
     json_decref(normal);
     ctl_node *n = rc == 0 ? ctl_node_by_name(st, a->name) : NULL;
@@ -439,6 +452,7 @@ static void read_gpus(ctl_node *n, json_t *gpus)
             json_decref(n->gpus[index].readings);
             n->gpus[index].readings = json_deep_copy(v);
             json_object_del(n->gpus[index].readings, "index");
+            json_object_del(n->gpus[index].readings, "mig_instances"); /* node_mig.c */
         }
     }
 }
@@ -451,6 +465,11 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (!n || (a->caller_node && n->id != a->caller_node)) {
         return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
     }
+    int migs = ctl_mig_report(g, n, json_object_get(a->doc, "gpus"), d);
+    if (migs < 0) {
+        return migs;
+    }
+    op->kick |= migs > 0;
     json_t *reps = json_object_get(a->doc, "replicas");
     size_t i;
     json_t *rep;

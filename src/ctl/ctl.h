@@ -84,6 +84,15 @@ typedef struct ctl_volume {
     char description[256];
 } ctl_volume;
 
+/* A GPU instance on a GPU in MIG mode, as the node's agent last reported it (stored with the
+ * node; see node_mig.c). */
+typedef struct ctl_mig_inst {
+    char profile[32]; /* the driver's name for its profile: "1g.10gb", "1g.10gb+me" */
+    int start;        /* its first memory slice */
+    bool idle;        /* no replica holds it and no process runs on it */
+    bool held;        /* a replica the agent runs has its MIG slice there */
+} ctl_mig_inst;
+
 typedef struct ctl_gpu_info {
     char uuid[96];
     char model[GP_NAME_MAX];
@@ -105,6 +114,8 @@ typedef struct ctl_gpu_info {
     int64_t check_seq;     /* auto: the node's health check that must pass (0 = not asked yet) */
     ctl_gpu_faults faults; /* recurring faults seen lately (stored) */
     bool spare;            /* memory: held back for restarts after a fault */
+    int nmig;              /* GPU instances on it (mig), by start (stored) */
+    ctl_mig_inst migs[GP_MIG_MEMORY_SLICES];
 } ctl_gpu_info;
 
 typedef struct ctl_node {
@@ -282,8 +293,25 @@ void ctl_node_update_schedulable(ctl_state *st, ctl_node *n);
 /* After a (re)load: every node gets a grace period (Ready, heard from at now) for its agent to
  * report. */
 void ctl_nodes_grace(ctl_state *st, int64_t now);
-/* Sets each GPU's availability on the cluster model from its drain and spare flags. */
+/* Sets each GPU's availability on the cluster model from its drain and spare flags, and the MIG
+ * layout of each GPU in MIG mode from its GPU instances. */
 void ctl_node_update_gpus(ctl_state *st, ctl_node *n);
+
+/* ---- the GPU instances of GPUs in MIG mode (node_mig.c) ----
+ * Reported by the agent at registration and in heartbeats as gpus[i].mig_instances: a list of
+ * {"profile", "start", "idle", "held"}, stored with the node and shown with it. On the cluster
+ * model they are the GPU's layout (gp_cluster_set_mig_layout): an instance neither idle nor held
+ * (something outside gpupool runs there), or of a profile variant ("1g.10gb+me"), is blocked. */
+/* Reads g's "mig_instances" (g is the document of GPU out at path "gpus[i]"; out's model and mig
+ * already read) into out. Absent or null: out keeps its instances. GP_EINVAL naming the field: a
+ * malformed entry, instances on a GPU not in MIG mode, or (for a model gpupool partitions) a
+ * layout its geometry does not allow (gp_mig_layout_encode). */
+int ctl_mig_read(json_t *g, const char *path, ctl_gpu_info *out, gp_diag *d);
+/* The list of g's instances. New reference. */
+json_t *ctl_mig_doc(const ctl_gpu_info *g);
+/* Sets GPU gpu of n's layout on the cluster model (nothing for a GPU the model does not hold
+ * partitioned by an operator). */
+void ctl_mig_apply(ctl_state *st, const ctl_node *n, int gpu);
 /* Applies (take=true) or releases the assignments of a job's replicas on the cluster model. */
 int ctl_job_hold(ctl_state *st, ctl_job *j, bool take);
 /* Ends the job's hold on its placement in memory: records where it ran (ran_on, ran_epoch) and

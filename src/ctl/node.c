@@ -5,6 +5,7 @@
  *    "labels": {"zone": "a"},
  *    "gpus": [{"uuid": "GPU-…", "model": "A100-80GB", "memory_mib": 81920, "numa": 0,
  *              "nvlink": [1, 2, 3], "mig": false}, …],
+ *    (a GPU in MIG mode also has "mig_instances": its GPU instances, node_mig.c)
  *    "cordoned": false, "draining": false, "registered_ms": …}
  *
  * and, kept by the controller (a registration cannot set them): per GPU "drained" ({"reason",
@@ -25,8 +26,9 @@
 
 static int read_gpu(json_t *g, int i, ctl_gpu_info *out, gp_diag *d)
 {
-    static const char *const fields[] = {"index",  "uuid", "model",   "memory_mib", "numa",
-                                         "nvlink", "mig",  "drained", "faults",     NULL};
+    static const char *const fields[] = {"index",  "uuid",          "model", "memory_mib",
+                                         "numa",   "nvlink",        "mig",   "drained",
+                                         "faults", "mig_instances", NULL};
     char path[32];
     snprintf(path, sizeof(path), "gpus[%d]", i);
     ctl_gpu_info info;
@@ -57,6 +59,9 @@ static int read_gpu(json_t *g, int i, ctl_gpu_info *out, gp_diag *d)
     }
     if (rc == 0) {
         rc = doc_bool(g, path, "mig", &info.mig, d);
+    }
+    if (rc == 0) {
+        rc = ctl_mig_read(g, path, &info, d);
     }
     json_t *links = json_object_get(g, "nvlink");
     if (rc == 0 && links && !json_is_null(links)) {
@@ -276,6 +281,9 @@ json_t *ctl_node_doc(const ctl_node *n)
                                           g->drain_auto, "retired", g->retired, "check_seq",
                                           (json_int_t)g->check_seq));
         }
+        if (g->mig) {
+            json_object_set_new(gd, "mig_instances", ctl_mig_doc(g));
+        }
         json_t *faults = ctl_gpu_faults_doc(&g->faults);
         if (faults) {
             json_object_set_new(gd, "faults", faults);
@@ -320,6 +328,7 @@ void ctl_node_update_gpus(ctl_state *st, ctl_node *n)
                                  g->drained ? GP_GPU_OUT
                                  : g->spare ? GP_GPU_SPARE
                                             : GP_GPU_IN_SERVICE);
+        ctl_mig_apply(st, n, i);
     }
 }
 

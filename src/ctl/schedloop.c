@@ -246,8 +246,10 @@ static int build(gpupoold *g, cycle_in *c, int64_t now)
     return 0;
 }
 
-/* "node-1 GPUs 0,1; node-2 GPUs 0,1" */
-static void describe_placement(cycle_in *c, const gp_sched_placement *p, char *buf, size_t cap)
+/* "node-1 GPU 0,1; node-2 GPU 0,1"; a MIG slice says what it does to the GPU's instances: "node-1
+ * GPU 1 (MIG 1g.10gb: reused instance GPU 1 slice 6)". Before the next layout a node reports. */
+static void describe_placement(const gp_cluster *cl, cycle_in *c, const gp_sched_placement *p,
+                               char *buf, size_t cap)
 {
     size_t n = 0;
     buf[0] = 0;
@@ -256,6 +258,13 @@ static void describe_placement(cycle_in *c, const gp_sched_placement *p, char *b
         n += (size_t)snprintf(buf + n, cap - n, "%s%s", r ? "; " : "", c->b->bycl[a->node]->name);
         for (int s = 0; s < a->nshares && n + 16 < cap; s++) {
             n += (size_t)snprintf(buf + n, cap - n, "%s%d", s ? "," : " GPU ", a->shares[s].gpu);
+        }
+        for (int s = 0; s < a->nshares && n + 16 < cap; s++) {
+            char mig[320]; /* at most 7 instances destroyed: about 210 bytes */
+            gp_mig_share_describe(cl, a->node, &a->shares[s], mig, sizeof(mig));
+            if (mig[0]) {
+                n += (size_t)snprintf(buf + n, cap - n, " (%s)", mig);
+            }
         }
     }
 }
@@ -288,8 +297,8 @@ static int write_placed(gpupoold *g, cycle_in *c, const gp_sched_placement *p,
         rc = ctl_job_store(g, &shadow, CTL_SCHEDULED, d);
     }
     if (rc == 0) {
-        char where[400];
-        describe_placement(c, p, where, sizeof(where));
+        char where[512];
+        describe_placement(g->st.cluster, c, p, where, sizeof(where));
         rc = ctl_job_event_at(g, p->job_id, now, "Scheduled", where, d);
     }
     if (rc == 0) {

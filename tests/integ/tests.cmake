@@ -209,3 +209,18 @@ add_test(NAME integ_ctl_jobs_cli
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/ctl_jobs_cli.sh $<TARGET_FILE:gpupool>
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_jobs_cli PROPERTIES LABELS integ TIMEOUT 120)
+
+# The GPU instances of MIG GPUs in registrations and heartbeats (bad lists refused, stored across
+# a restart) guide MIG placement; the agents are played by the test.
+add_test(NAME integ_ctl_mig
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_mig.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_mig PROPERTIES LABELS integ TIMEOUT 120)
+
+# MIG placement against the instances that exist, on a gpupool up pool over the mock NVML: idle
+# instances reused (their UUIDs unchanged), a new one only where it destroys the least, never
+# over an instance in use outside gpupool; the Scheduled event says which.
+add_test(NAME integ_e2e_mig
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_mig.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_mig PROPERTIES LABELS integ TIMEOUT 180)

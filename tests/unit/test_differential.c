@@ -1,8 +1,12 @@
 /*
  * Differential test of assignment and release: random operations run on the real cluster and
  * on a naive model written independently (per-slice ownership, no caching, no cleverness); the
- * two must accept and refuse the same operations and end in the same state. Seeds 1..N run by
- * default; GP_TEST_SEED=S runs one seed. Every seed is printed so a failure can be replayed.
+ * two must accept and refuse the same operations and end in the same state. Some GPUs are
+ * partitioned by an operator and get random MIG layouts (what an agent reports) between the
+ * operations: the naive model knows nothing of layouts, since assignment and release must not
+ * depend on them; and a MIG share chosen against a layout (gp_gpu_share_for) must always be
+ * accepted. Seeds 1..N run by default; GP_TEST_SEED=S runs one seed. Every seed is printed so a
+ * failure can be replayed.
  */
 #include "gpupool/model.h"
 #include "gpupool/mig.h"
@@ -191,10 +195,59 @@ static gp_assignment random_assignment(gp_rng *rng)
             s->mig_start = (int8_t)gp_rng_below(rng, 8);
             s->mig_memory_slices = (int8_t)pick->memory_slices;
             s->mig_compute_slices = (int8_t)pick->compute_slices;
+            s->mig_reused = (uint8_t)gp_rng_below(rng, 2); /* informational: ignored */
+            s->mig_destroys = (uint8_t)gp_rng_below(rng, 256);
         } else {
             s->milli = (int32_t)gp_rng_below(rng, 1002);
             s->mem_mib = gp_rng_below(rng, 2) ? (int64_t)gp_rng_below(rng, 40000) : 0;
         }
+    }
+    return a;
+}
+
+/* GPU g of node n is partitioned by an operator (stays in MIG mode, takes layouts). */
+static int operator_gpu(int n, int g)
+{
+    return g == GPUS - 1 && n % 2 == 0;
+}
+
+/* A random valid layout: instances added at random while they fit; some blocked. */
+static void random_layout(gp_cluster *c, gp_rng *rng, uint64_t seed, int op)
+{
+    int n = 0, node = 2 * (int)gp_rng_below(rng, NODES / 2), count;
+    const gp_mig_profile *p = gp_mig_profiles(GP_MIG_A100_80GB, &count);
+    gp_mig_instance in[GP_MIG_MEMORY_SLICES];
+    for (int tries = 0; tries < 12 && n < GP_MIG_MEMORY_SLICES; tries++) {
+        const gp_mig_profile *pick = &p[gp_rng_below(rng, (uint64_t)count)];
+        memset(&in[n], 0, sizeof(in[n]));
+        snprintf(in[n].profile, sizeof(in[n].profile), "%s", pick->name);
+        in[n].start = (int)gp_rng_below(rng, 8);
+        in[n].blocked = gp_rng_below(rng, 4) == 0;
+        if (gp_mig_layout_encode(GP_MIG_A100_80GB, in, n + 1, NULL, NULL) == 0) {
+            n++;
+        }
+    }
+    gp_diag d;
+    if (gp_cluster_set_mig_layout(c, node, GPUS - 1, in, n, &d) != 0) {
+        fail_msg("seed %llu op %d: layout refused: %s", (unsigned long long)seed, op, d.msg);
+    }
+}
+
+/* A MIG assignment chosen against the layouts, or a random one when none fits. */
+static gp_assignment chosen_mig(const gp_cluster *c, gp_rng *rng)
+{
+    int count;
+    const gp_mig_profile *p = gp_mig_profiles(GP_MIG_A100_80GB, &count);
+    gp_request r;
+    memset(&r, 0, sizeof(r));
+    r.kind = GP_REQ_MIG;
+    snprintf(r.mig_profile, sizeof(r.mig_profile), "%s",
+             p[gp_rng_below(rng, (uint64_t)count)].name);
+    gp_assignment a;
+    memset(&a, 0, sizeof(a));
+    a.node = 2 * (int)gp_rng_below(rng, NODES / 2);
+    if (gp_gpu_share_for(c, a.node, GPUS - 1, &r, &a.shares[0]) == 0) {
+        a.nshares = 1;
     }
     return a;
 }
@@ -215,6 +268,10 @@ static void run_seed(uint64_t seed)
         for (int g = 0; g < GPUS; g++) {
             m.gpu[n][g].milli_free = 1000;
             m.gpu[n][g].mem_free = GMEM;
+            if (operator_gpu(n, g)) {
+                assert_int_equal(gp_cluster_enable_mig(c, n, g), 0);
+                m.gpu[n][g].mig = 1;
+            }
         }
     }
     gp_cluster_set_dynamic_mig(c, true);
@@ -223,6 +280,9 @@ static void run_seed(uint64_t seed)
     gp_rng rng;
     gp_rng_seed(&rng, seed);
     for (int op = 0; op < OPS; op++) {
+        if (gp_rng_below(&rng, 25) == 0) {
+            random_layout(c, &rng, seed, op);
+        }
         if (nlive > 0 && (gp_rng_below(&rng, 3) == 0 || nlive == LIVE_MAX)) {
             int k = (int)gp_rng_below(&rng, (uint64_t)nlive);
             if (gp_cluster_release(c, &live[k]) != 0) {
@@ -232,10 +292,15 @@ static void run_seed(uint64_t seed)
             naive_release(&m, &live[k]);
             live[k] = live[--nlive];
         } else {
-            gp_assignment a = random_assignment(&rng);
+            bool chosen = gp_rng_below(&rng, 6) == 0;
+            gp_assignment a = chosen ? chosen_mig(c, &rng) : random_assignment(&rng);
             naive copy = m;
             int want = naive_assign(&copy, &a);
             int got = gp_cluster_assign(c, &a);
+            if (chosen && a.nshares && got != 0) {
+                fail_msg("seed %llu op %d: a MIG share chosen against the layout refused (%s)",
+                         (unsigned long long)seed, op, gp_strerror_name(got));
+            }
             if ((want == 0) != (got == 0)) {
                 fail_msg("seed %llu op %d: assign returned %s, the naive model %s",
                          (unsigned long long)seed, op, gp_strerror_name(got),
@@ -264,7 +329,8 @@ static void run_seed(uint64_t seed)
         assert_int_equal(gp_cluster_node(c, n)->cpu_free, CPU);
         assert_int_equal(gp_cluster_node(c, n)->tag_mask, 0);
         for (int g = 0; g < GPUS; g++) {
-            assert_int_equal(gp_cluster_gpu(c, n, g)->mode, GP_GPU_FULL);
+            assert_int_equal(gp_cluster_gpu(c, n, g)->mode,
+                             operator_gpu(n, g) ? GP_GPU_MIG : GP_GPU_FULL);
         }
     }
     gp_cluster_free(c);

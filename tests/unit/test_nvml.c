@@ -1208,15 +1208,55 @@ static void test_mig_busy(void **state)
                  "GPU 1: GPU instance 3 (1g.10gb at memory slice 2) is in use by process 777");
     discover(h, &after);
     same_migs(&before, &after);
-    /* Reusing it is fine: nothing is destroyed. */
+    /* Nor is it handed to a job while the process runs there. */
+    ensure_fails(h, 1, "1g.10gb", 2, GP_ESTATE,
+                 "GPU 1: GPU instance 3 (1g.10gb at memory slice 2) is in use by process 777; it "
+                 "is not handed on until that ends");
+    /* Once the process has ended, the instance is reused as it is, or replaced. */
+    write_file(ctl, "mig-idle 1 2\n", "a");
     char uuid[96];
     ensure_ok(h, 1, "1g.10gb", 2, uuid);
     assert_string_equal(uuid, before.gpus[1].mig[2].uuid);
-    /* Once the process has ended, the instance is replaced. */
-    write_file(ctl, "mig-idle 1 2\n", "a");
     ensure_ok(h, 1, "3g.40gb", 0, uuid);
     discover(h, &after);
     assert_int_equal(after.gpus[1].nmig, 4);
+    close_mock(h);
+}
+
+/* The GPU instances there are, by start, with the busy ones marked: what the agent reports. */
+static void test_mig_instances(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-mig-list");
+    write_file(ctl, "mig-busy 1 2 777\n", "w");
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), ctl);
+    gp_nvml_gi gi[8];
+    int n = -1;
+    gp_diag d;
+    assert_int_equal(gp_nvml_mig_instances(h, 0, gi, 8, &n, &d), 0);
+    assert_int_equal(n, 4);
+    static const char *const profiles[] = {"2g.20gb", "1g.10gb", "1g.10gb", "3g.40gb"};
+    static const int starts[] = {0, 2, 3, 4}, sizes[] = {2, 1, 1, 4};
+    for (int k = 0; k < 4; k++) {
+        assert_string_equal(gi[k].profile, profiles[k]);
+        assert_int_equal(gi[k].start, starts[k]);
+        assert_int_equal(gi[k].size, sizes[k]);
+        assert_false(gi[k].busy);
+    }
+    assert_int_equal(gp_nvml_mig_instances(h, 1, gi, 8, &n, &d), 0);
+    assert_int_equal(n, 7);
+    for (int k = 0; k < 7; k++) {
+        assert_int_equal(gi[k].start, k);
+        assert_int_equal(gi[k].busy, k == 2);
+    }
+    assert_int_equal(gp_nvml_mig_instances(h, 2, gi, 8, &n, &d), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(gp_nvml_mig_instances(h, 1, gi, 6, &n, &d), GP_ERANGE);
+    assert_int_equal(n, 0);
+    assert_int_equal(gp_nvml_mig_instances(h, 3, gi, 8, &n, &d), GP_EINVAL);
+    assert_non_null(strstr(d.msg, "not in MIG mode"));
+    assert_int_equal(gp_nvml_mig_instances(h, 4, gi, 8, &n, &d), GP_EINVAL);
     close_mock(h);
 }
 
@@ -1368,19 +1408,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    static const char *const files[] = {"bad.yaml",
-                                        "ring.yaml",
-                                        "control-xid",
-                                        "control-fall",
-                                        "control-spike",
-                                        "ring-control",
-                                        "control-mig",
-                                        "control-mig-abi",
-                                        "control-procs",
-                                        "mock-stderr",
-                                        "control-health",
-                                        "control-health-bad",
-                                        NULL};
+    static const char *const files[] = {"bad.yaml",           "ring.yaml",
+                                        "control-xid",        "control-fall",
+                                        "control-spike",      "ring-control",
+                                        "control-mig",        "control-mig-list",
+                                        "control-mig-abi",    "control-procs",
+                                        "mock-stderr",        "control-health",
+                                        "control-health-bad", NULL};
     char path[256];
     for (int i = 0; files[i]; i++) {
         tmp_path(path, sizeof(path), files[i]);
@@ -1415,6 +1449,7 @@ int main(void)
         cmocka_unit_test_teardown(test_mig_reuse_partial, close_all),
         cmocka_unit_test_teardown(test_mig_replace, close_all),
         cmocka_unit_test_teardown(test_mig_busy, close_all),
+        cmocka_unit_test_teardown(test_mig_instances, close_all),
         cmocka_unit_test_teardown(test_mig_refusals, close_all),
         cmocka_unit_test_teardown(test_mig_abi, close_all),
     };
