@@ -13,7 +13,8 @@
  *     cores_percent: 50         #   a compute cap (1..100; see gp_jobspec_enforcement);
  *     compute_policy: strict    #   shared | strict (a fraction; default: jobs.compute_policy); or
  *     mig_profile: 1g.10gb      #   one MIG instance
- *     gpu_models: [A100-80GB]   # allowed models (default any)
+ *     gpu_models: [A100-80GB]   # allowed models (default any): NVML's names or short names
+ *                               #   (gpupool/modelname.h)
  *     cpu_milli: 8000
  *     memory_mib: 32768
  *   topology: any               # any | prefer-nvlink | require-nvlink
@@ -35,6 +36,9 @@
  *                               #   its GPUs freed; percent, default 5; needs idle_timeout
  *   restart_policy: on-failure  # never | on-failure | always
  *   max_restarts: 3             # 0..1000; default 3 with a restart policy, else 0
+ *   allow_unschedulable: false  # true: a job no registered node or no limit could ever admit
+ *                               #   is accepted and waits ("unschedulable: ..."); false: it is
+ *                               #   refused at submission (the controller's check)
  *
  * Unknown fields and bad values are refused with the field's path named:
  * `replicas: must be between 1 and 4096`, `resources.gpu_mili: unknown field`. Syntax errors
@@ -125,6 +129,7 @@ typedef struct gp_jobspec {
     int max_restarts;
     int nvolumes;
     gp_volume_ref volumes[GP_JOB_MAX_VOLUMES];
+    bool allow_unschedulable; /* may wait for capacity or limits that are not there yet */
 } gp_jobspec;
 
 /* Parses and validates a JSON job spec of len bytes. 0, or GP_EPARSE (syntax: line and column
@@ -135,8 +140,9 @@ int gp_jobspec_parse_json(const char *text, size_t len, gp_jobspec *out, gp_diag
 int gp_jobspec_parse_yaml(const char *text, size_t len, gp_jobspec *out, gp_diag *d);
 void gp_jobspec_fini(gp_jobspec *s);
 
-/* The placement request of one replica (allowed models resolved against c; a model c lacks
- * makes the request unplaceable). */
+/* The placement request of one replica: allowed models resolved against c's model table by
+ * gp_cluster_models_named ("A100-80GB" allows "NVIDIA A100-SXM4-80GB"); when none of the names
+ * matches a model of c the request is unplaceable. */
 void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *out);
 
 /*

@@ -75,6 +75,9 @@ typedef struct gp_meter_interval {
      * that much): a part of the interval gets its share in proportion to its length, rounded
      * down. */
     int64_t used_milli_ms;
+    /* Memory of one GPU of model, MiB (0: unknown): lets a price named by its size ("H100-80GB")
+     * find a model whose name gives none ("NVIDIA H100 PCIe"). */
+    int64_t model_mem_mib;
 } gp_meter_interval;
 
 #define GP_METER_NAME_MAX   64
@@ -87,7 +90,10 @@ typedef struct gp_meter_mig_price {
 } gp_meter_mig_price;
 
 /* One price of one GPU model, in force from from_ms until the next entry of the same model. All
- * money is in micro-units of the currency (1e-6). */
+ * money is in micro-units of the currency (1e-6). model is a name as gpupool/modelname.h
+ * resolves it: an interval's GPUs pay the prices of the most specific name that names their
+ * model ("NVIDIA A100-SXM4-80GB" before "A100-80GB" before "A100"; of equally specific names,
+ * the one that sorts first). */
 typedef struct gp_meter_price {
     char model[GP_METER_NAME_MAX];
     int64_t from_ms;

@@ -30,6 +30,11 @@
  * victims (fewest GPUs, then least progress lost: the most recently started first), and evict
  * only when the job is then placed in the same cycle: never without making room.
  *
+ * Jobs that can never run. A job that could not run even on an empty pool as it is built (every
+ * node in pool_nodes, whatever its state), or that needs more than a limit allows with nothing
+ * else running, waits with the reason "unschedulable: ..." (gp_feasible_pool,
+ * gp_feasible_limits) instead of a reason about the capacity in use.
+ *
  * Gangs: a job's replicas are placed all together or not at all.
  *
  * Maintenance windows (gp_cluster_set_window): a node draining at a deadline takes only jobs
@@ -152,6 +157,13 @@ typedef struct gp_sched_job {
     gp_topology_pref topology;
     gp_gpu_policy gpu_policy; /* GP_GPU_DEFAULT = the cluster's */
     int64_t max_runtime_ms;   /* 0 = none */
+    /* A pending job that can never run (gpupool/feasible.h) waits with the reason
+     * "unschedulable: WHY", and " (allowed to wait)" after it when it asked to wait for
+     * capacity that is not there yet. */
+    bool allow_unschedulable;
+    const char (*model_names)[GP_NAME_MAX]; /* the models as the job names them, for that
+                                               reason; borrowed; NULL when none */
+    int nmodel_names;
     /* jobs in `running` only: */
     int64_t start_ms;
     const gp_assignment *assignments; /* replicas entries, applied to the cluster */
@@ -185,6 +197,10 @@ typedef struct gp_sched_input {
     /* per cluster node: its maintenance deadline (ms since the epoch), for reasons only; NULL, or
      * 0 for a node: now_ms + its window */
     const int64_t *drain_at_ms;
+    /* The nodes a job that can never run is judged against (the registered ones); NULL = every
+     * node of the cluster. */
+    const int *pool_nodes;
+    int npool_nodes;
     int64_t now_ms;
     uint64_t seed;
 } gp_sched_input;

@@ -27,7 +27,7 @@ static const gp_cli_opt submit_opts[] = {
     {"name", 0, "NAME",
      "job name ([a-z0-9-]; default: the command's name and a random suffix, e.g. python3-x7k2q)"},
     {"gpus", 0, "N", "whole GPUs per replica"},
-    {"gpu-model", 0, "MODEL", "allowed GPU model (repeatable; default any)"},
+    {"gpu-model", 0, "MODEL", "allowed GPU model, e.g. A100-80GB, H100, T4 (repeatable)"},
     {"gpu-milli", 0, "M", "a fraction of one GPU's compute, in thousandths (1..1000)"},
     {"gpu-memory", 0, "SIZE", "GPU memory of a fraction: 10Gi, 512Mi, 1024 (MiB)"},
     {"cores", 0, "PCT", "compute cap of a fraction, percent of the GPU (1..100)"},
@@ -50,6 +50,8 @@ static const gp_cli_opt submit_opts[] = {
     {"env", 0, "K=V", "environment variable (repeatable)"},
     {"workdir", 0, "DIR", "working directory (absolute)"},
     {"volume", 0, "NAME[:ro|:rw]", "mount a registered volume at /data/NAME (repeatable)"},
+    {"allow-unschedulable", 0, NULL,
+     "accept the job even if no node or limit could run it yet; it waits (else refused)"},
     {"idempotency-key", 0, "KEY", "a retry with the same key returns the same job"},
     {NULL, 0, NULL, NULL},
 };
@@ -251,14 +253,21 @@ static int s_volume(json_t *s, json_t *r, const char *v)
     return append(s, "volumes", v);
 }
 
+static int s_allow_unschedulable(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    (void)v;
+    return json_object_set_new(s, "allow_unschedulable", json_true());
+}
+
 /* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */
 static setter *const setters[] = {
     NULL,           s_name,        s_gpus,           s_model,   s_milli,
     s_gpu_mem,      s_cores,       s_compute_policy, s_mig,     s_replicas,
     s_queue,        s_priority,    s_tenant,         s_cpu,     s_cpu_milli,
     s_memory,       s_preemptible, s_topology,       s_runtime, s_restart,
-    s_max_restarts, s_env,         s_workdir,        s_volume,  NULL,
-    NULL,
+    s_max_restarts, s_env,         s_workdir,        s_volume,  s_allow_unschedulable,
+    NULL,           NULL,
 };
 
 _Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / sizeof(submit_opts[0]),

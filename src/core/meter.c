@@ -9,6 +9,7 @@
  * distributed from it.
  */
 #include "gpupool/meter.h"
+#include "gpupool/modelname.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -342,9 +343,19 @@ int gp_meter_cost_hourly(const gp_meter_cost_model *m, int64_t *hourly_micro)
 /* ---- prices ---- */
 
 /* The price entries sorted by (model, from). */
+#define PRICE_MEMO 64
+
+typedef struct price_memo {
+    const char *model; /* an interval's, borrowed */
+    int64_t mem_mib;
+    int lo, hi; /* the entries it pays */
+} price_memo;
+
 typedef struct price_index {
     const gp_meter_price **e;
     int n;
+    price_memo memo[PRICE_MEMO]; /* models resolved so far */
+    int nmemo;
 } price_index;
 
 static int by_model_from(const void *a, const void *b)
@@ -358,19 +369,43 @@ static int by_model_from(const void *a, const void *b)
     return x->from_ms < y->from_ms ? -1 : x->from_ms > y->from_ms;
 }
 
-/* The first entry of model (n when none). */
-static int first_of(const price_index *px, const char *model)
+/* The entries [lo, hi) of the most specific name naming model (lo == hi: none). */
+static void resolve_model(const price_index *px, const char *model, int64_t mem_mib, int *lo,
+                          int *hi)
 {
-    int lo = 0, hi = px->n;
-    while (lo < hi) {
-        int mid = lo + (hi - lo) / 2;
-        if (strcmp(px->e[mid]->model, model) < 0) {
-            lo = mid + 1;
-        } else {
-            hi = mid;
+    int best = 0;
+    *lo = *hi = 0;
+    for (int i = 0; i < px->n;) {
+        int end = i + 1;
+        while (end < px->n && strcmp(px->e[end]->model, px->e[i]->model) == 0) {
+            end++;
+        }
+        int rank = gp_model_name_match(px->e[i]->model, model, mem_mib);
+        if (rank > best) {
+            best = rank;
+            *lo = i;
+            *hi = end;
+        }
+        i = end;
+    }
+}
+
+/* resolve_model, remembered for the models seen (most reports have a few). */
+static void model_range(price_index *px, const gp_meter_interval *iv, int *lo, int *hi)
+{
+    const char *model = iv->model ? iv->model : "";
+    for (int k = 0; k < px->nmemo; k++) {
+        const price_memo *m = &px->memo[k];
+        if (m->mem_mib == iv->model_mem_mib && strcmp(m->model, model) == 0) {
+            *lo = m->lo;
+            *hi = m->hi;
+            return;
         }
     }
-    return lo;
+    resolve_model(px, model, iv->model_mem_mib, lo, hi);
+    if (px->nmemo < PRICE_MEMO) {
+        px->memo[px->nmemo++] = (price_memo){model, iv->model_mem_mib, *lo, *hi};
+    }
 }
 
 /* Of model's entries [lo, hi): the one in force at t (NULL: none yet) and when the next one
@@ -495,8 +530,8 @@ static int check_interval(const gp_meter_interval *iv, int i, gp_diag *d)
 }
 
 /* Cuts iv's part in [from, to) at periods and price changes into ps. */
-static int split(const gp_meter_interval *iv, int idx, const price_index *px,
-                 const gp_meter_prices *pr, const gp_meter_query *q, parts *ps, gp_diag *d)
+static int split(const gp_meter_interval *iv, int idx, price_index *px, const gp_meter_prices *pr,
+                 const gp_meter_query *q, parts *ps, gp_diag *d)
 {
     int rc = check_interval(iv, idx, d);
     int64_t a = iv->start_ms > q->from_ms ? iv->start_ms : q->from_ms;
@@ -510,9 +545,9 @@ static int split(const gp_meter_interval *iv, int idx, const price_index *px,
         return gp_diag_set(d, GP_ERANGE, "usage interval %d: too large", idx);
     }
     int64_t used_total = iv->used_milli_ms < alloc_total ? iv->used_milli_ms : alloc_total;
-    int lo = px ? first_of(px, iv->model ? iv->model : "") : 0, hi = lo;
-    while (px && hi < px->n && strcmp(px->e[hi]->model, iv->model ? iv->model : "") == 0) {
-        hi++;
+    int lo = 0, hi = 0;
+    if (px) {
+        model_range(px, iv, &lo, &hi);
     }
     for (int64_t t = a; t < b;) {
         int64_t pstart =
@@ -632,7 +667,7 @@ int gp_meter_report_build(const gp_meter_interval *iv, int n, const gp_meter_pri
                    prices->cpu_core_hour_micro < 0 || prices->memory_gib_hour_micro < 0)) {
         return gp_diag_set(d, GP_EINVAL, "prices: negative, or a discount above 1");
     }
-    price_index px = {NULL, 0};
+    price_index px = {.e = NULL, .n = 0, .nmemo = 0};
     int rc = 0;
     if (prices && prices->nentries > 0) {
         px.e = malloc(sizeof(*px.e) * (size_t)prices->nentries);

@@ -488,6 +488,13 @@ static int blocked(cycle *cy, job_ctx *jc, char *reason)
     if (rc < 0) {
         return rc;
     }
+    if (!fits || jc->job->replicas > 1) {
+        bool never = false;
+        rc = never_pool(cy, jc, reason, &never);
+        if (rc < 0 || never) {
+            return rc < 0 ? rc : add_wait(cy, jc->job->id, reason);
+        }
+    }
     if (!fits) {
         char base[SCHED_REASON];
         memcpy(base, reason, sizeof(base));
@@ -536,6 +543,7 @@ static int decide(cycle *cy, order *o, int idx)
     }
     job_setup(cy, j, idx, &jc);
     if (!limits_check(cy, &jc, reason)) {
+        never_limits(cy, &jc, reason);
         return add_wait(cy, j->id, reason);
     }
     jc.req.allowed_models = jc.limit_models;

@@ -11,7 +11,8 @@
  * (a Pareto frontier, small in practice), so 100,000 pending jobs of many shapes cost a few
  * placement attempts, not 100,000.
  *
- * Mode FAIL_RESERVED records a yes/no answer rather than a failure, so it matches exactly only.
+ * Modes FAIL_RESERVED and FAIL_POOL record an answer rather than a failure, so they match exactly
+ * only.
  */
 #include "core/grow.h"
 #include "core/sched_impl.h"
@@ -30,9 +31,22 @@ typedef struct class_key {
     int32_t queue;    /* reclaim only */
     int32_t spare_ok; /* hot spares */
     int64_t runtime;  /* maintenance windows */
+    uint64_t names;   /* FAIL_POOL: the model names the job gives (its reason names them) */
 } class_key;
 
 _Static_assert(sizeof(class_key) <= FAIL_KEY, "class key too large");
+
+static uint64_t names_hash(const gp_sched_job *j)
+{
+    uint64_t h = 0x84222325cbf29ce4ull;
+    for (int i = 0; j->model_names && i < j->nmodel_names; i++) {
+        for (const char *p = j->model_names[i]; *p; p++) {
+            h = (h ^ (unsigned char)*p) * 0x100000001b3ull;
+        }
+        h = (h ^ 0xff) * 0x100000001b3ull; /* between names */
+    }
+    return h;
+}
 
 static void make_key(const job_ctx *jc, int mode, char *key, int64_t *dims)
 {
@@ -41,7 +55,11 @@ static void make_key(const job_ctx *jc, int mode, char *key, int64_t *dims)
     memset(&k, 0, sizeof(k));
     k.kind = r->kind;
     k.mode = mode;
-    k.allowed_models = r->allowed_models;
+    /* The pool is judged on the job's own models, not those its limits narrowed them to. */
+    k.allowed_models = mode == FAIL_POOL ? jc->job->req.allowed_models : r->allowed_models;
+    if (mode == FAIL_POOL) {
+        k.names = names_hash(jc->job);
+    }
     if (r->kind == GP_REQ_MIG) {
         memcpy(k.mig_profile, r->mig_profile, sizeof(k.mig_profile) - 1);
     }
@@ -104,7 +122,7 @@ const char *fail_lookup(cycle *cy, const job_ctx *jc, int mode, bool *exact, int
             continue;
         }
         int c = dims_cmp(dims, e->dims);
-        if (c == 0 || (c == 1 && mode != FAIL_RESERVED)) {
+        if (c == 0 || (c == 1 && mode != FAIL_RESERVED && mode != FAIL_POOL)) {
             if (exact) {
                 *exact = c == 0;
             }

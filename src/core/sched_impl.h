@@ -9,6 +9,7 @@
  *   sched_preempt.c  victims for reclaim and priority preemption
  *   sched_backfill.c the EASY reservation
  *   sched_maint.c    maintenance windows in reasons
+ *   sched_never.c    the reasons of jobs that can never run
  *   policy_sched.c   the node-policy x GPU-policy compositions the placers run
  *
  * One gp_sched_cycle call owns one `cycle`; every change it makes to the cluster is recorded in
@@ -233,6 +234,7 @@ void describe_request(const cycle *cy, const job_ctx *jc, char *buf, size_t size
 #define FAIL_SOFT     3 /* no node meets the preferred constraints */
 #define FAIL_HARD     4 /* no node meets the required constraints */
 #define FAIL_NEVER    5 /* no node could hold it even when empty */
+#define FAIL_POOL     6 /* why the pool as built could never hold it ("" = it could) */
 
 /* ---- sched_fail.c ---- */
 
@@ -245,6 +247,15 @@ int fail_record(cycle *cy, const job_ctx *jc, int mode, const char *reason, int 
 /* Places every replica of jc (cy->at.rep, applied). 0; GP_ENOSPC with *fitted replicas having
  * fit (nothing stays applied); or an error. */
 int gang_attempt(cycle *cy, job_ctx *jc, int *fitted);
+
+/* ---- sched_never.c ---- */
+
+/* Whether jc could never run on the pool as built (*never), and then its reason. 0 or
+ * GP_ENOMEM. */
+int never_pool(cycle *cy, const job_ctx *jc, char *reason, bool *never);
+/* Replaces reason (a limit refused jc) with the unschedulable one when no limit could ever
+ * admit jc. */
+void never_limits(const cycle *cy, const job_ctx *jc, char *reason);
 
 /* ---- sched_preempt.c ---- */
 

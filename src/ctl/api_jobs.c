@@ -3,12 +3,14 @@
  * cancel, requeue and the event history.
  *
  * A submit is checked twice: its spec outside the committer (syntax, fields, values), then
- * against the state inside it (tenant, queue, priority class, quota, pending limit), where the
- * insert and the check cannot be separated by another submit.
+ * against the state inside it (tenant, queue, priority class, volumes, whether the registered
+ * nodes and the limits could ever run it, pending limit), where the insert and the check cannot
+ * be separated by another submit.
  */
 #include "ctl/api.h"
-#include "gpupool/meter.h"
 #include "ctl/doc.h"
+#include "gpupool/feasible.h"
+#include "gpupool/meter.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -88,15 +90,38 @@ typedef struct submit_arg {
     char key[128];
 } submit_arg;
 
-/* What the job needs in all: GPU compute and memory (whole GPUs count their model's memory
- * when the request names one model; else memory is not checked here). */
-static void job_total(const gp_jobspec *s, int64_t *milli, int64_t *mem)
+/* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
+ * state, and under its tenant's quotas and its queue's limits. One that could not is refused
+ * naming the field, unless it allows waiting (allow_unschedulable). */
+static int check_feasible(ctl_state *st, const ctl_tenant *t, const ctl_queue *q,
+                          const gp_jobspec *s, gp_diag *d)
 {
-    int64_t per = s->kind == GP_REQ_WHOLE      ? 1000 * (int64_t)s->gpus
-                  : s->kind == GP_REQ_FRACTION ? s->gpu_milli
-                                               : 0;
-    *milli = per * s->replicas;
-    *mem = s->kind == GP_REQ_FRACTION ? s->gpu_memory_mib * s->replicas : 0;
+    gp_request req;
+    gp_jobspec_request(s, st->cluster, &req);
+    gp_feasible_job job = {.req = &req,
+                           .replicas = s->replicas,
+                           .topology = s->topology,
+                           .preemptible = s->preemptible,
+                           .models = s->gpu_models,
+                           .nmodels = s->ngpu_models};
+    gp_sched_tenant lim;
+    ctl_tenant_limits(st, t, &lim);
+    int *nodes = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
+    if (!nodes) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int n = ctl_pool_nodes(st, nodes);
+    /* The limits first, as the scheduler judges them first. */
+    int rc = gp_feasible_limits(st->cluster, &job, &lim, &q->q, d);
+    if (rc == 0) {
+        rc = gp_feasible_pool(st->cluster, nodes, n, &job, d);
+    }
+    free(nodes);
+    if (rc == GP_EINVAL && s->allow_unschedulable) {
+        gp_diag_clear(d); /* accepted: it waits, saying why (the scheduler's reason) */
+        return 0;
+    }
+    return rc;
 }
 
 static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, ctl_tenant **t,
@@ -106,7 +131,8 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
     if (!*t) {
         return gp_diag_set(d, GP_ENOENT, "tenant %s: not found", a->spec.tenant);
     }
-    if (!ctl_queue_by_name(st, a->spec.queue)) {
+    const ctl_queue *queue = ctl_queue_by_name(st, a->spec.queue);
+    if (!queue) {
         return gp_diag_set(d, GP_EINVAL, "queue: %s does not exist", a->spec.queue);
     }
     if (!ctl_pclass_by_name(st, a->spec.priority_class)) {
@@ -118,27 +144,11 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
     if (rc < 0) {
         return rc;
     }
-    int64_t milli, mem;
-    job_total(&a->spec, &milli, &mem);
+    rc = check_feasible(st, *t, queue, &a->spec, d);
+    if (rc < 0) {
+        return rc;
+    }
     const gp_sched_tenant *q = &(*t)->lim;
-    char need[32], quota[32]; /* in the quota's unit, as the scheduler's reasons */
-    if (q->quota_gpu_milli >= 0 && milli > q->quota_gpu_milli) {
-        gp_sched_fmt_gpus(need, sizeof(need), milli);
-        gp_sched_fmt_gpus(quota, sizeof(quota), q->quota_gpu_milli);
-        return gp_diag_set(d, GP_EINVAL,
-                           "resources: the job needs %s GPUs in all, more than tenant %s's quota "
-                           "of %s GPUs; it could never run",
-                           need, q->name, quota);
-    }
-    if (q->quota_gpu_mem_mib >= 0 && mem > q->quota_gpu_mem_mib) {
-        const char *unit = gp_sched_mem_unit(q->quota_gpu_mem_mib);
-        gp_sched_fmt_mem(need, sizeof(need), mem, q->quota_gpu_mem_mib);
-        gp_sched_fmt_mem(quota, sizeof(quota), q->quota_gpu_mem_mib, q->quota_gpu_mem_mib);
-        return gp_diag_set(d, GP_EINVAL,
-                           "resources: the job needs %s %s of GPU memory in all, more than "
-                           "tenant %s's quota of %s %s; it could never run",
-                           need, unit, q->name, quota, unit);
-    }
     int pending = 0;
     for (int i = st->njobs - 1; i >= 0 && st->npending >= cfg->jobs.max_pending_per_tenant; i--) {
         pending += st->jobs[i]->state == CTL_PENDING && st->jobs[i]->tenant_id == (*t)->id;

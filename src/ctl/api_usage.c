@@ -211,12 +211,16 @@ void api_usage(api_req *rq)
             r->used_gpu_milli_ms =
                 ctl_meter_used(g, r->job_id, r->replica, r->epoch, r->used_gpu_milli_ms);
         }
+        /* The model's memory, so a price named by size finds it (gpupool/modelname.h). */
+        int m = gp_cluster_find_model(g->st.cluster, r->model);
+        iv[i].model_mem_mib = m >= 0 ? gp_cluster_model_info(g->st.cluster, m)->mem_mib : 0;
     }
     ctl_read_unlock(g);
     for (int i = 0; rc == 0 && i < u.n; i++) {
         const gp_usage_rec *r = &u.v[i].rec;
         gp_meter_kind kind = GP_METER_WHOLE;
         gp_meter_kind_parse(r->kind, &kind);
+        int64_t mem = iv[i].model_mem_mib;
         iv[i] = (gp_meter_interval){
             .tenant = r->tenant,
             .queue = r->queue,
@@ -232,6 +236,7 @@ void api_usage(api_req *rq)
             .start_ms = r->start_ms,
             .end_ms = r->end_ms ? r->end_ms : (now > r->start_ms ? now : r->start_ms),
             .used_milli_ms = r->used_gpu_milli_ms,
+            .model_mem_mib = mem,
         };
     }
     gp_meter_report rep;

@@ -244,7 +244,8 @@ static const opt options[] = {
      .flags = F_EMPTY_OK,
      AT(scheduler.model_cost),
      .def = "",
-     .help = "price per GPU-hour by GPU model name; models not listed cost the same"},
+     .help = "price per GPU-hour by GPU model name (NVML's or a short name such as A100-80GB); "
+             "models not listed cost the same"},
     {.key = "nodes.heartbeat_timeout",
      .type = T_DURATION,
      AT(nodes.heartbeat_timeout_ms),

@@ -58,7 +58,7 @@ typedef struct ctl_principal {
 typedef struct ctl_tenant {
     int64_t id;
     gp_sched_tenant lim;  /* name and quotas; per-model quotas by model name in quota_models */
-    json_t *quota_models; /* {"A100-80GB": milli, ...}; owned */
+    json_t *quota_models; /* {"A100-80GB": milli, ...} as given; owned (ctl_tenant_limits) */
 } ctl_tenant;
 
 typedef struct ctl_queue {
@@ -371,6 +371,15 @@ int ctl_volumes_check(ctl_state *st, const gp_jobspec *spec, gp_diag *d);
  * New reference. */
 json_t *ctl_volumes_doc(ctl_state *st, const gp_jobspec *spec);
 void ctl_tenant_fini(ctl_tenant *t);
+/* The tenant's limits as the scheduler takes them: its quotas, with each per-model quota
+ * resolved against the cluster's models (gpupool/modelname.h: "A100-80GB" limits "NVIDIA
+ * A100-SXM4-80GB"). A model named by several keys takes the most specific one's quota; of
+ * equally specific ones, the smallest. A key naming several models ("V100") limits each of
+ * them on its own. */
+void ctl_tenant_limits(const ctl_state *st, const ctl_tenant *t, gp_sched_tenant *out);
+/* The cluster indexes of the registered nodes (what "every node of the pool" means when
+ * judging whether a job could ever run), into out (st->nnodes entries); returns their number. */
+int ctl_pool_nodes(const ctl_state *st, int *out);
 
 /* A replica's assignment as stored: {"cpu_milli", "memory_mib", "shares": [{"gpu", "milli",
  * "memory_mib", "mig_start", "mig_memory_slices", "mig_compute_slices"}]}; node is the cluster

@@ -216,6 +216,7 @@ typedef struct reason_rule {
 } reason_rule;
 
 static const reason_rule reason_rules[] = {
+    {false, "unschedulable:", "no-fit"}, /* feasible.h: could never run */
     {true, "no node could hold it even when empty", "no-fit"},
     {true, "more than it can ever get", "no-fit"},
     {false, "quota:", "quota"},

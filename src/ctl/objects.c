@@ -14,6 +14,7 @@
  */
 #include "ctl/ctl.h"
 #include "ctl/doc.h"
+#include "gpupool/modelname.h"
 
 #include <string.h>
 
@@ -136,6 +137,27 @@ void ctl_tenant_fini(ctl_tenant *t)
 {
     json_decref(t->quota_models);
     t->quota_models = NULL;
+}
+
+void ctl_tenant_limits(const ctl_state *st, const ctl_tenant *t, gp_sched_tenant *out)
+{
+    *out = t->lim;
+    int rank[GP_MAX_MODELS] = {0};
+    int n = gp_cluster_model_count(st->cluster);
+    const char *key;
+    json_t *v;
+    json_object_foreach(t->quota_models, key, v)
+    {
+        int64_t milli = json_integer_value(v);
+        for (int m = 0; m < n && m < GP_MAX_MODELS; m++) {
+            const gp_gpu_model *info = gp_cluster_model_info(st->cluster, m);
+            int r = gp_model_name_match(key, info->name, info->mem_mib);
+            if (r > 0 && (r > rank[m] || (r == rank[m] && milli < out->quota_model_milli[m]))) {
+                rank[m] = r;
+                out->quota_model_milli[m] = milli;
+            }
+        }
+    }
 }
 
 json_t *ctl_tenant_doc(const ctl_state *st, const ctl_tenant *t)

@@ -13,6 +13,7 @@
 #include "ctl/recovery.h"
 
 #include "base/log.h"
+#include "gpupool/modelname.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,8 @@ struct ctl_cycle_buf {
     int capbycl;
     int64_t *drain_at; /* cluster node index -> its maintenance deadline (0: none) */
     int capdrain;
+    int *pool; /* the registered nodes' cluster indexes (ctl_pool_nodes) */
+    int cappool, npool;
 };
 
 typedef struct cycle_in {
@@ -53,6 +56,7 @@ void ctl_cycle_buf_free(struct ctl_cycle_buf *b)
         free(b->util);
         free(b->bycl);
         free(b->drain_at);
+        free(b->pool);
         free(b);
     }
 }
@@ -126,6 +130,9 @@ static bool sched_job(ctl_state *st, ctl_job *j, gp_sched_job *out)
         v->topology = j->spec.topology;
         v->gpu_policy = j->spec.gpu_policy;
         v->max_runtime_ms = j->spec.max_runtime_s * 1000;
+        v->allow_unschedulable = j->spec.allow_unschedulable;
+        v->model_names = (const char(*)[GP_NAME_MAX])j->spec.gpu_models;
+        v->nmodel_names = j->spec.ngpu_models;
         j->sj_gen = st->gen;
     }
     if (j->sj.queue < 0 || j->sj.tenant < 0) {
@@ -161,7 +168,28 @@ static int grow_all(gpupoold *g, struct ctl_cycle_buf *b)
                       sizeof(*b->util));
     int nn = gp_cluster_node_count(st->cluster) + 1;
     rc = rc ? rc : reserve((void **)&b->bycl, &b->capbycl, nn, sizeof(*b->bycl));
+    rc = rc ? rc : reserve((void **)&b->pool, &b->cappool, st->nnodes + 1, sizeof(*b->pool));
     return rc ? rc : reserve((void **)&b->drain_at, &b->capdrain, nn, sizeof(*b->drain_at));
+}
+
+/* scheduler.model_cost per model of the cluster: each model takes the price of the most
+ * specific name naming it (gpupool/modelname.h), of equally specific ones the first. */
+static void fill_costs(gpupoold *g, struct ctl_cycle_buf *b)
+{
+    const gp_cluster *c = g->st.cluster;
+    const gp_ctl_cost_map *costs = &g->cfg->scheduler.model_cost;
+    int rank[GP_MAX_MODELS] = {0};
+    memset(b->cost, 0, sizeof(b->cost));
+    for (int i = 0; i < costs->n; i++) {
+        for (int m = 0; m < gp_cluster_model_count(c) && m < GP_MAX_MODELS; m++) {
+            const gp_gpu_model *info = gp_cluster_model_info(c, m);
+            int r = gp_model_name_match(costs->entry[i].model, info->name, info->mem_mib);
+            if (r > rank[m]) {
+                rank[m] = r;
+                b->cost[m] = costs->entry[i].price;
+            }
+        }
+    }
 }
 
 static void fill_limits(gpupoold *g, struct ctl_cycle_buf *b)
@@ -171,16 +199,7 @@ static void fill_limits(gpupoold *g, struct ctl_cycle_buf *b)
         b->queues[i] = st->queues[i].q;
     }
     for (int i = 0; i < st->ntenants; i++) {
-        b->tenants[i] = st->tenants[i].lim;
-        const char *model;
-        json_t *v;
-        json_object_foreach(st->tenants[i].quota_models, model, v)
-        {
-            int m = gp_cluster_find_model(st->cluster, model);
-            if (m >= 0) {
-                b->tenants[i].quota_model_milli[m] = json_integer_value(v);
-            }
-        }
+        ctl_tenant_limits(st, &st->tenants[i], &b->tenants[i]);
     }
     /* a node replaced by a new registration keeps its cluster index, with no ctl_node */
     memset(b->drain_at, 0, sizeof(*b->drain_at) * (size_t)gp_cluster_node_count(st->cluster));
@@ -193,14 +212,8 @@ static void fill_limits(gpupoold *g, struct ctl_cycle_buf *b)
             b->util[first + k] = n->gpus[k].util < 0 ? 0 : n->gpus[k].util;
         }
     }
-    memset(b->cost, 0, sizeof(b->cost));
-    const gp_ctl_cost_map *costs = &g->cfg->scheduler.model_cost;
-    for (int i = 0; i < costs->n; i++) {
-        int m = gp_cluster_find_model(st->cluster, costs->entry[i].model);
-        if (m >= 0) {
-            b->cost[m] = costs->entry[i].price;
-        }
-    }
+    fill_costs(g, b);
+    b->npool = ctl_pool_nodes(st, b->pool);
 }
 
 static int build(gpupoold *g, cycle_in *c, int64_t now)
@@ -241,6 +254,8 @@ static int build(gpupoold *g, cycle_in *c, int64_t now)
                              .gpu_util = b->util,
                              .model_cost = g->cfg->scheduler.model_cost.n ? b->cost : NULL,
                              .drain_at_ms = b->drain_at,
+                             .pool_nodes = b->pool,
+                             .npool_nodes = b->npool,
                              .now_ms = now,
                              .seed = (uint64_t)now};
     return 0;

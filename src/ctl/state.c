@@ -113,6 +113,14 @@ void ctl_state_clear(ctl_state *st)
     st->waiters = waiters;
 }
 
+int ctl_pool_nodes(const ctl_state *st, int *out)
+{
+    for (int i = 0; i < st->nnodes; i++) {
+        out[i] = st->nodes[i].cl;
+    }
+    return st->nnodes;
+}
+
 ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name)
 {
     for (int i = 0; i < st->ntenants; i++) {

@@ -6,6 +6,7 @@
 #include "gpupool/jobspec.h"
 
 #include "base/envname.h"
+#include "gpupool/modelname.h"
 #include "net/yaml_json.h"
 
 #include <ctype.h>
@@ -298,6 +299,15 @@ static int f_preemptible(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     return 0;
 }
 
+static int f_allow_unschedulable(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_boolean(v)) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be true or false", path);
+    }
+    s->allow_unschedulable = json_is_true(v);
+    return 0;
+}
+
 static int f_command(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     return get_strings(v, path, 1, &s->command, d);
@@ -509,6 +519,7 @@ static const field top_fields[] = {
     {"restart_policy", f_restart},
     {"max_restarts", f_max_restarts},
     {"volumes", f_volumes},
+    {"allow_unschedulable", f_allow_unschedulable},
 };
 
 /* ---- entry points ---- */
@@ -652,8 +663,10 @@ void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *ou
     out->gpu_mem_mib = s->gpu_memory_mib;
     memcpy(out->mig_profile, s->mig_profile, sizeof(out->mig_profile));
     for (int i = 0; i < s->ngpu_models; i++) {
-        int m = gp_cluster_find_model(c, s->gpu_models[i]);
-        out->allowed_models |= m >= 0 ? 1ull << m : 1ull << (GP_MAX_MODELS - 1);
+        out->allowed_models |= gp_cluster_models_named(c, s->gpu_models[i]);
+    }
+    if (s->ngpu_models > 0 && out->allowed_models == 0) {
+        out->allowed_models = 1ull << (GP_MAX_MODELS - 1); /* none of them: unplaceable */
     }
 }
 

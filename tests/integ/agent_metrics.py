@@ -349,6 +349,8 @@ try:
         magent = Agent("mig-node", os.path.join(inventories, "h100-mig.yaml"),
                        server.server_address[1], token_file)
         agents.append(magent)
+        # Submitted once the node has registered: before, no GPU of the pool offers MIG.
+        wait("mig-node registered", lambda: admin.get("/v1/nodes/mig-node")[0] == 200)
         mig_id = submit("mig-job", "sleep 600 # mig-%s" % mark, mig_profile="1g.10gb")
         mig, mgpu, _ = running("mig-job", magent.state)
         msel = dict(gpupool_job="mig-job", kind="mig")

@@ -29,6 +29,14 @@ foreach(script ctl_auth ctl_badinput ctl_idempotent ctl_quota ctl_gang ctl_preem
                          SKIP_RETURN_CODE 77)
 endforeach()
 
+# Jobs that can never run (an unknown model or MIG profile, more GPUs than a node has, NVLink,
+# a gang too large, quotas) refused at submit unless allowed to wait, then Pending saying why;
+# GPU models by short names in submit, quotas, scheduler.model_cost and prices.
+add_test(NAME integ_ctl_unschedulable
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_unschedulable.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_unschedulable PROPERTIES LABELS integ TIMEOUT 180)
+
 # The audit log: one record per change, no change without its record, kill -9; gpupool audit.
 add_test(NAME integ_ctl_audit
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_audit.py

@@ -53,6 +53,10 @@ static void test_reason_classes(void **state)
         {"maintenance: n1 drains at 14:00 UTC and the job sets no max runtime; holds the backfill "
          "reservation",
          "maintenance"},
+        {"unschedulable: no node has model \"X\"; models in the pool: T4 (allowed to wait)",
+         "no-fit"},
+        {"unschedulable: the job needs 8 GPUs in all, more than tenant a's quota of 4 GPUs",
+         "no-fit"},
         {"gang: needs 4 replicas of 8 GPUs; room for 2", "gang"},
         {"backfill: waiting behind job 7, which holds the reservation until 09:00 UTC", "backfill"},
         {"preempted by job 9 (priority class high, 100 > 0)", "priority"},

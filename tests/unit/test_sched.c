@@ -401,8 +401,8 @@ static void test_quota(void **state)
     submit(&w, mkjob(999, ta, q, 0, fx_whole(0, 8), 3));
     cycle(&w, &r);
     assert_reason(&r, 999,
-                  "quota: tenant team-a has a quota of 16 GPUs; the job needs 24, more than it "
-                  "can ever get");
+                  "unschedulable: the job needs 24 GPUs in all, more than tenant team-a's quota "
+                  "of 16 GPUs");
     gp_sched_result_fini(&r);
     w_fini(&w);
 }
@@ -591,9 +591,14 @@ static void test_borrowing(void **state)
     gp_sched_job p = mkjob(2, t, q, 0, fx_whole(0, 8), 1);
     p.preemptible = true;
     submit(&w, p);
+    submit(&w, mkjob(3, t, q, 0, fx_whole(0, 1), 1)); /* within it, but job 2 borrows */
     gp_sched_result r;
     cycle(&w, &r);
-    assert_reason(&r, 1, "borrowing: queue q would pass its guarantee");
+    assert_reason(&r, 3, "borrowing: queue q would pass its guarantee");
+    /* More than the whole guarantee: it could never run. */
+    assert_reason(&r, 1,
+                  "unschedulable: the job needs 8 GPUs in all, more than queue q is owed "
+                  "(4 GPUs)");
     assert_non_null(placed(&r, 2));
     gp_sched_result_fini(&r);
     w_fini(&w);
@@ -712,8 +717,7 @@ static void test_preempt_cheapest(void **state)
     submit(&w, high(12, t, q, fx_whole(100000, 1)));
     cycle(&w, &r);
     assert_int_equal(r.nevicted, 0);
-    assert_reason(&r, 12, "capacity");
-    assert_reason(&r, 12, "no node could hold it even when empty");
+    assert_reason(&r, 12, "unschedulable: the job asks for 100 CPU cores per replica");
     gp_sched_result_fini(&r);
     w_fini(&w);
 }

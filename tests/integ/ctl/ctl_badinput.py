@@ -42,7 +42,7 @@ with Pool(sys.argv[1], ["--http-max-body", "64KiB"]) as p:
         (dict(ok, env={"CUDA_VISIBLE_DEVICES": "0"}), ["env"]),
         (dict(ok, queue="nope"), ["queue: nope does not exist"]),
         (dict(ok, priority_class="nope"), ["priority_class: nope does not exist"]),
-        (dict(ok, resources={"gpus": 16}), ["quota", "could never run"]),
+        (dict(ok, resources={"gpus": 16}), ["resources.gpus", "more than tenant team-a's quota"]),
         (dict(ok, max_runtime="soon"), ["max_runtime"]),
     ]
     for spec, texts in bad_specs:

@@ -9,13 +9,18 @@ with Pool(sys.argv[1]) as p:
     p.tenant("team-a")
     alice = p.user("alice", "team-a")
 
+    # 3 x 8 GPUs on two nodes of 8 can never run: refused, unless it may wait for more nodes.
     s, big = submit(alice, "gang-3x8", gpus=8, replicas=3)
+    check(s == 400 and "replicas: 3 replicas placed together, but the pool has room for at most "
+          "2" in big["error"]["message"], "3 x 8 refused", s, big)
+    s, big = submit(alice, "gang-3x8", gpus=8, replicas=3, allow_unschedulable=True)
     check(s == 201, "submit 3 x 8", s, big)
     p.settle()
     d = p.job(alice, "gang-3x8")
     check(d["state"] == "Pending" and d["placement"] == [], "3 x 8 GPUs on 2 nodes: none placed",
           d)
-    check(d["reason"].startswith("gang"), "the reason names the gang", d["reason"])
+    check(d["reason"].startswith("unschedulable: 3 replicas placed together"),
+          "the reason names the gang", d["reason"])
     s, nodes = p.admin.get("/v1/nodes")
     check(all(n["allocated"]["gpus"] == 0 for n in nodes["items"]), "no GPU held", nodes)
 

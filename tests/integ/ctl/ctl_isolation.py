@@ -38,7 +38,8 @@ with Pool(sys.argv[1], ["--api-rate-limit", "0"]) as p:
         return d
 
     placed = submit(alpha, "alpha-secret-placed", volumes=["shared-vol"])
-    pending = submit(alpha, "alpha-secret-pending", resources={"gpus": 8})
+    pending = submit(alpha, "alpha-secret-pending", resources={"gpus": 8},
+                     allow_unschedulable=True)  # more than a node has: it waits
     ended = submit(alpha, "alpha-secret-ended")
     s, d = alpha.post("/v1/jobs/%d/cancel" % ended["id"])
     check(s == 200, "cancel alpha's third job", s, d)

@@ -136,7 +136,9 @@ with Pool(sys.argv[1], args) as p:
     t_submit0 = time.time()
     run(alice, "a-quota", "team-a", "default", "Pending", "quota", gpus=1)
     t_submit1 = time.time()
-    run(bob, "b-big", "team-b", "default", "Pending", "no-fit", gpus=8)
+    # More GPUs than any node has: it may wait only when it asks to.
+    run(bob, "b-big", "team-b", "default", "Pending", "no-fit", gpus=8,
+        allow_unschedulable=True)
     run(bob, "b-cap", "team-b", "default", "Pending", "capacity", gpus=1)
     run(bob, "b-cancel", "team-b", "batch", "Cancelled", gpus=1)
     s, d = bob.post("/v1/jobs/b-cancel/cancel")
@@ -145,7 +147,7 @@ with Pool(sys.argv[1], args) as p:
         if state == "Pending":
             wait(name + " to have a scheduler's reason",
                  lambda: p.job(client, name)["reason"].split(":")[0] in
-                 ("quota", "capacity"), 10)
+                 ("quota", "capacity", "unschedulable"), 10)
         check(p.job(client, name)["state"] == state, name + " is " + state, p.job(client, name))
 
     # The test's own requests, per route: K reads of one queue, one miss, two unknown paths.
