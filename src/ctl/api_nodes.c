@@ -225,6 +225,36 @@ static void desired_moved_with(ctl_state *st, ctl_node *n)
     }
 }
 
+/* What the controller keeps about a node and its GPUs (drains, fault history, a scheduled drain,
+ * the health-check sequence) carried from old into normal, the document a registration that
+ * leaves the inventory as it was stores: registering again must not put a drained GPU back in
+ * service at the next start. */
+static void keep_controller_fields(const ctl_node *old, json_t *normal)
+{
+    static const char *const node_keys[] = {"drain_deadline_ms", "check_seq"};
+    static const char *const gpu_keys[] = {"drained", "faults"};
+    json_t *mine = ctl_node_doc(old);
+    for (size_t k = 0; k < sizeof(node_keys) / sizeof(node_keys[0]); k++) {
+        json_t *v = json_object_get(mine, node_keys[k]);
+        if (v) {
+            json_object_set(normal, node_keys[k], v);
+        }
+    }
+    json_t *gpus = json_object_get(normal, "gpus");
+    size_t i;
+    json_t *gd;
+    json_array_foreach(json_object_get(mine, "gpus"), i, gd)
+    {
+        for (size_t k = 0; k < sizeof(gpu_keys) / sizeof(gpu_keys[0]); k++) {
+            json_t *v = json_object_get(gd, gpu_keys[k]);
+            if (v && json_array_get(gpus, i)) {
+                json_object_set(json_array_get(gpus, i), gpu_keys[k], v);
+            }
+        }
+    }
+    json_decref(mine);
+}
+
 static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     register_arg *a = op->arg;
@@ -269,6 +299,9 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         return gp_diag_set(d, GP_ESTATE,
                            "node %s: its GPUs changed while jobs hold them; drain it first",
                            a->name);
+    }
+    if (old && !changed) {
+        keep_controller_fields(old, normal);
     }
     int64_t id = old ? old->id : 0;
     char *text = json_dumps(normal, JSON_COMPACT);

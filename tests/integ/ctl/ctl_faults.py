@@ -83,12 +83,26 @@ with Pool(sys.argv[1], args) as p:
     b.flush(n0)
     gd = node(p, n0)["gpus"][g0]
     check(gd["drained"]["retired"] and not gd["drained"]["auto"], "retired at the 2nd DBE", gd)
+    # The agent registers again (as after its own restart) with the same inventory: what the
+    # controller keeps about the node (drains, faults, a scheduled drain) stays, on disk too.
+    other = "n1" if n0 == "n0" else "n0"
+    s, d = p.admin.post("/v1/nodes/%s/drain" % other, {"in_s": 7200})
+    check(s == 200, "schedule a drain", s, d)
+    p.register(node_doc("n0", ngpus=4))
+    p.register(node_doc("n1", ngpus=4))
+    gd = node(p, n0)["gpus"][g0]
+    check(gd.get("drained", {}).get("retired"), "the drain survives registering again", gd)
     b.stop = True
     b.t.join()
     p.restart()
     alice = p.client(alice.token)
     gd = node(p, n0)["gpus"][g0]
     check(gd.get("drained", {}).get("retired"), "the drain survives a controller restart", gd)
+    check(gd.get("faults"), "the GPU's fault history survives registering again", gd)
+    check(node(p, other).get("drain_deadline_ms"), "a scheduled drain survives registering again",
+          node(p, other))
+    s, d = p.admin.post("/v1/nodes/%s/uncordon" % other)
+    check(s == 200 and "drain_deadline_ms" not in d, "uncordon ends the scheduled drain", s, d)
     b = Beater(p)
     b.nodes |= {"n0", "n1"}
     # Operators: undrain (404 for a bad GPU, 403 for users).
