@@ -175,3 +175,11 @@ add_test(NAME integ_ctl_ui_api
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_ui_api.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_ui_api PROPERTIES LABELS integ TIMEOUT 180)
+
+# Replica records a job tampered with (garbled status.json and supervisor.pid, a forged
+# supervisor.pid, a FIFO): on a `gpupool up` pool the agent starts no second supervisor and a
+# cancel still stops the job through its supervisor.
+add_test(NAME integ_e2e_records
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_records.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_records PROPERTIES LABELS integ TIMEOUT 180)

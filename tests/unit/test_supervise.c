@@ -12,6 +12,7 @@
 #include "tests/unit/harness.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,28 @@ static void test_pid_reuse(void **state)
     assert_int_equal(gp_rdir_read_pid(dir, "bad.pid", &p, &d), GP_EPARSE);
 }
 
+/* A process whose command line has "--state-dir DIR", as a supervisor's has, leading a process
+ * group of its own; the caller kills the group and reaps it. */
+static pid_t spawn_supervisor_like(const char *dir)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", "sleep 60; :", "sh", "--state-dir", dir, (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    gp_rdir_pid found = {0, 0};
+    for (int i = 0; i < 1000 && found.pid != pid; i++) { /* until it has exec'd */
+        if (gp_rdir_find_supervisor(dir, &found) < 0) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_int_equal(found.pid, pid);
+    return pid;
+}
+
 static void test_probe(void **state)
 {
     const char *dir = *state;
@@ -214,9 +237,53 @@ static void test_probe(void **state)
     assert_false(v.supervisor_alive);
     assert_int_equal(v.supervisor.pid, 999999999);
 
+    /* A live process that is not a supervisor of dir (a forged record): not believed. */
     assert_int_equal(gp_rdir_write_pid(dir, GP_RDIR_SUPERVISOR_PID, getpid(), &d), 0);
     assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_false(v.supervisor_alive);
+
+    pid_t sup = spawn_supervisor_like(dir);
+    assert_int_equal(gp_rdir_write_pid(dir, GP_RDIR_SUPERVISOR_PID, sup, &d), 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
     assert_true(v.supervisor_alive);
+    assert_int_equal(v.supervisor.pid, sup);
+    assert_false(v.status_unreadable);
+
+    /* Records a job garbled: the state is unknown, the supervisor is still found. */
+    assert_int_equal(gp_rdir_write_atomic(dir, GP_RDIR_STATUS, "{not json", 9, &d), 0);
+    assert_int_equal(gp_rdir_write_atomic(dir, GP_RDIR_SUPERVISOR_PID, "garbage\n", 8, &d), 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_true(v.status_unreadable);
+    assert_int_equal(v.status.state, GP_RDIR_NONE);
+    assert_true(v.supervisor_alive);
+    assert_int_equal(v.supervisor.pid, sup);
+    /* ... also when supervisor.pid names init, or is gone. */
+    char init[64];
+    gp_rdir_pid one = {1, 0};
+    assert_int_equal(gp_rdir_proc_start(1, &one.start, NULL), 0);
+    int len = snprintf(init, sizeof(init), "1 %llu\n", (unsigned long long)one.start);
+    assert_int_equal(gp_rdir_write_atomic(dir, GP_RDIR_SUPERVISOR_PID, init, (size_t)len, &d), 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_int_equal(v.supervisor.pid, sup);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, GP_RDIR_SUPERVISOR_PID);
+    unlink(path);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_int_equal(v.supervisor.pid, sup);
+
+    /* A FIFO for status.json is refused at once, not waited on. */
+    snprintf(path, sizeof(path), "%s/%s", dir, GP_RDIR_STATUS);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    gp_rdir_status st;
+    assert_int_equal(gp_rdir_read_status(dir, &st, &d), GP_EIO);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_true(v.status_unreadable && v.supervisor_alive);
+
+    kill(-sup, SIGKILL);
+    waitpid(sup, NULL, 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_false(v.supervisor_alive);
 }
 
 /* ---- spec and environment ---- */
