@@ -30,7 +30,7 @@ mkdir -p "$DIR/datasets"
 echo "hello from the datasets volume" >"$DIR/datasets/README"
 gp volume create datasets --path "$(realpath "$DIR/datasets")" --read-only >/dev/null
 gp submit --tenant demo --name gang --gpus 8 --replicas 2 \
-    -- sh -c 'echo "rank $RANK of $WORLD_SIZE, master $MASTER_ADDR:$MASTER_PORT"; sleep 600'
+    -- sh -c 'echo "node $GPUPOOL_NODE_RANK of $GPUPOOL_NNODES, $GPUPOOL_NPROC_PER_NODE processes each (ranks $RANK.. of $WORLD_SIZE), master $MASTER_ADDR:$MASTER_PORT"; sleep 600'
 gp submit --tenant demo --name two-gpus --gpus 2 --topology prefer-nvlink --volume datasets \
     -- sh -c 'echo "my GPUs: $CUDA_VISIBLE_DEVICES; $(cat $GPUPOOL_DATA_DIR/datasets/README)"; sleep 600'
 gp submit --tenant demo --name quarter --gpu-milli 250 --gpu-memory 10Gi \

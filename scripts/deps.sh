@@ -22,6 +22,8 @@ packages=(
     prometheus          # promtool (metrics and rules checks) and the scrape integration test
     prometheus-alertmanager  # the alert notifier's integration test
     chromium            # the web dashboard's browser tests
+    python3-torch       # torchrun (gloo on the CPU) in the distributed launch test
+    openmpi-bin         # mpirun over a gang's hostfile in the distributed launch test
 )
 
 # The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on

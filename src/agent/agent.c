@@ -394,12 +394,13 @@ void gp_agent_free(gp_agent *a)
 /* The GPUs of a replica, from its spec.json (gpus[].index); 0 when it cannot be read. */
 static uint64_t replica_gpus(const gp_agent *a, const gp_replica_key *k)
 {
-    char dir[GP_REPLICAS_PATH_MAX], path[GP_REPLICAS_PATH_MAX + 16];
-    if (gp_replicas_dir(a->cfg.state_dir, "replicas", k, dir, sizeof(dir)) < 0) {
+    char dir[GP_REPLICAS_PATH_MAX];
+    json_t *spec = NULL;
+    gp_diag d;
+    if (gp_replicas_dir(a->cfg.state_dir, "replicas", k, dir, sizeof(dir)) < 0 ||
+        gp_rdir_read_json(dir, GP_RDIR_SPEC, GP_RDIR_SPEC_MAX, &spec, &d) < 0) {
         return 0;
     }
-    snprintf(path, sizeof(path), "%s/spec.json", dir);
-    json_t *spec = json_load_file(path, 0, NULL);
     uint64_t mask = 0;
     size_t i;
     json_t *g;

@@ -34,6 +34,23 @@ const char *gp_local_report_state(const gp_local_replica *l)
     }
 }
 
+gp_local_state gp_local_state_of(const gp_rdir_view *v, bool young)
+{
+    gp_rdir_state record = v->status_unreadable ? GP_RDIR_NONE : v->status.state;
+    if (record == GP_RDIR_EXITED) {
+        return GP_LOCAL_EXITED;
+    }
+    if (record == GP_RDIR_KILLED) {
+        return GP_LOCAL_KILLED;
+    }
+    if (v->supervisor_alive) {
+        return record == GP_RDIR_NONE && !v->status_unreadable ? GP_LOCAL_STARTING
+                                                               : GP_LOCAL_RUNNING;
+    }
+    return record == GP_RDIR_NONE && !v->status_unreadable && young ? GP_LOCAL_STARTING
+                                                                    : GP_LOCAL_LOST;
+}
+
 int gp_converge(const gp_replica_key *desired, int ndesired, const gp_local_replica *local,
                 int nlocal, gp_action *out)
 {

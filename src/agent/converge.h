@@ -16,13 +16,18 @@
  *                                            controller stops listing it
  *   final or stopped, not desired         -> forget it (the directory may be archived)
  *   lost (supervisor gone, no final record) -> report Failed; kill a leftover job group
- * and per desired replica without a directory -> start it.
+ * and per desired replica without a directory -> start it. A replica that has a directory is
+ * never started again, whatever its records say: a status.json that cannot be read (a job may
+ * garble it) counts as running while the supervisor lives, so it is stopped through the
+ * supervisor when no longer desired (gp_local_state_of).
  */
 #ifndef GP_AGENT_CONVERGE_H
 #define GP_AGENT_CONVERGE_H
 
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "agent/replica_dir.h"
 
 typedef struct gp_replica_key {
     int64_t job;
@@ -40,6 +45,12 @@ typedef enum gp_local_state {
     GP_LOCAL_KILLED, /* final: stopped because it was no longer desired */
     GP_LOCAL_LOST,   /* no supervisor and no final record */
 } gp_local_state;
+
+/* The state of a replica directory from what was read of it (gp_rdir_probe): final records
+ * as they say; otherwise running (or starting, before its first record) while the supervisor
+ * lives, also when status.json cannot be read; starting while young (the directory was made
+ * less than the grace period ago) and no supervisor has shown up yet; else lost. */
+gp_local_state gp_local_state_of(const gp_rdir_view *v, bool young);
 
 typedef struct gp_local_replica {
     gp_replica_key key;

@@ -65,10 +65,21 @@
  *
  * Re-attaching (gp_rdir_probe does steps 1-3):
  *   1. status.json says exited or killed: the replica is over; the record is final.
- *   2. Otherwise supervisor.pid names a live process (same start time): the supervisor runs;
- *      stop the job with SIGTERM to that PID and wait for status.json to become final.
+ *   2. Otherwise supervisor.pid names a live process (same start time) whose command line has
+ *      --state-dir DIR: the supervisor runs; stop the job with SIGTERM to that PID and wait for
+ *      status.json to become final.
  *   3. Otherwise the supervisor is gone without a final record (killed with SIGKILL, the machine
  *      rebooted): the replica is lost. If child.pid is still alive its group should be killed.
+ *
+ * Records that cannot be read. A job that runs as the agent's user can write this directory, so
+ * any record may be garbled, replaced by something that is not a regular file, or removed.
+ * Records are read without blocking, only from regular files, and only up to a size gpupool-run
+ * never exceeds. A status.json that cannot be read is no final record: the replica is treated as
+ * running while its supervisor lives (it is stopped through it, never started again) and as lost
+ * once it is gone. A supervisor.pid that is missing, cannot be read, or names a live process that
+ * is not a supervisor of DIR is not believed: the supervisor is looked for among the processes
+ * (the oldest whose command line has --state-dir DIR: the supervisor starts before its job). A
+ * child.pid that cannot be read is replaced by status.json's pid and pid_start.
  *
  * gpupool-run's exit status: 0 once the final record is written (whatever the job did, including
  * a command that could not be executed); 2 for bad arguments or a bad spec (stderr names the
@@ -82,6 +93,8 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include <jansson.h>
+
 #include "gpupool/error.h"
 
 #define GP_RDIR_SUPERVISOR_PID "supervisor.pid"
@@ -93,6 +106,8 @@
 #define GP_RDIR_WORK           "work"
 #define GP_RDIR_STOP_REASON    "stop-reason"
 #define GP_RDIR_SHARE          "share.region" /* fractional GPUs: libgpushare's accounting */
+#define GP_RDIR_SPEC           "spec.json"    /* the agent's: what gpupool-run was given */
+#define GP_RDIR_SPEC_MAX       (16u << 20)    /* spec.json larger than this is not the agent's */
 
 typedef enum gp_rdir_state {
     GP_RDIR_NONE = 0, /* no status.json yet */
@@ -126,10 +141,12 @@ typedef struct gp_rdir_status {
 
 /* What a re-attaching agent learns about a directory (see the steps above). */
 typedef struct gp_rdir_view {
-    gp_rdir_status status;  /* state GP_RDIR_NONE when there is no status.json */
-    bool supervisor_alive;  /* supervisor.pid names a live process with the same start time */
+    gp_rdir_status status;  /* state GP_RDIR_NONE when there is no status.json or it cannot be
+                               read */
+    bool status_unreadable; /* status.json is there but cannot be read or understood */
+    bool supervisor_alive;  /* the supervisor runs (see "Records that cannot be read") */
     bool child_alive;       /* child.pid likewise */
-    gp_rdir_pid supervisor; /* from supervisor.pid ({0, 0} when absent) */
+    gp_rdir_pid supervisor; /* the supervisor found, else supervisor.pid's ({0, 0}: none) */
     gp_rdir_pid child;      /* from child.pid ({0, 0} when absent) */
 } gp_rdir_view;
 
@@ -150,12 +167,14 @@ int gp_rdir_proc_start(pid_t pid, uint64_t *start, bool *zombie);
 int gp_rdir_proc_session(pid_t pid, pid_t *ppid, pid_t *sid);
 
 /* The first line of DIR/NAME, without its newline, into buf (truncated to cap - 1 bytes).
- * GP_ENOENT when absent (buf is then ""), GP_EIO with d set when it cannot be read. */
+ * GP_ENOENT when absent (buf is then ""), GP_EIO with d set when it cannot be read (also when
+ * it is not a regular file of at most 4 KiB). */
 int gp_rdir_read_line(const char *dir, const char *name, char *buf, size_t cap, gp_diag *d);
 
 /* Records pid with its current start time in DIR/NAME ("PID STARTTIME\n"), atomically. */
 int gp_rdir_write_pid(const char *dir, const char *name, pid_t pid, gp_diag *d);
-/* Reads DIR/NAME written by gp_rdir_write_pid. GP_ENOENT when absent, GP_EPARSE when bad. */
+/* Reads DIR/NAME written by gp_rdir_write_pid. GP_ENOENT when absent, GP_EPARSE when bad,
+ * GP_EIO when it cannot be read (or is not a small regular file). */
 int gp_rdir_read_pid(const char *dir, const char *name, gp_rdir_pid *out, gp_diag *d);
 /* True when p->pid is a live (not zombie) process whose start time is p->start: false for a
  * process that exited and for an unrelated process that reuses the PID. */
@@ -163,12 +182,23 @@ bool gp_rdir_pid_alive(const gp_rdir_pid *p);
 
 /* Writes DIR/status.json from s, atomically. */
 int gp_rdir_write_status(const char *dir, const gp_rdir_status *s, gp_diag *d);
+/* The JSON document in DIR/NAME (a record or spec.json), read as records are: a regular file of
+ * at most max bytes. On success *out is a new reference (json_decref). GP_ENOENT when absent,
+ * GP_EIO (cannot be read, not such a file) or GP_EPARSE (not JSON) with d set; *out NULL. */
+int gp_rdir_read_json(const char *dir, const char *name, size_t max, json_t **out, gp_diag *d);
+
 /* Reads DIR/status.json into out (zeroed first). GP_ENOENT when absent, GP_EPARSE with the
- * field named in d when malformed. */
+ * field named in d when malformed, GP_EIO with d set when it cannot be read (also when it is not
+ * a regular file of at most 64 KiB). */
 int gp_rdir_read_status(const char *dir, gp_rdir_status *out, gp_diag *d);
 
-/* Fills out from the files of DIR (any of them may be missing). Returns 0, or an error only for
- * a malformed file (named in d). */
+/* The supervisor of DIR among the live processes: the oldest one whose command line has
+ * --state-dir DIR. 0 with *out set, GP_ENOENT when there is none. Reads /proc. */
+int gp_rdir_find_supervisor(const char *dir, gp_rdir_pid *out);
+
+/* Fills out from the files of DIR (any of them may be missing or unreadable: see "Records that
+ * cannot be read"). Returns 0, with d describing status.json when status_unreadable is set, or
+ * GP_ERANGE when DIR is too long. */
 int gp_rdir_probe(const char *dir, gp_rdir_view *out, gp_diag *d);
 
 /* Joins dir and name into buf ("dir/name"); GP_ERANGE when it does not fit. */

@@ -56,23 +56,6 @@ static int64_t age_ms(const char *rdir)
            (now.tv_nsec - sb.st_mtim.tv_nsec) / 1000000;
 }
 
-static gp_local_state state_of(const gp_rdir_view *v, bool young)
-{
-    if (v->status.state == GP_RDIR_NONE && !v->supervisor_alive && young) {
-        return GP_LOCAL_STARTING; /* the supervisor has not written its pid yet */
-    }
-    switch (v->status.state) {
-    case GP_RDIR_EXITED:
-        return GP_LOCAL_EXITED;
-    case GP_RDIR_KILLED:
-        return GP_LOCAL_KILLED;
-    case GP_RDIR_RUNNING:
-        return v->supervisor_alive ? GP_LOCAL_RUNNING : GP_LOCAL_LOST;
-    default:
-        return v->supervisor_alive ? GP_LOCAL_STARTING : GP_LOCAL_LOST;
-    }
-}
-
 int gp_replicas_scan(const char *state_dir, int64_t started_grace_ms, gp_local_replica **out,
                      int *n, gp_diag *d)
 {
@@ -101,6 +84,10 @@ int gp_replicas_scan(const char *state_dir, int64_t started_grace_ms, gp_local_r
             GP_LOG(GP_LOG_WARN, "agent", "replica=%s unreadable: %s", e->d_name, pd.msg);
             continue;
         }
+        if (v.status_unreadable) {
+            GP_LOG(GP_LOG_WARN, "agent", "replica=%s supervisor=%s record unreadable: %s",
+                   e->d_name, v.supervisor_alive ? "alive" : "gone", pd.msg);
+        }
         if (count == cap) {
             cap = cap ? cap * 2 : 16;
             gp_local_replica *p = realloc(list, sizeof(*p) * (size_t)cap);
@@ -112,7 +99,7 @@ int gp_replicas_scan(const char *state_dir, int64_t started_grace_ms, gp_local_r
             list = p;
         }
         bool young = age_ms(rdir) < started_grace_ms;
-        list[count++] = (gp_local_replica){k, state_of(&v, young), v.status.exit_code};
+        list[count++] = (gp_local_replica){k, gp_local_state_of(&v, young), v.status.exit_code};
     }
     closedir(dir);
     *out = list;
@@ -134,11 +121,15 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
         return gp_diag_set(d, GP_EIO, "%s: %s", parent, strerror(errno));
     }
     int rc = gp_replicas_dir(env->state_dir, "replicas", k, dir, sizeof(dir));
-    if (rc == 0 && mkdir(dir, 0755) != 0 && errno != EEXIST) {
-        rc = gp_diag_set(d, GP_EIO, "%s: %s", dir, strerror(errno));
+    if (rc == 0 && mkdir(dir, 0755) != 0) {
+        /* A directory is made once per placement: one that exists has (or had) its supervisor,
+         * and a second one must never run the job again. */
+        rc = gp_diag_set(d, errno == EEXIST ? GP_EEXIST : GP_EIO, "%s: %s", dir,
+                         errno == EEXIST ? "exists already: not starting a second supervisor"
+                                         : strerror(errno));
     }
     if (rc == 0) {
-        rc = gp_rdir_write_atomic(dir, "spec.json", spec, strlen(spec), d);
+        rc = gp_rdir_write_atomic(dir, GP_RDIR_SPEC, spec, strlen(spec), d);
     }
     if (rc < 0) {
         return rc;
@@ -193,6 +184,15 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
     return 0;
 }
 
+/* Whether pid leads a session of its own, as a job's leader does (supervise.h). child.pid may be
+ * written by the job: this keeps a forged one from naming init (kill(-1) signals every process)
+ * or a process that is no job's leader. */
+static bool leads_session(pid_t pid)
+{
+    pid_t ppid, sid;
+    return pid > 1 && gp_rdir_proc_session(pid, &ppid, &sid) == 0 && sid == pid;
+}
+
 int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_group,
                      const char *reason, gp_diag *d)
 {
@@ -215,7 +215,7 @@ int gp_replicas_stop(const char *state_dir, const gp_replica_key *k, bool kill_g
     }
     if (!kill_group && v.supervisor_alive) {
         kill(v.supervisor.pid, SIGTERM);
-    } else if (kill_group && v.child_alive) {
+    } else if (kill_group && v.child_alive && leads_session(v.child.pid)) {
         kill(-v.child.pid, SIGKILL);
     }
     return 0;
@@ -256,7 +256,7 @@ int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_re
 {
     memset(out, 0, sizeof(*out));
     out->use.key = *k;
-    char dir[GP_REPLICAS_PATH_MAX], path[GP_REPLICAS_PATH_MAX + 16];
+    char dir[GP_REPLICAS_PATH_MAX];
     gp_rdir_view v;
     int rc = gp_replicas_dir(state_dir, "replicas", k, dir, sizeof(dir));
     if (rc < 0 || (rc = gp_rdir_probe(dir, &v, d)) < 0) {
@@ -264,11 +264,9 @@ int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_re
     }
     out->leader = v.child_alive ? v.child.pid : 0;
     out->supervisor = v.supervisor_alive ? v.supervisor.pid : 0;
-    snprintf(path, sizeof(path), "%s/spec.json", dir);
-    json_error_t err;
-    json_t *spec = json_load_file(path, 0, &err);
-    if (!spec) {
-        return gp_diag_set(d, GP_EPARSE, "%s: %s", path, err.text);
+    json_t *spec;
+    if ((rc = gp_rdir_read_json(dir, GP_RDIR_SPEC, GP_RDIR_SPEC_MAX, &spec, d)) < 0) {
+        return rc == GP_ENOENT ? gp_diag_set(d, GP_EIO, "%s/%s: missing", dir, GP_RDIR_SPEC) : rc;
     }
     watch_labels(spec, out);
     size_t i;

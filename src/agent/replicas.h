@@ -33,18 +33,20 @@ typedef struct gp_replicas_env {
 int gp_replicas_dir(const char *state_dir, const char *sub, const gp_replica_key *k, char *buf,
                     size_t cap);
 
-/* Every replica directory with its state; *out is malloc'd (caller frees), *n its length.
- * Unreadable directories are logged and skipped. */
+/* Every replica directory with its state (gp_local_state_of); *out is malloc'd (caller frees),
+ * *n its length. Records that cannot be read are logged (replica_dir.h says what they count as). */
 int gp_replicas_scan(const char *state_dir, int64_t started_grace_ms, gp_local_replica **out,
                      int *n, gp_diag *d);
 
 /* Makes the directory, writes spec (the JSON text gpupool-run reads) and starts gpupool-run
- * detached (its own session; not a child of the agent). */
+ * detached (its own session; not a child of the agent). GP_EEXIST when the directory exists:
+ * a placement gets one supervisor, ever. */
 int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const char *spec,
                       gp_diag *d);
 
 /* Stops a replica: SIGTERM to its supervisor (which stops the job's process group and records
- * how it ended); with kill_group, SIGKILL to the job's group directly (a lost replica). A reason
+ * how it ended); with kill_group, SIGKILL to the job's group directly (a lost replica; only when
+ * the recorded leader still leads a session of its own). A reason
  * (one line; NULL: none, the controller's stop) is first written to the directory's stop-reason
  * file (replica_dir.h), so that the final record carries it and the replica is reported Failed
  * with it; GP_EIO when it cannot be written (then nothing is signalled). */

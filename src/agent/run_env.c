@@ -7,6 +7,7 @@
 #include "agent/run_spec.h"
 #include "base/envname.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -55,21 +56,9 @@ static int env_set(envlist *e, const char *name, const char *value)
     return 0;
 }
 
-static const char *const gang_vars[] = {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR",
-                                        "MASTER_PORT"};
-
 int gp_run_env_reserved(const gp_run_spec *s, const char *name)
 {
-    if (gp_env_reserved(name)) {
-        return 1;
-    }
-    for (size_t i = 0; gp_run_spec_is_gang(s) && i < sizeof(gang_vars) / sizeof(gang_vars[0]);
-         i++) {
-        if (strcmp(name, gang_vars[i]) == 0) {
-            return 1;
-        }
-    }
-    return 0;
+    return gp_env_reserved(name) || (gp_run_spec_is_gang(s) && gp_env_gang_reserved(name));
 }
 
 /* The comma-separated GPU list; NULL when out of memory. */
@@ -86,16 +75,51 @@ static char *gpu_list(const gp_run_spec *s)
     return t;
 }
 
+/* Sets NAME to the decimal value v. */
+static int env_int(envlist *e, const char *name, long long v)
+{
+    char num[32];
+    snprintf(num, sizeof(num), "%lld", v);
+    return env_set(e, name, num);
+}
+
 /* A fraction's limits, as libgpushare's variables (the region holds the same). */
 static int env_share(envlist *e, const gp_run_spec *s)
 {
-    char num[32];
-    snprintf(num, sizeof(num), "%lld", (long long)s->share_mem_mib);
-    int rc = env_set(e, "GPUPOOL_GPU_MEMORY_LIMIT_MIB", num);
-    snprintf(num, sizeof(num), "%d", s->share_core_percent);
-    rc = rc ? rc : env_set(e, "GPUPOOL_GPU_CORE_LIMIT", num);
+    int rc = env_int(e, "GPUPOOL_GPU_MEMORY_LIMIT_MIB", s->share_mem_mib);
+    rc = rc ? rc : env_int(e, "GPUPOOL_GPU_CORE_LIMIT", s->share_core_percent);
     return rc ? rc
               : env_set(e, "GPUPOOL_GPU_CORE_POLICY", s->share_core_strict ? "strict" : "shared");
+}
+
+/* The job as launchers see it (run_spec.h): replicas are torchrun's nodes and mpirun's hosts,
+ * each starting nproc_per_node processes. */
+static int env_launch(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
+{
+    bool gang = gp_run_spec_is_gang(s);
+    int nnodes = gang ? s->world_size : 1, rank = gang ? s->rank : 0;
+    int nproc = gang ? s->nproc_per_node : s->ngpus > 1 ? s->ngpus : 1;
+    int rc = env_int(e, "GPUPOOL_NNODES", nnodes);
+    rc = rc ? rc : env_int(e, "GPUPOOL_NODE_RANK", rank);
+    rc = rc ? rc : env_int(e, "GPUPOOL_NPROC_PER_NODE", nproc);
+    if (rc < 0 || !gang) {
+        return rc;
+    }
+    rc = env_int(e, "PET_NNODES", nnodes);
+    rc = rc ? rc : env_int(e, "PET_NODE_RANK", rank);
+    rc = rc ? rc : env_int(e, "PET_NPROC_PER_NODE", nproc);
+    rc = rc ? rc : env_set(e, "PET_MASTER_ADDR", s->master_addr);
+    rc = rc ? rc : env_int(e, "PET_MASTER_PORT", s->master_port);
+    rc = rc ? rc : env_int(e, "WORLD_SIZE", (long long)nnodes * nproc);
+    rc = rc ? rc : env_int(e, "RANK", (long long)rank * nproc);
+    rc = rc ? rc : env_int(e, "LOCAL_RANK", 0);
+    rc = rc ? rc : env_int(e, "LOCAL_WORLD_SIZE", nproc);
+    rc = rc ? rc : env_set(e, "MASTER_ADDR", s->master_addr);
+    rc = rc ? rc : env_int(e, "MASTER_PORT", s->master_port);
+    if (rc == 0 && paths->hostfile) {
+        rc = env_set(e, "GPUPOOL_HOSTFILE", paths->hostfile);
+    }
+    return rc;
 }
 
 /* Layer 4: gpupool's own variables. */
@@ -130,22 +154,7 @@ static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
     if (rc == 0 && paths->checkpoint_dir) {
         rc = env_set(e, "GPUPOOL_CHECKPOINT_DIR", paths->checkpoint_dir);
     }
-    if (rc < 0 || !gp_run_spec_is_gang(s)) {
-        return rc;
-    }
-    snprintf(num, sizeof(num), "%d", s->world_size);
-    rc = rc ? rc : env_set(e, "WORLD_SIZE", num);
-    snprintf(num, sizeof(num), "%d", s->rank);
-    rc = rc ? rc : env_set(e, "RANK", num);
-    snprintf(num, sizeof(num), "%d", s->local_rank);
-    rc = rc ? rc : env_set(e, "LOCAL_RANK", num);
-    rc = rc ? rc : env_set(e, "MASTER_ADDR", s->master_addr);
-    snprintf(num, sizeof(num), "%d", s->master_port);
-    rc = rc ? rc : env_set(e, "MASTER_PORT", num);
-    if (rc == 0 && paths->hostfile) {
-        rc = env_set(e, "GPUPOOL_HOSTFILE", paths->hostfile);
-    }
-    return rc;
+    return rc < 0 ? rc : env_launch(e, s, paths);
 }
 
 int gp_run_env_build(const gp_run_spec *s, const char *const *base, const gp_run_paths *paths,

@@ -248,9 +248,10 @@ static int parse_host(json_t *h, size_t i, char **out, gp_diag *d)
 static int parse_gang(json_t *o, gp_run_spec *s, gp_diag *d)
 {
     s->rank = s->replica;
+    s->nproc_per_node = s->ngpus > 1 ? s->ngpus : 1; /* a controller that does not say */
     int rc = get_small(o, "rank", 0, 0, s->world_size - 1, &s->rank, d);
     if (rc == 0) {
-        rc = get_small(o, "local_rank", 0, 0, 65535, &s->local_rank, d);
+        rc = get_small(o, "nproc_per_node", 0, 1, GP_RUN_NPROC_MAX, &s->nproc_per_node, d);
     }
     if (rc == 0) {
         rc = get_str(o, "", "master_addr", 1, &s->master_addr, d);

@@ -20,7 +20,9 @@
  *                                cap (1..100, absent: 100, none) and core_policy shared (absent)
  *                                or strict; absent: not a fraction, no library
  *   spec: {command: [..], args: [..], env: {NAME: VALUE}, working_dir: "/abs", ...}
- *   rank, local_rank             gangs: default replica and 0
+ *   rank                         gangs: the replica's rank among the replicas (default replica)
+ *   nproc_per_node               gangs: the processes a launcher starts per replica, 1 to
+ *                                GP_RUN_NPROC_MAX (default: the number of gpus, at least 1)
  *   master_addr, master_port     gangs: required
  *   hostfile: ["HOST slots=N", ..] or [{host, slots}, ..]   gangs: required
  *   env_extra: {NAME: VALUE}     set by the agent (fractional-GPU enforcement, LD_PRELOAD ...)
@@ -37,8 +39,7 @@
  *   2. spec.env, without gpupool's own variables (the controller refuses them already; they are
  *      dropped again here with a warning): CUDA_VISIBLE_DEVICES, NVIDIA_VISIBLE_DEVICES,
  *      LD_PRELOAD, CUDA_DISABLE_CONTROL, GPUPOOL_*, CUDA_DEVICE_MEMORY_LIMIT*,
- *      CUDA_DEVICE_SM_LIMIT*, and for gangs WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR,
- *      MASTER_PORT;
+ *      CUDA_DEVICE_SM_LIMIT*, and for gangs the launchers' variables below;
  *   3. env_extra from the agent;
  *   4. gpupool's own, which nothing overrides: CUDA_VISIBLE_DEVICES and NVIDIA_VISIBLE_DEVICES
  *      (the GPU UUIDs, comma-separated; "" and "none" without GPUs), GPUPOOL_JOB_ID,
@@ -47,8 +48,15 @@
  *      fraction LD_PRELOAD and GPUPOOL_SHARE_REGION (when prepared) and its limits
  *      GPUPOOL_GPU_MEMORY_LIMIT_MIB (0: none), GPUPOOL_GPU_CORE_LIMIT, GPUPOOL_GPU_CORE_POLICY
  *      (what the region holds; libgpushare's variables, so a process that loses the region
- *      still has them), and for gangs
- * WORLD_SIZE, RANK, LOCAL_RANK, MASTER_ADDR, MASTER_PORT, GPUPOOL_HOSTFILE.
+ *      still has them), GPUPOOL_NNODES, GPUPOOL_NODE_RANK and GPUPOOL_NPROC_PER_NODE (1, 0 and
+ *      the GPUs outside gangs), and for gangs the launchers' variables (gp_env_gang_reserved's
+ *      list).
+ *
+ * A gang of N replicas with P processes per replica is one job of N x P processes, as torchrun
+ * and mpirun see it: GPUPOOL_NNODES=N, GPUPOOL_NODE_RANK=rank, GPUPOOL_NPROC_PER_NODE=P; the
+ * same as PET_NNODES, PET_NODE_RANK, PET_NPROC_PER_NODE with PET_MASTER_ADDR and PET_MASTER_PORT
+ * (torchrun's flags); WORLD_SIZE=N*P, RANK=rank*P, LOCAL_RANK=0, LOCAL_WORLD_SIZE=P (the values
+ * torchrun gives the replica's first process), MASTER_ADDR, MASTER_PORT; GPUPOOL_HOSTFILE.
  */
 #ifndef GP_AGENT_RUN_SPEC_H
 #define GP_AGENT_RUN_SPEC_H
@@ -56,6 +64,9 @@
 #include <stdint.h>
 
 #include "gpupool/error.h"
+
+/* The most processes per replica a gang's spec may give (nproc_per_node). */
+#define GP_RUN_NPROC_MAX 1024
 
 typedef struct gp_run_var {
     char *name, *value;
@@ -82,8 +93,8 @@ typedef struct gp_run_spec {
     char **argv; /* command + args, NULL-terminated */
     gp_run_var *env, *env_extra;
     int nenv, nenv_extra;
-    char *working_dir; /* NULL: the state directory's work/ */
-    int rank, local_rank, master_port;
+    char *working_dir;                     /* NULL: the state directory's work/ */
+    int rank, nproc_per_node, master_port; /* gangs */
     char *master_addr;
     char **hostfile; /* lines, nhosts entries */
     int nhosts;

@@ -127,13 +127,19 @@ static int claim_dir(sup *S, gp_diag *d)
         return gp_diag_set(d, GP_EIO, "--state-dir %s: %s", dir, strerror(errno));
     }
     gp_rdir_pid other;
-    gp_diag ignored;
-    if (gp_rdir_read_pid(dir, GP_RDIR_SUPERVISOR_PID, &other, &ignored) == 0 &&
-        other.pid != getpid() && gp_rdir_pid_alive(&other)) {
+    gp_diag why;
+    int rc = gp_rdir_read_pid(dir, GP_RDIR_SUPERVISOR_PID, &other, &why);
+    if (rc == 0 && other.pid != getpid() && gp_rdir_pid_alive(&other)) {
         return gp_diag_set(d, GP_ESTATE, "--state-dir %s: supervised by gpupool-run pid %ld", dir,
                            (long)other.pid);
     }
-    int rc = gp_rdir_write_pid(dir, GP_RDIR_SUPERVISOR_PID, getpid(), d);
+    /* gpupool-run writes it whole (replica_dir.h): one that cannot be read was tampered with,
+     * and its supervisor may still run. */
+    if (rc < 0 && rc != GP_ENOENT) {
+        return gp_diag_set(d, GP_ESTATE, "--state-dir %s: %s: not taking the directory over", dir,
+                           why.msg);
+    }
+    rc = gp_rdir_write_pid(dir, GP_RDIR_SUPERVISOR_PID, getpid(), d);
     /* Records of an earlier run in this directory are not this run's. */
     char path[4200];
     const char *stale[] = {GP_RDIR_STATUS, GP_RDIR_CHILD_PID, GP_RDIR_STOP_REASON};

@@ -37,3 +37,17 @@ int gp_env_reserved(const char *name)
     }
     return 0;
 }
+
+int gp_env_gang_reserved(const char *name)
+{
+    static const char *const gang[] = {"WORLD_SIZE",       "RANK",           "LOCAL_RANK",
+                                       "LOCAL_WORLD_SIZE", "MASTER_ADDR",    "MASTER_PORT",
+                                       "PET_NNODES",       "PET_NODE_RANK",  "PET_NPROC_PER_NODE",
+                                       "PET_MASTER_ADDR",  "PET_MASTER_PORT"};
+    for (size_t i = 0; i < sizeof(gang) / sizeof(gang[0]); i++) {
+        if (strcmp(name, gang[i]) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -14,41 +14,56 @@
 
 /* ---- documents ---- */
 
-/* What a gang's replica needs to find the others: its local rank, the master (replica 0's
- * host and a port derived from the job id) and the hostfile (one line per host, slots = the
- * job's replicas there). */
-static void gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
+/* The processes one replica of j starts under a launcher (torchrun's nproc_per_node, the slots
+ * of its host in the hostfile): one per whole GPU, else one. */
+static int gang_nproc(const ctl_job *j)
 {
-    json_t *hosts = json_array();
-    int local_rank = 0;
-    for (int k = 0; k < j->spec.replicas; k++) {
-        if (k < r && j->replicas[k].node_id == j->replicas[r].node_id) {
-            local_rank++;
-        }
-        bool first = true;
-        for (int p = 0; p < k && first; p++) {
-            first = j->replicas[p].node_id != j->replicas[k].node_id;
-        }
-        if (!first) {
-            continue;
-        }
-        int slots = 0;
-        for (int p = k; p < j->spec.replicas; p++) {
-            slots += j->replicas[p].node_id == j->replicas[k].node_id;
-        }
-        const ctl_node *n = ctl_node_by_id(st, j->replicas[k].node_id);
-        char host[128];
-        ctl_node_host(n, host, sizeof(host));
-        json_array_append_new(hosts, json_sprintf("%s slots=%d", host, slots));
+    return j->spec.kind == GP_REQ_WHOLE && j->spec.gpus > 1 ? j->spec.gpus : 1;
+}
+
+/* What a gang's replica needs to find the others: its rank, the processes per replica, the
+ * master (replica 0's host and a port derived from the job id) and the hostfile: one line per
+ * host, in the order of the replicas, with slots = the processes of the job's replicas there.
+ * Nodes that share a host (several agents on one machine) share its line: OpenMPI refuses a
+ * host listed twice. Linear in the replicas times the hosts. Returns false when out of memory. */
+static bool gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
+{
+    struct gang_host {
+        char name[128];
+        int slots;
+    } *hosts = calloc((size_t)j->spec.replicas, sizeof(*hosts));
+    json_t *lines = json_array();
+    if (!hosts || !lines) {
+        free(hosts);
+        json_decref(lines);
+        return false;
     }
-    const ctl_node *master = ctl_node_by_id(st, j->replicas[0].node_id);
-    char host[128];
-    ctl_node_host(master, host, sizeof(host));
+    int nhosts = 0, at = 0, nproc = gang_nproc(j);
+    for (int k = 0; k < j->spec.replicas; k++) {
+        if (k == 0 || j->replicas[k].node_id != j->replicas[k - 1].node_id) {
+            char name[128] = "";
+            const ctl_node *n = ctl_node_by_id(st, j->replicas[k].node_id);
+            if (n) {
+                ctl_node_host(n, name, sizeof(name));
+            }
+            for (at = 0; at < nhosts && strcmp(hosts[at].name, name) != 0; at++) {
+            }
+            if (at == nhosts) {
+                snprintf(hosts[nhosts++].name, sizeof(hosts[0].name), "%s", name);
+            }
+        }
+        hosts[at].slots += nproc;
+    }
+    for (int h = 0; h < nhosts; h++) {
+        json_array_append_new(lines, json_sprintf("%s slots=%d", hosts[h].name, hosts[h].slots));
+    }
     json_object_set_new(doc, "rank", json_integer(r));
-    json_object_set_new(doc, "local_rank", json_integer(local_rank));
-    json_object_set_new(doc, "master_addr", json_string(host));
+    json_object_set_new(doc, "nproc_per_node", json_integer(nproc));
+    json_object_set_new(doc, "master_addr", json_string(hosts[0].name));
     json_object_set_new(doc, "master_port", json_integer(29500 + j->id % 10000));
-    json_object_set_new(doc, "hostfile", hosts);
+    json_object_set_new(doc, "hostfile", lines);
+    free(hosts);
+    return true;
 }
 
 /* A fraction's limits inside the job's processes (gp_jobspec_enforcement), which gpupool-run
@@ -102,8 +117,9 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
                             json_sprintf("%s/%s/%lld", st->checkpoint_root, t ? t->lim.name : "-",
                                          (long long)j->id));
     }
-    if (j->spec.replicas > 1) {
-        gang_doc(st, j, r, doc);
+    if (j->spec.replicas > 1 && !gang_doc(st, j, r, doc)) {
+        json_decref(doc);
+        return NULL;
     }
     return doc;
 }
@@ -118,7 +134,12 @@ int api_desired_answer(ctl_state *st, ctl_node *n, json_t **out)
     }
     json_t *desired = json_array();
     for (int k = 0; k < nheld; k++) {
-        json_array_append_new(desired, desired_doc(st, held[k].job, held[k].replica, n));
+        json_t *doc = desired_doc(st, held[k].job, held[k].replica, n);
+        if (!doc) {
+            json_decref(desired);
+            return GP_ENOMEM;
+        }
+        json_array_append_new(desired, doc);
     }
     *out = json_pack("{s:s, s:I, s:b, s:I, s:o}", "node", n->name, "version",
                      (json_int_t)ctl_node_desired_version(st, n), "cordoned", n->cordoned,

@@ -575,6 +575,13 @@ static int finish(gp_jobspec *s, gp_diag *d)
     if (s->idle_timeout_s > 0 && s->kind == GP_REQ_NONE) {
         return gp_diag_set(d, GP_EINVAL, "idle_timeout: the job asks for no GPU");
     }
+    for (int i = 0; s->replicas > 1 && i < s->nenv; i++) {
+        if (gp_env_gang_reserved(s->env[i].name)) {
+            return gp_diag_set(d, GP_EINVAL,
+                               "env.%.64s: set by gpupool for a job of more than one replica",
+                               s->env[i].name);
+        }
+    }
     if (s->max_restarts < 0) {
         /* A restart policy alone should restart: a few times, unless told otherwise. */
         s->max_restarts = s->restart_policy == GP_RESTART_NEVER ? 0 : GP_JOB_DEFAULT_RESTARTS;

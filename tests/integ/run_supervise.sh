@@ -99,8 +99,8 @@ cat >"$TMP/env.json" <<'EOF'
           {"index": 5, "uuid": "GPU-33333333-4444", "mig_uuid": "MIG-55555555-6666"}],
  "spec": {"command": ["sh", "-c", "env; cat \"$GPUPOOL_HOSTFILE\""],
           "env": {"CUDA_VISIBLE_DEVICES": "0,1,2,3", "WORLD_SIZE": "64", "MY_VAR": "mine"}},
- "rank": 1, "local_rank": 0, "master_addr": "10.0.0.7", "master_port": 29500,
- "hostfile": ["10.0.0.7 slots=1", {"host": "10.0.0.8", "slots": 1}],
+ "rank": 1, "nproc_per_node": 2, "master_addr": "10.0.0.7", "master_port": 29500,
+ "hostfile": ["10.0.0.7 slots=2", {"host": "10.0.0.8", "slots": 2}],
  "env_extra": {"CUDA_DEVICE_MEMORY_LIMIT_0": "40960m"}}
 EOF
 run_fg env
@@ -108,9 +108,12 @@ run_fg env
 OUT="$TMP/env/stdout.log"
 for want in CUDA_VISIBLE_DEVICES=GPU-11111111-2222,MIG-55555555-6666 \
     NVIDIA_VISIBLE_DEVICES=GPU-11111111-2222,MIG-55555555-6666 GPUPOOL_JOB_ID=12 \
-    GPUPOOL_REPLICA=1 GPUPOOL_RESTART_COUNT=3 WORLD_SIZE=2 RANK=1 LOCAL_RANK=0 \
-    MASTER_ADDR=10.0.0.7 MASTER_PORT=29500 "GPUPOOL_HOSTFILE=$TMP/env/hostfile" MY_VAR=mine \
-    CUDA_DEVICE_MEMORY_LIMIT_0=40960m "10.0.0.7 slots=1" "10.0.0.8 slots=1" "PWD=$TMP/env/work"; do
+    GPUPOOL_REPLICA=1 GPUPOOL_RESTART_COUNT=3 GPUPOOL_NNODES=2 GPUPOOL_NODE_RANK=1 \
+    GPUPOOL_NPROC_PER_NODE=2 PET_NNODES=2 PET_NODE_RANK=1 PET_NPROC_PER_NODE=2 \
+    PET_MASTER_ADDR=10.0.0.7 PET_MASTER_PORT=29500 WORLD_SIZE=4 RANK=2 LOCAL_RANK=0 \
+    LOCAL_WORLD_SIZE=2 MASTER_ADDR=10.0.0.7 MASTER_PORT=29500 "GPUPOOL_HOSTFILE=$TMP/env/hostfile" \
+    MY_VAR=mine CUDA_DEVICE_MEMORY_LIMIT_0=40960m "10.0.0.7 slots=2" "10.0.0.8 slots=2" \
+    "PWD=$TMP/env/work"; do
     grep -qxF -- "$want" "$OUT" || fail "env: the job's environment lacks the line $want"
 done
 [ "$(grep -c '^CUDA_VISIBLE_DEVICES=' "$OUT")" -eq 1 ] || fail "env: CUDA_VISIBLE_DEVICES twice"
@@ -119,8 +122,9 @@ state_is "$TMP/env" exited || fail "env: state $(field "$TMP/env" state)"
 # Not a gang: no gang variables, no hostfile.
 spec single '["sh", "-c", "env"]' '"env_extra": {}, '
 run_fg single
-grep -qE '^(WORLD_SIZE|RANK|MASTER_ADDR|MASTER_PORT|GPUPOOL_HOSTFILE)=' "$TMP/single/stdout.log" &&
-    fail "single: gang variables set for a job that is not a gang"
+grep -qE '^(WORLD_SIZE|RANK|MASTER_ADDR|MASTER_PORT|GPUPOOL_HOSTFILE|PET_[A-Z_]*)=' \
+    "$TMP/single/stdout.log" && fail "single: gang variables set for a job that is not a gang"
+grep -qx 'GPUPOOL_NNODES=1' "$TMP/single/stdout.log" || fail "single: GPUPOOL_NNODES not 1"
 grep -qx 'CUDA_VISIBLE_DEVICES=' "$TMP/single/stdout.log" || fail "single: GPUs visible without GPUs"
 
 # --- the exit code is recorded; gpupool-run itself exits 0 ---

@@ -232,3 +232,20 @@ add_test(NAME integ_e2e_mig
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_mig.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_mig PROPERTIES LABELS integ TIMEOUT 180)
+
+# Replica records a job tampered with (garbled status.json and supervisor.pid, a forged
+# supervisor.pid, a FIFO): on a `gpupool up` pool the agent starts no second supervisor and a
+# cancel still stops the job through its supervisor.
+add_test(NAME integ_e2e_records
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_records.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_records PROPERTIES LABELS integ TIMEOUT 180)
+
+# Distributed launchers with the real tools: torchrun (python3-torch, gloo on the CPU) in each
+# replica of a 2 x 2-GPU gang forms one 4-process job whose all-reduce sums right; mpirun -np 16
+# over a 2 x 8-GPU gang's hostfile starts 16 ranks (skipped without the tools, except in CI).
+add_test(NAME integ_e2e_distributed
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_distributed.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_distributed PROPERTIES LABELS integ TIMEOUT 300
+                     SKIP_RETURN_CODE 77)

@@ -1,5 +1,6 @@
 /* The agent's convergence plan: what to start, stop, report and forget, epochs fencing old
- * placements, stops before starts, and the same plan from the same facts. */
+ * placements, stops before starts, the same plan from the same facts, and the state a replica
+ * directory's records give (also records a job has garbled). */
 #include "agent/converge.h"
 #include "tests/unit/harness.h"
 
@@ -99,12 +100,80 @@ static void test_idempotent(void **state)
     assert_true(find(a, na, GP_ACT_STOP, 1) >= 0);
 }
 
+/* What a directory's records say, as the probe reports them. */
+static gp_rdir_view view(gp_rdir_state record, bool unreadable, bool supervisor)
+{
+    gp_rdir_view v;
+    memset(&v, 0, sizeof(v));
+    v.status.state = unreadable ? GP_RDIR_NONE : record;
+    v.status_unreadable = unreadable;
+    v.supervisor_alive = supervisor;
+    return v;
+}
+
+static void test_local_state_of(void **state)
+{
+    (void)state;
+    struct {
+        gp_rdir_state record;
+        bool unreadable, supervisor, young;
+        gp_local_state want;
+    } cases[] = {
+        {GP_RDIR_EXITED, false, false, false, GP_LOCAL_EXITED},
+        {GP_RDIR_KILLED, false, true, false, GP_LOCAL_KILLED},
+        {GP_RDIR_RUNNING, false, true, false, GP_LOCAL_RUNNING},
+        {GP_RDIR_RUNNING, false, false, true, GP_LOCAL_LOST},
+        {GP_RDIR_NONE, false, true, false, GP_LOCAL_STARTING},
+        {GP_RDIR_NONE, false, false, true, GP_LOCAL_STARTING},
+        {GP_RDIR_NONE, false, false, false, GP_LOCAL_LOST},
+        /* status.json garbled by the job: running while the supervisor lives, even when young;
+         * lost once it is gone, never "starting" (that would hide it from a stop). */
+        {GP_RDIR_NONE, true, true, false, GP_LOCAL_RUNNING},
+        {GP_RDIR_NONE, true, true, true, GP_LOCAL_RUNNING},
+        {GP_RDIR_NONE, true, false, true, GP_LOCAL_LOST},
+        {GP_RDIR_NONE, true, false, false, GP_LOCAL_LOST},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        gp_rdir_view v = view(cases[i].record, cases[i].unreadable, cases[i].supervisor);
+        gp_local_state got = gp_local_state_of(&v, cases[i].young);
+        if (got != cases[i].want) {
+            fail_msg("case %zu: state %d, want %d", i, (int)got, (int)cases[i].want);
+        }
+    }
+}
+
+/* A replica whose status.json cannot be read, its supervisor alive: never started a second time
+ * while desired (reported Running), stopped through its supervisor once it is not. */
+static void test_unreadable_record(void **state)
+{
+    (void)state;
+    gp_rdir_view v = view(GP_RDIR_NONE, true, true);
+    gp_replica_key want[] = {{4, 0, 2}};
+    gp_local_replica have[] = {{{4, 0, 2}, gp_local_state_of(&v, false), 0}};
+    gp_action plan[8];
+    int n = gp_converge(want, 1, have, 1, plan);
+    assert_int_equal(count(plan, n, GP_ACT_START), 0);
+    assert_true(find(plan, n, GP_ACT_REPORT, 0) >= 0);
+    assert_string_equal(gp_local_report_state(&have[0]), "Running");
+    n = gp_converge(want, 0, have, 1, plan); /* cancelled */
+    assert_int_equal(n, 1);
+    assert_true(find(plan, n, GP_ACT_STOP, 0) >= 0);
+    /* Its supervisor gone: lost, reported Failed, whatever is left of the job killed. */
+    v = view(GP_RDIR_NONE, true, false);
+    have[0].state = gp_local_state_of(&v, false);
+    n = gp_converge(want, 1, have, 1, plan);
+    assert_int_equal(count(plan, n, GP_ACT_START), 0);
+    assert_true(find(plan, n, GP_ACT_KILL_GROUP, 0) >= 0);
+    assert_string_equal(gp_local_report_state(&have[0]), "Failed");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_start_and_keep), cmocka_unit_test(test_epoch_fences_old_placement),
-        cmocka_unit_test(test_final_states),   cmocka_unit_test(test_starting_is_not_restarted),
-        cmocka_unit_test(test_idempotent),
+        cmocka_unit_test(test_start_and_keep),    cmocka_unit_test(test_epoch_fences_old_placement),
+        cmocka_unit_test(test_final_states),      cmocka_unit_test(test_starting_is_not_restarted),
+        cmocka_unit_test(test_idempotent),        cmocka_unit_test(test_local_state_of),
+        cmocka_unit_test(test_unreadable_record),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -226,6 +226,22 @@ static void test_json_errors(void **state)
     assert_string_equal(d.msg, "replicas: must be between 1 and 4096");
 }
 
+/* The launchers' variables are gpupool's in a gang, the job's own otherwise. */
+static void test_gang_env(void **state)
+{
+    (void)state;
+    expect_error("name: a\ncommand: [x]\nreplicas: 2\nenv: {PET_NPROC_PER_NODE: \"1\"}\n",
+                 GP_EINVAL, "env.PET_NPROC_PER_NODE: set by gpupool for a job of more than one");
+    expect_error("name: a\ncommand: [x]\nreplicas: 2\nenv: {WORLD_SIZE: \"2\"}\n", GP_EINVAL,
+                 "env.WORLD_SIZE");
+    gp_jobspec s;
+    gp_diag d;
+    const char *y = "name: a\ncommand: [x]\nenv: {WORLD_SIZE: \"2\", PET_NNODES: \"1\"}\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_int_equal(s.nenv, 2);
+    gp_jobspec_fini(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +249,7 @@ int main(void)
         cmocka_unit_test(test_defaults_and_kinds),
         cmocka_unit_test(test_errors_name_the_field),
         cmocka_unit_test(test_json_errors),
+        cmocka_unit_test(test_gang_env),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -12,6 +12,7 @@
 #include "tests/unit/harness.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -196,6 +197,28 @@ static void test_pid_reuse(void **state)
     assert_int_equal(gp_rdir_read_pid(dir, "bad.pid", &p, &d), GP_EPARSE);
 }
 
+/* A process whose command line has "--state-dir DIR", as a supervisor's has, leading a process
+ * group of its own; the caller kills the group and reaps it. */
+static pid_t spawn_supervisor_like(const char *dir)
+{
+    pid_t pid = fork();
+    if (pid == 0) {
+        setpgid(0, 0);
+        execl("/bin/sh", "sh", "-c", "sleep 60; :", "sh", "--state-dir", dir, (char *)NULL);
+        _exit(127);
+    }
+    assert_true(pid > 0);
+    gp_rdir_pid found = {0, 0};
+    for (int i = 0; i < 1000 && found.pid != pid; i++) { /* until it has exec'd */
+        if (gp_rdir_find_supervisor(dir, &found) < 0) {
+            struct timespec ts = {0, 2000000};
+            nanosleep(&ts, NULL);
+        }
+    }
+    assert_int_equal(found.pid, pid);
+    return pid;
+}
+
 static void test_probe(void **state)
 {
     const char *dir = *state;
@@ -214,9 +237,53 @@ static void test_probe(void **state)
     assert_false(v.supervisor_alive);
     assert_int_equal(v.supervisor.pid, 999999999);
 
+    /* A live process that is not a supervisor of dir (a forged record): not believed. */
     assert_int_equal(gp_rdir_write_pid(dir, GP_RDIR_SUPERVISOR_PID, getpid(), &d), 0);
     assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_false(v.supervisor_alive);
+
+    pid_t sup = spawn_supervisor_like(dir);
+    assert_int_equal(gp_rdir_write_pid(dir, GP_RDIR_SUPERVISOR_PID, sup, &d), 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
     assert_true(v.supervisor_alive);
+    assert_int_equal(v.supervisor.pid, sup);
+    assert_false(v.status_unreadable);
+
+    /* Records a job garbled: the state is unknown, the supervisor is still found. */
+    assert_int_equal(gp_rdir_write_atomic(dir, GP_RDIR_STATUS, "{not json", 9, &d), 0);
+    assert_int_equal(gp_rdir_write_atomic(dir, GP_RDIR_SUPERVISOR_PID, "garbage\n", 8, &d), 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_true(v.status_unreadable);
+    assert_int_equal(v.status.state, GP_RDIR_NONE);
+    assert_true(v.supervisor_alive);
+    assert_int_equal(v.supervisor.pid, sup);
+    /* ... also when supervisor.pid names init, or is gone. */
+    char init[64];
+    gp_rdir_pid one = {1, 0};
+    assert_int_equal(gp_rdir_proc_start(1, &one.start, NULL), 0);
+    int len = snprintf(init, sizeof(init), "1 %llu\n", (unsigned long long)one.start);
+    assert_int_equal(gp_rdir_write_atomic(dir, GP_RDIR_SUPERVISOR_PID, init, (size_t)len, &d), 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_int_equal(v.supervisor.pid, sup);
+    char path[4200];
+    snprintf(path, sizeof(path), "%s/%s", dir, GP_RDIR_SUPERVISOR_PID);
+    unlink(path);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_int_equal(v.supervisor.pid, sup);
+
+    /* A FIFO for status.json is refused at once, not waited on. */
+    snprintf(path, sizeof(path), "%s/%s", dir, GP_RDIR_STATUS);
+    unlink(path);
+    assert_int_equal(mkfifo(path, 0644), 0);
+    gp_rdir_status st;
+    assert_int_equal(gp_rdir_read_status(dir, &st, &d), GP_EIO);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_true(v.status_unreadable && v.supervisor_alive);
+
+    kill(-sup, SIGKILL);
+    waitpid(sup, NULL, 0);
+    assert_int_equal(gp_rdir_probe(dir, &v, &d), 0);
+    assert_false(v.supervisor_alive);
 }
 
 /* ---- spec and environment ---- */
@@ -276,6 +343,10 @@ static void test_spec_errors(void **state)
     assert_parse_error("{\"job\":1,\"replica\":0,\"epoch\":1,\"world_size\":2,\"master_port\":1,"
                        "\"master_addr\":\"h\",\"spec\":{\"command\":[\"a\"]}}",
                        "hostfile");
+    assert_parse_error("{\"job\":1,\"replica\":0,\"epoch\":1,\"world_size\":2,\"master_port\":1,"
+                       "\"master_addr\":\"h\",\"hostfile\":[\"h slots=1\"],\"nproc_per_node\":0,"
+                       "\"spec\":{\"command\":[\"a\"]}}",
+                       "nproc_per_node");
     assert_parse_error("{\"job\":1,\"replica\":0,\"epoch\":1,\"env_extra\":{\"1X\":\"v\"},"
                        "\"spec\":{\"command\":[\"a\"]}}",
                        "env_extra.1X");
@@ -303,9 +374,14 @@ static void test_env_single(void **state)
     assert_null(gp_run_env_get(env, "GPUPOOL_SHARE_REGION"));
     assert_null(gp_run_env_get(env, "GPUPOOL_DATA_DIR"));
     assert_string_equal(gp_run_env_get(env, "CUDA_DEVICE_MEMORY_LIMIT_0"), "1g");
-    /* Not a gang: RANK is the job's own, and no gang variable is set. */
+    /* Not a gang: RANK is the job's own, and no gang variable is set; the replica level is
+     * one node of one process per GPU. */
     assert_string_equal(gp_run_env_get(env, "RANK"), "7");
     assert_null(gp_run_env_get(env, "WORLD_SIZE"));
+    assert_null(gp_run_env_get(env, "PET_NNODES"));
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_NNODES"), "1");
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_NODE_RANK"), "0");
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_NPROC_PER_NODE"), "2");
     assert_null(gp_run_env_get(env, "MASTER_ADDR"));
     assert_null(gp_run_env_get(env, "GPUPOOL_HOSTFILE"));
     assert_string_equal(gp_run_env_get(env, "MINE"), "1");
@@ -325,12 +401,22 @@ static void test_env_single(void **state)
 static void test_env_gang(void **state)
 {
     (void)state;
-    gp_run_spec *s = parse_ok(
-        "{\"job\":6,\"replica\":1,\"epoch\":1,\"world_size\":4,\"rank\":3,\"local_rank\":1,"
-        "\"master_addr\":\"10.1.1.1\",\"master_port\":29500,"
-        "\"hostfile\":[\"a slots=2\",{\"host\":\"b\",\"slots\":2}],\"gpus\":[],"
-        "\"spec\":{\"command\":[\"x\"],\"env\":{\"WORLD_SIZE\":\"1\",\"MASTER_PORT\":\"1\"}},"
-        "\"env_extra\":{\"RANK\":\"0\"}}");
+    /* Replica 1 of a 2 x 8-GPU gang, as the controller describes it. */
+    char text[2048];
+    int len = snprintf(text, sizeof(text), "%s",
+                       "{\"job\":6,\"replica\":1,\"epoch\":1,\"world_size\":2,\"rank\":1,"
+                       "\"nproc_per_node\":8,\"master_addr\":\"10.1.1.1\",\"master_port\":29506,"
+                       "\"hostfile\":[\"10.1.1.1 slots=8\",{\"host\":\"10.1.1.2\",\"slots\":8}],"
+                       "\"gpus\":[");
+    for (int g = 0; g < 8; g++) {
+        len += snprintf(text + len, sizeof(text) - (size_t)len, "%s{\"uuid\":\"GPU-%d\"}",
+                        g ? "," : "", g);
+    }
+    snprintf(text + len, sizeof(text) - (size_t)len, "%s",
+             "],\"spec\":{\"command\":[\"x\"],\"env\":{\"WORLD_SIZE\":\"1\","
+             "\"MASTER_PORT\":\"1\",\"PET_NNODES\":\"5\",\"PET_RDZV_BACKEND\":\"c10d\"}},"
+             "\"env_extra\":{\"RANK\":\"0\"}}");
+    gp_run_spec *s = parse_ok(text);
     char **env = NULL;
     assert_int_equal(gp_run_env_build(s, base_env,
                                       &(gp_run_paths){.hostfile = "/s/hostfile",
@@ -339,20 +425,51 @@ static void test_env_gang(void **state)
                                                       .share_region = "/s/share.region"},
                                       &env),
                      0);
-    assert_string_equal(gp_run_env_get(env, "WORLD_SIZE"), "4");
-    assert_string_equal(gp_run_env_get(env, "RANK"), "3");
-    assert_string_equal(gp_run_env_get(env, "LOCAL_RANK"), "1");
-    assert_string_equal(gp_run_env_get(env, "MASTER_ADDR"), "10.1.1.1");
-    assert_string_equal(gp_run_env_get(env, "MASTER_PORT"), "29500");
-    assert_string_equal(gp_run_env_get(env, "GPUPOOL_HOSTFILE"), "/s/hostfile");
-    assert_string_equal(gp_run_env_get(env, "GPUPOOL_DATA_DIR"), "/data");
-    assert_string_equal(gp_run_env_get(env, "LD_PRELOAD"), "/lib/libgpushare.so");
-    assert_string_equal(gp_run_env_get(env, "GPUPOOL_SHARE_REGION"), "/s/share.region");
-    assert_string_equal(gp_run_env_get(env, "CUDA_VISIBLE_DEVICES"), "");
-    assert_string_equal(gp_run_env_get(env, "NVIDIA_VISIBLE_DEVICES"), "none");
+    static const char *const want[][2] = {
+        /* the replica level */
+        {"GPUPOOL_NNODES", "2"},
+        {"GPUPOOL_NODE_RANK", "1"},
+        {"GPUPOOL_NPROC_PER_NODE", "8"},
+        /* torchrun's flags: a plain `torchrun train.py` joins the 16-process job */
+        {"PET_NNODES", "2"},
+        {"PET_NODE_RANK", "1"},
+        {"PET_NPROC_PER_NODE", "8"},
+        {"PET_MASTER_ADDR", "10.1.1.1"},
+        {"PET_MASTER_PORT", "29506"},
+        /* the process level, as torchrun sets it for the replica's first process */
+        {"WORLD_SIZE", "16"},
+        {"RANK", "8"},
+        {"LOCAL_RANK", "0"},
+        {"LOCAL_WORLD_SIZE", "8"},
+        {"MASTER_ADDR", "10.1.1.1"},
+        {"MASTER_PORT", "29506"},
+        {"GPUPOOL_HOSTFILE", "/s/hostfile"},
+        {"PET_RDZV_BACKEND", "c10d"}, /* not gpupool's: the job's own */
+        {"GPUPOOL_DATA_DIR", "/data"},
+        {"LD_PRELOAD", "/lib/libgpushare.so"},
+        {"GPUPOOL_SHARE_REGION", "/s/share.region"},
+        {"CUDA_VISIBLE_DEVICES", "GPU-0,GPU-1,GPU-2,GPU-3,GPU-4,GPU-5,GPU-6,GPU-7"},
+    };
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        const char *got = gp_run_env_get(env, want[i][0]);
+        if (!got || strcmp(got, want[i][1]) != 0) {
+            fail_msg("%s=%s, want %s", want[i][0], got ? got : "(unset)", want[i][1]);
+        }
+    }
     char *hf = gp_run_hostfile_text(s);
-    assert_string_equal(hf, "a slots=2\nb slots=2\n");
+    assert_string_equal(hf, "10.1.1.1 slots=8\n10.1.1.2 slots=8\n");
     free(hf);
+    gp_run_env_free(env);
+    gp_run_spec_free(s);
+
+    /* Without nproc_per_node (an older controller): one process per GPU, at least one. */
+    s = parse_ok("{\"job\":6,\"replica\":0,\"epoch\":1,\"world_size\":3,"
+                 "\"master_addr\":\"h\",\"master_port\":2,\"hostfile\":[\"h slots=3\"],"
+                 "\"spec\":{\"command\":[\"x\"]}}");
+    assert_int_equal(gp_run_env_build(s, base_env, NULL, &env), 0);
+    assert_string_equal(gp_run_env_get(env, "PET_NPROC_PER_NODE"), "1");
+    assert_string_equal(gp_run_env_get(env, "WORLD_SIZE"), "3");
+    assert_string_equal(gp_run_env_get(env, "RANK"), "0");
     gp_run_env_free(env);
     gp_run_spec_free(s);
 }

@@ -42,9 +42,9 @@ with Pool(sys.argv[1]) as p:
     check(want["world_size"] == 2, "world size in the desired replica", hb)
     node_of = {r["replica"]: r["node"] for r in d["placement"]}
     check(want["master_addr"] == node_of[0] and want["rank"] == want["replica"] and
-          want["local_rank"] == 0 and
-          sorted(want["hostfile"]) == ["n0 slots=1", "n1 slots=1"],
-          "gang variables: rank, master, hostfile", want)
+          want["nproc_per_node"] == 8 and
+          want["hostfile"] == ["%s slots=8" % node_of[0], "%s slots=8" % node_of[1]],
+          "gang variables: rank, processes per replica, master, hostfile in rank order", want)
     d = p.job(alice, "gang-3x8")
     check(d["state"] == "Pending", "the 3 x 8 gang still waits", d)
 

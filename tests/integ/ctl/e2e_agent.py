@@ -2,7 +2,8 @@
 gpupool-run supervisors and real processes), driven through the API.
 
 - a 2-GPU job sees exactly its two GPU UUIDs, NVLink-connected on the DGX-like node;
-- a 2-node gang gets consistent WORLD_SIZE, RANK, MASTER_ADDR/PORT and a hostfile;
+- a 2-node gang gets consistent WORLD_SIZE, RANK (one process per GPU), MASTER_ADDR/PORT and a
+  hostfile;
 - MIG slices are shown to the job as MIG devices (the agent makes the instance the controller
   chose: reused, or created in place of idle ones);
 - volumes appear at /data/NAME, read-only where asked;
@@ -112,12 +113,13 @@ try:
     d = wait("the gang running", state_is("gang", ("Running",)))
     wait("both replicas printed", lambda: "ws=" in stdout_of(gang, 0) and "ws=" in stdout_of(gang, 1))
     lines = [stdout_of(gang, r).splitlines()[0] for r in (0, 1)]
-    check(lines[0].startswith("ws=2 rank=0 master=127.0.0.1:") and
-          lines[1].startswith("ws=2 rank=1 master=127.0.0.1:") and
+    check(lines[0].startswith("ws=16 rank=0 master=127.0.0.1:") and
+          lines[1].startswith("ws=16 rank=8 master=127.0.0.1:") and
           lines[0].split("master=")[1] == lines[1].split("master=")[1],
-          "consistent WORLD_SIZE, RANK and MASTER_ADDR", lines)
+          "consistent WORLD_SIZE, RANK and MASTER_ADDR (one process per GPU)", lines)
     hosts = stdout_of(gang, 0).splitlines()[1:]
-    check(hosts == ["127.0.0.1 slots=1"] * 2, "a hostfile line per node (both on 127.0.0.1)", hosts)
+    check(hosts == ["127.0.0.1 slots=16"], "one hostfile line per host (both nodes on 127.0.0.1)",
+          hosts)
 
     d = wait("two running", state_is("two", ("Running",)))
     wait("two printed", lambda: "gpus=" in stdout_of(two))
