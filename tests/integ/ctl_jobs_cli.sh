@@ -10,24 +10,11 @@
 source "$(dirname "$0")/lib.sh"
 
 GPD=${2:?usage: $0 GPUPOOL_BINARY GPUPOOLD_BINARY}
-DATA="$TMP/data"
-mkdir -p "$DATA" "$TMP/home"
+mkdir -p "$TMP/home"
 export HOME="$TMP/home"
 unset XDG_CONFIG_HOME GPUPOOL_SERVER GPUPOOL_TOKEN
 
-"$GPD" --data-dir "$DATA" --listen 127.0.0.1:0 >"$TMP/gpupoold.out" 2>"$TMP/gpupoold.err" &
-GPD_PID=$!
-trap 'kill "$GPD_PID" 2>/dev/null; wait "$GPD_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
-
-PORT=
-for _ in $(seq 100); do
-    PORT=$(sed -n 's/.*listening=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/gpupoold.err" | head -n 1)
-    [ -n "$PORT" ] && [ -s "$DATA/admin.token" ] && break
-    kill -0 "$GPD_PID" 2>/dev/null || fail "gpupoold exited: $(tail -n 5 "$TMP/gpupoold.err")"
-    sleep 0.1
-done
-[ -n "$PORT" ] || fail "gpupoold did not log its port: $(tail -n 5 "$TMP/gpupoold.err")"
-export GPUPOOL_SERVER="http://127.0.0.1:$PORT"
+start_gpupoold "$GPD"
 export GPUPOOL_TOKEN
 GPUPOOL_TOKEN=$(cat "$DATA/admin.token")
 

@@ -57,6 +57,25 @@ expect_error() {
     expect_stderr "$@"
 }
 
+# start_gpupoold GPUPOOLD_BINARY: starts gpupoold on 127.0.0.1 (a port the kernel picks) with its
+# data in $TMP/data, stopped on exit; sets DATA, GPD_PID, PORT and exports GPUPOOL_SERVER.
+start_gpupoold() {
+    DATA="$TMP/data"
+    mkdir -p "$DATA"
+    "$1" --data-dir "$DATA" --listen 127.0.0.1:0 >"$TMP/gpupoold.out" 2>"$TMP/gpupoold.err" &
+    GPD_PID=$!
+    trap 'kill "$GPD_PID" 2>/dev/null; wait "$GPD_PID" 2>/dev/null; rm -rf "$TMP"' EXIT
+    PORT=
+    for _ in $(seq 100); do
+        PORT=$(sed -n 's/.*listening=127\.0\.0\.1:\([0-9]*\).*/\1/p' "$TMP/gpupoold.err" | head -n 1)
+        [ -n "$PORT" ] && [ -s "$DATA/admin.token" ] && break
+        kill -0 "$GPD_PID" 2>/dev/null || fail "gpupoold exited: $(tail -n 5 "$TMP/gpupoold.err")"
+        sleep 0.1
+    done
+    [ -n "$PORT" ] || fail "gpupoold did not log its port: $(tail -n 5 "$TMP/gpupoold.err")"
+    export GPUPOOL_SERVER="http://127.0.0.1:$PORT"
+}
+
 NODES="$FIX/nodes.csv"
 MINI="$FIX/openb_pod_list_mini.csv"
 MULTI="$FIX/tiny_multigpu.csv"
