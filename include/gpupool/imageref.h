@@ -31,7 +31,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define GP_IMAGE_REF_MAX      512 /* bytes of a reference, its NUL included */
+/* Bytes of a reference, its NUL included: room for the longest valid one in normal form (a
+ * name of 255, a tag of 128 and a sha512 digest, with their separators). */
+#define GP_IMAGE_REF_MAX      640
 #define GP_IMAGE_NAME_MAX     255 /* characters of registry/path */
 #define GP_IMAGE_REGISTRY_MAX 256
 #define GP_IMAGE_TAG_MAX      128
