@@ -393,6 +393,24 @@ typedef struct beat_arg {
     int64_t images_bytes;
 } beat_arg;
 
+/* A replica reported Failed: the job fails, or restarts by its restart policy. With a reason,
+ * the node stopped the replica for a reason of its own (its GPU memory watch), or could not pull
+ * its image: the job fails with it, and is not restarted (it would only do the same again). */
+static int replica_failed(gpupoold *g, ctl_job *j, int replica, int exit_code, const char *reason,
+                          gp_diag *d)
+{
+    if (!reason || !reason[0]) {
+        return ctl_job_finish(g, j, false, replica, exit_code, NULL, d);
+    }
+    char why[240];
+    if (ctl_pull_failed(exit_code, reason)) {
+        ctl_pull_failed_reason(j, replica, reason, why, sizeof(why));
+    } else {
+        snprintf(why, sizeof(why), "replica %d: %.200s", replica, reason);
+    }
+    return ctl_job_finish(g, j, false, replica, exit_code, why, d);
+}
+
 static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int *stale_running,
                       gp_diag *d)
 {
@@ -443,20 +461,8 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int 
         return 0;
     }
     *changed = true;
-    if (!running && !ok && reason && reason[0]) {
-        /* The node stopped the replica for a reason of its own (its GPU memory watch), or could
-         * not pull its image: the job fails with it, and is not restarted (it would only do
-         * the same again). */
-        char why[240];
-        if (pull_failed) {
-            ctl_pull_failed_reason(j, replica, reason, why, sizeof(why));
-        } else {
-            snprintf(why, sizeof(why), "replica %d: %.200s", replica, reason);
-        }
-        return ctl_job_finish(g, j, false, replica, exit_code, why, d);
-    }
     if (!running && !ok) {
-        return ctl_job_finish(g, j, false, replica, exit_code, NULL, d);
+        return replica_failed(g, j, replica, exit_code, reason, d);
     }
     bool all_done = ok;
     for (int i = 0; all_done && i < j->spec.replicas; i++) {
