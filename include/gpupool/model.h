@@ -90,9 +90,9 @@ typedef struct gp_label {
 #define GP_TAG_COUNT (GP_MAX_GPUS_PER_NODE + 2)
 
 /* Capabilities of a node beyond its resources: bits of gp_node.caps and gp_request.needs. A
- * request is placed only on a node that has every capability it needs. */
-#define GP_CAP_IMAGES (1u << 0) /* runs jobs from OCI images: it has a working container runtime   \
-                                 */
+ * request is placed only on a node that has every capability it needs. GP_CAP_IMAGES: the node
+ * runs jobs from OCI images (it has a working container runtime). */
+#define GP_CAP_IMAGES (1u << 0)
 
 typedef struct gp_node {
     char name[GP_NAME_MAX];
