@@ -8,8 +8,9 @@
  * an allowed model; for MIG, an allowed GPU whose model has the profile; for whole GPUs, as many
  * allowed GPUs as asked, pairwise NVLink-connected for require-nvlink (the same choice of set
  * the scheduler makes on an empty node); for a fraction's memory, an allowed GPU that large;
- * and the CPU and memory asked. A gang needs room for all its replicas on such nodes at once.
- * A pool with no node at all is not judged (nothing is known yet).
+ * and the CPU and memory asked. Before all that, the node must have the capabilities the
+ * request needs (a container runtime for a job from an image). A gang needs room for all its
+ * replicas on such nodes at once. A pool with no node at all is not judged (nothing is known yet).
  *
  * The limits. The tenant's GPU quota, its GPU memory quota and per-model quotas, the queue's
  * capability, and for a job that is not preemptible the queue's guarantee (only preemptible
@@ -34,6 +35,9 @@
 #include "gpupool/sched.h"
 
 #include <stdbool.h>
+
+/* The message of a job from an image when no node counted has a container runtime. */
+#define GP_FEASIBLE_NO_RUNTIME "image: no node can run images (no container runtime)"
 
 typedef struct gp_feasible_job {
     const gp_request *req; /* one replica; its allowed_models count when nmodels is 0 */

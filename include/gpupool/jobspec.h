@@ -21,6 +21,13 @@
  *   gpu_policy: packing         # packing | spread | topology | fragmentation; default: the
  *                               #   cluster's (scheduler.gpu_policy)
  *   preemptible: false
+ *   image: registry:5000/team/pytorch:2.1  # an OCI reference (gpupool/imageref.h), kept in
+ *                               #   its normal form; absent: the host's root filesystem,
+ *                               #   read-only (operators may refuse that: jobs.allow_host_rootfs)
+ *   image_pull_policy: IfNotPresent  # Always | IfNotPresent | Never; only with image; default
+ *                               #   Always for a latest (or no) tag without digest, else
+ *                               #   IfNotPresent
+ *   network: host               # host | private (its own network namespace)
  *   command: [python, train.py] # required, non-empty
  *   args: [--epochs, "3"]
  *   env: {HF_HOME: /data/hf}    # names [A-Za-z_][A-Za-z0-9_]*; gpupool's own are refused
@@ -48,6 +55,7 @@
 #define GPUPOOL_JOBSPEC_H
 
 #include "gpupool/error.h"
+#include "gpupool/imageref.h"
 #include "gpupool/model.h"
 #include "gpupool/sched.h"
 
@@ -75,6 +83,12 @@ typedef enum gp_compute_policy {
     GP_COMPUTE_SHARED = 0,   /* while another tenant is busy on the GPU */
     GP_COMPUTE_STRICT = 1,   /* always, a lone tenant too */
 } gp_compute_policy;
+
+/* The network a job's processes see. */
+typedef enum gp_network {
+    GP_NETWORK_HOST = 0,    /* the node's (NCCL, RDMA and gangs need it) */
+    GP_NETWORK_PRIVATE = 1, /* a namespace of its own */
+} gp_network;
 
 typedef struct gp_env_var {
     char *name;
@@ -129,7 +143,10 @@ typedef struct gp_jobspec {
     int max_restarts;
     int nvolumes;
     gp_volume_ref volumes[GP_JOB_MAX_VOLUMES];
-    bool allow_unschedulable; /* may wait for capacity or limits that are not there yet */
+    bool allow_unschedulable;         /* may wait for capacity or limits that are not there yet */
+    char *image;                      /* normal form; NULL = the host's root filesystem */
+    gp_pull_policy image_pull_policy; /* resolved with an image; GP_PULL_DEFAULT without */
+    gp_network network;
 } gp_jobspec;
 
 /* Parses and validates a JSON job spec of len bytes. 0, or GP_EPARSE (syntax: line and column
@@ -142,7 +159,7 @@ void gp_jobspec_fini(gp_jobspec *s);
 
 /* The placement request of one replica: allowed models resolved against c's model table by
  * gp_cluster_models_named ("A100-80GB" allows "NVIDIA A100-SXM4-80GB"); when none of the names
- * matches a model of c the request is unplaceable. */
+ * matches a model of c the request is unplaceable. A job from an image needs GP_CAP_IMAGES. */
 void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *out);
 
 /*
@@ -181,5 +198,7 @@ int gp_jobspec_cap_check(const gp_jobspec *s, gp_diag *d);
 
 /* The wire names of gp_compute_policy ("shared", "strict"); NULL for GP_COMPUTE_DEFAULT. */
 const char *gp_compute_policy_name(gp_compute_policy p);
+/* The wire names of gp_network ("host", "private"). */
+const char *gp_network_name(gp_network n);
 
 #endif

@@ -89,6 +89,11 @@ typedef struct gp_label {
 #define GP_TAG_MIG   (GP_MAX_GPUS_PER_NODE + 1)
 #define GP_TAG_COUNT (GP_MAX_GPUS_PER_NODE + 2)
 
+/* Capabilities of a node beyond its resources: bits of gp_node.caps and gp_request.needs. A
+ * request is placed only on a node that has every capability it needs. GP_CAP_IMAGES: the node
+ * runs jobs from OCI images (it has a working container runtime). */
+#define GP_CAP_IMAGES (1u << 0)
+
 typedef struct gp_node {
     char name[GP_NAME_MAX];
     int64_t cpu_milli, memory_mib; /* capacity */
@@ -105,6 +110,7 @@ typedef struct gp_node {
     /* Maintenance window: -1 none; else only requests with 0 < runtime_ms <= window_ms fit
      * (jobs that finish before the node's maintenance deadline). */
     int64_t window_ms;
+    uint32_t caps; /* GP_CAP_* */
 } gp_node;
 
 typedef enum gp_gpu_kind {
@@ -125,6 +131,7 @@ typedef struct gp_request {
     uint64_t allowed_models; /* bit m: model m allowed; 0 = any model */
     bool spare_ok;           /* may use hot-spare GPUs (a restart after a fault) */
     int64_t runtime_ms;      /* the longest it runs; 0 = unbounded (maintenance windows) */
+    uint32_t needs;          /* GP_CAP_* the node must have */
 } gp_request;
 
 /* One GPU's share of an assignment. */
@@ -182,6 +189,9 @@ int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int6
 /* Adds a label to a node (replacing a label of the same key). */
 int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *value);
 int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable);
+/* Sets a node's capabilities (GP_CAP_* bits; a node starts with none). GP_EINVAL for a bad
+ * node. */
+int gp_cluster_set_caps(gp_cluster *c, int node, uint32_t caps);
 /* Sets a GPU's availability (gp_gpu_avail). GP_EINVAL for a bad node, GPU or value. */
 int gp_cluster_set_gpu_avail(gp_cluster *c, int node, int gpu, int avail);
 /* Sets a node's maintenance window (-1 none; else milliseconds left before its deadline, at
@@ -233,8 +243,9 @@ void gp_cluster_clear_changed(gp_cluster *c);
 /* Whether gpu of node can hold a request (availability, model allowed, mode, compute and memory
  * left), without looking at CPU or memory of the node. For WHOLE it means: entirely free. */
 bool gp_gpu_fits(const gp_cluster *c, int node, int gpu, const gp_request *r);
-/* Whether node passes the filter for r: schedulable, maintenance window, CPU, memory, allowed
- * models, and enough GPUs that fit (count for WHOLE, one for FRACTION and MIG). */
+/* Whether node passes the filter for r: schedulable, the capabilities r needs, maintenance
+ * window, CPU, memory, allowed models, and enough GPUs that fit (count for WHOLE, one for
+ * FRACTION and MIG). */
 bool gp_node_fits(const gp_cluster *c, int node, const gp_request *r);
 
 /*

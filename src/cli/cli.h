@@ -40,6 +40,8 @@ int gp_cli_requeue(int argc, char **argv);
 int gp_cli_nodes(int argc, char **argv);
 int gp_cli_queue(int argc, char **argv);
 int gp_cli_tenant(int argc, char **argv);
+/* `gpupool tenant registry set|list|delete` (cmd_registry.c); argv[0] is "registry". */
+int gp_cli_tenant_registry(int argc, char **argv);
 int gp_cli_priorityclass(int argc, char **argv);
 int gp_cli_volume(int argc, char **argv);
 int gp_cli_token(int argc, char **argv);

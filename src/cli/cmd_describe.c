@@ -2,14 +2,16 @@
  * gpupool describe KIND NAME: a summary for people. A job shows its fields, its placement per
  * replica (node, GPU index and uuid, the share taken) and its event history
  * (GET /v1/jobs/{job}/events); a node what keeps work off it (cordon, drain now or at a
- * maintenance deadline, fence, a failed health check), its capacity, allocation, per-GPU state
- * and holders, and its drained GPUs with why and how they return; other kinds their document as
- * YAML.
+ * maintenance deadline, fence, a failed health check), its capacity, allocation, container
+ * runtime, per-GPU state and holders, its drained GPUs with why and how they return, and its
+ * image cache (the list for admins and operators, the totals for users); other kinds their
+ * document as YAML.
  */
 #include "cli/cli.h"
 
 #include "cli/args.h"
 #include "cli/client.h"
+#include "cli/output.h"
 #include "cli/resource.h"
 
 #include <string.h>
@@ -86,6 +88,16 @@ static void job_request(const json_t *job)
         gp_out_mib(gp_out_int(res, "memory_mib"), mem, sizeof(mem));
     }
     printf(FIELD "cpu %s, memory %s\n", "Per replica:", cpu, mem);
+    const char *image = json_string_value(json_object_get(spec, "image"));
+    if (image) {
+        snprintf(buf, sizeof(buf), "%s (pull %s)", image,
+                 gp_out_str(spec, "image_pull_policy")[0] ? gp_out_str(spec, "image_pull_policy")
+                                                          : "default");
+    } else {
+        snprintf(buf, sizeof(buf), "none: the host's root filesystem, read-only");
+    }
+    field("Image:", buf);
+    field("Network:", gp_out_str(spec, "network")[0] ? gp_out_str(spec, "network") : "host");
     buf[0] = '\0';
     join_words(json_object_get(spec, "command"), buf, sizeof(buf));
     join_words(json_object_get(spec, "args"), buf, sizeof(buf));
@@ -372,6 +384,65 @@ static void node_marks(const json_t *n, int64_t now)
     field("Unhealthy:", gp_out_str(n, "unhealthy"));
 }
 
+/* Bytes as the tables write sizes ("1.5Gi"; at least "1Mi" when not 0). */
+static void fmt_bytes(int64_t bytes, char *buf, size_t cap)
+{
+    int64_t mib = (bytes + 1048575) / 1048576;
+    if (bytes == 0) {
+        snprintf(buf, cap, "0");
+    } else {
+        gp_out_mib(mib, buf, cap);
+    }
+}
+
+/* The container runtime and the image cache's totals. */
+static void node_runtime(const json_t *n)
+{
+    const json_t *rt = json_object_get(n, "runtime");
+    char buf[256], size[32];
+    if (json_is_object(rt)) {
+        snprintf(buf, sizeof(buf), "%s %s (%s, cgroups %s)", gp_out_str(rt, "engine"),
+                 gp_out_str(rt, "version"), gp_out_str(rt, "oci_runtime"),
+                 gp_out_str(rt, "cgroups"));
+        field("Runtime:", buf);
+    } else {
+        field("Runtime:", "none: runs no job from an image");
+    }
+    const json_t *im = json_object_get(n, "images");
+    fmt_bytes(gp_out_int(im, "size_bytes"), size, sizeof(size));
+    printf(FIELD "%lld (%s)\n", "Images:", (long long)gp_out_int(im, "count"), size);
+}
+
+/* The image cache, for admins and operators (users are shown only its totals). */
+static int node_images(const json_t *n, int64_t now)
+{
+    const json_t *items = json_object_get(json_object_get(n, "images"), "items");
+    if (json_array_size(items) == 0) {
+        return 0;
+    }
+    static const char *const head[] = {"REF", "ID", "SIZE", "LAST-USED"};
+    gp_out_table *t = gp_out_table_new(head, 4);
+    size_t i;
+    const json_t *e;
+    json_array_foreach(items, i, e)
+    {
+        char size[32], age[32], id[24];
+        fmt_bytes(gp_out_int(e, "size_bytes"), size, sizeof(size));
+        gp_out_age(now, gp_out_int(e, "last_used_ms"), age, sizeof(age));
+        const char *full = gp_out_str(e, "id");
+        snprintf(id, sizeof(id), "%.19s", strncmp(full, "sha256:", 7) == 0 ? full + 7 : full);
+        const char *row[] = {gp_out_str(e, "ref"), id, size, age};
+        if (!t || gp_out_table_add(t, row) < 0) {
+            gp_out_table_free(t);
+            return -1;
+        }
+    }
+    printf("\nImages:\n");
+    gp_out_table_print(t, stdout, 2);
+    gp_out_table_free(t);
+    return 0;
+}
+
 static int describe_node(gp_cli_conn *c, const char *name)
 {
     json_t *n;
@@ -395,8 +466,10 @@ static int describe_node(gp_cli_conn *c, const char *name)
     printf(FIELD "%zu (allocated %s)\n", "GPUs:", json_array_size(json_object_get(n, "gpus")), a);
     when("Registered:", gp_out_int(n, "registered_ms"), now);
     when("Heartbeat:", gp_out_int(n, "heartbeat_ms"), now);
+    node_runtime(n);
     printf("\nGPUs:\n");
-    rc = node_gpus(n) < 0 || node_drained(n, now) < 0 ? GP_EXIT_FAILURE : 0;
+    rc = node_gpus(n) < 0 || node_drained(n, now) < 0 || node_images(n, now) < 0 ? GP_EXIT_FAILURE
+                                                                                 : 0;
     json_decref(n);
     return rc;
 }

@@ -50,6 +50,11 @@ static const gp_cli_opt submit_opts[] = {
     {"env", 0, "K=V", "environment variable (repeatable)"},
     {"workdir", 0, "DIR", "working directory (absolute)"},
     {"volume", 0, "NAME[:ro|:rw]", "mount a registered volume at /data/NAME (repeatable)"},
+    {"image", 0, "REF",
+     "run from this OCI image, e.g. registry:5000/team/pytorch:2.1 (default: the host's root "
+     "filesystem, read-only)"},
+    {"image-pull-policy", 0, "POLICY", "Always, IfNotPresent or Never (needs --image)"},
+    {"network", 0, "NET", "host (the node's network, the default) or private"},
     {"allow-unschedulable", 0, NULL,
      "accept the job even if no node or limit could run it yet; it waits (else refused)"},
     {"idempotency-key", 0, "KEY", "a retry with the same key returns the same job"},
@@ -253,6 +258,24 @@ static int s_volume(json_t *s, json_t *r, const char *v)
     return append(s, "volumes", v);
 }
 
+static int s_image(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "image", json_string(v));
+}
+
+static int s_pull_policy(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "image_pull_policy", json_string(v));
+}
+
+static int s_network(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "network", json_string(v));
+}
+
 static int s_allow_unschedulable(json_t *s, json_t *r, const char *v)
 {
     (void)r;
@@ -262,11 +285,13 @@ static int s_allow_unschedulable(json_t *s, json_t *r, const char *v)
 
 /* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */
 static setter *const setters[] = {
-    NULL,           s_name,        s_gpus,           s_model,   s_milli,
-    s_gpu_mem,      s_cores,       s_compute_policy, s_mig,     s_replicas,
-    s_queue,        s_priority,    s_tenant,         s_cpu,     s_cpu_milli,
-    s_memory,       s_preemptible, s_topology,       s_runtime, s_restart,
-    s_max_restarts, s_env,         s_workdir,        s_volume,  s_allow_unschedulable,
+    NULL,           s_name,        s_gpus,      s_model,
+    s_milli,        s_gpu_mem,     s_cores,     s_compute_policy,
+    s_mig,          s_replicas,    s_queue,     s_priority,
+    s_tenant,       s_cpu,         s_cpu_milli, s_memory,
+    s_preemptible,  s_topology,    s_runtime,   s_restart,
+    s_max_restarts, s_env,         s_workdir,   s_volume,
+    s_image,        s_pull_policy, s_network,   s_allow_unschedulable,
     NULL,           NULL,
 };
 

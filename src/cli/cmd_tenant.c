@@ -1,11 +1,15 @@
 /*
  * gpupool tenant create|set|delete: tenants and their quota of GPUs, GPU memory and GPUs per
  * model. The document: {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models":
- * {"A100-80GB": 8}}} (src/ctl/objects.c).
+ * {"A100-80GB": 8}}} (src/ctl/objects.c). `gpupool tenant registry ...` is the tenant's image
+ * registry credentials (cmd_registry.c).
  */
 #include "cli/cli.h"
 
 #include "cli/object.h"
+
+#include <stdio.h>
+#include <string.h>
 
 static const gp_cli_field tenant_fields[] = {
     {"quota-gpus", "N", "quota.gpus", GP_VAL_GPUS, NULL,
@@ -21,5 +25,16 @@ static const gp_cli_object tenant = {"tenant", "tenant", "/v1/tenants", tenant_f
 
 int gp_cli_tenant(int argc, char **argv)
 {
-    return gp_cli_object_cmd(&tenant, argc, argv);
+    if (argc >= 2 && strcmp(argv[1], "registry") == 0) {
+        return gp_cli_tenant_registry(argc - 1, argv + 1);
+    }
+    int rc = gp_cli_object_cmd(&tenant, argc, argv);
+    if (argc < 2 || (strcmp(argv[1], "create") != 0 && strcmp(argv[1], "set") != 0 &&
+                     strcmp(argv[1], "delete") != 0)) {
+        /* The usage just printed (help, or a missing or unknown subcommand): one more. */
+        fprintf(rc == GP_EXIT_OK ? stdout : stderr,
+                "       gpupool tenant registry set|list|delete TENANT ...  (image registry "
+                "credentials)\n");
+    }
+    return rc;
 }

@@ -248,6 +248,17 @@ static void c_heartbeat(const json_t *n, int64_t now, char *buf, size_t cap)
     gp_out_age(now, gp_out_int(n, "heartbeat_ms"), buf, cap);
 }
 
+/* The container runtime: "podman/runc"; "" (shown "-") when none. */
+static void c_runtime(const json_t *n, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    const json_t *rt = json_object_get(n, "runtime");
+    buf[0] = '\0';
+    if (json_is_object(rt)) {
+        snprintf(buf, cap, "%s/%s", gp_out_str(rt, "engine"), gp_out_str(rt, "oci_runtime"));
+    }
+}
+
 static const gp_cli_column node_cols[] = {
     {"NAME", 0, c_name},
     {"STATE", 0, c_node_state},
@@ -260,6 +271,7 @@ static const gp_cli_column node_cols[] = {
     {"DRAIN-AT", 1, c_drain_at},
     {"CPU", 1, c_cpu},
     {"MEMORY", 1, c_memory},
+    {"RUNTIME", 1, c_runtime},
     {"HEARTBEAT", 1, c_heartbeat},
     {"ADDRESS", 1, c_address},
     {NULL, 0, NULL},

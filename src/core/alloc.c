@@ -81,7 +81,8 @@ bool gp_gpu_fits(const gp_cluster *c, int node, int gpu, const gp_request *r)
 bool gp_node_fits(const gp_cluster *c, int node, const gp_request *r)
 {
     const gp_node *n = &c->nodes[node];
-    if (!n->schedulable || n->cpu_free < r->cpu_milli || n->mem_free < r->memory_mib) {
+    if (!n->schedulable || n->cpu_free < r->cpu_milli || n->mem_free < r->memory_mib ||
+        (n->caps & r->needs) != r->needs) {
         return false;
     }
     if (n->window_ms >= 0 && (r->runtime_ms <= 0 || r->runtime_ms > n->window_ms)) {

@@ -259,6 +259,18 @@ int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable)
     return 0;
 }
 
+int gp_cluster_set_caps(gp_cluster *c, int node, uint32_t caps)
+{
+    if (node < 0 || node >= c->nnodes) {
+        return GP_EINVAL;
+    }
+    if (c->nodes[node].caps != caps) {
+        c->nodes[node].caps = caps;
+        cluster_touch(c, node);
+    }
+    return 0;
+}
+
 int gp_cluster_set_gpu_avail(gp_cluster *c, int node, int gpu, int avail)
 {
     if (node < 0 || node >= c->nnodes || gpu < 0 || gpu >= c->nodes[node].ngpus ||

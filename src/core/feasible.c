@@ -15,7 +15,7 @@
 #include <stdio.h>
 #include <string.h>
 
-enum { S_GPU, S_COUNT, S_NVLINK, S_GPUMEM, S_CPU, S_MEM, S_ALL };
+enum { S_CAPS, S_GPU, S_COUNT, S_NVLINK, S_GPUMEM, S_CPU, S_MEM, S_ALL };
 
 typedef struct pool_view {
     const gp_cluster *c;
@@ -168,6 +168,7 @@ static void judge_node(const pool_view *v, const gp_feasible_job *j, int node, o
     o->dim[S_MEM] = n->memory_mib;
     bool nvl = r->kind == GP_REQ_WHOLE && r->gpu_count > 1 && j->topology == GP_TOPO_REQUIRE_NVLINK;
     bool pass[S_ALL] = {
+        [S_CAPS] = (n->caps & r->needs) == r->needs,
         [S_GPU] = r->kind == GP_REQ_NONE || o->gpus != 0,
         [S_COUNT] = r->kind != GP_REQ_WHOLE || count >= r->gpu_count,
         [S_NVLINK] = !nvl || gpus_clique(c, node, o->gpus, r->gpu_count),
@@ -243,6 +244,8 @@ static int stage_error(const pool_view *v, const gp_feasible_job *j, int stage, 
     const char *with = r->kind != GP_REQ_NONE ? " with the GPUs the job asks for" : "";
     char list[300], a[32], b[32];
     switch (stage) {
+    case S_CAPS:
+        return gp_diag_set(d, GP_EINVAL, "%s", GP_FEASIBLE_NO_RUNTIME);
     case S_GPU:
         if (r->kind != GP_REQ_MIG) { /* check_models saw one: only a node out of range */
             return gp_diag_set(d, GP_EINVAL, "%s: no node has a GPU%s", gpu_field(r), of);

@@ -2,15 +2,13 @@
  * The placer: filter, score, pick, over equivalence classes of nodes.
  *
  * Two nodes are in one class when everything the filter and the scores read is equal: capacity,
- * free CPU and memory, schedulability, labels, workload classes (when the policy reads them),
- * and the GPUs as a multiset of (model, mode, compute and memory left, MIG state and layout). A
- * class's
- * score for a request never changes, so it is computed once and cached under (class, request).
- * For a MIG request the score ranks first by what the placement does to the node's MIG
- * instances (gp_mig_node_cost: reuse an idle one, else create one destroying none, else destroy
- * the least), and only then by the policy's score.
- * A placement looks at each live class once: O(live classes), not O(nodes); in a pool of
- * identical empty nodes that is one class.
+ * free CPU and memory, schedulability, capabilities, labels, workload classes (when the policy
+ * reads them), and the GPUs as a multiset of (model, mode, compute and memory left, MIG state and
+ * layout). A class's score for a request never changes, so it is computed once and cached under
+ * (class, request). For a MIG request the score ranks first by what the placement does to the
+ * node's MIG instances (gp_mig_node_cost: reuse an idle one, else create one destroying none, else
+ * destroy the least), and only then by the policy's score. A placement looks at each live class
+ * once: O(live classes), not O(nodes); in a pool of identical empty nodes that is one class.
  *
  * Picking: the highest score wins; among classes that tie, one is drawn with probability
  * proportional to its member count, then a member uniformly, which is a uniform draw among all
@@ -131,7 +129,7 @@ static int build_key(const gp_placer *pl, int node, uint64_t *key)
     key[3] = (uint64_t)n->mem_free;
     key[4] = gp_policy_uses_tags(pl->p) ? n->tag_mask : 0;
     key[5] = labels_hash(n) ^ (n->schedulable ? 1ull << 63 : 0);
-    key[6] = (uint64_t)n->ngpus;
+    key[6] = (uint64_t)n->ngpus | (uint64_t)n->caps << 32;
     key[7] = (uint64_t)n->window_ms;
     uint64_t *gk = key + HEADER_WORDS;
     for (int g = 0; g < n->ngpus; g++) {
@@ -333,6 +331,7 @@ static void canonical(const gp_request *r, gp_request *out)
     out->allowed_models = r->allowed_models;
     out->spare_ok = r->spare_ok;
     out->runtime_ms = r->runtime_ms;
+    out->needs = r->needs;
     switch (r->kind) {
     case GP_REQ_WHOLE:
         out->gpu_count = r->gpu_count;
@@ -356,7 +355,7 @@ static uint64_t request_hash(const gp_request *r)
                      (uint64_t)r->kind << 32 | (uint32_t)r->gpu_count);
     h = mix(mix(mix(h, (uint64_t)(uint32_t)r->gpu_milli), (uint64_t)r->gpu_mem_mib),
             r->allowed_models);
-    h = mix(mix(h, (uint64_t)r->spare_ok), (uint64_t)r->runtime_ms);
+    h = mix(mix(mix(h, (uint64_t)r->spare_ok), (uint64_t)r->runtime_ms), r->needs);
     for (int i = 0; i < (int)sizeof(r->mig_profile) && r->mig_profile[i]; i++) {
         h = mix(h, (unsigned char)r->mig_profile[i]);
     }

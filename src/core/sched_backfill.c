@@ -187,7 +187,8 @@ static bool fits_empty(const cycle *cy, const job_ctx *jc, int node)
     const gp_request *r = &jc->req;
     /* Reserved nodes are unschedulable for the rest of the cycle, but only for now. */
     bool usable = n->schedulable || (cy->is_reserved && cy->is_reserved[node]);
-    if (!usable || n->cpu_milli < r->cpu_milli || n->memory_mib < r->memory_mib) {
+    if (!usable || n->cpu_milli < r->cpu_milli || n->memory_mib < r->memory_mib ||
+        (n->caps & r->needs) != r->needs) {
         return false;
     }
     uint32_t ok = 0;

@@ -5,10 +5,10 @@
  * failed, it fails again until the next eviction (which bumps cy->gen and so invalidates every
  * entry). More than that: a shape that asks for at least as much in every size (CPU, memory,
  * GPU count, compute and memory of a fraction, replicas) as one that failed, with everything
- * else equal (kind, allowed models, MIG profile, constraints, policy, and for preemption the
- * priority and queue), fails too: every filter is monotone in those sizes. A shape is a class
- * key (everything but the sizes) plus its sizes; each class keeps the minimal failed sizes
- * (a Pareto frontier, small in practice), so 100,000 pending jobs of many shapes cost a few
+ * else equal (kind, allowed models, MIG profile, capabilities needed, constraints, policy, and for
+ * preemption the priority and queue), fails too: every filter is monotone in those sizes. A shape
+ * is a class key (everything but the sizes) plus its sizes; each class keeps the minimal failed
+ * sizes (a Pareto frontier, small in practice), so 100,000 pending jobs of many shapes cost a few
  * placement attempts, not 100,000.
  *
  * Modes FAIL_RESERVED and FAIL_POOL record an answer rather than a failure, so they match exactly
@@ -32,6 +32,7 @@ typedef struct class_key {
     int32_t spare_ok; /* hot spares */
     int64_t runtime;  /* maintenance windows */
     uint64_t names;   /* FAIL_POOL: the model names the job gives (its reason names them) */
+    uint32_t needs;   /* capabilities the nodes must have */
 } class_key;
 
 _Static_assert(sizeof(class_key) <= FAIL_KEY, "class key too large");
@@ -66,6 +67,7 @@ static void make_key(const job_ctx *jc, int mode, char *key, int64_t *dims)
     k.pol = jc->pol;
     k.spare_ok = r->spare_ok;
     k.runtime = r->runtime_ms;
+    k.needs = r->needs;
     k.flags = jc->nvl_require | jc->nvl_prefer << 1 | jc->cold << 2 | jc->may_reserved << 3;
     if (mode == FAIL_PREEMPT) {
         k.flags |= jc->reclaim << 4 | jc->job->can_preempt << 5;

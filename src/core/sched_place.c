@@ -25,6 +25,7 @@
 #include "core/assert.h"
 #include "core/grow.h"
 #include "core/sched_impl.h"
+#include "gpupool/feasible.h"
 #include "gpupool/topology.h"
 
 #include <math.h>
@@ -521,13 +522,29 @@ void describe_request(const cycle *cy, const job_ctx *jc, char *buf, size_t size
     }
     fmt_cores(cpu, sizeof(cpu), r->cpu_milli);
     fmt_mib(mem, sizeof(mem), r->memory_mib);
-    snprintf(buf, size, "%s%s%s%s%s%s%s", gpu, gpu[0] && r->cpu_milli ? " and " : "",
+    snprintf(buf, size, "%s%s%s%s%s%s%s%s", gpu, gpu[0] && r->cpu_milli ? " and " : "",
              r->cpu_milli ? cpu : "",
              r->cpu_milli == 1000 ? " CPU core"
              : r->cpu_milli       ? " CPU cores"
                                   : "",
              (gpu[0] || r->cpu_milli) && r->memory_mib ? " and " : "", r->memory_mib ? mem : "",
-             r->memory_mib ? " memory" : "");
+             r->memory_mib ? " memory" : "",
+             (r->needs & GP_CAP_IMAGES) && (gpu[0] || r->cpu_milli || r->memory_mib)
+                 ? " with a container runtime"
+                 : "");
+}
+
+/* Whether a node this cycle may place on has every capability in needs. */
+static bool caps_present(const cycle *cy, uint32_t needs)
+{
+    for (int node = 0; node < cy->c->nnodes; node++) {
+        const gp_node *n = &cy->c->nodes[node];
+        bool usable = n->schedulable || (cy->is_reserved && cy->is_reserved[node]);
+        if (usable && (n->caps & needs) == needs) {
+            return true;
+        }
+    }
+    return false;
 }
 
 /* at_most: fitted is the room for a smaller shape, an upper bound. When maintenance windows
@@ -535,6 +552,11 @@ void describe_request(const cycle *cy, const job_ctx *jc, char *buf, size_t size
 static void gang_reason(cycle *cy, const job_ctx *jc, int fitted, bool at_most, char *reason)
 {
     int replicas = jc->job->replicas;
+    if (jc->req.needs && !caps_present(cy, jc->req.needs)) {
+        /* No node that could run it is up: not a matter of room. */
+        reasonf(reason, "capacity: %s", gp_feasible_why(GP_FEASIBLE_NO_RUNTIME));
+        return;
+    }
     if ((replicas == 1 || !at_most) && maint_reason(cy, jc, replicas - fitted, reason)) {
         return;
     }

@@ -97,6 +97,10 @@ void api_tenants_get(api_req *rq);
 void api_tenants_create(api_req *rq);
 void api_tenants_update(api_req *rq);
 void api_tenants_delete(api_req *rq);
+/* /v1/tenants/{tenant}/registries[/{registry}] (registries.c). */
+void api_registries_list(api_req *rq);
+void api_registries_put(api_req *rq);
+void api_registries_delete(api_req *rq);
 void api_queues_list(api_req *rq);
 void api_queues_get(api_req *rq);
 void api_queues_create(api_req *rq);
@@ -110,8 +114,10 @@ void api_pclasses_delete(api_req *rq);
 /* GET /v1/nodes/{node}/desired (desired.c). */
 void api_nodes_desired(api_req *rq);
 /* The node's desired document, {"node", "version", "cordoned", "desired": [...]}, as the
- * heartbeat and the long-poll answer it. Under the state lock. 0, or GP_ENOMEM. */
-int api_desired_answer(ctl_state *st, ctl_node *n, json_t **out);
+ * heartbeat and the long-poll answer it. secrets: the caller is the node's own agent, so each
+ * replica from an image carries "registry_auth" when its tenant has credentials for the image's
+ * registry (never for anyone else). Under the state lock. 0, or GP_ENOMEM. */
+int api_desired_answer(ctl_state *st, ctl_node *n, bool secrets, json_t **out);
 void api_volumes_list(api_req *rq);
 void api_volumes_get(api_req *rq);
 void api_volumes_create(api_req *rq);
@@ -170,6 +176,21 @@ int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_
  * Store first, then memory; runs in the committer. */
 int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code, const char *why,
                    gp_diag *d);
+
+/* ---- image pulls reported by agents (pull.c); run in the committer ---- */
+/* Replica report rep of j's replica (current: its placement and epoch): when running and its
+ * "phase" is "Pulling", records the pull's progress event when one is due and returns 1 (the
+ * replica has not started); otherwise 0, after recording "Pulled REF in S s" when a pull was
+ * under way (unless pull_failed). GP_EINVAL naming the field for a malformed "pull". */
+int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, json_t *rep, bool running,
+                    bool pull_failed, gp_diag *d);
+/* Whether a failed replica could not get its image: exit code 125 and a reason starting
+ * "ImagePullFailed: ". */
+bool ctl_pull_failed(int exit_code, const char *reason);
+/* The job's reason for such a failure: the agent's reason on one line (" (replica N)" after it
+ * in a gang), into buf. */
+void ctl_pull_failed_reason(const ctl_job *j, int replica, const char *reason, char *buf,
+                            size_t cap);
 
 /* Stores n's document (n may be a changed copy of a node; memory is not touched). */
 int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d);

@@ -268,6 +268,24 @@ static int resolve_defaults(api_req *rq, json_t *doc)
     return 0;
 }
 
+/* A job from an image stores the image in its normal form with the pull policy it runs under
+ * (the default resolved), so the job says what it runs; without an image it runs over the
+ * host's root filesystem, unless the operator forbids that (jobs.allow_host_rootfs). */
+static int resolve_image(const gp_ctl_config *cfg, submit_arg *a, gp_diag *d)
+{
+    if (!a->spec.image) {
+        return cfg->jobs.allow_host_rootfs
+                   ? 0
+                   : gp_diag_set(d, GP_EINVAL,
+                                 "image: required: this pool runs jobs only from "
+                                 "images");
+    }
+    int rc = json_object_set_new(a->doc, "image", json_string(a->spec.image));
+    rc |= json_object_set_new(a->doc, "image_pull_policy",
+                              json_string(gp_pull_policy_name(a->spec.image_pull_policy)));
+    return rc == 0 ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+}
+
 /* A fraction that names no compute_policy gets the operator's (jobs.compute_policy), in its
  * spec and in the document stored, so the job says which policy it runs under. */
 static int resolve_compute_policy(const gp_ctl_config *cfg, submit_arg *a)
@@ -305,6 +323,9 @@ void api_jobs_submit(api_req *rq)
     free(text);
     if (rc == 0 && resolve_compute_policy(rq->g->cfg, &a) < 0) {
         rc = gp_diag_set(&d, GP_ENOMEM, "out of memory");
+        gp_jobspec_fini(&a.spec);
+    }
+    if (rc == 0 && (rc = resolve_image(rq->g->cfg, &a, &d)) < 0) {
         gp_jobspec_fini(&a.spec);
     }
     if (rc < 0) {

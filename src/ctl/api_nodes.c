@@ -79,7 +79,8 @@ static const char *node_state(const ctl_node *n)
     return n->ready ? "Ready" : "NotReady";
 }
 
-static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders)
+/* staff: the caller may see every tenant's (the image cache's references). */
+static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders, bool staff)
 {
     json_t *doc = ctl_node_doc(n);
     json_object_del(doc, "control_token"); /* a secret between the controller and the agent */
@@ -119,13 +120,14 @@ static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders)
                         json_pack("{s:o, s:I, s:I}", "gpus", doc_gpus_value(alloc_milli),
                                   "cpu_milli", (json_int_t)(cn->cpu_milli - cn->cpu_free),
                                   "memory_mib", (json_int_t)(cn->memory_mib - cn->mem_free)));
+    ctl_images_show(n, staff, doc);
     return doc;
 }
 
 json_t *api_node_doc(ctl_state *st, const ctl_node *n, int64_t scope)
 {
     json_t *holders = collect_holders(st, scope);
-    json_t *doc = node_doc(st, n, holders);
+    json_t *doc = node_doc(st, n, holders, scope == 0);
     json_decref(holders);
     return doc;
 }
@@ -137,7 +139,7 @@ void api_nodes_list(api_req *rq)
     json_t *holders = collect_holders(st, api_scope(rq));
     json_t *items = json_array();
     for (int i = 0; i < st->nnodes; i++) {
-        json_array_append_new(items, node_doc(st, &st->nodes[i], holders));
+        json_array_append_new(items, node_doc(st, &st->nodes[i], holders, api_scope(rq) == 0));
     }
     ctl_read_unlock(rq->g);
     json_decref(holders);
@@ -316,10 +318,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (rc == 0 && (!old || changed)) {
         if (old) {
             gp_cluster_set_schedulable(st->cluster, old->cl, false);
-            json_decref(old->labels);
-            for (int k = 0; k < old->ngpus; k++) {
-                json_decref(old->gpus[k].readings);
-            }
+            ctl_node_fini(old);
             *old = st->nodes[--st->nnodes];
         }
         rc = ctl_state_add_node(st, id, a->name, normal, d);
@@ -329,6 +328,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         snprintf(old->control_token, sizeof(old->control_token), "%s", control);
         json_decref(old->labels);
         old->labels = json_deep_copy(json_object_get(normal, "labels"));
+        ctl_node_set_runtime(st, old, json_object_get(normal, "runtime"));
         const char *k;
         json_t *v;
         json_object_foreach(old->labels, k, v)
@@ -389,7 +389,27 @@ typedef struct beat_arg {
     const char *node;
     int64_t caller_node; /* 0 = admin */
     json_t *doc;
+    json_t *images; /* the image cache in normal form (ctl_images_read); NULL: not reported */
+    int64_t images_bytes;
 } beat_arg;
+
+/* A replica reported Failed: the job fails, or restarts by its restart policy. With a reason,
+ * the node stopped the replica for a reason of its own (its GPU memory watch), or could not pull
+ * its image: the job fails with it, and is not restarted (it would only do the same again). */
+static int replica_failed(gpupoold *g, ctl_job *j, int replica, int exit_code, const char *reason,
+                          gp_diag *d)
+{
+    if (!reason || !reason[0]) {
+        return ctl_job_finish(g, j, false, replica, exit_code, NULL, d);
+    }
+    char why[240];
+    if (ctl_pull_failed(exit_code, reason)) {
+        ctl_pull_failed_reason(j, replica, reason, why, sizeof(why));
+    } else {
+        snprintf(why, sizeof(why), "replica %d: %.200s", replica, reason);
+    }
+    return ctl_job_finish(g, j, false, replica, exit_code, why, d);
+}
 
 static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int *stale_running,
                       gp_diag *d)
@@ -417,6 +437,11 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int 
         return 0;
     }
     ctl_replica *r = &j->replicas[replica];
+    bool pull_failed = !running && !ok && ctl_pull_failed(exit_code, reason);
+    int pull = ctl_pull_report(g, j, replica, rep, running, pull_failed, d);
+    if (pull != 0) {
+        return pull < 0 ? pull : 0; /* pulling its image: not started, not idle, not in use */
+    }
     if (running && idle_ms >= 0) {
         int rc = ctl_recovery_idle(g, j, replica, idle_ms, d);
         if (rc < 0 || !j->replicas) {
@@ -436,15 +461,8 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int 
         return 0;
     }
     *changed = true;
-    if (!running && !ok && reason && reason[0]) {
-        /* The node stopped the replica for a reason of its own (its GPU memory watch): the job
-         * fails with it, and is not restarted (it would only do the same again). */
-        char why[240];
-        snprintf(why, sizeof(why), "replica %d: %.200s", replica, reason);
-        return ctl_job_finish(g, j, false, replica, exit_code, why, d);
-    }
     if (!running && !ok) {
-        return ctl_job_finish(g, j, false, replica, exit_code, NULL, d);
+        return replica_failed(g, j, replica, exit_code, reason, d);
     }
     bool all_done = ok;
     for (int i = 0; all_done && i < j->spec.replicas; i++) {
@@ -516,6 +534,11 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
     }
     read_gpus(n, json_object_get(a->doc, "gpus"));
+    if (a->images) {
+        json_decref(n->images);
+        n->images = json_incref(a->images);
+        n->images_bytes = a->images_bytes;
+    }
     int xids = ctl_recovery_xids(g, n, json_object_get(a->doc, "events"), d);
     int health = xids < 0 ? xids : ctl_recovery_health(g, n, json_object_get(a->doc, "health"), d);
     if (health < 0) {
@@ -530,14 +553,16 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     bool unfenced = ctl_recovery_fence(g, n, stale_running);
     ctl_node_update_schedulable(st, n);
     op->kick |= changed || xids || health || unfenced; /* what may be placed changed */
-    int rc = api_desired_answer(st, n, &op->result);
+    /* Secrets (registry credentials) go to the node's own agent only. */
+    int rc = api_desired_answer(st, n, a->caller_node != 0, &op->result);
     return rc < 0 ? gp_diag_set(d, rc, "out of memory") : 0;
 }
 
 void api_nodes_heartbeat(api_req *rq)
 {
-    static const char *const fields[] = {"replicas", "gpus", "events", "health", NULL};
-    beat_arg a = {rq->params[0], rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0, NULL};
+    static const char *const fields[] = {"replicas", "gpus", "events", "health", "images", NULL};
+    beat_arg a = {rq->params[0], rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0, NULL, NULL,
+                  0};
     a.doc = api_body(rq);
     if (!a.doc) {
         return;
@@ -555,6 +580,10 @@ void api_nodes_heartbeat(api_req *rq)
             rc = gp_diag_set(&d, GP_EINVAL, "%s: must be a list", fields[f]);
         }
     }
+    json_t *images = json_object_get(a.doc, "images");
+    if (rc == 0 && images && !json_is_null(images)) {
+        rc = ctl_images_read(images, &a.images, &a.images_bytes, &d);
+    }
     if (rc < 0) {
         api_diag(rq, &d);
         json_decref(a.doc);
@@ -562,6 +591,7 @@ void api_nodes_heartbeat(api_req *rq)
     }
     ctl_op op = {.run = beat_run, .arg = &a};
     api_run(rq, &op);
+    json_decref(a.images);
     json_decref(a.doc);
 }
 

@@ -357,6 +357,7 @@ static int delete_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
     }
     if (a->type == OBJ_TENANT) {
+        ctl_registry_drop_tenant(st, id); /* the store drops them with the tenant */
         ctl_tenant_fini(&st->tenants[i]);
         st->tenants[i] = st->tenants[--st->ntenants];
     } else if (a->type == OBJ_QUEUE) {

@@ -178,6 +178,10 @@ static const audit_route audit_routes[] = {
     {"POST", "/v1/tenants", "tenant.create", "tenant", false, false},
     {"PUT", "/v1/tenants/{tenant}", "tenant.update", "tenant", false, false},
     {"DELETE", "/v1/tenants/{tenant}", "tenant.delete", "tenant", false, false},
+    /* The body's password shows redacted (redact()). */
+    {"PUT", "/v1/tenants/{tenant}/registries/{registry}", "registry.set", "registry", false, false},
+    {"DELETE", "/v1/tenants/{tenant}/registries/{registry}", "registry.delete", "registry", false,
+     false},
     {"POST", "/v1/queues", "queue.create", "queue", false, false},
     {"PUT", "/v1/queues/{queue}", "queue.update", "queue", false, false},
     {"DELETE", "/v1/queues/{queue}", "queue.delete", "queue", false, false},

@@ -298,6 +298,12 @@ static const opt options[] = {
      .def = "shared",
      .help = "when a GPU fraction's compute cap applies, for jobs that name no compute_policy: "
              "shared (only while another tenant is busy on the GPU) or strict (always)"},
+    {.key = "jobs.allow_host_rootfs",
+     .type = T_BOOL,
+     AT(jobs.allow_host_rootfs),
+     .def = "true",
+     .help = "whether a job may run without an image, over the host's root filesystem mounted "
+             "read-only; false: a job must name an image"},
     {.key = "faults.restart_limit",
      .type = T_INT,
      AT(faults.restart_limit),

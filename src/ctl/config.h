@@ -113,6 +113,7 @@ typedef struct gp_ctl_config {
         int max_pending_per_tenant;               /* default 100000 */
         char checkpoint_root[GP_CTL_PATH_MAX];    /* "" = a directory on the node */
         gp_compute_policy compute_policy;         /* never GP_COMPUTE_DEFAULT; default shared */
+        bool allow_host_rootfs;                   /* jobs without an image may run (default true) */
     } jobs;
     struct {
         int restart_limit;         /* restarts after faults per window, default 10 */

@@ -19,6 +19,7 @@
 
 #include "ctl/config.h"
 #include "ctl/faults.h"
+#include "gpupool/imageref.h"
 #include "gpupool/jobspec.h"
 #include "gpupool/model.h"
 #include "gpupool/sched.h"
@@ -144,6 +145,14 @@ typedef struct ctl_node {
     /* The version of the node's desired document (ctl_node_desired_version); memory only, 0
      * until first given out. */
     int64_t desired_version;
+    /* The container runtime its agent registered, {"engine", "version", "oci_runtime",
+     * "cgroups"} (stored); owned; NULL: none, the node runs no job from an image
+     * (GP_CAP_IMAGES on the model). */
+    json_t *runtime;
+    /* memory: the image cache its agent last reported, [{"ref", "id", "size_bytes",
+     * "last_used_ms"}]; owned; NULL until reported (node_images.c) */
+    json_t *images;
+    int64_t images_bytes; /* memory: their total size */
 } ctl_node;
 
 /* The long-poll waiters of desired documents (api_nodes.c). */
@@ -180,6 +189,12 @@ typedef struct ctl_replica {
     /* memory: when the agent first reported the replica's GPU utilisation below the job's
      * idle_utilization, with every report since below it too; 0 = not idle (idle.h) */
     int64_t idle_since_ms;
+    /* memory: the pull of its image the agent reports (pull.c): when the first report of it
+     * came (0: none under way), when its last event was recorded and the tenth of the total it
+     * named (-1: the total is unknown) */
+    int64_t pull_start_ms;
+    int64_t pull_event_ms;
+    int pull_step;
 } ctl_replica;
 
 /* Restarts after faults remembered per job (faults.restart_limit cannot exceed it). */
@@ -213,6 +228,15 @@ typedef struct ctl_job {
 
 /* ---- the state ---- */
 
+/* A tenant's credentials for one image registry (registries.c). */
+typedef struct ctl_registry_cred {
+    int64_t tenant_id;
+    char registry[GP_IMAGE_REGISTRY_MAX]; /* normal form (gpupool/imageref.h) */
+    char username[256];
+    char *password; /* owned; never shown by the API, logged or written where a job reads */
+    int64_t updated_ms;
+} ctl_registry_cred;
+
 /* One replica placed on a node (the index of ctl_state_held_on). */
 typedef struct ctl_held {
     int64_t node_id;
@@ -231,6 +255,8 @@ typedef struct ctl_state {
     int npclasses, cappclasses;
     ctl_volume *volumes;
     int nvolumes, capvolumes;
+    ctl_registry_cred *creds; /* by tenant, then registry */
+    int ncreds, capcreds;
     ctl_node *nodes;
     int nnodes, capnodes;
     ctl_job **jobs; /* by id, ascending (ids only grow) */
@@ -281,6 +307,8 @@ void ctl_job_free(ctl_job *j);
 /* Adds a node to st and the cluster model from its stored document. GP_EINVAL naming the
  * field when the document is malformed. */
 int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc, gp_diag *d);
+/* Frees what n owns (labels, readings, health, runtime, images); n itself is the caller's. */
+void ctl_node_fini(ctl_node *n);
 /* The host part of the node's address ("10.0.0.1:7071" -> "10.0.0.1"), or its name when it
  * registered no reachable address (none, or port 0). Returns whether the address is reachable
  * (the agent serves its logs on it). */
@@ -296,6 +324,34 @@ void ctl_nodes_grace(ctl_state *st, int64_t now);
 /* Sets each GPU's availability on the cluster model from its drain and spare flags, and the MIG
  * layout of each GPU in MIG mode from its GPU instances. */
 void ctl_node_update_gpus(ctl_state *st, ctl_node *n);
+
+/* ---- container runtime and image cache of nodes (node_images.c) ----
+ * Registration may carry "runtime": {"engine", "version", "oci_runtime": "runc"|"crun",
+ * "cgroups": "v1"|"hybrid"|"v2"}, or null when the node cannot run containers; jobs from images
+ * go only to nodes with one. Heartbeats may carry "images": the node's image cache, kept in
+ * memory and shown with the node (to users only its count and total size). */
+/* Reads doc's "runtime" into *out: a new reference to its normal form, NULL when absent or null.
+ * GP_EINVAL naming the field. */
+int ctl_runtime_read(json_t *doc, json_t **out, gp_diag *d);
+/* Sets n's runtime (a reference is taken; NULL: none) and its capability on the model. */
+void ctl_node_set_runtime(ctl_state *st, ctl_node *n, json_t *runtime);
+/* Reads a heartbeat's "images" list into *out (a new list of the known fields only) and
+ * *bytes (their total size). GP_EINVAL naming the field. */
+int ctl_images_read(json_t *images, json_t **out, int64_t *bytes, gp_diag *d);
+/* The node's runtime and image cache as the API shows them: "runtime" (null when none) and
+ * "images": {"count", "size_bytes", "items" (staff only: list the refs)} set in doc. */
+void ctl_images_show(const ctl_node *n, bool staff, json_t *doc);
+
+/* ---- registry credentials (registries.c) ---- */
+/* Adds a credential to st (a copy of r); GP_ENOMEM. Under the state lock. */
+int ctl_registry_add(ctl_state *st, const gp_registry_cred_rec *r);
+/* The tenant's credentials for the registry of image (a normal form), or NULL. */
+const ctl_registry_cred *ctl_registry_for_image(const ctl_state *st, int64_t tenant_id,
+                                                const char *image);
+/* Forgets the credentials of a tenant (deleted; the store drops them with it). */
+void ctl_registry_drop_tenant(ctl_state *st, int64_t tenant_id);
+/* Frees every credential of st. */
+void ctl_registry_clear(ctl_state *st);
 
 /* ---- the GPU instances of GPUs in MIG mode (node_mig.c) ----
  * Reported by the agent at registration and in heartbeats as gpus[i].mig_instances: a list of

@@ -84,8 +84,31 @@ static void share_doc(const ctl_job *j, const ctl_replica *rep, const ctl_node *
     }
 }
 
+/* Where the replica's processes run: its image (with the pull policy and, for the node's own
+ * agent only, the tenant's credentials for the image's registry) or the host's root filesystem
+ * (no "image"), and its network. */
+static void sandbox_doc(ctl_state *st, const ctl_job *j, bool secrets, json_t *doc)
+{
+    if (j->spec.network != GP_NETWORK_HOST) {
+        json_object_set_new(doc, "network", json_string(gp_network_name(j->spec.network)));
+    }
+    if (!j->spec.image) {
+        return;
+    }
+    json_object_set_new(doc, "image", json_string(j->spec.image));
+    json_object_set_new(doc, "image_pull_policy",
+                        json_string(gp_pull_policy_name(j->spec.image_pull_policy)));
+    const ctl_registry_cred *c =
+        secrets ? ctl_registry_for_image(st, j->tenant_id, j->spec.image) : NULL;
+    if (c) {
+        json_object_set_new(doc, "registry_auth",
+                            json_pack("{s:s, s:s, s:s}", "registry", c->registry, "username",
+                                      c->username, "password", c->password));
+    }
+}
+
 /* A desired replica: what the agent must run. */
-static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n)
+static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n, bool secrets)
 {
     const ctl_replica *rep = &j->replicas[r];
     json_t *gpus = json_array();
@@ -109,6 +132,7 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
     }
     json_object_set_new(doc, "queue", json_string(j->spec.queue));
     share_doc(j, rep, n, doc);
+    sandbox_doc(st, j, secrets, doc);
     if (j->spec.nvolumes > 0) {
         json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
     }
@@ -124,7 +148,7 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
     return doc;
 }
 
-int api_desired_answer(ctl_state *st, ctl_node *n, json_t **out)
+int api_desired_answer(ctl_state *st, ctl_node *n, bool secrets, json_t **out)
 {
     *out = NULL;
     const ctl_held *held;
@@ -134,7 +158,7 @@ int api_desired_answer(ctl_state *st, ctl_node *n, json_t **out)
     }
     json_t *desired = json_array();
     for (int k = 0; k < nheld; k++) {
-        json_t *doc = desired_doc(st, held[k].job, held[k].replica, n);
+        json_t *doc = desired_doc(st, held[k].job, held[k].replica, n, secrets);
         if (!doc) {
             json_decref(desired);
             return GP_ENOMEM;
@@ -169,6 +193,7 @@ typedef struct waiter {
     int idx;          /* the node's index in st->nodes when it came: a hint */
     int64_t version;  /* what the caller has */
     int64_t deadline; /* monotonic ms */
+    bool secrets;     /* the node's own agent waits: its answer may carry credentials */
     gp_http_deferred *dr;
     gp_http_response resp; /* the answer, built by the waiters' thread */
     struct waiter *next;
@@ -206,7 +231,8 @@ static void waiter_answer(ctl_state *st, waiter *w)
         gp_http_respond_error(&w->resp, GP_ENOENT, "node: not found");
         return;
     }
-    char *text = api_desired_answer(st, n, &doc) == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
+    char *text =
+        api_desired_answer(st, n, w->secrets, &doc) == 0 ? json_dumps(doc, JSON_COMPACT) : NULL;
     json_decref(doc);
     if (!text) {
         gp_http_respond_error(&w->resp, GP_ENOMEM, "out of memory");
@@ -383,6 +409,7 @@ static bool wait_for(api_req *rq, ctl_desired_waiters *ws, ctl_node *n, int64_t 
     w->idx = (int)(n - ws->st->nodes);
     w->version = version;
     w->deadline = gp_mono_ms() + wait_ms;
+    w->secrets = rq->who.role == CTL_ROLE_AGENT;
     pthread_mutex_lock(&ws->lock);
     w->next = ws->head;
     ws->head = w;
@@ -444,7 +471,8 @@ void api_nodes_desired(api_req *rq)
         return;
     }
     json_t *doc = NULL;
-    int rc = api_desired_answer(st, n, &doc);
+    /* Secrets (registry credentials) go to the node's own agent only, never to a person. */
+    int rc = api_desired_answer(st, n, caller != 0, &doc);
     ctl_read_unlock(rq->g);
     if (rc < 0) {
         api_error(rq, rc, "out of memory");

@@ -167,6 +167,12 @@ static int load_token(void *ctx, const gp_token_rec *t)
     return 0;
 }
 
+static int load_cred(void *ctx, const gp_registry_cred_rec *r)
+{
+    load_ctx *l = ctx;
+    return ctl_registry_add(l->st, r) == 0 ? 0 : gp_diag_set(l->d, GP_ENOMEM, "out of memory");
+}
+
 static void read_status(ctl_job *j, json_t *status)
 {
     json_int_t start = 0, end = 0, epoch = 0;
@@ -340,6 +346,9 @@ int ctl_state_load(ctl_state *st, gp_store *store, gp_diag *d)
     }
     if (rc == 0) {
         rc = gp_store_token_each(store, load_token, &l, d);
+    }
+    if (rc == 0) {
+        rc = gp_store_registry_cred_each(store, load_cred, &l, d);
     }
     if (rc == 0) {
         rc = gp_store_job_each(store, load_job, &l, d);

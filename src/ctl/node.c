@@ -6,6 +6,8 @@
  *    "gpus": [{"uuid": "GPU-…", "model": "A100-80GB", "memory_mib": 81920, "numa": 0,
  *              "nvlink": [1, 2, 3], "mig": false}, …],
  *    (a GPU in MIG mode also has "mig_instances": its GPU instances, node_mig.c)
+ *    "runtime": {"engine": "podman", "version": "4.3.1", "oci_runtime": "runc",
+ *                "cgroups": "hybrid"}   (absent or null: no container runtime; node_images.c)
  *    "cordoned": false, "draining": false, "registered_ms": …}
  *
  * and, kept by the controller (a registration cannot set them): per GPU "drained" ({"reason",
@@ -125,6 +127,7 @@ static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
                                          "control_token",
                                          "drain_deadline_ms",
                                          "check_seq",
+                                         "runtime",
                                          NULL};
     memset(n, 0, sizeof(*n));
     snprintf(n->name, sizeof(n->name), "%s", name);
@@ -192,6 +195,9 @@ static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
         }
     }
     if (rc == 0) {
+        rc = ctl_runtime_read(doc, &n->runtime, d);
+    }
+    if (rc == 0) {
         n->labels = labels && json_is_object(labels) ? json_deep_copy(labels) : json_object();
     }
     return rc;
@@ -250,9 +256,10 @@ int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc,
         }
     }
     if (rc < 0) {
-        json_decref(n.labels);
+        ctl_node_fini(&n);
         return rc;
     }
+    gp_cluster_set_caps(st->cluster, n.cl, n.runtime ? GP_CAP_IMAGES : 0);
     st->nodes[st->nnodes++] = n;
     ctl_node_update_schedulable(st, &st->nodes[st->nnodes - 1]);
     ctl_node_update_gpus(st, &st->nodes[st->nnodes - 1]);
@@ -301,7 +308,25 @@ json_t *ctl_node_doc(const ctl_node *n)
     if (n->check_seq) {
         json_object_set_new(doc, "check_seq", json_integer(n->check_seq));
     }
+    if (n->runtime) {
+        json_object_set(doc, "runtime", n->runtime);
+    }
     return doc;
+}
+
+void ctl_node_fini(ctl_node *n)
+{
+    json_decref(n->labels);
+    json_decref(n->health);
+    json_decref(n->runtime);
+    json_decref(n->images);
+    for (int g = 0; g < n->ngpus; g++) {
+        json_decref(n->gpus[g].readings);
+    }
+    n->labels = n->health = n->runtime = n->images = NULL;
+    for (int g = 0; g < n->ngpus; g++) {
+        n->gpus[g].readings = NULL;
+    }
 }
 
 void ctl_node_update_schedulable(ctl_state *st, ctl_node *n)

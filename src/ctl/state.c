@@ -83,12 +83,9 @@ void ctl_state_clear(ctl_state *st)
         ctl_tenant_fini(&st->tenants[i]);
     }
     for (int i = 0; i < st->nnodes; i++) {
-        json_decref(st->nodes[i].labels);
-        json_decref(st->nodes[i].health);
-        for (int g = 0; g < st->nodes[i].ngpus; g++) {
-            json_decref(st->nodes[i].gpus[g].readings);
-        }
+        ctl_node_fini(&st->nodes[i]);
     }
+    ctl_registry_clear(st);
     free(st->jobs);
     free(st->tenants);
     free(st->queues);

@@ -308,6 +308,48 @@ static int f_allow_unschedulable(json_t *v, const char *path, gp_jobspec *s, gp_
     return 0;
 }
 
+static int f_image(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_string(v) || memchr(json_string_value(v), '\0', json_string_length(v))) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a string (an image reference)", path);
+    }
+    gp_image_ref ref;
+    char normal[GP_IMAGE_REF_MAX];
+    int rc = gp_image_ref_parse(json_string_value(v), path, &ref, d);
+    if (rc == 0 && gp_image_ref_format(&ref, normal, sizeof(normal)) < 0) {
+        rc = gp_diag_set(d, GP_EINVAL, "%s: longer than %d characters once normalised", path,
+                         GP_IMAGE_REF_MAX - 1);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    free(s->image);
+    s->image = strdup(normal);
+    if (!s->image) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    return 0;
+}
+
+static int f_pull_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    /* The order of gp_pull_policy. */
+    static const char *const names[] = {"Always", "IfNotPresent", "Never"};
+    int x = 0;
+    int rc = get_enum(v, path, names, 3, &x, d);
+    s->image_pull_policy = (gp_pull_policy)x;
+    return rc;
+}
+
+static int f_network(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    static const char *const names[] = {"host", "private"};
+    int x = 0;
+    int rc = get_enum(v, path, names, 2, &x, d);
+    s->network = (gp_network)x;
+    return rc;
+}
+
 static int f_command(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     return get_strings(v, path, 1, &s->command, d);
@@ -520,6 +562,9 @@ static const field top_fields[] = {
     {"max_restarts", f_max_restarts},
     {"volumes", f_volumes},
     {"allow_unschedulable", f_allow_unschedulable},
+    {"image", f_image},
+    {"image_pull_policy", f_pull_policy},
+    {"network", f_network},
 };
 
 /* ---- entry points ---- */
@@ -548,6 +593,25 @@ static int finish_fraction(gp_jobspec *s, gp_diag *d)
               : s->mig_profile[0] ? GP_REQ_MIG
               : fraction          ? GP_REQ_FRACTION
                                   : GP_REQ_NONE;
+    return 0;
+}
+
+/* The image's pull policy: only with an image; Kubernetes' default when not given. */
+static int finish_image(gp_jobspec *s, gp_diag *d)
+{
+    if (!s->image) {
+        return s->image_pull_policy == GP_PULL_DEFAULT
+                   ? 0
+                   : gp_diag_set(d, GP_EINVAL, "image_pull_policy: only with image");
+    }
+    if (s->image_pull_policy == GP_PULL_DEFAULT) {
+        gp_image_ref ref;
+        int rc = gp_image_ref_parse(s->image, "image", &ref, d); /* its normal form: parses */
+        if (rc < 0) {
+            return rc;
+        }
+        s->image_pull_policy = gp_image_ref_default_pull(&ref);
+    }
     return 0;
 }
 
@@ -582,6 +646,10 @@ static int finish(gp_jobspec *s, gp_diag *d)
                                s->env[i].name);
         }
     }
+    rc = finish_image(s, d);
+    if (rc < 0) {
+        return rc;
+    }
     if (s->max_restarts < 0) {
         /* A restart policy alone should restart: a few times, unless told otherwise. */
         s->max_restarts = s->restart_policy == GP_RESTART_NEVER ? 0 : GP_JOB_DEFAULT_RESTARTS;
@@ -599,6 +667,7 @@ static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
     s.idle_utilization = -1;
     s.gpu_policy = GP_GPU_DEFAULT;
     s.compute_policy = GP_COMPUTE_DEFAULT;
+    s.image_pull_policy = GP_PULL_DEFAULT;
     int rc = walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])), &s, d);
     if (rc == 0) {
         rc = finish(&s, d);
@@ -653,10 +722,12 @@ void gp_jobspec_fini(gp_jobspec *s)
     }
     free(s->env);
     free(s->working_dir);
+    free(s->image);
     s->command = s->args = NULL;
     s->env = NULL;
     s->nenv = 0;
     s->working_dir = NULL;
+    s->image = NULL;
 }
 
 void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *out)
@@ -675,6 +746,7 @@ void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *ou
     if (s->ngpu_models > 0 && out->allowed_models == 0) {
         out->allowed_models = 1ull << (GP_MAX_MODELS - 1); /* none of them: unplaceable */
     }
+    out->needs = s->image ? GP_CAP_IMAGES : 0;
 }
 
 int gp_jobspec_cap_check(const gp_jobspec *s, gp_diag *d)
@@ -687,6 +759,11 @@ int gp_jobspec_cap_check(const gp_jobspec *s, gp_diag *d)
                            reserved, s->gpu_milli);
     }
     return 0;
+}
+
+const char *gp_network_name(gp_network n)
+{
+    return n == GP_NETWORK_PRIVATE ? "private" : "host";
 }
 
 const char *gp_compute_policy_name(gp_compute_policy p)

@@ -36,6 +36,17 @@
       "gpus, milli, mig_profile, cpu_milli, memory_mib, start_ms, end_ms, used_gpu_milli_ms "      \
       "FROM usage WHERE end_ms IS NULL ORDER BY id")
 
+/* Tenants' registry credentials (sqlite_registry.c). */
+#define GP_SQLITE_REGISTRY_STMTS(X)                                                                \
+    X(REGCRED_PUT,                                                                                 \
+      "INSERT INTO registry_credentials(tenant_id, registry, username, password, updated_ms) "     \
+      "VALUES (?, ?, ?, ?, ?) ON CONFLICT(tenant_id, registry) DO UPDATE SET "                     \
+      "username = excluded.username, password = excluded.password, "                               \
+      "updated_ms = excluded.updated_ms")                                                          \
+    X(REGCRED_DELETE, "DELETE FROM registry_credentials WHERE tenant_id = ? AND registry = ?")     \
+    X(REGCRED_EACH, "SELECT tenant_id, registry, username, password, updated_ms "                  \
+                    "FROM registry_credentials ORDER BY tenant_id, registry")
+
 /* X(ID, sql): every fixed statement of the backend. Object statements depend on the kind's
  * table and are built in sqlite_objects.c. */
 #define GP_SQLITE_STMTS(X)                                                                         \
@@ -78,7 +89,8 @@
     X(META_GET, "SELECT value FROM meta WHERE key = ?")                                            \
     X(AUDIT_ADD, "INSERT INTO audit(time_ms, actor, role, tenant, action, object, detail) "        \
                  "VALUES (?, ?, ?, ?, ?, ?, ?)")                                                   \
-    GP_SQLITE_USAGE_STMTS(X)
+    GP_SQLITE_USAGE_STMTS(X)                                                                       \
+    GP_SQLITE_REGISTRY_STMTS(X)
 
 typedef enum gp_sqlite_stmt_id {
 #define GP_SQLITE_STMT_ENUM(id, sql) GP_SQ_##id,

@@ -2,7 +2,7 @@
  * SQLite backend of the store: opening, migrations, the statement cache, transactions, the
  * allocation epoch and the meta settings. Jobs, events and placements are in sqlite_jobs.c;
  * named objects and tokens in sqlite_objects.c; the audit log in sqlite_audit.c; the usage
- * ledger in sqlite_usage.c.
+ * ledger in sqlite_usage.c; tenants' registry credentials in sqlite_registry.c.
  *
  * Migrations are an ordered list of SQL scripts; the database's PRAGMA user_version says how
  * many have run. A migration never changes once released (databases at its version exist):
@@ -152,6 +152,15 @@ static const char *const migrations[] = {
     "  BEGIN SELECT RAISE(ABORT, 'a closed usage record is final'); END;"
     "CREATE TRIGGER usage_no_delete BEFORE DELETE ON usage"
     "  BEGIN SELECT RAISE(ABORT, 'usage records are kept'); END;",
+    /* 7: tenants' credentials for image registries (sqlite_registry.c): one row per tenant and
+     * registry, gone with the tenant. */
+    "CREATE TABLE registry_credentials ("
+    "  tenant_id INTEGER NOT NULL REFERENCES tenants(id) ON DELETE CASCADE,"
+    "  registry TEXT NOT NULL,"
+    "  username TEXT NOT NULL,"
+    "  password TEXT NOT NULL,"
+    "  updated_ms INTEGER NOT NULL,"
+    "  PRIMARY KEY (tenant_id, registry)) WITHOUT ROWID;",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 

@@ -251,6 +251,29 @@ typedef int (*gp_store_audit_fn)(void *ctx, const gp_audit_rec *r);
 int gp_store_audit_each(gp_store *s, const gp_audit_filter *f, gp_store_audit_fn fn, void *ctx,
                         gp_diag *d);
 
+/* ---- tenants' credentials for image registries ----
+ * A tenant's user name and password for one registry (HOST[:PORT], in the normal form of
+ * gpupool/imageref.h), which gpupoold hands only to the node that pulls the tenant's image.
+ * Deleting the tenant deletes them. The password is stored as given, like the data directory's
+ * other secrets: the directory must be readable by gpupoold alone. */
+typedef struct gp_registry_cred_rec {
+    int64_t tenant_id;
+    const char *registry;
+    const char *username;
+    const char *password;
+    int64_t updated_ms;
+} gp_registry_cred_rec;
+
+/* Stores r, replacing the tenant's credentials for the registry. GP_ENOENT when the tenant is
+ * not stored. Must run in a transaction. */
+int gp_store_registry_cred_put(gp_store *s, const gp_registry_cred_rec *r, gp_diag *d);
+/* GP_ENOENT when the tenant has none for the registry. Must run in a transaction. */
+int gp_store_registry_cred_delete(gp_store *s, int64_t tenant_id, const char *registry, gp_diag *d);
+/* Calls fn for every stored credential, by tenant then registry (strings valid during the call
+ * only); fn's non-zero return stops the walk and is returned. */
+typedef int (*gp_store_registry_cred_fn)(void *ctx, const gp_registry_cred_rec *r);
+int gp_store_registry_cred_each(gp_store *s, gp_store_registry_cred_fn fn, void *ctx, gp_diag *d);
+
 /* ---- settings of the controller itself (e.g. whether the admin token was made) ---- */
 /* Sets key to value. Must run in a transaction. */
 int gp_store_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d);

@@ -249,3 +249,14 @@ add_test(NAME integ_e2e_distributed
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_distributed PROPERTIES LABELS integ TIMEOUT 300
                      SKIP_RETURN_CODE 77)
+
+# Jobs from images, controller side (the agents played by the test): the spec's image, placement
+# only on nodes with a container runtime (refused at submit, or waiting, when none), tenants'
+# registry credentials (roles, never returned, only in the desired document of the node running
+# the replica, for its agent), Pulling/Pulled events, ImagePullFailed, the nodes' runtime and
+# image cache, jobs.allow_host_rootfs, and the CLI (submit --image, tenant registry, describe
+# node, get nodes -o wide).
+add_test(NAME integ_ctl_images
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_images.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_images PROPERTIES LABELS integ TIMEOUT 180)

@@ -5,7 +5,8 @@
  * Fixed cases on a small pool (a DGX-like node of 8 NVLinked A100-80GB, a node of 4 T4, an
  * H100 node with NVLink pairs) check each refusal and its exact message: unknown models, MIG
  * profiles no GPU offers, more GPUs than a node has, require-nvlink, a fraction's memory, CPU,
- * memory, gangs, and the limits. A randomized case (seeded; GP_TEST_SEED=S runs one seed)
+ * memory, gangs, the limits, and a job from an image with no container runtime in the pool
+ * (where it is placed and why it waits). A randomized case (seeded; GP_TEST_SEED=S runs one seed)
  * checks the contract against the scheduler itself: on an empty pool the scheduler places a
  * single replica exactly when the check says it could run, and never places a gang the check
  * refuses.
@@ -494,6 +495,72 @@ static void test_sched_reasons(void **state)
     gp_cluster_free(p.c);
 }
 
+/* A job from an image needs a node with a container runtime: in the pool check, in placement,
+ * and in the reason it waits with. */
+static void test_runtime(void **state)
+{
+    (void)state;
+    pool p;
+    pool_init(&p);
+    gp_request r = fx_whole(0, 1);
+    r.needs = GP_CAP_IMAGES;
+    gp_feasible_job j = job_of(&r, 1, NULL, 0);
+    expect_pool(&p, NULL, 0, &j, GP_FEASIBLE_NO_RUNTIME);
+    assert_string_equal(gp_feasible_why(GP_FEASIBLE_NO_RUNTIME),
+                        "no node can run images (no container runtime)");
+    assert_int_equal(gp_cluster_set_caps(p.c, p.hgx, GP_CAP_IMAGES), 0);
+    assert_int_equal(gp_cluster_set_caps(p.c, 99, GP_CAP_IMAGES), GP_EINVAL);
+    expect_pool(&p, NULL, 0, &j, NULL);
+    const int others[2] = {p.dgx, p.tnode}; /* only the registered nodes count */
+    expect_pool(&p, others, 2, &j, GP_FEASIBLE_NO_RUNTIME);
+
+    /* Placed on the node that can run it, though the others score alike or better. */
+    world w;
+    w_start(&w, p.c);
+    gp_sched_job jobs[2] = {pending(1, r, 1), pending(2, fx_whole(0, 1), 1)};
+    gp_sched_input in = {.queues = &w.q,
+                         .nqueues = 1,
+                         .tenants = &w.t,
+                         .ntenants = 1,
+                         .pending = jobs,
+                         .npending = 2,
+                         .now_ms = 1000,
+                         .seed = 1};
+    gp_sched_result res;
+    gp_diag d;
+    assert_int_equal(gp_sched_cycle(w.s, &in, &res, &d), 0);
+    assert_int_equal(res.nplaced, 2);
+    for (int i = 0; i < res.nplaced; i++) {
+        if (res.placed[i].job_id == 1) {
+            assert_int_equal(res.placed[i].replicas[0].node, p.hgx);
+        }
+    }
+    assert_int_equal(gp_sched_revert(w.s, &in, &res), 0);
+    gp_sched_result_fini(&res);
+    gp_sched_free(w.s);
+
+    /* Its only runtime node down: it waits, saying why; a job without an image is placed. */
+    gp_cluster_set_schedulable(p.c, p.hgx, false);
+    w_start(&w, p.c);
+    char reasons[2][256];
+    run_cycle(&w, jobs, 2, reasons);
+    if (strncmp(reasons[0], "capacity: no node can run images (no container runtime)", 55) != 0) {
+        fail_msg("reason: %s", reasons[0]);
+    }
+    assert_string_equal(reasons[1], "");
+    gp_sched_free(w.s);
+    /* With no runtime in the pool at all it can never run (unless it may wait). */
+    gp_cluster_set_caps(p.c, p.hgx, 0);
+    gp_cluster_set_schedulable(p.c, p.hgx, true);
+    jobs[0].allow_unschedulable = true;
+    w_start(&w, p.c);
+    run_cycle(&w, jobs, 1, reasons);
+    assert_string_equal(reasons[0], "unschedulable: no node can run images (no container "
+                                    "runtime) (allowed to wait)");
+    gp_sched_free(w.s);
+    gp_cluster_free(p.c);
+}
+
 /* ---- the contract, against the scheduler ---- */
 
 static gp_cluster *random_pool(gp_rng *g)
@@ -529,8 +596,10 @@ static gp_cluster *random_pool(gp_rng *g)
         char name[16];
         snprintf(name, sizeof(name), "n%d", n);
         int64_t cpu = 8000 * (int64_t)(1 + gp_rng_below(g, 8));
-        assert_true(gp_cluster_add_node(c, name, cpu, 64 * GIB * (int64_t)(1 + gp_rng_below(g, 4)),
-                                        ngpus, s) >= 0);
+        int idx = gp_cluster_add_node(c, name, cpu, 64 * GIB * (int64_t)(1 + gp_rng_below(g, 4)),
+                                      ngpus, s);
+        assert_true(idx >= 0);
+        gp_cluster_set_caps(c, idx, gp_rng_below(g, 4) ? GP_CAP_IMAGES : 0);
     }
     return c;
 }
@@ -559,6 +628,7 @@ static gp_request random_request(gp_rng *g, const gp_cluster *c)
     if (r.kind != GP_REQ_NONE && gp_rng_below(g, 3) == 0) {
         r.allowed_models = 1ull << gp_rng_below(g, (uint64_t)gp_cluster_model_count(c));
     }
+    r.needs = gp_rng_below(g, 3) == 0 ? GP_CAP_IMAGES : 0;
     return r;
 }
 
@@ -613,6 +683,7 @@ int main(void)
         cmocka_unit_test(test_shapes),        cmocka_unit_test(test_gangs),
         cmocka_unit_test(test_limits),        cmocka_unit_test(test_why),
         cmocka_unit_test(test_sched_reasons), cmocka_unit_test(test_contract),
+        cmocka_unit_test(test_runtime),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -242,6 +242,58 @@ static void test_gang_env(void **state)
     gp_jobspec_fini(&s);
 }
 
+/* image (kept in its normal form), its pull policy (Kubernetes' default) and the network. */
+static void test_image(void **state)
+{
+    (void)state;
+    gp_jobspec s;
+    gp_diag d;
+    const char *y = "name: a\ncommand: [x]\nimage: 127.0.0.1:5000/team/pytorch:2.1\n"
+                    "resources: {gpus: 1}\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_string_equal(s.image, "127.0.0.1:5000/team/pytorch:2.1");
+    assert_int_equal(s.image_pull_policy, GP_PULL_IF_NOT_PRESENT);
+    assert_int_equal(s.network, GP_NETWORK_HOST);
+    gp_cluster *c = gp_cluster_new();
+    gp_request r;
+    gp_jobspec_request(&s, c, &r);
+    assert_int_equal(r.needs, GP_CAP_IMAGES);
+    gp_jobspec_fini(&s);
+    assert_null(s.image);
+    const char *j = "{\"name\": \"a\", \"command\": [\"x\"], \"image\": \"ubuntu\","
+                    " \"network\": \"private\"}";
+    assert_int_equal(gp_jobspec_parse_json(j, strlen(j), &s, &d), 0);
+    assert_string_equal(s.image, "docker.io/library/ubuntu:latest");
+    assert_int_equal(s.image_pull_policy, GP_PULL_ALWAYS);
+    assert_int_equal(s.network, GP_NETWORK_PRIVATE);
+    assert_string_equal(gp_network_name(s.network), "private");
+    gp_jobspec_fini(&s);
+    y = "name: a\ncommand: [x]\nimage_pull_policy: Never\nimage: r.io/x:latest\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_int_equal(s.image_pull_policy, GP_PULL_NEVER); /* given: whatever the order */
+    gp_jobspec_fini(&s);
+    y = "name: a\ncommand: [x]\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_null(s.image);
+    assert_int_equal(s.image_pull_policy, GP_PULL_DEFAULT);
+    gp_jobspec_request(&s, c, &r);
+    assert_int_equal(r.needs, 0);
+    gp_jobspec_fini(&s);
+    gp_cluster_free(c);
+
+    expect_error("name: a\ncommand: [x]\nimage: Team/img\n", GP_EINVAL,
+                 "image: path component \"Team\" must be lower-case");
+    expect_error("name: a\ncommand: [x]\nimage: \"r.io:99999/x\"\n", GP_EINVAL, "image: registry");
+    expect_error("name: a\ncommand: [x]\nimage: \"x@sha256:12\"\n", GP_EINVAL, "image: the digest");
+    expect_error("name: a\ncommand: [x]\nimage: 5\n", GP_EINVAL, "image: must be a string");
+    expect_error("name: a\ncommand: [x]\nimage_pull_policy: Always\n", GP_EINVAL,
+                 "image_pull_policy: only with image");
+    expect_error("name: a\ncommand: [x]\nimage: x\nimage_pull_policy: always\n", GP_EINVAL,
+                 "image_pull_policy: must be one of Always, IfNotPresent, Never");
+    expect_error("name: a\ncommand: [x]\nnetwork: none\n", GP_EINVAL,
+                 "network: must be one of host, private");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -250,6 +302,7 @@ int main(void)
         cmocka_unit_test(test_errors_name_the_field),
         cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_gang_env),
+        cmocka_unit_test(test_image),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -796,6 +796,70 @@ static void test_obj_put_delete(void **state)
     gp_store_close(s);
 }
 
+typedef struct creds {
+    int n;
+    int64_t tenant[8];
+    char registry[8][64], username[8][64], password[8][64];
+    int64_t updated[8];
+} creds;
+
+static int collect_cred(void *ctx, const gp_registry_cred_rec *r)
+{
+    creds *c = ctx;
+    c->tenant[c->n] = r->tenant_id;
+    snprintf(c->registry[c->n], 64, "%s", r->registry);
+    snprintf(c->username[c->n], 64, "%s", r->username);
+    snprintf(c->password[c->n], 64, "%s", r->password);
+    c->updated[c->n++] = r->updated_ms;
+    return 0;
+}
+
+/* Registry credentials: one per tenant and registry (a second put replaces), kept across a
+ * reopen, refused for a tenant that is not stored, and gone with their tenant. */
+static void test_registry_creds(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    OK(gp_store_begin(s, &d));
+    int64_t a = put_obj(s, GP_OBJ_TENANT, "a", NULL);
+    int64_t b = put_obj(s, GP_OBJ_TENANT, "b", NULL);
+    gp_registry_cred_rec r = {a, "127.0.0.1:5000", "alice", "s3cret", 10};
+    OK(gp_store_registry_cred_put(s, &r, &d));
+    r = (gp_registry_cred_rec){a, "127.0.0.1:5000", "alice2", "other", 20};
+    OK(gp_store_registry_cred_put(s, &r, &d));
+    r = (gp_registry_cred_rec){a, "docker.io", "al", "pw", 30};
+    OK(gp_store_registry_cred_put(s, &r, &d));
+    r = (gp_registry_cred_rec){b, "127.0.0.1:5000", "bob", "bpw", 40};
+    OK(gp_store_registry_cred_put(s, &r, &d));
+    r = (gp_registry_cred_rec){999, "x.io", "u", "p", 1};
+    assert_int_equal(gp_store_registry_cred_put(s, &r, &d), GP_ENOENT);
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+
+    s = open_store(f);
+    creds c = {0};
+    OK(gp_store_registry_cred_each(s, collect_cred, &c, &d));
+    assert_int_equal(c.n, 3);
+    assert_int_equal(c.tenant[0], a);
+    assert_string_equal(c.registry[0], "127.0.0.1:5000");
+    assert_string_equal(c.username[0], "alice2");
+    assert_string_equal(c.password[0], "other");
+    assert_int_equal(c.updated[0], 20);
+    assert_string_equal(c.registry[1], "docker.io");
+    assert_int_equal(c.tenant[2], b);
+    OK(gp_store_begin(s, &d));
+    OK(gp_store_registry_cred_delete(s, a, "docker.io", &d));
+    assert_int_equal(gp_store_registry_cred_delete(s, a, "docker.io", &d), GP_ENOENT);
+    OK(gp_store_obj_delete(s, GP_OBJ_TENANT, b, &d));
+    OK(gp_store_commit(s, &d));
+    c = (creds){0};
+    OK(gp_store_registry_cred_each(s, collect_cred, &c, &d));
+    assert_int_equal(c.n, 1);
+    assert_string_equal(c.username[0], "alice2");
+    gp_store_close(s);
+}
+
 static void test_meta(void **state)
 {
     fixture *f = *state;
@@ -1083,6 +1147,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_token_uniqueness, setup, teardown),
         cmocka_unit_test_setup_teardown(test_obj_put_delete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_registry_creds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_append_only, setup, teardown),
     };

@@ -1,8 +1,8 @@
 """Tenant isolation, walked over every route the server documents.
 
 Two tenants, alpha and beta, each with a user, jobs (one placed on a node, one pending, one
-ended), the shared objects they use (a node, a queue, a priority class, a volume) and alpha's
-user token. Then, as beta's user, every operation of GET /openapi.json is called (so a new
+ended), the shared objects they use (a node, a queue, a priority class, a volume), alpha's
+registry credentials and alpha's user token. Then, as beta's user, every operation of GET /openapi.json is called (so a new
 route is covered without editing this test) with alpha's ids and names in every path parameter,
 with and without a body that names alpha's tenant, and with ?tenant= alpha where the operation
 takes it. Allowed answers: 403 or 404; for reads, 200 that shows nothing of alpha (no name of
@@ -29,6 +29,9 @@ with Pool(sys.argv[1], ["--api-rate-limit", "0"]) as p:
     s, d = admin.post("/v1/volumes", {"name": "shared-vol", "path": "/srv/shared"})
     check(s == 201, "a volume", s, d)
     agent = p.register(node_doc("n1", ngpus=2))
+    s, d = admin.put("/v1/tenants/%s/registries/alpha.registry.io" % ALPHA,
+                     {"username": "alpha-bot", "password": "alpha-pw"})
+    check(s == 201, "alpha's registry credentials", s, d)
 
     def submit(client, name, **extra):
         spec = {"name": name, "command": ["sleep", "600"], "resources": {"gpus": 1}}
@@ -58,6 +61,7 @@ with Pool(sys.argv[1], ["--api-rate-limit", "0"]) as p:
         "class": ["normal"],
         "volume": ["shared-vol"],
         "path": ["index.html"],  # the dashboard's files (no token, no data)
+        "registry": ["alpha.registry.io"],
     }
 
     def leaks(doc, where="$"):
@@ -143,6 +147,9 @@ with Pool(sys.argv[1], ["--api-rate-limit", "0"]) as p:
     check(s == 200 and not d["items"], "no probe job was stored", d)
     s, d = admin.get("/v1/nodes/n1")
     check(s == 200 and not d.get("cordoned"), "the node is not cordoned", d)
+    s, d = admin.get("/v1/tenants/%s/registries" % ALPHA)
+    check(s == 200 and [(x["registry"], x["username"]) for x in d["items"]] ==
+          [("alpha.registry.io", "alpha-bot")], "alpha's registry credentials unchanged", d)
 
     # A revoked token stops working at once, everywhere.
     s, d = admin.post("/v1/tokens", {"name": "beta-2", "role": "user", "tenant": BETA})

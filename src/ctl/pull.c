@@ -1,0 +1,143 @@
+/*
+ * Image pulls as the agents report them in their replica reports, turned into job events:
+ *
+ *   {"job", "replica", "epoch", "state": "Running", "phase": "Pulling",
+ *    "pull": {"image": REF, "done_bytes": N, "total_bytes": N}}      (total 0: unknown)
+ *
+ * While a replica pulls it has not started: the report changes neither its state nor its idle
+ * and usage figures. The job's events say how far the pull is, at most one event per tenth of
+ * the total (or, with the total unknown, one per PULL_EVENT_GAP_MS), and "Pulled REF in S s"
+ * once a report without the phase comes (the time from the first Pulling report the controller
+ * saw). The bookkeeping is memory only (ctl_replica's pull_* fields): after a restart of the
+ * controller the next report starts it again.
+ *
+ * A replica that ends with exit code 125 and a reason starting "ImagePullFailed: " (the
+ * registry's message after it) could not get its image: report_one fails the job with that
+ * reason and does not restart it (it would only fail the same way).
+ */
+#include "ctl/api.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#define PULL_EVENT_GAP_MS 5000
+#define PULL_FAILED       "ImagePullFailed: "
+
+bool ctl_pull_failed(int exit_code, const char *reason)
+{
+    return exit_code == 125 && reason && strncmp(reason, PULL_FAILED, strlen(PULL_FAILED)) == 0;
+}
+
+void ctl_pull_failed_reason(const ctl_job *j, int replica, const char *reason, char *buf,
+                            size_t cap)
+{
+    char suffix[32] = "";
+    if (j->spec.replicas > 1) {
+        snprintf(suffix, sizeof(suffix), " (replica %d)", replica);
+    }
+    snprintf(buf, cap, "%.200s%s", reason, suffix);
+    for (char *p = buf; *p; p++) {
+        if ((unsigned char)*p < 0x20 || *p == 0x7f) {
+            *p = ' '; /* a registry's message on one line */
+        }
+    }
+}
+
+/* "1.2 of 3.4 GB", or "1.2 GB so far" when the total is unknown. */
+static void fmt_progress(char *buf, size_t cap, int64_t done, int64_t total)
+{
+    int64_t scale = done > total ? done : total;
+    double unit = scale >= 1000000000 ? 1e9 : scale >= 1000000 ? 1e6 : scale >= 1000 ? 1e3 : 1;
+    const char *name = unit == 1e9 ? "GB" : unit == 1e6 ? "MB" : unit == 1e3 ? "kB" : "B";
+    int prec = unit == 1 ? 0 : 1;
+    if (total > 0) {
+        snprintf(buf, cap, "%.*f of %.*f %s", prec, (double)done / unit, prec, (double)total / unit,
+                 name);
+    } else {
+        snprintf(buf, cap, "%.*f %s so far", prec, (double)done / unit, name);
+    }
+}
+
+/* The pull object of a Pulling report: GP_EINVAL naming the field. */
+static int read_pull(json_t *pull, const char **image, int64_t *done, int64_t *total, gp_diag *d)
+{
+    json_int_t dn = -1, tt = -1;
+    *image = NULL;
+    if (!json_is_object(pull) ||
+        json_unpack(pull, "{s?s, s:I, s:I}", "image", image, "done_bytes", &dn, "total_bytes",
+                    &tt) != 0 ||
+        dn < 0 || tt < 0 || dn > (INT64_C(1) << 53) || tt > (INT64_C(1) << 53)) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "replicas[].pull: a Pulling replica needs pull: {image, done_bytes, "
+                           "total_bytes} with whole numbers of bytes (total 0: unknown)");
+    }
+    *done = dn;
+    *total = tt;
+    return 0;
+}
+
+static int pulling(gpupoold *g, ctl_job *j, int replica, json_t *pull, gp_diag *d)
+{
+    const char *image;
+    int64_t done = 0, total = 0;
+    int rc = read_pull(pull, &image, &done, &total, d);
+    if (rc < 0) {
+        return rc;
+    }
+    ctl_replica *r = &j->replicas[replica];
+    int64_t now = ctl_now_ms();
+    int step = total > 0 ? (int)((done > total ? total : done) * 10 / total) : -1;
+    bool due = r->pull_event_ms == 0 ||
+               (total > 0 ? step > r->pull_step : now - r->pull_event_ms >= PULL_EVENT_GAP_MS);
+    if (due) {
+        char progress[64], prefix[32] = "", msg[GP_IMAGE_REF_MAX + 128];
+        if (j->spec.replicas > 1) {
+            snprintf(prefix, sizeof(prefix), "replica %d: ", replica);
+        }
+        fmt_progress(progress, sizeof(progress), done, total);
+        snprintf(msg, sizeof(msg), "%sPulling %s (%s)", prefix,
+                 j->spec.image ? j->spec.image
+                 : image       ? image
+                               : "the image",
+                 progress);
+        rc = ctl_job_event_at(g, j->id, now, "Pulling", msg, d);
+        if (rc < 0) {
+            return rc;
+        }
+        r->pull_event_ms = now;
+        r->pull_step = step;
+    }
+    if (r->pull_start_ms == 0) {
+        r->pull_start_ms = now;
+    }
+    return 1;
+}
+
+int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, json_t *rep, bool running,
+                    bool pull_failed, gp_diag *d)
+{
+    json_t *phase = json_object_get(rep, "phase");
+    if (running && json_is_string(phase) && strcmp(json_string_value(phase), "Pulling") == 0) {
+        return pulling(g, j, replica, json_object_get(rep, "pull"), d);
+    }
+    ctl_replica *r = &j->replicas[replica];
+    if (r->pull_start_ms == 0) {
+        return 0;
+    }
+    if (!pull_failed) {
+        int64_t now = ctl_now_ms();
+        char prefix[32] = "", msg[GP_IMAGE_REF_MAX + 96];
+        if (j->spec.replicas > 1) {
+            snprintf(prefix, sizeof(prefix), "replica %d: ", replica);
+        }
+        snprintf(msg, sizeof(msg), "%sPulled %s in %.1f s", prefix,
+                 j->spec.image ? j->spec.image : "the image",
+                 (double)(now - r->pull_start_ms) / 1000.0);
+        int rc = ctl_job_event_at(g, j->id, now, "Pulled", msg, d);
+        if (rc < 0) {
+            return rc;
+        }
+    }
+    r->pull_start_ms = r->pull_event_ms = 0;
+    return 0;
+}
