@@ -123,6 +123,7 @@ static void check_mig(const gp_nvml_gpu *g, json_t *mig)
             assert_int_equal(g->mig[k].start, json_integer_value(start));
         }
         assert_int_equal(g->mig[k].gpu_instance, k + 1); /* ids in listed order */
+        assert_int_equal(g->mig[k].compute_instance, 0); /* one taking all of it */
     }
 }
 
@@ -154,6 +155,8 @@ static void check_against_file(const gp_nvml_inv *inv, const char *path)
         assert_string_equal(got->pci_bus_id, json_string_value(field(top, g, "pci_bus_id")));
         json_t *numa = field(top, g, "numa");
         assert_int_equal(got->numa, numa ? json_integer_value(numa) : -1);
+        json_t *minor = json_object_get(g, "minor"); /* default: the index */
+        assert_int_equal(got->minor, minor ? json_integer_value(minor) : i);
         uint32_t want = switched & (1u << i) ? switched & ~(1u << i) : 0;
         size_t k;
         json_t *p;
@@ -358,6 +361,11 @@ static void test_bad_inventories(void **state)
     expect_bad(T4("    utilization: 140\n"), ":5: gpus[0].utilization: must be a number from 0");
     expect_bad(T4("  - uuid: GPU-0\n    name: Tesla T4\n    memory_mib: 1\n"),
                ":5: gpus[1].uuid: GPU-0 is also GPU 0's");
+    /* Device minor numbers: /dev/nvidia0..254 (255 is nvidiactl), one per GPU. */
+    expect_bad(T4("    minor: 255\n"), ":5: gpus[0].minor: must be an integer from 0 to 254");
+    expect_bad(T4("  - uuid: GPU-1\n    name: Tesla T4\n    memory_mib: 1\n    minor: 0\n"),
+               ":8: gpus[1].minor: 0 is also GPU 0's");
+    expect_bad("defaults: {minor: 1}\n" T4(""), ":1: defaults.minor: must be given per GPU");
     expect_bad("gpus:\n  - uuid: GPU-0\n    name: [\n", ":4:1: ");
     expect_bad("gpus:\n  - uuid: GPU-0\n    memory_mib: 1\n", ":2: gpus[0]: name: required");
     /* MIG placements: overlapping or illegal starts, no room left. */
@@ -961,6 +969,8 @@ static void test_describe(void **state)
     assert_int_equal(json_integer_value(json_object_get(m0, "start")), 4);
     assert_int_equal(json_integer_value(json_object_get(m0, "size")), 4);
     assert_int_equal(json_integer_value(json_object_get(m0, "gpu_instance")), 1);
+    assert_int_equal(json_integer_value(json_object_get(m0, "compute_instance")), 0);
+    assert_int_equal(json_integer_value(json_object_get(g3, "minor")), inv.gpus[3].minor);
     assert_int_equal(json_array_size(json_object_get(g3, "nvlink")), 3);
     gp_nvml_readings r;
     gp_diag d;
