@@ -192,7 +192,14 @@ int gp_cdi_driver_mounts(const gp_nvml *h, const char *driver_version, const cha
     char loaded[PATH_MAX], real[PATH_MAX];
     found f = {out, cap, 0, {0}, 0, false};
     f.nown = elf_header("/proc/self/exe", f.own);
-    if (gp_nvml_loaded_file(h, loaded, sizeof(loaded)) < 0 || !usable(&f, loaded, real) ||
+    int lrc = gp_nvml_loaded_file(h, loaded, sizeof(loaded));
+    if (lrc == 0 && loaded[0] != '/' && getcwd(real, sizeof(real))) {
+        /* a relative path given: the same name from the agent's directory */
+        char rel[PATH_MAX];
+        snprintf(rel, sizeof(rel), "%s", strncmp(loaded, "./", 2) == 0 ? loaded + 2 : loaded);
+        lrc = snprintf(loaded, sizeof(loaded), "%s/%s", real, rel) < (int)sizeof(loaded) ? 0 : -1;
+    }
+    if (lrc < 0 || !usable(&f, loaded, real) ||
         strncmp(gp_cdi_basename(real), "libnvidia-ml.so.", 16) != 0 ||
         !gp_cdi_driver_library(gp_cdi_basename(real), driver_version)) {
         if (why) {
@@ -348,7 +355,15 @@ int gp_cdi_writer_new(const gp_cdi_options *o, const char *state_dir, const gp_n
         free(w);
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
-    snprintf(w->dir, sizeof(w->dir), "%s/cdi", state_dir);
+    char abs[PATH_MAX]; /* absolute: podman's --cdi-spec-dir takes it from any directory */
+    const char *base = realpath(state_dir, abs) ? abs : state_dir;
+    size_t len = strlen(base);
+    if (len + sizeof("/cdi") > sizeof(w->dir)) {
+        gp_cdi_writer_free(w);
+        return gp_diag_set(d, GP_ERANGE, "state dir: longer than %d bytes", GP_CDI_PATH_MAX - 8);
+    }
+    memcpy(w->dir, base, len);
+    memcpy(w->dir + len, "/cdi", sizeof("/cdi"));
     snprintf(w->dev_root, sizeof(w->dev_root), "%s", dev_root);
     snprintf(w->mig_minors, sizeof(w->mig_minors), "%s",
              or_default(o->mig_minors, GP_CDI_MIG_MINORS));

@@ -88,7 +88,8 @@ bool gp_cdi_writer_has(const gp_cdi_writer *w, const char *name);
 /* The inventory of the last successful update; NULL before one. Owned by w. */
 const gp_nvml_inv *gp_cdi_writer_inventory(const gp_cdi_writer *w);
 
-/* STATE/cdi, the directory of the agent's spec (what podman's --cdi-spec-dir takes). Owned by w. */
+/* STATE/cdi, the directory of the agent's spec (what podman's --cdi-spec-dir takes), absolute
+ * (the state directory resolved when the writer was made). Owned by w. */
 const char *gp_cdi_writer_dir(const gp_cdi_writer *w);
 
 /* The directory the spec is published to; "" when none. Owned by w. */

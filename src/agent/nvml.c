@@ -210,7 +210,7 @@ const char *gp_nvml_path(const gp_nvml *h)
 int gp_nvml_loaded_file(const gp_nvml *h, char *out, size_t cap)
 {
     struct link_map *lm = NULL;
-    if (dlinfo(h->dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || lm->l_name[0] != '/') {
+    if (dlinfo(h->dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !lm->l_name[0]) {
         return GP_ENOENT;
     }
     return snprintf(out, cap, "%s", lm->l_name) < (int)cap ? 0 : GP_ERANGE;

@@ -157,9 +157,9 @@ void gp_nvml_close(gp_nvml *h);
 int gp_nvml_count(const gp_nvml *h);
 /* The path that was loaded. Owned by h. */
 const char *gp_nvml_path(const gp_nvml *h);
-/* The file the dynamic linker actually loaded for it (absolute: a name like "libnvidia-ml.so.1"
- * resolved through the ld cache), into out (cap bytes). 0, or GP_ENOENT when the linker does not
- * tell, GP_ERANGE when cap is too small. */
+/* The file the dynamic linker actually loaded for it, into out (cap bytes): a name like
+ * "libnvidia-ml.so.1" resolved through the ld cache (absolute), or the path given (relative when
+ * it was). 0, or GP_ENOENT when the linker does not tell, GP_ERANGE when cap is too small. */
 int gp_nvml_loaded_file(const gp_nvml *h, char *out, size_t cap);
 
 /*

@@ -587,7 +587,8 @@ static void test_control_procs(void **state)
                      "starts one)");
     expect_line(err, "control-procs:32: proc-gone: takes 2 arguments, got 1");
     expect_line(err, "control-procs:33: unknown command 'procs' (xid, fall-off, temp, util, "
-                     "power, mig-busy, mig-idle, proc, proc-gone, ecc, remap, nvlink, "
+                     "power, mig-busy, mig-idle, mig-destroy, proc, proc-gone, ecc, remap, "
+                     "nvlink, "
                      "mig-pending, ecc-pending, retire-pending, recovery, driver, proc-util, "
                      "encoder, decoder, throttle, pcie-replay, nvlink-errors)");
     assert_int_equal(gp_nvml_processes(h, 1, p, 40, &n, &d), 0);
@@ -1233,6 +1234,38 @@ static void test_mig_busy(void **state)
     close_mock(h);
 }
 
+/* mig-destroy: another tool destroys a GPU instance (refused while a process runs there); its
+ * MIG device is gone, the others stay, and the ids of what stays are unchanged. */
+static void test_mig_destroy(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-mig-destroy");
+    write_file(ctl, "", "w");
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), ctl);
+    static gp_nvml_inv before, after;
+    discover(h, &before);
+    const char *err = mock_stderr(h, ctl, "mig-busy 1 3 888\nmig-destroy 1 3\nmig-destroy 1 7\n");
+    expect_line(err, "control-mig-destroy:2: mig-destroy: process 888 runs on that GPU instance");
+    expect_line(err, "control-mig-destroy:3: mig-destroy: GPU 1 has no GPU instance starting at "
+                     "memory slice 7");
+    discover(h, &after);
+    same_migs(&before, &after);
+    write_file(ctl, "mig-idle 1 3\nmig-destroy 1 3\n", "a");
+    discover(h, &after);
+    assert_int_equal(after.gpus[1].nmig, 6);
+    for (int k = 0, j = 0; k < 7; k++) {
+        if (before.gpus[1].mig[k].start == 3) {
+            continue;
+        }
+        assert_string_equal(after.gpus[1].mig[j].uuid, before.gpus[1].mig[k].uuid);
+        assert_int_equal(after.gpus[1].mig[j].gpu_instance, before.gpus[1].mig[k].gpu_instance);
+        j++;
+    }
+    assert_int_equal(after.gpus[0].nmig, before.gpus[0].nmig);
+    close_mock(h);
+}
+
 /* The GPU instances there are, by start, with the busy ones marked: what the agent reports. */
 static void test_mig_instances(void **state)
 {
@@ -1418,13 +1451,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    static const char *const files[] = {"bad.yaml",           "ring.yaml",
-                                        "control-xid",        "control-fall",
-                                        "control-spike",      "ring-control",
-                                        "control-mig",        "control-mig-list",
-                                        "control-mig-abi",    "control-procs",
-                                        "mock-stderr",        "control-health",
-                                        "control-health-bad", NULL};
+    static const char *const files[] = {
+        "bad.yaml",           "ring.yaml",           "control-xid", "control-fall",
+        "control-spike",      "ring-control",        "control-mig", "control-mig-list",
+        "control-mig-abi",    "control-procs",       "mock-stderr", "control-health",
+        "control-health-bad", "control-mig-destroy", NULL};
     char path[256];
     for (int i = 0; files[i]; i++) {
         tmp_path(path, sizeof(path), files[i]);
@@ -1459,6 +1490,7 @@ int main(void)
         cmocka_unit_test_teardown(test_mig_reuse_partial, close_all),
         cmocka_unit_test_teardown(test_mig_replace, close_all),
         cmocka_unit_test_teardown(test_mig_busy, close_all),
+        cmocka_unit_test_teardown(test_mig_destroy, close_all),
         cmocka_unit_test_teardown(test_mig_instances, close_all),
         cmocka_unit_test_teardown(test_mig_refusals, close_all),
         cmocka_unit_test_teardown(test_mig_abi, close_all),
