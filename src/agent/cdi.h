@@ -117,8 +117,7 @@ typedef struct gp_cdi_args {
  * global option --cdi-spec-dir (gp_cdi_podman_takes_spec_dir): global then gets "--cdi-spec-dir",
  * spec_dir. podman 4.3 (Debian 12) does not take it and reads specs only from /etc/cdi and
  * /var/run/cdi: pass NULL, and rely on the agent publishing its spec there (cdi_host.h).
- * With n == 0 both lists are empty: no GPU, nothing to add (the legacy hook is kept off by the
- * caller's NVIDIA_VISIBLE_DEVICES).
+ * With n == 0 both lists are empty: a replica without GPUs gets no device.
  *
  * For gpupool-run (the sandbox): podman --runtime R ... <global> run <run> ... IMAGE.
  * Errors: GP_EINVAL (a name that is not a CDI device name, naming it and its position; spec_dir

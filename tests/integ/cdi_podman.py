@@ -14,7 +14,11 @@ device or address"); opening one it does not allow fails with EPERM ("Operation 
   GPU 0's numbers cannot be opened, one with GPU 1's can (the device cgroup); the fake driver's
   libcuda.so.1 and nvidia-smi are there read-only, an older driver's libcuda is not mounted;
 - `--device nvidia.com/gpu=<a MIG device of GPU 2>`: its parent's node and exactly its two MIG
-  capability nodes, not the other instance's.
+  capability nodes, not the other instance's;
+- with a user namespace (--uidmap, as the sandbox gives each tenant) and the spec of a real node
+  (--dev-root /dev): runc bind-mounts the nodes from their /dev paths, so the fake nodes are made
+  there inside a private mount namespace (an overlay over /dev); GPU 1's container again sees
+  and opens only its node.
 
 podman 4.3 (Debian 12) reads CDI specs only from /etc/cdi and /var/run/cdi: the containers run in
 a private mount namespace where /etc is an overlay with the spec in /etc/cdi (the host's /etc is
@@ -80,8 +84,11 @@ try:
     dev = os.path.join(tmp, "dev")
     os.makedirs(os.path.join(dev, "nvidia-caps"))
 
+    fake_nodes = []  # (path under /dev, major, minor)
+
     def mknod(rel, major, minor):
         os.mknod(os.path.join(dev, rel), 0o666 | 0o020000, os.makedev(major, minor))
+        fake_nodes.append((rel, major, minor))
 
     for i in range(3):
         mknod("nvidia%d" % i, gpu_major, i)
@@ -171,24 +178,41 @@ try:
     helptext = run(["podman", "--help"]).stdout
     takes_dir = "--cdi-spec-dir" in helptext
 
-    def container(device, script):
-        """Runs script in a container given the CDI device; its output."""
+    def overlay(target, name):
+        """Shell words mounting a fresh overlay over target (in the private namespace)."""
+        up, work = os.path.join(tmp, name + "-up"), os.path.join(tmp, name + "-work")
+        for d in (up, work):
+            shutil.rmtree(d, ignore_errors=True)
+            os.makedirs(d)
+        return "mount -t overlay overlay -o lowerdir=%s,upperdir=%s,workdir=%s %s" % (
+            target, up, work, target)
+
+    def container(device, script, spec=spec_dir, userns=False):
+        """Runs script in a container given the CDI device; its output. With userns the
+        container has a user namespace (root inside is uid 200000 outside): runc then
+        bind-mounts device nodes from their container path on the host, so the fake nodes are
+        made at /dev/... in a private mount namespace (an overlay over /dev)."""
         args = ["run", "--rm", "--network", "none", "--ulimit", "nofile=1024:1024", "--ulimit",
-                "nproc=1024:1024", "--cap-add", "MKNOD", "-e",
-                "CUDA_VISIBLE_DEVICES=" + ",".join(GPUS), "-e", "NVIDIA_VISIBLE_DEVICES=all",
-                "--device", "nvidia.com/gpu=" + device, image, "sh", "-c", script]
+                "nproc=1024:1024", "-e", "CUDA_VISIBLE_DEVICES=" + ",".join(GPUS), "-e",
+                "NVIDIA_VISIBLE_DEVICES=all", "--device", "nvidia.com/gpu=" + device]
+        args += (["--uidmap", "0:200000:65536", "--gidmap", "0:200000:65536"] if userns
+                 else ["--cap-add", "MKNOD"])
+        args += [image, "sh", "-c", script]
+        steps = []
         if takes_dir:
-            p = run(podman + ["--cdi-spec-dir", spec_dir] + args)
+            podman_cmd = podman + ["--cdi-spec-dir", spec] + args
         else:
-            up, work = os.path.join(tmp, "etc-up"), os.path.join(tmp, "etc-work")
-            for d in (up, work):
-                shutil.rmtree(d, ignore_errors=True)
-                os.makedirs(d)
-            inner = ("mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc && "
-                     "mkdir -p /etc/cdi && cp %s/gpupool.json /etc/cdi/ && exec \"$@\""
-                     % (up, work, spec_dir))
-            p = run(["unshare", "--mount", "--propagation", "private", "sh", "-c", inner, "sh"] +
-                    podman + args)
+            podman_cmd = podman + args
+            steps += [overlay("/etc", "etc"), "mkdir -p /etc/cdi",
+                      "cp %s/gpupool.json /etc/cdi/" % spec]
+        if userns:
+            steps += [overlay("/dev", "dev"), "mkdir -p /dev/nvidia-caps"]
+            steps += ["mknod -m 666 /dev/%s c %d %d" % n for n in fake_nodes]
+        if steps:
+            p = run(["unshare", "--mount", "--propagation", "private", "sh", "-c",
+                     " && ".join(steps) + ' && exec "$@"', "sh"] + podman_cmd)
+        else:
+            p = run(podman_cmd)
         check(p.returncode == 0, "the container with " + device, p.stdout, p.stderr)
         return p.stdout
 
@@ -235,6 +259,29 @@ ls /dev/nvidia-caps | sort | sed 's/^/cap /'
     check(sorted(ln for ln in got if ln.startswith("cap ")) ==
           sorted(["cap nvidia-cap%d" % a, "cap nvidia-cap%d" % b]),
           "exactly its GPU instance's and compute instance's capability nodes", out, caps)
+
+    # A user namespace, as the sandbox gives each tenant: with the node's real paths (--dev-root
+    # /dev, the default), GPU 1's container sees and opens its node, and no other GPU's.
+    real_dev = os.path.join(tmp, "cdi-dev")
+    p = run([agent_bin, "cdi", "--nvml-library", os.path.join(lib, "libnvidia-ml.so.1"),
+             "--mig-minors", os.path.join(tmp, "mig-minors"), "--ld-cache",
+             os.path.join(drv, "ld.so.cache"), "--output-dir", real_dev], env=env)
+    check(p.returncode == 0, "gpupool-agent cdi with /dev", p.stdout, p.stderr)
+    out = container(GPUS[1], """
+ls /dev | grep nvidia | sort | sed 's/^/node /'
+stat -c 'numbers %t:%T' /dev/nvidia1
+cat /dev/nvidia1 2>&1 | head -1 | sed 's/^/own /'
+head -1 /proc/self/uid_map | sed 's/^/uidmap /'
+""", spec=real_dev, userns=True)
+    got = out.splitlines()
+    check(sorted(ln.split()[-1] for ln in got if ln.startswith("node ")) ==
+          ["nvidia-uvm", "nvidia-uvm-tools", "nvidia1", "nvidiactl"],
+          "with a user namespace: exactly its node and the shared ones", out)
+    check("numbers %x:1" % gpu_major in got, "with a user namespace: GPU 1's node", out)
+    check(any(ln.startswith("own ") and "No such device or address" in ln for ln in got),
+          "with a user namespace: its own GPU opens (ENXIO: no driver)", out)
+    check(any(ln.split()[1:3] == ["0", "200000"] for ln in got if ln.startswith("uidmap ")),
+          "the container had its user namespace", out)
 finally:
     shutil.rmtree(tmp, ignore_errors=True)
 print("cdi_podman: ok")
