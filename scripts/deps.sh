@@ -24,6 +24,9 @@ packages=(
     chromium            # the web dashboard's browser tests
     python3-torch       # torchrun (gloo on the CPU) in the distributed launch test
     openmpi-bin         # mpirun over a gang's hostfile in the distributed launch test
+    podman              # containers: the CDI test runs real containers given GPU devices
+    runc                # podman's OCI runtime on hybrid-cgroup hosts (crun refuses them)
+    busybox-static      # the CDI test's image (imported with podman, nothing pulled)
 )
 
 # The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on

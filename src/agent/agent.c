@@ -12,6 +12,7 @@
 #include "agent/check.h"
 #include "agent/mig.h"
 
+#include "agent/cdi_host.h"
 #include "agent/logserve.h"
 #include "agent/memwatch.h"
 #include "agent/metrics.h"
@@ -72,7 +73,47 @@ struct gp_agent {
     int64_t next_check_ms;   /* monotonic; when the periodic check is due */
     activity *acts;          /* running replicas, for idle_ms */
     int nacts;
+    gp_cdi_writer *cdi;  /* STATE/cdi/gpupool.json */
+    char cdi_error[512]; /* the last failure to update it, logged once; "" none */
 };
+
+/* ---- the CDI spec (cdi_host.h) ---- */
+
+/* Takes a fresh inventory (MIG devices come and go) and writes the spec from it when it
+ * changed. A failure is logged (once while it stays the same) and tried again next round: jobs
+ * without containers do not need the spec, and one that does is refused by podman, not given
+ * more. */
+static void cdi_update(gp_agent *a, const char *why)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    gp_nvml_inv *inv = malloc(sizeof(*inv));
+    int rc = inv ? gp_nvml_inventory(a->nvml, inv, &d) : gp_diag_set(&d, GP_ENOMEM, "no memory");
+    if (rc == 0) {
+        GP_LOG(GP_LOG_DEBUG, "cdi", "update: %s", why);
+        rc = gp_cdi_writer_update(a->cdi, inv, &d);
+    }
+    free(inv);
+    if (rc < 0 && strcmp(a->cdi_error, d.msg) != 0) {
+        GP_LOG(GP_LOG_WARN, "cdi", "spec not updated (%s): %s", why, d.msg);
+    }
+    snprintf(a->cdi_error, sizeof(a->cdi_error), "%s", rc < 0 ? d.msg : "");
+}
+
+/* Updates the spec when this round's MIG devices are not those it was written with (GPUs not
+ * sampled this round, lost ones, are not compared), or it was never written. */
+static void cdi_refresh(gp_agent *a, const gp_metrics_snapshot *snap)
+{
+    const gp_nvml_inv *last = gp_cdi_writer_inventory(a->cdi);
+    bool stale = last == NULL;
+    for (int g = 0; snap && last && !stale && g < snap->ngpus && g < last->ngpus; g++) {
+        const gp_metrics_gpu *m = &snap->gpus[g];
+        stale = m->sampled && !gp_cdi_mig_same(&last->gpus[g], m->mig, m->nmig);
+    }
+    if (stale) {
+        cdi_update(a, last ? "the MIG devices changed" : "not written yet");
+    }
+}
 
 /* ---- the node health check (check.h) ---- */
 
@@ -349,6 +390,13 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
         a->metrics = gp_metrics_new();
         rc = a->usage && a->metrics ? start_logs(a, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
+    if (rc == 0) {
+        gp_cdi_options co = {cfg->dev_root, cfg->mig_minors, cfg->ld_cache, cfg->cdi_publish};
+        rc = gp_cdi_writer_new(&co, cfg->state_dir, a->nvml, &a->inv, &a->cdi, d);
+    }
+    if (rc == 0) {
+        cdi_update(a, "start");
+    }
     if (rc == 0 && cfg->memory_grace_s > 0 &&
         gp_memwatch_new((int64_t)cfg->memory_grace_s * 1000, &a->memwatch) < 0) {
         rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
@@ -383,6 +431,7 @@ void gp_agent_free(gp_agent *a)
         json_decref(a->xids);
         gp_nvml_close(a->nvml);
         gp_memwatch_free(a->memwatch);
+        gp_cdi_writer_free(a->cdi);
         free(a->health);
         free(a->acts);
         free(a);
@@ -830,7 +879,13 @@ static int run_spec(gp_agent *a, json_t *want, char **out, gp_diag *d)
             if (rc == 0) {
                 json_object_set_new(g, "mig_uuid", json_string(uuid));
             }
+            if (rc == 0 && !gp_cdi_writer_has(a->cdi, uuid)) {
+                cdi_update(a, "a new MIG device"); /* before the replica starts */
+            }
         }
+    }
+    if (json_array_size(gpus) > 0 && gp_cdi_writer_inventory(a->cdi)) {
+        json_object_set_new(spec, "cdi_spec_dir", json_string(gp_cdi_writer_dir(a->cdi)));
     }
     json_object_set_new(spec, "env_extra", extra);
     if (rc == 0 && !(*out = json_dumps(spec, JSON_COMPACT))) {
@@ -938,6 +993,7 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
     }
     periodic_check(a);
     gp_metrics_snapshot *snap = sample_gpus(a);
+    cdi_refresh(a, snap);
     int nreps = 0;
     gp_replica_watch *reps = running_replicas(a, local, nlocal, snap, &nreps);
     if (a->memwatch && reps) {

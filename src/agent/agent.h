@@ -40,6 +40,12 @@
  *                               supervisor's files, plus spec.json and supervisor.log
  *   finished/J-R-E/             directories of replicas that are over and no longer desired
  *                               (kept for logs; the oldest are removed past a limit)
+ *   cdi/gpupool.json            the CDI spec of the node's GPUs and MIG devices (cdi_host.h;
+ *                               0755 directory, 0644 file), written at start and again whenever
+ *                               the MIG devices change, before a replica on a new one starts
+ *
+ * The spec given to gpupool-run carries "cdi_spec_dir": STATE/cdi, for a replica with GPUs once
+ * the spec is written (for podman's --cdi-spec-dir, see gp_cdi_podman_args).
  */
 #ifndef GP_AGENT_AGENT_H
 #define GP_AGENT_AGENT_H
@@ -69,6 +75,13 @@ typedef struct gp_agent_config {
                              above its GPU memory limit before it is stopped; 0 = no watch */
     int check_interval_s; /* node health check (check.h): at start and this often; 0 = only when
                              the controller asks (check_seq) */
+    /* The CDI spec (cdi_host.h): where the device nodes are ("" = /dev), the MIG capability
+     * table ("" = /proc/driver/nvidia-caps/mig-minors), the ld cache ("" = /etc/ld.so.cache),
+     * and where the spec is published: "auto" (""), "none" or a directory. */
+    char dev_root[GP_AGENT_PATH_MAX];
+    char mig_minors[GP_AGENT_PATH_MAX];
+    char ld_cache[GP_AGENT_PATH_MAX];
+    char cdi_publish[GP_AGENT_PATH_MAX];
 } gp_agent_config;
 
 typedef struct gp_agent gp_agent;

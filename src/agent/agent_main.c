@@ -5,8 +5,11 @@
  *                 [--address HOST:PORT] [--nvml-library PATH] [--run-binary PATH] [--user NAME]
  *                 [--heartbeat MS] [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]
  *                 [--memory-mib N] [--memory-grace SECONDS] [--check-interval SECONDS]
- *                 [--log-level LEVEL]
+ *                 [--dev-root DIR] [--mig-minors FILE] [--ld-cache FILE]
+ *                 [--cdi-publish auto|none|DIR] [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
+ *   gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR] [--mig-minors FILE]
+ *                     [--ld-cache FILE] [--output-dir DIR]
  *   gpupool-agent check [--nvml-library PATH] [--expect-gpus N] [--driver-min VERSION]
  *                       [-o table|json]
  *
@@ -20,6 +23,14 @@
  * --address HOST:PORT (GPUPOOL_ADDRESS): where others reach this node (gangs) and where the agent
  * serves /metrics and the replicas' logs; port 0 binds a free port, and the node registers with
  * the port bound (logged as listening=HOST:PORT).
+ *
+ * The CDI spec (cdi_host.h): --dev-root (GPUPOOL_DEV_ROOT, default /dev) is where the GPUs' device
+ * nodes are; --mig-minors (GPUPOOL_MIG_MINORS) the driver's MIG capability table; --ld-cache
+ * (GPUPOOL_LD_CACHE) the ld cache the driver's libraries are found in; --cdi-publish
+ * (GPUPOOL_CDI_PUBLISH): where the spec is also written for podman (auto: /var/run/cdi on a node
+ * with the NVIDIA driver, nowhere on the mock NVML; none; or a directory). `cdi` prints the spec
+ * the agent would write (or writes it as DIR/gpupool.json with --output-dir) and exits: 0, 1 when
+ * NVML fails or the file cannot be written, 2 for bad usage.
  *
  * discover prints what NVML reports about this machine as JSON (see discover.h) and exits.
  * check runs the node health check once and prints every check with its status, and the
@@ -35,6 +46,7 @@
  */
 #include "agent/agent.h"
 #include "base/clock.h"
+#include "agent/cdi_host.h"
 #include "agent/check.h"
 #include "agent/discover.h"
 
@@ -68,9 +80,13 @@ static int usage(const char *msg)
             "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
             "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
             "                     [--memory-mib N] [--memory-grace SECONDS]\n"
-            "                     [--check-interval SECONDS]\n"
+            "                     [--check-interval SECONDS] [--dev-root DIR]\n"
+            "                     [--mig-minors FILE] [--ld-cache FILE]\n"
+            "                     [--cdi-publish auto|none|DIR]\n"
             "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
+            "       gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR]\n"
+            "                         [--mig-minors FILE] [--ld-cache FILE] [--output-dir DIR]\n"
             "       gpupool-agent check [--nvml-library PATH] [--expect-gpus N]\n"
             "                           [--driver-min VERSION] [-o table|json]\n"
             "--memory-grace: a fractional replica whose processes hold more GPU memory than\n"
@@ -80,10 +96,15 @@ static int usage(const char *msg)
             "--check-interval: the node health check runs at start and this often (default\n"
             "300; 0: only when the controller asks). `check` runs it once: exit 0 without a\n"
             "fatal finding, 1 with one.\n"
+            "--dev-root: where the GPU device nodes are (default /dev); --mig-minors: the\n"
+            "driver's MIG capability table; --ld-cache: where the driver's libraries are\n"
+            "found; --cdi-publish: where the CDI spec is also written for podman (auto:\n"
+            "/var/run/cdi with the NVIDIA driver, not with a mock NVML). `cdi` prints the\n"
+            "spec the agent writes into STATE/cdi/gpupool.json.\n"
             "Each flag may also come from GPUPOOL_<FLAG> (e.g. GPUPOOL_SERVER); the NVML\n"
             "library from GPUPOOL_NVML_LIBRARY, --memory-grace from\n"
             "GPUPOOL_MEMORY_GRACE_SECONDS, --check-interval from\n"
-            "GPUPOOL_CHECK_INTERVAL_SECONDS.\n");
+            "GPUPOOL_CHECK_INTERVAL_SECONDS, --dev-root from GPUPOOL_DEV_ROOT.\n");
     return 2;
 }
 
@@ -178,6 +199,44 @@ static int discover_main(int argc, char **argv)
     gp_diag_clear(&d);
     if (gp_nvml_discover(lib, stdout, &d) < 0) {
         fprintf(stderr, "gpupool-agent discover: %s\n", d.msg);
+        return 1;
+    }
+    return 0;
+}
+
+/* gpupool-agent cdi: 0, 1 when NVML fails or the spec cannot be written, 2 for bad usage. */
+static int cdi_main(int argc, char **argv)
+{
+    const char *lib = getenv("GPUPOOL_NVML_LIBRARY"), *out_dir = NULL;
+    gp_cdi_options o = {getenv("GPUPOOL_DEV_ROOT"), getenv("GPUPOOL_MIG_MINORS"),
+                        getenv("GPUPOOL_LD_CACHE"), NULL};
+    for (int i = 2; i < argc; i += 2) {
+        const char *f = argv[i], *v = i + 1 < argc ? argv[i + 1] : NULL;
+        char msg[300];
+        snprintf(msg, sizeof(msg), "cdi: %s: unknown flag or missing value", f);
+        if (!v) {
+            return usage(msg);
+        } else if (!strcmp(f, "--nvml-library")) {
+            lib = v;
+        } else if (!strcmp(f, "--dev-root")) {
+            o.dev_root = v;
+        } else if (!strcmp(f, "--mig-minors")) {
+            o.mig_minors = v;
+        } else if (!strcmp(f, "--ld-cache")) {
+            o.ld_cache = v;
+        } else if (!strcmp(f, "--output-dir")) {
+            out_dir = v;
+        } else {
+            return usage(msg);
+        }
+    }
+    if ((o.dev_root && o.dev_root[0] && o.dev_root[0] != '/') || (out_dir && out_dir[0] != '/')) {
+        return usage("cdi: --dev-root and --output-dir take absolute directories");
+    }
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (gp_cdi_generate(&o, lib, out_dir, stdout, &d) < 0) {
+        fprintf(stderr, "gpupool-agent cdi: %s\n", d.msg);
         return 1;
     }
     return 0;
@@ -295,6 +354,9 @@ int main(int argc, char **argv)
     if (argc > 1 && !strcmp(argv[1], "check")) {
         return check_main(argc, argv);
     }
+    if (argc > 1 && !strcmp(argv[1], "cdi")) {
+        return cdi_main(argc, argv);
+    }
     gp_agent_config cfg = {.heartbeat_ms = 1000,
                            .grace_s = 10,
                            .log_max = 64 << 20,
@@ -319,6 +381,10 @@ int main(int argc, char **argv)
         {"--memory-mib", "GPUPOOL_MEMORY_MIB", mem, sizeof(mem)},
         {"--memory-grace", "GPUPOOL_MEMORY_GRACE_SECONDS", mgrace, sizeof(mgrace)},
         {"--check-interval", "GPUPOOL_CHECK_INTERVAL_SECONDS", cinterval, sizeof(cinterval)},
+        {"--dev-root", "GPUPOOL_DEV_ROOT", cfg.dev_root, sizeof(cfg.dev_root)},
+        {"--mig-minors", "GPUPOOL_MIG_MINORS", cfg.mig_minors, sizeof(cfg.mig_minors)},
+        {"--ld-cache", "GPUPOOL_LD_CACHE", cfg.ld_cache, sizeof(cfg.ld_cache)},
+        {"--cdi-publish", "GPUPOOL_CDI_PUBLISH", cfg.cdi_publish, sizeof(cfg.cdi_publish)},
         {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
     };
     int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
@@ -379,6 +445,13 @@ int main(int argc, char **argv)
     }
     if (cinterval[0]) {
         cfg.check_interval_s = (int)x;
+    }
+    if (cfg.dev_root[0] && cfg.dev_root[0] != '/') {
+        return usage("--dev-root: an absolute directory");
+    }
+    if (cfg.cdi_publish[0] && cfg.cdi_publish[0] != '/' && strcmp(cfg.cdi_publish, "auto") != 0 &&
+        strcmp(cfg.cdi_publish, "none") != 0) {
+        return usage("--cdi-publish: auto, none or an absolute directory");
     }
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");

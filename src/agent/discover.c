@@ -49,13 +49,16 @@ static json_t *gpu_doc(const gp_nvml *h, const gp_nvml_gpu *g)
         set_if_known(o, "gpu_instance", d->gpu_instance);
         set_if_known(o, "start", d->start);
         set_if_known(o, "size", d->size);
+        set_if_known(o, "compute_instance", d->compute_instance);
         json_array_append_new(mig, o);
     }
     const char *mode = g->mig_mode < 0 ? "unsupported" : g->mig_mode ? "on" : "off";
-    return json_pack("{s:i, s:s, s:s, s:I, s:s, s:i, s:o, s:s, s:o, s:o}", "index", g->index,
-                     "uuid", g->uuid, "name", g->name, "memory_mib", (json_int_t)g->memory_mib,
-                     "pci_bus_id", g->pci_bus_id, "numa", g->numa, "nvlink", peers, "mig_mode",
-                     mode, "mig", mig, "readings", readings_doc(h, g->index));
+    json_t *o = json_pack("{s:i, s:s, s:s, s:I, s:s, s:i, s:o, s:s, s:o, s:o}", "index", g->index,
+                          "uuid", g->uuid, "name", g->name, "memory_mib", (json_int_t)g->memory_mib,
+                          "pci_bus_id", g->pci_bus_id, "numa", g->numa, "nvlink", peers, "mig_mode",
+                          mode, "mig", mig, "readings", readings_doc(h, g->index));
+    set_if_known(o, "minor", g->minor);
+    return o;
 }
 
 json_t *gp_nvml_describe(const gp_nvml *h, const gp_nvml_inv *inv)

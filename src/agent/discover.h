@@ -4,17 +4,19 @@
  * GPU is missing from the pool), and the GPU results in docs/results/ are generated from it.
  *
  *   {"library": PATH, "driver_version", "cuda_version",
- *    "gpus": [{"index", "uuid", "name", "memory_mib", "pci_bus_id", "numa",
+ *    "gpus": [{"index", "uuid", "name", "memory_mib", "pci_bus_id", "numa", "minor",
  *              "nvlink": [peer indexes], "mig_mode": "off"|"on"|"unsupported",
- *              "mig": [{"uuid", "profile", "memory_mib", "gpu_instance", "start", "size"}],
+ *              "mig": [{"uuid", "profile", "memory_mib", "gpu_instance", "start", "size",
+ *                       "compute_instance"}],
  *              "readings": {"utilization", "memory_utilization", "memory_used_mib",
  *                           "temperature_c", "power_w", "sm_clock_mhz", "memory_clock_mhz",
  *                           "ecc_corrected", "ecc_uncorrected"} | {"error": MESSAGE}}]}
  *
  * "gpu_instance" is the MIG device's GPU instance id, "start" and "size" its placement in memory
- * slices (as `nvidia-smi mig -lgi` shows it). A reading NVML cannot give for a GPU (-1 in
- * gp_nvml_readings) is left out of "readings", and so is a placement NVML does not tell (an
- * unprivileged caller) out of its MIG device.
+ * slices (as `nvidia-smi mig -lgi` shows it), "compute_instance" its compute instance's id.
+ * "minor" is the GPU's device minor number (/dev/nvidia<minor>). A reading NVML cannot give for a
+ * GPU (-1 in gp_nvml_readings) is left out of "readings", and so is a placement NVML does not
+ * tell (an unprivileged caller) out of its MIG device, and a minor or id it does not tell.
  */
 #ifndef GP_AGENT_DISCOVER_H
 #define GP_AGENT_DISCOVER_H

@@ -7,10 +7,13 @@
  * may be NULL; every use checks. Nothing here has writable static data: all state is in the
  * gp_nvml (read-only after open) and the gp_nvml_events.
  */
+#define _GNU_SOURCE /* dlinfo and struct link_map: the file NVML was loaded from */
 #include "agent/nvml.h"
 #include "agent/nvml_abi.h"
 
 #include <dlfcn.h>
+#include <limits.h>
+#include <link.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,6 +207,15 @@ const char *gp_nvml_path(const gp_nvml *h)
     return h->path;
 }
 
+int gp_nvml_loaded_file(const gp_nvml *h, char *out, size_t cap)
+{
+    struct link_map *lm = NULL;
+    if (dlinfo(h->dl, RTLD_DI_LINKMAP, &lm) != 0 || !lm || !lm->l_name || !lm->l_name[0]) {
+        return GP_ENOENT;
+    }
+    return snprintf(out, cap, "%s", lm->l_name) < (int)cap ? 0 : GP_ERANGE;
+}
+
 /* ---- inventory ---- */
 
 static int same_pci(const nvmlPciInfo_t *a, const nvmlPciInfo_t *b)
@@ -341,6 +353,17 @@ static int placement_of(const gp_nvml *h, int i, nvmlDevice_t m, gp_nvml_mig *mi
     return 0;
 }
 
+/* The id of MIG device m's compute instance; -1 where NVML does not tell. */
+static int compute_instance_of(const gp_nvml *h, nvmlDevice_t m)
+{
+    unsigned int id = 0;
+    if (!h->fn.nvmlDeviceGetComputeInstanceId ||
+        h->fn.nvmlDeviceGetComputeInstanceId(m, &id) != NVML_SUCCESS) {
+        return -1;
+    }
+    return (int)id;
+}
+
 static int mig_devices(const gp_nvml *h, int i, gp_nvml_gpu *g, gp_diag *d)
 {
     unsigned int max = 0;
@@ -379,6 +402,7 @@ static int mig_devices(const gp_nvml *h, int i, gp_nvml_gpu *g, gp_diag *d)
         if (prc < 0) {
             return prc;
         }
+        mig->compute_instance = compute_instance_of(h, m);
         g->nmig++;
     }
     return 0;
@@ -429,6 +453,12 @@ static int describe(const gp_nvml *h, int i, gp_nvml_gpu *g, nvmlPciInfo_t *pci,
     memcpy(g->pci_bus_id, pci->busId, sizeof(g->pci_bus_id));
     g->pci_bus_id[sizeof(g->pci_bus_id) - 1] = '\0';
     g->numa = numa_of(h, h->dev[i]);
+    unsigned int minor = 0;
+    g->minor = h->fn.nvmlDeviceGetMinorNumber &&
+                       h->fn.nvmlDeviceGetMinorNumber(h->dev[i], &minor) == NVML_SUCCESS &&
+                       minor <= INT_MAX
+                   ? (int)minor
+                   : -1;
     return mig_of(h, i, g, d);
 }
 

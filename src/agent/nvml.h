@@ -48,6 +48,10 @@ typedef struct gp_nvml_mig {
     int gpu_instance;
     int start;
     int size;
+    /* Its compute instance's id within the GPU instance (nvmlDeviceGetComputeInstanceId); -1 when
+     * NVML does not tell. With gpu_instance and the parent GPU's minor it names the MIG
+     * capability device files a container needs (cdi.h). */
+    int compute_instance;
 } gp_nvml_mig;
 
 typedef struct gp_nvml_gpu {
@@ -57,6 +61,7 @@ typedef struct gp_nvml_gpu {
     int64_t memory_mib;  /* total memory */
     char pci_bus_id[32]; /* "00000000:07:00.0" */
     int numa;            /* NUMA node nearest the GPU; -1 unknown */
+    int minor;           /* device minor number (/dev/nvidia<minor>); -1 when NVML does not tell */
     /* Bit j: an NVLink connects this GPU with GPU j, directly or through an NVSwitch fabric (all
      * GPUs attached to the NVSwitches reach each other). Symmetric; never the GPU's own bit. */
     uint32_t nvlink;
@@ -152,6 +157,10 @@ void gp_nvml_close(gp_nvml *h);
 int gp_nvml_count(const gp_nvml *h);
 /* The path that was loaded. Owned by h. */
 const char *gp_nvml_path(const gp_nvml *h);
+/* The file the dynamic linker actually loaded for it, into out (cap bytes): a name like
+ * "libnvidia-ml.so.1" resolved through the ld cache (absolute), or the path given (relative when
+ * it was). 0, or GP_ENOENT when the linker does not tell, GP_ERANGE when cap is too small. */
+int gp_nvml_loaded_file(const gp_nvml *h, char *out, size_t cap);
 
 /*
  * Fills *inv with the driver and every GPU. NUMA comes from nvmlDeviceGetMemoryAffinity (node
@@ -159,7 +168,9 @@ const char *gp_nvml_path(const gp_nvml *h);
  * remote PCI addresses, mapped to local GPU indexes, and from links to NVSwitches; MIG devices
  * from the GPU's MIG handles, each with its GPU instance's id and placement (nvmlDeviceGet-
  * GpuInstanceId, nvmlDeviceGetGpuInstanceById, nvmlGpuInstanceGetInfo; -1 where NVML answers
- * NOT_SUPPORTED or NO_PERMISSION). Any other NVML failure on a GPU fails the whole call (a GPU
+ * NOT_SUPPORTED or NO_PERMISSION) and its compute instance's id; the minor number from
+ * nvmlDeviceGetMinorNumber (-1 where the library lacks it or answers an error: the GPU is then
+ * left out of the CDI spec, cdi.h). Any other NVML failure on a GPU fails the whole call (a GPU
  * that cannot be described must not be offered): the message names the GPU and the function. On
  * failure *inv is unspecified.
  */

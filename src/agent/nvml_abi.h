@@ -404,6 +404,8 @@ typedef struct nvmlProcessUtilizationSample_st {
     X(nvmlReturn_t, nvmlDeviceGetMigDeviceHandleByIndex,                                           \
       (nvmlDevice_t device, unsigned int index, nvmlDevice_t *migDevice), 0)                       \
     X(nvmlReturn_t, nvmlDeviceGetGpuInstanceId, (nvmlDevice_t device, unsigned int *id), 0)        \
+    X(nvmlReturn_t, nvmlDeviceGetComputeInstanceId, (nvmlDevice_t device, unsigned int *id), 0)    \
+    X(nvmlReturn_t, nvmlDeviceGetMinorNumber, (nvmlDevice_t device, unsigned int *minorNumber), 0) \
     X(nvmlReturn_t, nvmlDeviceGetGpuInstanceById,                                                  \
       (nvmlDevice_t device, unsigned int id, nvmlGpuInstance_t *gpuInstance), 0)                   \
     X(nvmlReturn_t, nvmlGpuInstanceGetInfo,                                                        \

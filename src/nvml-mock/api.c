@@ -221,6 +221,20 @@ nvmlReturn_t nvmlDeviceGetUUID(nvmlDevice_t device, char *uuid, unsigned int len
     return mock_leave(s, rc == NVML_SUCCESS ? copy(uuid, length, device->uuid) : rc);
 }
 
+/* The inventory's minor (/dev/nvidia<minor>); a MIG device has none of its own. */
+nvmlReturn_t nvmlDeviceGetMinorNumber(nvmlDevice_t device, unsigned int *minorNumber)
+{
+    ENTER();
+    nvmlReturn_t rc = mock_check(s, device, GPU_ONLY);
+    if (rc == NVML_SUCCESS && !minorNumber) {
+        rc = NVML_ERROR_INVALID_ARGUMENT;
+    }
+    if (rc == NVML_SUCCESS) {
+        *minorNumber = (unsigned int)device->minor;
+    }
+    return mock_leave(s, rc);
+}
+
 nvmlReturn_t nvmlDeviceGetName(nvmlDevice_t device, char *name, unsigned int length)
 {
     ENTER();

@@ -17,6 +17,9 @@
  *                              starts at memory slice START: NVML lists it, and destroying the
  *                              instance (or its compute instances) answers NVML_ERROR_IN_USE
  *   mig-idle GPU START         that process ends
+ *   mig-destroy GPU START      another tool (nvidia-smi mig -dci, -dgi) destroys the GPU instance
+ *                              of GPU starting at memory slice START and its compute instances:
+ *                              their MIG devices are gone (refused while a process runs there)
  *   proc GPU PID MIB           a compute process PID runs on GPU using MIB MiB of its memory
  *                              (- for MIB: NVML cannot tell, NVML_VALUE_NOT_AVAILABLE): NVML
  *                              lists it on the GPU (not on its MIG devices) until proc-gone; a
@@ -80,6 +83,7 @@ typedef enum cmd_kind {
     CMD_SET,
     CMD_BUSY,
     CMD_IDLE,
+    CMD_DESTROY,
     CMD_PROC,
     CMD_PROC_GONE,
     CMD_ECC,
@@ -115,6 +119,7 @@ static const cmd cmds[] = {
     {"power", CMD_SET, 2, 3, MOCK_POWER, 0, 5000},
     {"mig-busy", CMD_BUSY, 2, 3, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
     {"mig-idle", CMD_IDLE, 2, 2, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
+    {"mig-destroy", CMD_DESTROY, 2, 2, MOCK_UTIL, 0, GP_MIG_MEMORY_SLICES - 1},
     {"proc", CMD_PROC, 3, 3, MOCK_UTIL, 0, 0},           /* checked in run_proc */
     {"proc-gone", CMD_PROC_GONE, 2, 2, MOCK_UTIL, 0, 0}, /* likewise */
     {"ecc", CMD_ECC, 2, 2, MOCK_UTIL, 0, 1e12},
@@ -475,6 +480,23 @@ static const char *run_checked(mock_state *st, line_args *a, char *why, size_t l
     return run_health(st, c, a->argv, a->v, why, len);
 }
 
+/* Destroys gi of GPU g and its compute instances, as another tool would; refused while busy. */
+static const char *destroy_gi(struct nvmlDevice_st *g, struct nvmlGpuInstance_st *gi,
+                              const char *name, char *why, size_t len)
+{
+    if (gi->busy_pid) {
+        snprintf(why, len, "%s: process %u runs on that GPU instance", name, gi->busy_pid);
+        return why;
+    }
+    for (int k = 0; k < MOCK_MAX_MIG; k++) {
+        if (g->cis[k].gi == gi) {
+            memset(&g->cis[k], 0, sizeof(g->cis[k]));
+        }
+    }
+    memset(gi, 0, sizeof(*gi));
+    return NULL;
+}
+
 /* Runs one command line; returns NULL, or what is wrong with it (in why). */
 static const char *run(mock_state *st, char *line, char *why, size_t len)
 {
@@ -501,7 +523,8 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
     if (is_health(c->kind)) {
         return run_checked(st, &a, why, len);
     }
-    int whole = c->kind == CMD_XID || c->kind == CMD_BUSY || c->kind == CMD_IDLE;
+    int whole =
+        c->kind == CMD_XID || c->kind == CMD_BUSY || c->kind == CMD_IDLE || c->kind == CMD_DESTROY;
     if (n >= 2 && (v[1] < c->min || v[1] > c->max || (whole && v[1] != floor(v[1])))) {
         snprintf(why, len, "%s: %s out of range %g..%g", c->name, a.argv[2], c->min, c->max);
         return why;
@@ -513,12 +536,15 @@ static const char *run(mock_state *st, char *line, char *why, size_t len)
         return why;
     }
     struct nvmlDevice_st *g = &st->inv->gpus[(int)v[0]];
-    if (c->kind == CMD_BUSY || c->kind == CMD_IDLE) {
+    if (c->kind == CMD_BUSY || c->kind == CMD_IDLE || c->kind == CMD_DESTROY) {
         struct nvmlGpuInstance_st *gi = mock_gi_at(st->inv, (int)v[0], (unsigned int)v[1]);
         if (!gi) {
             snprintf(why, len, "%s: GPU %s has no GPU instance starting at memory slice %s",
                      c->name, a.argv[1], a.argv[2]);
             return why;
+        }
+        if (c->kind == CMD_DESTROY) {
+            return destroy_gi(g, gi, c->name, why, len);
         }
         gi->busy_pid = c->kind == CMD_IDLE ? 0 : n == 3 ? (unsigned int)v[2] : DEFAULT_PID;
     } else if (c->kind == CMD_XID) {

@@ -555,6 +555,21 @@ nvmlReturn_t nvmlDeviceGetGpuInstanceId(nvmlDevice_t device, unsigned int *id)
     return mock_leave(s, rc);
 }
 
+nvmlReturn_t nvmlDeviceGetComputeInstanceId(nvmlDevice_t device, unsigned int *id)
+{
+    ENTER();
+    nvmlReturn_t rc = mock_check(s, device, ANY_DEVICE);
+    if (rc == NVML_SUCCESS && !id) {
+        rc = NVML_ERROR_INVALID_ARGUMENT;
+    } else if (rc == NVML_SUCCESS && !device->parent) {
+        rc = NVML_ERROR_NOT_SUPPORTED; /* not a MIG device */
+    }
+    if (rc == NVML_SUCCESS) {
+        *id = device->ci->id;
+    }
+    return mock_leave(s, rc);
+}
+
 /* The compute instance a process on gi runs in: gi's first. */
 static unsigned int first_ci(const struct nvmlGpuInstance_st *gi)
 {

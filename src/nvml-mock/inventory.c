@@ -8,6 +8,7 @@
  *   gpus:
  *     - uuid: GPU-…                  name: NVIDIA A100-SXM4-80GB    memory_mib: 81920
  *       pci_bus_id: "00000000:07:00.0"   pci_device_id: 0x20B210DE   numa: 0
+ *       minor: 3  (the device minor number, /dev/nvidia3; default: the GPU's index; unique)
  *       nvlink: [1, 2]  (direct links to GPU indexes)   nvswitch_links: 12
  *       mig: false | {enabled: true, instances: [{uuid: MIG-…, profile: 1g.10gb, memory_mib,
  *                                                 start}]}
@@ -16,6 +17,8 @@
  *         start still free after those with one. Overlapping instances are refused. Each
  *         instance is a GPU instance (ids 1.. in listed order) with one compute instance taking
  *         all of it; memory_mib defaults to the profile's GB (at most the GPU's memory).
+ *         Its compute instance id is 0 (nvmlDeviceGetComputeInstanceId), as a compute instance
+ *         taking a whole GPU instance has on a real GPU.
  *       utilization, memory_utilization, memory_used_mib, temperature, power_w,
  *         encoder_utilization, decoder_utilization: a number, or
  *         {kind: sine, min, max, period_s} or {kind: step, values: [..], period_s}
@@ -70,6 +73,7 @@ static const field gpu_fields[] = {
     {"pci_bus_id", F_STR, DEV(bus_id), SZ(bus_id), 0, 0, -1, 0},
     {"pci_device_id", F_HEX, DEV(pci_device_id), 0, 0, 4294967295.0, -1, 1},
     {"numa", F_INT, DEV(numa), 0, -1, 1023, -1, 1},
+    {"minor", F_INT, DEV(minor), 0, 0, 254, -1, 0},
     {"nvlink", F_OTHER, 0, 0, 0, 0, -1, 1},
     {"nvswitch_links", F_INT, DEV(nvswitch_links), 0, 0, NVML_NVLINK_MAX_LINKS, -1, 1},
     {"mig", F_OTHER, 0, 0, 0, 0, -1, 1},
@@ -539,6 +543,7 @@ static void gpu_defaults(struct nvmlDevice_st *g, int index)
     memset(g, 0, sizeof(*g));
     g->index = index;
     g->numa = -1;
+    g->minor = index;
     g->sm_clock_mhz = 1410;
     g->mem_clock_mhz = 1593;
     g->ecc = 1;
@@ -629,7 +634,7 @@ static nvmlReturn_t read_links(pctx *c, json_t *m, mock_inv *inv, int i)
     return NVML_SUCCESS;
 }
 
-/* Links are symmetric, UUIDs and PCI addresses unique. */
+/* Links are symmetric, UUIDs, PCI addresses and minor numbers unique. */
 static nvmlReturn_t cross_check(pctx *c, mock_inv *inv)
 {
     char path[64];
@@ -653,6 +658,10 @@ static nvmlReturn_t cross_check(pctx *c, mock_inv *inv)
             if (strcmp(g->bus_id, inv->gpus[j].bus_id) == 0) {
                 snprintf(path, sizeof(path), "gpus[%d].pci_bus_id", i);
                 return perr(c, path, "%s is also GPU %d's", g->bus_id, j);
+            }
+            if (g->minor == inv->gpus[j].minor) {
+                snprintf(path, sizeof(path), "gpus[%d].minor", i);
+                return perr(c, path, "%lld is also GPU %d's", (long long)g->minor, j);
             }
         }
     }

@@ -84,6 +84,7 @@ struct nvmlDevice_st {
     unsigned int domain, bus, device;
     int64_t pci_device_id;
     int64_t numa;           /* -1: the GPU reports no affinity */
+    int64_t minor;          /* device minor number: /dev/nvidia<minor> (default: the index) */
     int64_t nvswitch_links; /* links to the NVSwitch fabric, after the direct ones */
     int nlinks;
     int link_peer[NVML_NVLINK_MAX_LINKS]; /* GPU index, or -1 for an NVSwitch */

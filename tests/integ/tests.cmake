@@ -260,3 +260,21 @@ add_test(NAME integ_ctl_images
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_images.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_images PROPERTIES LABELS integ TIMEOUT 180)
+
+# GPUs through CDI: the agent writes STATE/cdi/gpupool.json at start (0644, a device per GPU and
+# MIG UUID with their nodes under --dev-root, capability nodes from --mig-minors) and again when
+# MIG devices come and go, before a replica on a new one starts; published with --cdi-publish.
+add_test(NAME integ_agent_cdi
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/agent_cdi.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_agent_cdi PROPERTIES LABELS integ TIMEOUT 180)
+
+# Real podman containers given CDI devices over fake nodes (mknod) and a fake driver: a container
+# sees and opens exactly its GPU (or MIG device), whatever CUDA_VISIBLE_DEVICES says, and the
+# driver's files read-only (skipped without podman or root, except in CI).
+add_test(NAME integ_cdi_podman
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cdi_podman.py
+                 $<TARGET_FILE:gpupool-agent> $<TARGET_FILE:gpupool-nvml-mock>)
+set_tests_properties(integ_cdi_podman PROPERTIES LABELS "integ;security" TIMEOUT 120
+                     SKIP_RETURN_CODE 77)

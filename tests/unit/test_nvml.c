@@ -123,6 +123,7 @@ static void check_mig(const gp_nvml_gpu *g, json_t *mig)
             assert_int_equal(g->mig[k].start, json_integer_value(start));
         }
         assert_int_equal(g->mig[k].gpu_instance, k + 1); /* ids in listed order */
+        assert_int_equal(g->mig[k].compute_instance, 0); /* one taking all of it */
     }
 }
 
@@ -154,6 +155,8 @@ static void check_against_file(const gp_nvml_inv *inv, const char *path)
         assert_string_equal(got->pci_bus_id, json_string_value(field(top, g, "pci_bus_id")));
         json_t *numa = field(top, g, "numa");
         assert_int_equal(got->numa, numa ? json_integer_value(numa) : -1);
+        json_t *minor = json_object_get(g, "minor"); /* default: the index */
+        assert_int_equal(got->minor, minor ? json_integer_value(minor) : i);
         uint32_t want = switched & (1u << i) ? switched & ~(1u << i) : 0;
         size_t k;
         json_t *p;
@@ -358,6 +361,11 @@ static void test_bad_inventories(void **state)
     expect_bad(T4("    utilization: 140\n"), ":5: gpus[0].utilization: must be a number from 0");
     expect_bad(T4("  - uuid: GPU-0\n    name: Tesla T4\n    memory_mib: 1\n"),
                ":5: gpus[1].uuid: GPU-0 is also GPU 0's");
+    /* Device minor numbers: /dev/nvidia0..254 (255 is nvidiactl), one per GPU. */
+    expect_bad(T4("    minor: 255\n"), ":5: gpus[0].minor: must be an integer from 0 to 254");
+    expect_bad(T4("  - uuid: GPU-1\n    name: Tesla T4\n    memory_mib: 1\n    minor: 0\n"),
+               ":8: gpus[1].minor: 0 is also GPU 0's");
+    expect_bad("defaults: {minor: 1}\n" T4(""), ":1: defaults.minor: must be given per GPU");
     expect_bad("gpus:\n  - uuid: GPU-0\n    name: [\n", ":4:1: ");
     expect_bad("gpus:\n  - uuid: GPU-0\n    memory_mib: 1\n", ":2: gpus[0]: name: required");
     /* MIG placements: overlapping or illegal starts, no room left. */
@@ -579,7 +587,8 @@ static void test_control_procs(void **state)
                      "starts one)");
     expect_line(err, "control-procs:32: proc-gone: takes 2 arguments, got 1");
     expect_line(err, "control-procs:33: unknown command 'procs' (xid, fall-off, temp, util, "
-                     "power, mig-busy, mig-idle, proc, proc-gone, ecc, remap, nvlink, "
+                     "power, mig-busy, mig-idle, mig-destroy, proc, proc-gone, ecc, remap, "
+                     "nvlink, "
                      "mig-pending, ecc-pending, retire-pending, recovery, driver, proc-util, "
                      "encoder, decoder, throttle, pcie-replay, nvlink-errors)");
     assert_int_equal(gp_nvml_processes(h, 1, p, 40, &n, &d), 0);
@@ -961,6 +970,8 @@ static void test_describe(void **state)
     assert_int_equal(json_integer_value(json_object_get(m0, "start")), 4);
     assert_int_equal(json_integer_value(json_object_get(m0, "size")), 4);
     assert_int_equal(json_integer_value(json_object_get(m0, "gpu_instance")), 1);
+    assert_int_equal(json_integer_value(json_object_get(m0, "compute_instance")), 0);
+    assert_int_equal(json_integer_value(json_object_get(g3, "minor")), inv.gpus[3].minor);
     assert_int_equal(json_array_size(json_object_get(g3, "nvlink")), 3);
     gp_nvml_readings r;
     gp_diag d;
@@ -1223,6 +1234,38 @@ static void test_mig_busy(void **state)
     close_mock(h);
 }
 
+/* mig-destroy: another tool destroys a GPU instance (refused while a process runs there); its
+ * MIG device is gone, the others stay, and the ids of what stays are unchanged. */
+static void test_mig_destroy(void **state)
+{
+    (void)state;
+    char ctl[256];
+    tmp_path(ctl, sizeof(ctl), "control-mig-destroy");
+    write_file(ctl, "", "w");
+    gp_nvml *h = open_mock(INV("h100-mig.yaml"), ctl);
+    static gp_nvml_inv before, after;
+    discover(h, &before);
+    const char *err = mock_stderr(h, ctl, "mig-busy 1 3 888\nmig-destroy 1 3\nmig-destroy 1 7\n");
+    expect_line(err, "control-mig-destroy:2: mig-destroy: process 888 runs on that GPU instance");
+    expect_line(err, "control-mig-destroy:3: mig-destroy: GPU 1 has no GPU instance starting at "
+                     "memory slice 7");
+    discover(h, &after);
+    same_migs(&before, &after);
+    write_file(ctl, "mig-idle 1 3\nmig-destroy 1 3\n", "a");
+    discover(h, &after);
+    assert_int_equal(after.gpus[1].nmig, 6);
+    for (int k = 0, j = 0; k < 7; k++) {
+        if (before.gpus[1].mig[k].start == 3) {
+            continue;
+        }
+        assert_string_equal(after.gpus[1].mig[j].uuid, before.gpus[1].mig[k].uuid);
+        assert_int_equal(after.gpus[1].mig[j].gpu_instance, before.gpus[1].mig[k].gpu_instance);
+        j++;
+    }
+    assert_int_equal(after.gpus[0].nmig, before.gpus[0].nmig);
+    close_mock(h);
+}
+
 /* The GPU instances there are, by start, with the busy ones marked: what the agent reports. */
 static void test_mig_instances(void **state)
 {
@@ -1408,13 +1451,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     (void)state;
-    static const char *const files[] = {"bad.yaml",           "ring.yaml",
-                                        "control-xid",        "control-fall",
-                                        "control-spike",      "ring-control",
-                                        "control-mig",        "control-mig-list",
-                                        "control-mig-abi",    "control-procs",
-                                        "mock-stderr",        "control-health",
-                                        "control-health-bad", NULL};
+    static const char *const files[] = {
+        "bad.yaml",           "ring.yaml",           "control-xid", "control-fall",
+        "control-spike",      "ring-control",        "control-mig", "control-mig-list",
+        "control-mig-abi",    "control-procs",       "mock-stderr", "control-health",
+        "control-health-bad", "control-mig-destroy", NULL};
     char path[256];
     for (int i = 0; files[i]; i++) {
         tmp_path(path, sizeof(path), files[i]);
@@ -1449,6 +1490,7 @@ int main(void)
         cmocka_unit_test_teardown(test_mig_reuse_partial, close_all),
         cmocka_unit_test_teardown(test_mig_replace, close_all),
         cmocka_unit_test_teardown(test_mig_busy, close_all),
+        cmocka_unit_test_teardown(test_mig_destroy, close_all),
         cmocka_unit_test_teardown(test_mig_instances, close_all),
         cmocka_unit_test_teardown(test_mig_refusals, close_all),
         cmocka_unit_test_teardown(test_mig_abi, close_all),
