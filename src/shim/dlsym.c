@@ -132,16 +132,34 @@ static void *ask_libc(const query *q)
                       : real_dlsym(q->handle, q->name);
 }
 
+/* The exported dynamic-linking functions are aliases of these, so that the library refers to its
+ * own by address: a reference to "dlopen" from here would bind to the first definition in the
+ * process (a sanitizer runtime's interceptor in the program), and handing that out for "dlopen"
+ * would make the interceptor call itself. */
+static void *shim_dlsym(void *restrict handle, const char *restrict name);
+static void *shim_dlvsym(void *restrict handle, const char *restrict name,
+                         const char *restrict version);
+static void *shim_dlopen(const char *file, int mode);
+static void *shim_dlmopen(Lmid_t lmid, const char *file, int mode);
+
+GP_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
+    __attribute__((alias("shim_dlsym")));
+GP_EXPORT void *dlvsym(void *restrict handle, const char *restrict name,
+                       const char *restrict version) __attribute__((alias("shim_dlvsym")));
+GP_EXPORT void *dlopen(const char *file, int mode) __attribute__((alias("shim_dlopen")));
+GP_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+    __attribute__((alias("shim_dlmopen")));
+
 /* Our own dynamic-linking functions, answered for their names. */
 static void *own_function(const char *name)
 {
     static const struct {
         const char *name;
         gp_voidfn fn;
-    } own[] = {{"dlsym", (gp_voidfn)dlsym},
-               {"dlvsym", (gp_voidfn)dlvsym},
-               {"dlopen", (gp_voidfn)dlopen},
-               {"dlmopen", (gp_voidfn)dlmopen}};
+    } own[] = {{"dlsym", (gp_voidfn)shim_dlsym},
+               {"dlvsym", (gp_voidfn)shim_dlvsym},
+               {"dlopen", (gp_voidfn)shim_dlopen},
+               {"dlmopen", (gp_voidfn)shim_dlmopen}};
     for (size_t i = 0; i < sizeof(own) / sizeof(own[0]); i++) {
         if (same(own[i].name, name)) {
             return (void *)(uintptr_t)own[i].fn;
@@ -179,7 +197,7 @@ static int hooked_answer(const query *q, void **out)
     return 0;
 }
 
-GP_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
+static void *shim_dlsym(void *restrict handle, const char *restrict name)
 {
     gp_dlsym_fn real = gp_shim_real_dlsym();
     if (!real) {
@@ -196,8 +214,8 @@ GP_EXPORT void *dlsym(void *restrict handle, const char *restrict name)
     GP_TAILCALL return real(handle, name);
 }
 
-GP_EXPORT void *dlvsym(void *restrict handle, const char *restrict name,
-                       const char *restrict version)
+static void *shim_dlvsym(void *restrict handle, const char *restrict name,
+                         const char *restrict version)
 {
     gp_shim_real_dlsym();
     gp_dlvsym_fn real = real_dlvsym;
@@ -214,7 +232,7 @@ GP_EXPORT void *dlvsym(void *restrict handle, const char *restrict name,
     GP_TAILCALL return real(handle, name, version);
 }
 
-GP_EXPORT void *dlopen(const char *file, int mode)
+static void *shim_dlopen(const char *file, int mode)
 {
     gp_dlopen_fn real = gp_shim_real_dlopen();
     if (!real) {
@@ -239,7 +257,7 @@ static void *refuse_dlmopen(void)
                 : NULL;
 }
 
-GP_EXPORT void *dlmopen(Lmid_t lmid, const char *file, int mode)
+static void *shim_dlmopen(Lmid_t lmid, const char *file, int mode)
 {
     gp_shim_real_dlsym();
     gp_dlmopen_fn real = real_dlmopen;

@@ -682,6 +682,15 @@ static void *libc_version(void *handle, const char *name, const char **version)
 }
 
 typedef void *(*dlsym_fn)(void *, const char *);
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GP_HAS_ASAN 1
+#endif
+#endif
+#ifndef GP_HAS_ASAN
+#define GP_HAS_ASAN 0
+#endif
 typedef void *(*dlvsym_fn)(void *, const char *, const char *);
 
 /* libc's own lookup functions are never handed out: every way of asking for dlsym, dlvsym,
@@ -776,7 +785,7 @@ static void body_dlmopen_free(void)
  * our hooks and our dlsym, as any other. (A sanitizer runtime refuses RTLD_DEEPBIND itself.) */
 static void body_deepbind(void)
 {
-#if defined(__SANITIZE_ADDRESS__)
+#if defined(__SANITIZE_ADDRESS__) || GP_HAS_ASAN
     fprintf(stderr, "deepbind: not with a sanitizer runtime\n");
 #else
     start();
