@@ -283,15 +283,15 @@ int gp_cgroup_name(char *buf, size_t size, int64_t job, int replica, int64_t epo
 }
 
 /* Digits at *p (at most 18: no overflow) into *v, then the character after them must be one of
- * ends. Advances *p past the digits. */
+ * ends (or the end of the string). Advances *p past the digits. */
 static int digits(const char **p, const char *ends, int64_t *v)
 {
     int64_t x = 0;
     int n = 0;
-    for (; **p >= '0' && **p <= '9' && n < 19; (*p)++, n++) {
+    for (; **p >= '0' && **p <= '9' && n < 18; (*p)++, n++) {
         x = x * 10 + (**p - '0');
     }
-    if (n == 0 || n > 18 || !strchr(ends, **p)) {
+    if (n == 0 || (**p >= '0' && **p <= '9') || !strchr(ends, **p)) {
         return -1;
     }
     *v = x;

@@ -95,6 +95,8 @@ static void test_not_a_replica(void **state)
     expect_none("0::/gpupool/jobx-r0-e2-p100\n");                 /* not a number */
     expect_none("0::/gpupool/job5-r99999999999-e2-p1\n");         /* replica out of range */
     expect_none("0::/gpupool/job1234567890123456789-r0-e2-p1\n"); /* 19 digits */
+    /* found by the fuzzer: a number too long to hold */
+    expect_none("0::/gpupool/job7-r9999999999999999999999999999990-e1-p1\n");
     expect_none("no colons at all /gpupool/job5-r0-e2-p100\n");
     expect_none("0:/gpupool/job5-r0-e2-p100\n"); /* one colon: no path field */
 }
