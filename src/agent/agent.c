@@ -14,7 +14,7 @@
 
 #include "agent/cdi_host.h"
 #include "agent/logserve.h"
-#include "agent/memwatch.h"
+#include "agent/memwatch_run.h"
 #include "agent/metrics.h"
 #include "agent/nvml.h"
 #include "agent/replicas.h"
@@ -57,7 +57,6 @@ struct gp_agent {
     json_t *xids;           /* XIDs not yet taken by the controller (kept across failed beats) */
     gp_logserve *logs;      /* the log endpoint; NULL without an address */
     gp_http_client *http;   /* with the agent token */
-    gp_memwatch *memwatch;  /* NULL: no GPU memory watch (memory_grace_s 0) */
     gp_usage *usage;        /* per-replica GPU memory and utilisation, measured each round */
     gp_metrics *metrics;    /* what GET /metrics shows: the latest round's snapshot */
     int last_xid[GP_NVML_MAX_GPUS]; /* the last XID of each GPU since start; 0: none */
@@ -75,6 +74,9 @@ struct gp_agent {
     int nacts;
     gp_cdi_writer *cdi;  /* STATE/cdi/gpupool.json */
     char cdi_error[512]; /* the last failure to update it, logged once; "" none */
+
+    /* The GPU memory watch's thread (memwatch_run.h); NULL: none (memory_grace_s 0). */
+    gp_memwatch_run *memwatch;
 };
 
 /* ---- the CDI spec (cdi_host.h) ---- */
@@ -397,12 +399,18 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
     if (rc == 0) {
         cdi_update(a, "start");
     }
-    if (rc == 0 && cfg->memory_grace_s > 0 &&
-        gp_memwatch_new((int64_t)cfg->memory_grace_s * 1000, &a->memwatch) < 0) {
-        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+    if (rc == 0 && cfg->memory_grace_s > 0) {
+        gp_memwatch_run_config mc = {.state_dir = a->cfg.state_dir,
+                                     .nvml = a->nvml,
+                                     .inv = &a->inv,
+                                     .interval_ms = cfg->memory_interval_ms,
+                                     .grace_ms = (int64_t)cfg->memory_grace_s * 1000,
+                                     .started_grace_ms = 2 * cfg->heartbeat_ms + 5000};
+        rc = gp_memwatch_run_start(&mc, &a->memwatch, d);
     }
     if (rc == 0) {
-        GP_LOG(GP_LOG_INFO, "agent", "memwatch grace_s=%d%s", cfg->memory_grace_s,
+        GP_LOG(GP_LOG_INFO, "agent", "memwatch grace_s=%d interval_ms=%lld%s", cfg->memory_grace_s,
+               (long long)cfg->memory_interval_ms,
                a->memwatch ? "" : " (off: GPU memory limits are not watched)");
         gp_check_expect_init(&a->expect);
         a->expect.gpus = a->inv.ngpus;
@@ -423,6 +431,7 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
 void gp_agent_free(gp_agent *a)
 {
     if (a) {
+        gp_memwatch_run_stop(a->memwatch); /* before the NVML handle it uses */
         gp_http_client_free(a->http);
         gp_logserve_stop(a->logs);
         gp_metrics_free(a->metrics);
@@ -430,7 +439,6 @@ void gp_agent_free(gp_agent *a)
         gp_nvml_events_close(a->events);
         json_decref(a->xids);
         gp_nvml_close(a->nvml);
-        gp_memwatch_free(a->memwatch);
         gp_cdi_writer_free(a->cdi);
         free(a->health);
         free(a->acts);
@@ -739,35 +747,6 @@ static gp_replica_watch *running_replicas(gp_agent *a, const gp_local_replica *l
     return reps;
 }
 
-/* The GPU memory watch (memwatch.h): stops the replicas that stayed above their GPU memory limit
- * for the grace period, with the reason (reported Failed at the next heartbeats). */
-static void watch_memory(gp_agent *a, const gp_replica_watch *reps, int n)
-{
-    gp_memwatch_replica *use = calloc((size_t)n + 1, sizeof(*use));
-    gp_memwatch_stop *stops = calloc((size_t)n + 1, sizeof(*stops));
-    for (int i = 0; use && i < n; i++) {
-        use[i] = reps[i].use;
-    }
-    int nstop =
-        use && stops ? gp_memwatch_observe(a->memwatch, gp_mono_ms(), use, n, stops, n) : GP_ENOMEM;
-    if (nstop < 0) {
-        GP_LOG(GP_LOG_WARN, "agent", "memwatch: out of memory");
-    }
-    for (int i = 0; i < nstop; i++) {
-        gp_diag d;
-        gp_diag_clear(&d);
-        GP_LOG(GP_LOG_WARN, "agent", "memwatch stop job=%lld replica=%d epoch=%lld: %s",
-               (long long)stops[i].key.job, stops[i].key.replica, (long long)stops[i].key.epoch,
-               stops[i].reason);
-        if (gp_replicas_stop(a->cfg.state_dir, &stops[i].key, false, stops[i].reason, &d) < 0) {
-            GP_LOG(GP_LOG_WARN, "agent", "memwatch: stopping job=%lld replica=%d failed: %s",
-                   (long long)stops[i].key.job, stops[i].key.replica, d.msg);
-        }
-    }
-    free(use);
-    free(stops);
-}
-
 /* ---- metrics ---- */
 
 static void job_of(const gp_replica_watch *w, gp_metrics_job *j)
@@ -983,7 +962,8 @@ static int heartbeat(gp_agent *a, const gp_metrics_snapshot *snap, const gp_loca
 
 int gp_agent_round(gp_agent *a, gp_diag *d)
 {
-    /* The controller away: the round goes on without a heartbeat (metrics, the memory watch) */
+    /* The controller away: the round goes on without a heartbeat (metrics); the memory watch has
+     * a thread of its own (memwatch_run.h) */
     bool registered = a->registered || do_register(a, d) == 0;
     gp_local_replica *local = NULL;
     int nlocal = 0;
@@ -996,9 +976,6 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
     cdi_refresh(a, snap);
     int nreps = 0;
     gp_replica_watch *reps = running_replicas(a, local, nlocal, snap, &nreps);
-    if (a->memwatch && reps) {
-        watch_memory(a, reps, nreps); /* also while the controller is away */
-    }
     json_t *resp = NULL;
     rc = registered ? heartbeat(a, snap, local, nlocal, reps, nreps, &resp, d) : GP_EUNAVAIL;
     a->beat_failures += rc < 0;

@@ -3,9 +3,10 @@
  * controller using a join token, then runs a level-triggered loop: each round it reads what its
  * replica directories say, sends a heartbeat (replica states, GPU readings), receives the
  * node's desired replicas, and starts and stops gpupool-run supervisors to converge
- * (converge.h). Each round it also checks, through NVML, that no fractional replica's processes
- * hold more GPU memory than its limit for longer than a grace period (memwatch.h); one that does
- * is stopped and reported Failed with the reason. Between rounds it long-polls the desired replicas
+ * (converge.h). A thread of its own checks every memory_interval_ms, through NVML, that no
+ * fractional replica's processes (by cgroup, else session and ancestry) hold more GPU memory
+ * than its limit for longer than a grace period (memwatch_run.h, memwatch.h); one that does is
+ * stopped and reported Failed with the reason. Between rounds it long-polls the desired replicas
  * (gp_agent_watch), so a replica placed on the node starts within milliseconds, not at the next
  * heartbeat. Nothing of a running job depends on the agent process: supervisors run in sessions of
  * their own, so a restarted agent (even after kill -9) finds them through their directories
@@ -71,8 +72,9 @@ typedef struct gp_agent_config {
     int grace_s;                          /* SIGTERM to SIGKILL */
     int64_t log_max;                      /* bytes per log file */
     int finished_keep;                    /* finished directories kept */
-    int memory_grace_s;   /* GPU memory watch (memwatch.h): seconds a fractional replica may stay
-                             above its GPU memory limit before it is stopped; 0 = no watch */
+    int memory_grace_s; /* GPU memory watch (memwatch.h): seconds a fractional replica may stay
+                           above its GPU memory limit before it is stopped; 0 = no watch */
+    int64_t memory_interval_ms; /* ... and how often it measures (memwatch_run.h), > 0 */
     int check_interval_s; /* node health check (check.h): at start and this often; 0 = only when
                              the controller asks (check_seq) */
     /* The CDI spec (cdi_host.h): where the device nodes are ("" = /dev), the MIG capability
@@ -91,8 +93,8 @@ typedef struct gp_agent gp_agent;
 int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d);
 void gp_agent_free(gp_agent *a);
 
-/* One round: probe, sample, watch GPU memory (stopping fractional replicas that stayed above
- * their limit for memory_grace_s; this works without the controller too), heartbeat, converge.
+/* One round: probe, sample, heartbeat, converge (the GPU memory watch runs on its own thread,
+ * also while the controller is away).
  * A controller that cannot be reached is not an error of the round (the replicas keep running;
  * the next round retries); d then says why. */
 int gp_agent_round(gp_agent *a, gp_diag *d);

@@ -4,18 +4,21 @@
  *   gpupool-agent --server URL --join-token-file FILE --state-dir DIR [--name NODE]
  *                 [--address HOST:PORT] [--nvml-library PATH] [--run-binary PATH] [--user NAME]
  *                 [--heartbeat MS] [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]
- *                 [--memory-mib N] [--memory-grace SECONDS] [--check-interval SECONDS]
- *                 [--dev-root DIR] [--mig-minors FILE] [--ld-cache FILE]
- *                 [--cdi-publish auto|none|DIR] [--log-level LEVEL]
+ *                 [--memory-mib N] [--memory-grace SECONDS] [--memory-interval MS]
+ *                 [--check-interval SECONDS] [--dev-root DIR] [--mig-minors FILE]
+ *                 [--ld-cache FILE] [--cdi-publish auto|none|DIR] [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
  *   gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR] [--mig-minors FILE]
  *                     [--ld-cache FILE] [--output-dir DIR]
  *   gpupool-agent check [--nvml-library PATH] [--expect-gpus N] [--driver-min VERSION]
  *                       [-o table|json]
  *
- * --memory-grace (GPUPOOL_MEMORY_GRACE_SECONDS, default 30, 0 turns it off): how long a fractional
+ * --memory-grace (GPUPOOL_MEMORY_GRACE_SECONDS, default 1, 0 turns it off): how long a fractional
  * replica's processes may hold more GPU memory than its limit, as NVML sees them, before the
- * agent stops the replica (Failed, with the reason; see memwatch.h).
+ * agent stops the replica (Failed, with the reason; see memwatch.h). --memory-interval
+ * (GPUPOOL_MEMORY_INTERVAL_MS, default 500): how often it measures. With the defaults a replica
+ * that goes above its limit is stopped within 1.5 s (an interval to see it, the grace to confirm
+ * it).
  *
  * --check-interval (GPUPOOL_CHECK_INTERVAL_SECONDS, default 300, 0: only when the controller
  * asks): how often the agent runs the node health check (check.h) and reports it in heartbeats.
@@ -80,8 +83,8 @@ static int usage(const char *msg)
             "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
             "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
             "                     [--memory-mib N] [--memory-grace SECONDS]\n"
-            "                     [--check-interval SECONDS] [--dev-root DIR]\n"
-            "                     [--mig-minors FILE] [--ld-cache FILE]\n"
+            "                     [--memory-interval MS] [--check-interval SECONDS]\n"
+            "                     [--dev-root DIR] [--mig-minors FILE] [--ld-cache FILE]\n"
             "                     [--cdi-publish auto|none|DIR]\n"
             "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
@@ -90,7 +93,8 @@ static int usage(const char *msg)
             "       gpupool-agent check [--nvml-library PATH] [--expect-gpus N]\n"
             "                           [--driver-min VERSION] [-o table|json]\n"
             "--memory-grace: a fractional replica whose processes hold more GPU memory than\n"
-            "its limit (per NVML) for this long is stopped and fails (default 30; 0: off).\n"
+            "its limit (per NVML) for this long is stopped and fails (default 1; 0: off).\n"
+            "--memory-interval: how often that is measured (default 500 ms; 50..60000).\n"
             "--address: where this node is reached and serves /metrics and logs; port 0: a\n"
             "free port, registered as bound.\n"
             "--check-interval: the node health check runs at start and this often (default\n"
@@ -103,7 +107,8 @@ static int usage(const char *msg)
             "spec the agent writes into STATE/cdi/gpupool.json.\n"
             "Each flag may also come from GPUPOOL_<FLAG> (e.g. GPUPOOL_SERVER); the NVML\n"
             "library from GPUPOOL_NVML_LIBRARY, --memory-grace from\n"
-            "GPUPOOL_MEMORY_GRACE_SECONDS, --check-interval from\n"
+            "GPUPOOL_MEMORY_GRACE_SECONDS, --memory-interval from\n"
+            "GPUPOOL_MEMORY_INTERVAL_MS, --check-interval from\n"
             "GPUPOOL_CHECK_INTERVAL_SECONDS, --dev-root from GPUPOOL_DEV_ROOT.\n");
     return 2;
 }
@@ -361,10 +366,12 @@ int main(int argc, char **argv)
                            .grace_s = 10,
                            .log_max = 64 << 20,
                            .finished_keep = 200,
-                           .memory_grace_s = 30,
+                           .memory_grace_s = 1,
+                           .memory_interval_ms = 500,
                            .check_interval_s = 300};
     char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",
-         cpu[32] = "", mem[32] = "", mgrace[32] = "", cinterval[32] = "", level[16] = "info";
+         cpu[32] = "", mem[32] = "", mgrace[32] = "", minterval[32] = "", cinterval[32] = "",
+         level[16] = "info";
     flag flags[] = {
         {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
         {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
@@ -380,6 +387,7 @@ int main(int argc, char **argv)
         {"--cpu-milli", "GPUPOOL_CPU_MILLI", cpu, sizeof(cpu)},
         {"--memory-mib", "GPUPOOL_MEMORY_MIB", mem, sizeof(mem)},
         {"--memory-grace", "GPUPOOL_MEMORY_GRACE_SECONDS", mgrace, sizeof(mgrace)},
+        {"--memory-interval", "GPUPOOL_MEMORY_INTERVAL_MS", minterval, sizeof(minterval)},
         {"--check-interval", "GPUPOOL_CHECK_INTERVAL_SECONDS", cinterval, sizeof(cinterval)},
         {"--dev-root", "GPUPOOL_DEV_ROOT", cfg.dev_root, sizeof(cfg.dev_root)},
         {"--mig-minors", "GPUPOOL_MIG_MINORS", cfg.mig_minors, sizeof(cfg.mig_minors)},
@@ -438,6 +446,9 @@ int main(int argc, char **argv)
     }
     if (mgrace[0]) {
         cfg.memory_grace_s = (int)x;
+    }
+    if (minterval[0] && !number(minterval, 50, 60000, &cfg.memory_interval_ms)) {
+        return usage("--memory-interval: a whole number of milliseconds, 50..60000");
     }
     if (cinterval[0] && !number(cinterval, 0, 86400, &x)) {
         return usage("--check-interval: a whole number of seconds, 0..86400 (0: only when the "

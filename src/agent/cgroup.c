@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -270,4 +271,120 @@ void gp_cgroup_describe(const gp_cgroup *cg, char *buf, size_t size)
         int n = snprintf(buf + o, size - o, "%s%s", i ? "," : "", cg->dirs[i]);
         o += n > 0 ? (size_t)n : 0;
     }
+}
+
+/* ---- a process's replica, by its group ---- */
+
+int gp_cgroup_name(char *buf, size_t size, int64_t job, int replica, int64_t epoch, long pid)
+{
+    int n = snprintf(buf, size, "job%lld-r%d-e%lld-p%ld", (long long)job, replica, (long long)epoch,
+                     pid);
+    return n < 0 || (size_t)n >= size ? GP_ERANGE : 0;
+}
+
+/* Digits at *p (at most 18: no overflow) into *v, then the character after them must be one of
+ * ends (or the end of the string). Advances *p past the digits. */
+static int digits(const char **p, const char *ends, int64_t *v)
+{
+    int64_t x = 0;
+    int n = 0;
+    for (; **p >= '0' && **p <= '9' && n < 18; (*p)++, n++) {
+        x = x * 10 + (**p - '0');
+    }
+    if (n == 0 || (**p >= '0' && **p <= '9') || !strchr(ends, **p)) {
+        return -1;
+    }
+    *v = x;
+    return 0;
+}
+
+static int expect(const char **p, const char *lit)
+{
+    size_t n = strlen(lit);
+    if (strncmp(*p, lit, n) != 0) {
+        return -1;
+    }
+    *p += n;
+    return 0;
+}
+
+/* One path component [c, end) that is a replica's NAME. */
+static int parse_name(const char *c, const char *end, gp_cgroup_replica *out)
+{
+    char name[96];
+    if ((size_t)(end - c) >= sizeof(name)) {
+        return 0;
+    }
+    memcpy(name, c, (size_t)(end - c));
+    name[end - c] = '\0';
+    const char *p = name;
+    int64_t job, replica, epoch, pid;
+    if (expect(&p, "job") || digits(&p, "-", &job) || expect(&p, "-r") ||
+        digits(&p, "-", &replica) || expect(&p, "-e") || digits(&p, "-", &epoch) ||
+        expect(&p, "-p") || digits(&p, "", &pid) || replica > INT32_MAX) {
+        return 0;
+    }
+    *out = (gp_cgroup_replica){job, (int)replica, epoch};
+    return 1;
+}
+
+/* The first "gpupool/NAME" pair of components in a path [p, end). */
+static int path_owner(const char *p, const char *end, gp_cgroup_replica *out)
+{
+    const char *prev = NULL, *prev_end = NULL;
+    while (p < end) {
+        while (p < end && *p == '/') {
+            p++;
+        }
+        const char *c = p;
+        while (p < end && *p != '/') {
+            p++;
+        }
+        if (c == p) {
+            break;
+        }
+        if (prev && prev_end - prev == 7 && strncmp(prev, "gpupool", 7) == 0 &&
+            parse_name(c, p, out)) {
+            return 1;
+        }
+        prev = c;
+        prev_end = p;
+    }
+    return 0;
+}
+
+int gp_cgroup_parse_owner(const char *text, gp_cgroup_replica *out, char *path, size_t cap)
+{
+    for (const char *line = text; line && *line;) {
+        const char *nl = strchr(line, '\n');
+        const char *end = nl ? nl : line + strlen(line);
+        const char *c1 = memchr(line, ':', (size_t)(end - line));
+        const char *c2 = c1 ? memchr(c1 + 1, ':', (size_t)(end - c1 - 1)) : NULL;
+        if (c2 && path_owner(c2 + 1, end, out)) {
+            if (path && cap) {
+                snprintf(path, cap, "%.*s", (int)(end - c2 - 1), c2 + 1);
+            }
+            return 1;
+        }
+        line = nl ? nl + 1 : NULL;
+    }
+    return 0;
+}
+
+int gp_cgroup_owner_of(pid_t pid, gp_cgroup_replica *out, char *path, size_t cap)
+{
+    char file[64], text[8192];
+    snprintf(file, sizeof(file), "/proc/%ld/cgroup", (long)pid);
+    int fd = open(file, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) {
+        return errno == ENOENT || errno == ESRCH ? GP_ENOENT : GP_EIO;
+    }
+    size_t len = 0;
+    ssize_t n;
+    while (len < sizeof(text) - 1 && (n = read(fd, text + len, sizeof(text) - 1 - len)) > 0) {
+        len += (size_t)n;
+    }
+    close(fd);
+    text[len] = '\0';
+    return gp_cgroup_parse_owner(text, out, path, cap);
 }

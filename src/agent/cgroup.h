@@ -64,4 +64,34 @@ int gp_cgroup_remove(gp_cgroup *cg, gp_diag *d);
 /* The directories, comma-separated, into buf ("" without a group). */
 void gp_cgroup_describe(const gp_cgroup *cg, char *buf, size_t size);
 
+/*
+ * Which replica a process belongs to, by its cgroup (the GPU memory watch, memwatch.h).
+ *
+ * A replica's group is gpupool/NAME under each hierarchy's root, NAME = job<J>-r<R>-e<E>-p<P>
+ * (P: its supervisor's pid), as gp_cgroup_name writes it; the supervisor's job and, in the
+ * sandbox, the container's processes (podman --cgroup-parent) are in it or below it. A job
+ * cannot leave its group (moving a process needs write access to another group's
+ * cgroup.procs), so the group names the replica whatever the job does to its sessions and
+ * parents. /proc/PID/cgroup shows paths from the reader's cgroup namespace root, which may lie
+ * above the hierarchy's mount (a containerised agent): the pair of components "gpupool" and a
+ * NAME is looked for anywhere in a path, and the first (outermost) pair counts, so a group the
+ * job makes below its own never names another replica.
+ */
+typedef struct gp_cgroup_replica {
+    int64_t job;
+    int replica;
+    int64_t epoch;
+} gp_cgroup_replica;
+
+/* NAME into buf. GP_ERANGE when it does not fit. */
+int gp_cgroup_name(char *buf, size_t size, int64_t job, int replica, int64_t epoch, long pid);
+
+/* Pure: the replica whose group the text of a /proc/PID/cgroup file names (lines
+ * "ID:CONTROLLERS:PATH"; the first line that names one counts). 1 with *out and the line's path
+ * (cut to cap) in path when one does, 0 when none does. */
+int gp_cgroup_parse_owner(const char *text, gp_cgroup_replica *out, char *path, size_t cap);
+
+/* The same for process pid (reads /proc/PID/cgroup). 1, 0, or GP_ENOENT when it is gone. */
+int gp_cgroup_owner_of(pid_t pid, gp_cgroup_replica *out, char *path, size_t cap);
+
 #endif

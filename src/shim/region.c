@@ -1,10 +1,10 @@
 /*
  * The shared region (see region.h): file layout, creation, validation, slots and usage.
  *
- * Invariants: the layout of a region is a function of nslots alone (compute_layout), and open()
- * refuses a file whose recorded layout differs from it, so no offset read from the file is ever
- * trusted; everything after open() uses the copy of the header taken before mapping. Slots are
- * read and written only under the lock.
+ * Invariants: the layout of a region is a function of the limits file's slot count alone
+ * (compute_layout), and open() refuses a usage file whose recorded layout or region id differs
+ * from it, so no offset read from the job-writable file is ever trusted; everything after open()
+ * uses the copy of the limits taken then. Slots are read and written only under the lock.
  */
 #define _DEFAULT_SOURCE /* MAP_ANONYMOUS */
 #include "shim/region.h"
@@ -20,25 +20,39 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
-/* The file header, version 1. Fixed-width fields only; the mutex lives outside it. */
-typedef struct share_header {
-    uint32_t magic;
+#define ID_BYTES 16
+
+/* PATH.limits, version 2: read only by the job. */
+typedef struct share_limits_file {
+    uint32_t magic; /* GP_SHARE_LIMITS_MAGIC */
     uint32_t version;
-    uint32_t header_size; /* sizeof(share_header) */
-    uint32_t slot_size;   /* sizeof(share_slot) */
-    uint32_t lock_size;   /* sizeof(pthread_mutex_t) of the creator */
+    uint32_t size; /* sizeof(share_limits_file) */
     uint32_t nslots;
     uint32_t ndevices;
     uint32_t core_percent;
     uint32_t core_policy;
     uint32_t on_error;
+    uint8_t id[ID_BYTES];
+    uint64_t mem_bytes[GP_SHARE_MAX_DEVICES];
+} share_limits_file;
+
+/* The header of PATH, version 2. Fixed-width fields only; the mutex lives outside it. */
+typedef struct share_header {
+    uint32_t magic; /* GP_SHARE_MAGIC */
+    uint32_t version;
+    uint32_t header_size; /* sizeof(share_header) */
+    uint32_t slot_size;   /* sizeof(share_slot) */
+    uint32_t lock_size;   /* sizeof(pthread_mutex_t) of the creator */
+    uint32_t nslots;
+    uint8_t id[ID_BYTES];
     uint64_t lock_offset;
     uint64_t slots_offset;
     uint64_t file_size;
-    uint64_t mem_bytes[GP_SHARE_MAX_DEVICES];
 } share_header;
 
 typedef struct share_slot {
@@ -63,6 +77,10 @@ struct gp_share_region {
     share_sync *sync;
     share_slot *slots;
     uint32_t nslots;
+    /* The slot gp_share_region_attach claimed for this process (-1: none), and what this process
+     * charged to it and has not released: kept here, out of the job's reach through the file. */
+    int self_slot;
+    uint64_t own[GP_SHARE_MAX_DEVICES];
 };
 
 typedef struct layout {
@@ -112,10 +130,9 @@ static int init_lock(pthread_mutex_t *m)
     return rc == 0 ? 0 : GP_EIO;
 }
 
-/* Writes header, lock and empty slots into a zeroed mapping of the computed size. */
-static int format(unsigned char *base, const gp_share_limits *lim)
+/* Writes the usage header, the lock and empty slots into a zeroed mapping of the computed size. */
+static int format(unsigned char *base, uint32_t nslots, const uint8_t id[ID_BYTES])
 {
-    uint32_t nslots = slots_of(lim);
     layout l = compute_layout(nslots);
     share_header h;
     memset(&h, 0, sizeof(h));
@@ -125,41 +142,77 @@ static int format(unsigned char *base, const gp_share_limits *lim)
     h.slot_size = sizeof(share_slot);
     h.lock_size = sizeof(pthread_mutex_t);
     h.nslots = nslots;
-    h.ndevices = lim->ndevices;
-    h.core_percent = lim->core_percent;
-    h.core_policy = lim->core_policy;
-    h.on_error = lim->on_error;
+    memcpy(h.id, id, ID_BYTES);
     h.lock_offset = l.lock_offset;
     h.slots_offset = l.slots_offset;
     h.file_size = l.file_size;
-    for (uint32_t i = 0; i < GP_SHARE_MAX_DEVICES; i++) {
-        h.mem_bytes[i] = i < lim->ndevices ? lim->mem_bytes[i] : 0;
-    }
     memcpy(base, &h, sizeof(h));
     return init_lock(&((share_sync *)(void *)(base + l.lock_offset))->lock);
 }
 
-static void fill_handle(gp_share_region *r, const share_header *h)
+static void limits_to_file(const gp_share_limits *lim, const uint8_t id[ID_BYTES],
+                           share_limits_file *f)
 {
-    memset(&r->lim, 0, sizeof(r->lim));
-    r->lim.ndevices = h->ndevices;
+    memset(f, 0, sizeof(*f));
+    f->magic = GP_SHARE_LIMITS_MAGIC;
+    f->version = GP_SHARE_VERSION;
+    f->size = sizeof(*f);
+    f->nslots = slots_of(lim);
+    f->ndevices = lim->ndevices;
+    f->core_percent = lim->core_percent;
+    f->core_policy = lim->core_policy;
+    f->on_error = lim->on_error;
+    memcpy(f->id, id, ID_BYTES);
     for (uint32_t i = 0; i < GP_SHARE_MAX_DEVICES; i++) {
-        r->lim.mem_bytes[i] = i < h->ndevices ? h->mem_bytes[i] : 0;
+        f->mem_bytes[i] = i < lim->ndevices ? lim->mem_bytes[i] : 0;
     }
-    r->lim.core_percent = h->core_percent;
-    r->lim.core_policy = h->core_policy;
-    r->lim.on_error = h->on_error;
-    r->lim.nslots = h->nslots;
-    r->nslots = h->nslots;
-    r->sync = (share_sync *)(void *)(r->base + h->lock_offset);
-    r->slots = (share_slot *)(void *)(r->base + h->slots_offset);
 }
 
-int gp_share_region_create(const char *path, const gp_share_limits *lim, uid_t owner, gid_t group)
+static void limits_from_file(const share_limits_file *f, gp_share_limits *lim)
 {
-    if (!path || !*path || !limits_valid(lim)) {
-        return GP_EINVAL;
+    memset(lim, 0, sizeof(*lim));
+    lim->ndevices = f->ndevices;
+    for (uint32_t i = 0; i < GP_SHARE_MAX_DEVICES; i++) {
+        lim->mem_bytes[i] = i < f->ndevices ? f->mem_bytes[i] : 0;
     }
+    lim->core_percent = f->core_percent;
+    lim->core_policy = f->core_policy;
+    lim->on_error = f->on_error;
+    lim->nslots = f->nslots;
+}
+
+static void fill_handle(gp_share_region *r, const gp_share_limits *lim)
+{
+    layout l = compute_layout(lim->nslots);
+    r->lim = *lim;
+    r->nslots = lim->nslots;
+    r->sync = (share_sync *)(void *)(r->base + l.lock_offset);
+    r->slots = (share_slot *)(void *)(r->base + l.slots_offset);
+    r->self_slot = -1;
+    memset(r->own, 0, sizeof(r->own));
+}
+
+/* ---- creation ---- */
+
+/* A region id: random, else (no entropy at all) the time and pid, which still tells one
+ * creation from the next. */
+static void new_id(uint8_t id[ID_BYTES])
+{
+    if (getrandom(id, ID_BYTES, GRND_NONBLOCK) == ID_BYTES) {
+        return;
+    }
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    uint64_t a = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec, b = (uint64_t)getpid();
+    memcpy(id, &a, 8);
+    memcpy(id + 8, &b, 8);
+}
+
+/* Creates path.XXXXXX with the owner, group and mode, fills it with fill(base, ctx) over size
+ * bytes of a shared mapping, and renames it to path. */
+static int write_file(const char *path, uid_t owner, gid_t group, mode_t mode, uint64_t size,
+                      int (*fill)(unsigned char *base, const void *ctx), const void *ctx)
+{
     char tmp[PATH_MAX];
     int n = snprintf(tmp, sizeof(tmp), "%s.XXXXXX", path);
     if (n < 0 || (size_t)n >= sizeof(tmp)) {
@@ -169,23 +222,22 @@ int gp_share_region_create(const char *path, const gp_share_limits *lim, uid_t o
     if (fd < 0) {
         return GP_EIO;
     }
-    layout l = compute_layout(slots_of(lim));
     int rc = 0;
     if ((owner != (uid_t)-1 || group != (gid_t)-1) && fchown(fd, owner, group) != 0) {
         rc = errno == EPERM ? GP_EPERM : GP_EIO;
-    } else if (fchmod(fd, 0660) != 0 || ftruncate(fd, (off_t)l.file_size) != 0) {
+    } else if (fchmod(fd, mode) != 0 || ftruncate(fd, (off_t)size) != 0) {
         rc = GP_EIO;
     }
     if (rc == 0) {
-        void *p = mmap(NULL, (size_t)l.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        void *p = mmap(NULL, (size_t)size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) {
             rc = GP_EIO;
         } else {
-            rc = format(p, lim);
-            if (rc == 0 && msync(p, (size_t)l.file_size, MS_SYNC) != 0) {
+            rc = fill(p, ctx);
+            if (rc == 0 && msync(p, (size_t)size, MS_SYNC) != 0) {
                 rc = GP_EIO;
             }
-            munmap(p, (size_t)l.file_size);
+            munmap(p, (size_t)size);
         }
     }
     if (close(fd) != 0 && rc == 0) {
@@ -200,8 +252,97 @@ int gp_share_region_create(const char *path, const gp_share_limits *lim, uid_t o
     return rc;
 }
 
-/* Checks a header read from a file of st_size bytes. */
-static int header_valid(const share_header *h, uint64_t st_size)
+static int fill_limits(unsigned char *base, const void *ctx)
+{
+    memcpy(base, ctx, sizeof(share_limits_file));
+    return 0;
+}
+
+static int fill_usage(unsigned char *base, const void *ctx)
+{
+    const share_limits_file *f = ctx;
+    return format(base, f->nslots, f->id);
+}
+
+static int limits_path(const char *path, char *buf, size_t cap)
+{
+    int n = snprintf(buf, cap, "%s%s", path, GP_SHARE_LIMITS_SUFFIX);
+    return n < 0 || (size_t)n >= cap ? GP_EINVAL : 0;
+}
+
+int gp_share_region_create(const char *path, const gp_share_limits *lim, uid_t owner, gid_t group)
+{
+    char lpath[PATH_MAX];
+    if (!path || !*path || !limits_valid(lim) || limits_path(path, lpath, sizeof(lpath)) != 0) {
+        return GP_EINVAL;
+    }
+    uint8_t id[ID_BYTES];
+    new_id(id);
+    share_limits_file f;
+    limits_to_file(lim, id, &f);
+    /* The usage first: a job that starts between the two renames finds the ids differ (an old
+     * limits file) and refuses, rather than pairing new usage with old limits. */
+    int rc =
+        write_file(path, owner, group, 0660, compute_layout(f.nslots).file_size, fill_usage, &f);
+    if (rc == 0) {
+        rc = write_file(lpath, owner, group, 0640, sizeof(f), fill_limits, &f);
+    }
+    return rc;
+}
+
+/* ---- opening ---- */
+
+static int open_errno(int e)
+{
+    return e == ENOENT ? GP_ENOENT : e == EACCES || e == ELOOP || e == EPERM ? GP_EPERM : GP_EIO;
+}
+
+/* Whether a file owned by owner can be trusted not to have been written by the caller: owned by
+ * root (a caller running as root could write anything: nothing to gain by refusing it) or by a
+ * user the caller is not. */
+static int owner_trusted(uid_t owner)
+{
+    return owner == 0 || (owner != getuid() && owner != geteuid());
+}
+
+/* Reads and checks the limits file; *owner its owner. */
+static int read_limits(const char *lpath, gp_share_limits *lim, uint8_t id[ID_BYTES], uid_t *owner)
+{
+    int fd = open(lpath, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        return open_errno(errno);
+    }
+    struct stat st;
+    share_limits_file f;
+    int rc = 0;
+    if (fstat(fd, &st) != 0) {
+        rc = GP_EIO;
+    } else if (!S_ISREG(st.st_mode) || (st.st_mode & (S_IWGRP | S_IWOTH)) ||
+               !owner_trusted(st.st_uid)) {
+        rc = GP_EPERM;
+    } else if (st.st_size != (off_t)sizeof(f) || pread(fd, &f, sizeof(f), 0) != sizeof(f)) {
+        rc = GP_EPARSE;
+    } else if (f.magic != GP_SHARE_LIMITS_MAGIC) {
+        rc = GP_EPARSE;
+    } else if (f.version != GP_SHARE_VERSION) {
+        rc = GP_ENOTSUP;
+    } else if (f.size != sizeof(f) || f.nslots == 0 || f.nslots > GP_SHARE_MAX_SLOTS ||
+               f.ndevices > GP_SHARE_MAX_DEVICES || f.core_percent > 100 ||
+               f.core_policy > GP_SHARE_CORE_STRICT || f.on_error > GP_SHARE_FAIL_CLOSED) {
+        rc = GP_EPARSE;
+    }
+    close(fd);
+    if (rc == 0) {
+        limits_from_file(&f, lim);
+        memcpy(id, f.id, ID_BYTES);
+        *owner = st.st_uid;
+    }
+    return rc;
+}
+
+/* Checks the usage file's header against the trusted limits. */
+static int usage_valid(const share_header *h, const gp_share_limits *lim,
+                       const uint8_t id[ID_BYTES], uint64_t st_size)
 {
     if (h->magic != GP_SHARE_MAGIC) {
         return GP_EPARSE;
@@ -209,59 +350,74 @@ static int header_valid(const share_header *h, uint64_t st_size)
     if (h->version != GP_SHARE_VERSION) {
         return GP_ENOTSUP;
     }
+    layout l = compute_layout(lim->nslots);
     if (h->header_size != sizeof(share_header) || h->slot_size != sizeof(share_slot) ||
-        h->lock_size != sizeof(pthread_mutex_t) || h->nslots == 0 ||
-        h->nslots > GP_SHARE_MAX_SLOTS || h->ndevices > GP_SHARE_MAX_DEVICES ||
-        h->core_percent > 100 || h->core_policy > GP_SHARE_CORE_STRICT ||
-        h->on_error > GP_SHARE_FAIL_CLOSED) {
-        return GP_EPARSE;
-    }
-    layout l = compute_layout(h->nslots);
-    if (h->lock_offset != l.lock_offset || h->slots_offset != l.slots_offset ||
-        h->file_size != l.file_size || st_size < l.file_size) {
+        h->lock_size != sizeof(pthread_mutex_t) || h->nslots != lim->nslots ||
+        memcmp(h->id, id, ID_BYTES) != 0 || h->lock_offset != l.lock_offset ||
+        h->slots_offset != l.slots_offset || h->file_size != l.file_size || st_size < l.file_size) {
         return GP_EPARSE;
     }
     return 0;
 }
 
-int gp_share_region_open(const char *path, gp_share_region **out)
+/* Opens, checks and maps the usage file into r (whose limits are set). */
+static int map_usage(const char *path, uid_t owner, const uint8_t id[ID_BYTES], gp_share_region *r)
 {
-    *out = NULL;
     int fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW);
     if (fd < 0) {
-        return errno == ENOENT ? GP_ENOENT : errno == EACCES || errno == ELOOP ? GP_EPERM : GP_EIO;
+        return open_errno(errno);
     }
     struct stat st;
     share_header h;
     int rc = 0;
     if (fstat(fd, &st) != 0) {
         rc = GP_EIO;
-    } else if (!S_ISREG(st.st_mode) || (st.st_mode & S_IWOTH)) {
+    } else if (!S_ISREG(st.st_mode) || (st.st_mode & S_IWOTH) || st.st_uid != owner) {
         rc = GP_EPERM;
     } else if ((size_t)st.st_size < sizeof(h) || pread(fd, &h, sizeof(h), 0) != sizeof(h)) {
         rc = GP_EPARSE;
     } else {
-        rc = header_valid(&h, (uint64_t)st.st_size);
-    }
-    gp_share_region *r = NULL;
-    if (rc == 0 && !(r = calloc(1, sizeof(*r)))) {
-        rc = GP_ENOMEM;
+        rc = usage_valid(&h, &r->lim, id, (uint64_t)st.st_size);
     }
     if (rc == 0) {
-        void *p = mmap(NULL, (size_t)h.file_size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        size_t size = (size_t)compute_layout(r->lim.nslots).file_size;
+        void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
         if (p == MAP_FAILED) {
             rc = GP_EIO;
         } else {
             r->base = p;
-            r->size = (size_t)h.file_size;
-            fill_handle(r, &h);
+            r->size = size;
         }
     }
     close(fd);
+    return rc;
+}
+
+int gp_share_region_open(const char *path, gp_share_region **out)
+{
+    *out = NULL;
+    char lpath[PATH_MAX];
+    if (!path || !*path || limits_path(path, lpath, sizeof(lpath)) != 0) {
+        return GP_EINVAL;
+    }
+    gp_share_limits lim;
+    uint8_t id[ID_BYTES];
+    uid_t owner;
+    int rc = read_limits(lpath, &lim, id, &owner);
+    if (rc != 0) {
+        return rc;
+    }
+    gp_share_region *r = calloc(1, sizeof(*r));
+    if (!r) {
+        return GP_ENOMEM;
+    }
+    r->lim = lim;
+    rc = map_usage(path, owner, id, r);
     if (rc != 0) {
         free(r);
         return rc;
     }
+    fill_handle(r, &lim);
     *out = r;
     return 0;
 }
@@ -272,29 +428,32 @@ int gp_share_region_new_private(const gp_share_limits *lim, gp_share_region **ou
     if (!limits_valid(lim)) {
         return GP_EINVAL;
     }
-    layout l = compute_layout(slots_of(lim));
+    gp_share_limits l = *lim;
+    l.nslots = slots_of(lim);
+    for (uint32_t i = l.ndevices; i < GP_SHARE_MAX_DEVICES; i++) {
+        l.mem_bytes[i] = 0;
+    }
+    size_t size = (size_t)compute_layout(l.nslots).file_size;
     gp_share_region *r = calloc(1, sizeof(*r));
     if (!r) {
         return GP_ENOMEM;
     }
-    void *p =
-        mmap(NULL, (size_t)l.file_size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) {
         free(r);
         return GP_ENOMEM;
     }
-    int rc = format(p, lim);
+    uint8_t id[ID_BYTES] = {0};
+    int rc = format(p, l.nslots, id);
     if (rc != 0) {
-        munmap(p, (size_t)l.file_size);
+        munmap(p, size);
         free(r);
         return rc;
     }
-    share_header h;
-    memcpy(&h, p, sizeof(h));
     r->base = p;
-    r->size = (size_t)l.file_size;
+    r->size = size;
     r->is_private = 1;
-    fill_handle(r, &h);
+    fill_handle(r, &l);
     *out = r;
     return 0;
 }
@@ -334,6 +493,18 @@ void gp_share_region_reset_private(gp_share_region *r)
     memset(r->sync, 0, sizeof(*r->sync));
     init_lock(&r->sync->lock);
     memset(r->slots, 0, (size_t)r->nslots * sizeof(share_slot));
+    r->self_slot = -1;
+    memset(r->own, 0, sizeof(r->own));
+}
+
+void gp_share_region_forked(gp_share_region *r)
+{
+    if (!r) {
+        return;
+    }
+    r->self_slot = -1;
+    memset(r->own, 0, sizeof(r->own));
+    gp_share_region_reset_private(r);
 }
 
 /* ---- slots (all under the lock) ---- */
@@ -373,9 +544,14 @@ static void sub_total(gp_share_region *r, int dev, uint64_t v)
     }
 }
 
+/* Takes the lock, for at most GP_SHARE_LOCK_TIMEOUT_S: the job can write the lock's bytes, and a
+ * lock it wedged must end in an error (the library then refuses), not hang every allocation. */
 static int lock_region(gp_share_region *r)
 {
-    int rc = pthread_mutex_lock(&r->sync->lock);
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += GP_SHARE_LOCK_TIMEOUT_S;
+    int rc = pthread_mutex_timedlock(&r->sync->lock, &until);
     if (rc == EOWNERDEAD) {
         /* The holder died mid-update; each update leaves a slot either valid or looking dead,
          * but the totals may be off. */
@@ -482,7 +658,11 @@ int gp_share_region_attach(gp_share_region *r, int *slot)
     if (gp_proc_stat_read(self, &ps) != 0) {
         ps.start_time = 0;
     }
-    return gp_share_region_attach_pid(r, self, ps.start_time, slot);
+    int rc = gp_share_region_attach_pid(r, self, ps.start_time, slot);
+    if (rc == 0) {
+        r->self_slot = *slot; /* what this process already holds (r->own) stays counted */
+    }
+    return rc;
 }
 
 static int slot_ok(const gp_share_region *r, int slot, int dev)
@@ -516,6 +696,30 @@ static void add_usage(gp_share_region *r, share_slot *s, int dev, uint64_t bytes
     add_total(r, dev, bytes);
 }
 
+/* What this handle's own slot holds by its own count, the file aside. */
+static void add_own(gp_share_region *r, int slot, int dev, uint64_t bytes)
+{
+    if (slot == r->self_slot) {
+        r->own[dev] = bytes > UINT64_MAX - r->own[dev] ? UINT64_MAX : r->own[dev] + bytes;
+    }
+}
+
+static void sub_own(gp_share_region *r, int slot, int dev, uint64_t bytes)
+{
+    if (slot == r->self_slot) {
+        r->own[dev] -= bytes > r->own[dev] ? r->own[dev] : bytes;
+    }
+}
+
+/* The usage an admission for slot is checked against: the region's total, or for the handle's
+ * own slot, what this process holds by its own count if the file says less (the job can write
+ * the file; usage it writes only ever denies). */
+static uint64_t used_by(const gp_share_region *r, int slot, int dev)
+{
+    uint64_t t = r->sync->totals[dev];
+    return slot == r->self_slot && r->own[dev] > t ? r->own[dev] : t;
+}
+
 int gp_share_region_reserve(gp_share_region *r, int slot, int dev, uint64_t bytes)
 {
     if (!slot_ok(r, slot, dev)) {
@@ -529,13 +733,14 @@ int gp_share_region_reserve(gp_share_region *r, int slot, int dev, uint64_t byte
     share_slot *s = &r->slots[slot];
     if (s->pid == 0) {
         rc = GP_ESTATE;
-    } else if (!fits(r->sync->totals[dev], bytes, limit) &&
-               (reclaim(r) == 0 || !fits(r->sync->totals[dev], bytes, limit))) {
+    } else if (!fits(used_by(r, slot, dev), bytes, limit) &&
+               (reclaim(r) == 0 || !fits(used_by(r, slot, dev), bytes, limit))) {
         rc = GP_ENOSPC;
     } else if (s->pid == 0) {
         rc = GP_ESTATE; /* reclaimed as dead: the caller's identity is wrong */
     } else {
         add_usage(r, s, dev, bytes); /* fits() bounds the total: it does not saturate here */
+        add_own(r, slot, dev, bytes);
     }
     unlock_region(r);
     return rc;
@@ -555,6 +760,7 @@ int gp_share_region_charge(gp_share_region *r, int slot, int dev, uint64_t bytes
         rc = GP_ESTATE;
     } else {
         add_usage(r, s, dev, bytes);
+        add_own(r, slot, dev, bytes);
     }
     unlock_region(r);
     return rc;
@@ -575,6 +781,7 @@ int gp_share_region_release(gp_share_region *r, int slot, int dev, uint64_t byte
     if (v && s->pid != 0) {
         sub_total(r, dev, v);
     }
+    sub_own(r, slot, dev, bytes); /* freed, whatever the file says */
     unlock_region(r);
     return 0;
 }
@@ -589,7 +796,7 @@ int gp_share_region_usage(gp_share_region *r, int dev, uint64_t *out)
         return rc;
     }
     reclaim(r);
-    *out = r->sync->totals[dev];
+    *out = used_by(r, r->self_slot, dev);
     unlock_region(r);
     return 0;
 }

@@ -1,33 +1,44 @@
 /*
- * The shared region: the memory limits of one job replica and the GPU memory each of its
- * processes holds, in one file that every process of the replica maps MAP_SHARED.
+ * The shared region: the limits of one job replica, and the GPU memory each of its processes
+ * holds. Two files, so that the job can write its usage and only read its limits:
  *
- * gpupool-run creates the file with gp_share_region_create() before the job starts; the job's
- * processes (through libgpushare.so) open it, claim one slot each, and charge and release their
- * allocations against it. The header (magic, version, layout, per-device limits, core limit,
- * policies) is written once, at creation, and is authoritative: the library never writes it and
- * copies it at open, so a later change to the file does not reach processes already running.
+ *   PATH.limits  the limits (magic "GPSL", version, slot count, per-device memory limits, core
+ *                limit and policy, a random region id). Written once by gpupool-run, owned by
+ *                it (root), mode 0640 with the job's group: the job reads it and cannot write,
+ *                replace or chmod it. The library copies it at open; nothing else is trusted.
+ *   PATH         the usage (magic "GPSR", version, layout, the same region id), then the lock
+ *                and the per-device totals, then nslots slots {pid, start time, usage per
+ *                device}. Mode 0660 with the job's group: every process of the replica maps it
+ *                MAP_SHARED and updates its slot.
  *
- * Layout (version 1, native byte order and alignment; the creator and the job share a machine):
+ * Trust. A region is used only when both files are regular files (never followed through a
+ * symbolic link), the limits file is writable by its owner alone, its owner is root or another
+ * user than the caller's (a file the job's user owns could have been written by the job; a job
+ * running as root is trusted with root's files, as it could write anything anyway), the usage
+ * file is not writable by others and has the same owner as the limits file (a file the job put
+ * in its place is refused), and both carry the same region id. Every offset comes from the slot
+ * count of the limits file; nothing read from the usage file is trusted but as usage.
  *
- *   offset 0            header       (magic "GPSR", version, sizes, limits)
- *   lock_offset         the lock     a pthread mutex, PTHREAD_PROCESS_SHARED +
- * PTHREAD_MUTEX_ROBUST, and under it the usage totals per device slots_offset        nslots slots
- * {pid, start time, usage per device}
+ * Usage only ever denies. The job can write the usage file: zeroing it cannot raise a limit (the
+ * limits are elsewhere) but could hide what other processes hold. So each process also keeps in
+ * its own memory what it charged to its slot, and an admission checks the larger of the region's
+ * total and that: no single process passes its limit, whatever the file says. What several
+ * processes hold together beyond the limit after such tampering is the agent's NVML watch's to
+ * catch (memwatch.h). Garbage in the file denies (saturated usage) or at worst stalls the job's
+ * own allocations (a lock held forever times out after GP_SHARE_LOCK_TIMEOUT_S: an error, which
+ * the library answers by refusing).
  *
- * Every access to the slots holds the lock. A process that dies holding it leaves it to the next
- * locker (EOWNERDEAD), which marks it consistent: each update is a handful of stores to one slot,
- * and a half-claimed slot looks like a dead process and is reclaimed.
+ * Every access to the slots holds the lock (a pthread mutex, PTHREAD_PROCESS_SHARED +
+ * PTHREAD_MUTEX_ROBUST). A process that dies holding it leaves it to the next locker
+ * (EOWNERDEAD), which marks it consistent and recomputes the totals from the slots: each update
+ * is a handful of stores to one slot, and a half-claimed slot looks like a dead process and is
+ * reclaimed.
  *
  * A slot belongs to a process identified by its pid and its start time (field 22 of
  * /proc/PID/stat), so a recycled pid does not inherit a dead process's usage. The slots of dead
  * processes (kill(pid, 0) fails with ESRCH, the start time differs, or the process is a zombie)
  * are reclaimed when a slot is needed, when usage is summed for reporting, and before an
  * allocation is refused.
- *
- * Permissions: the file is created mode 0660 with the owner and group given (the job's group, so
- * its processes can update their slots, and no other user can). A region that is writable by
- * others is refused at open (HAMi-core created its accounting file 0666).
  *
  * This module is pure C over libc: gpupool-run links it (the static library gpshareregion), and
  * libgpushare.so compiles it in. Functions return 0 or a negative GP_E* code (gpupool/error.h).
@@ -42,15 +53,25 @@
 
 #include "gpupool/error.h"
 
-#define GP_SHARE_MAGIC         0x52535047u /* "GPSR" in a little-endian file */
-#define GP_SHARE_VERSION       1u
-#define GP_SHARE_MAX_DEVICES   16
-#define GP_SHARE_DEFAULT_SLOTS 128u
-#define GP_SHARE_MAX_SLOTS     4096u
+#define GP_SHARE_MAGIC         0x52535047u /* "GPSR" in a little-endian file: the usage */
+#define GP_SHARE_LIMITS_MAGIC  0x4c535047u /* "GPSL": the limits */
+#define GP_SHARE_VERSION       2u
+#define GP_SHARE_LIMITS_SUFFIX ".limits"
+/* Where the sandbox puts a replica's region (and PATH.limits beside it). When its limits file
+ * exists, the library uses it whatever GPUPOOL_SHARE_REGION says: a process started with an
+ * empty environment is held to the same limits. */
+#define GP_SHARE_REGION_DEFAULT "/run/gpupool/share.region"
+/* A lock held longer than this (never legitimately: updates take microseconds) is an error. */
+#define GP_SHARE_LOCK_TIMEOUT_S 5
+#define GP_SHARE_MAX_DEVICES    16
+#define GP_SHARE_DEFAULT_SLOTS  128u
+#define GP_SHARE_MAX_SLOTS      4096u
 /* A device whose limit is GP_SHARE_UNLIMITED is not limited (nor tracked). */
 #define GP_SHARE_UNLIMITED UINT64_MAX
 
-/* What happens when the library cannot enforce (region unusable, no slot, out of memory). */
+/* What happens when the library cannot enforce (region unusable, no slot, out of memory) without
+ * a region, limits from the environment. A region that was given always fails closed: its
+ * on_error is recorded, and ignored. */
 typedef enum gp_share_on_error {
     GP_SHARE_FAIL_OPEN = 0,  /* let allocations through (the job runs, unlimited) */
     GP_SHARE_FAIL_CLOSED = 1 /* refuse allocations with CUDA_ERROR_OUT_OF_MEMORY */
@@ -101,7 +122,9 @@ uint64_t gp_share_region_limit(const gp_share_region *r, int dev);
 
 /* Claims a slot for the calling process (pid and start time). A slot that already carries this
  * pid and start time belongs to an earlier image of the same process (before exec) and is taken
- * over with its usage cleared. Errors: GP_ENOSPC (every slot held by a live process), GP_EIO. */
+ * over with its usage cleared. The slot becomes this handle's own: what is charged to it is also
+ * counted in the handle (process memory), and its admissions never exceed a limit by that count
+ * whatever the file says. Errors: GP_ENOSPC (every slot held by a live process), GP_EIO. */
 int gp_share_region_attach(gp_share_region *r, int *slot);
 /* The same for a given pid and start time (tests; gpupool-run accounting for a helper). */
 int gp_share_region_attach_pid(gp_share_region *r, pid_t pid, uint64_t start_time, int *slot);
@@ -127,6 +150,9 @@ int gp_share_region_pids(gp_share_region *r, pid_t *pids, int max, int *n);
 /* After fork(), in the child, for a private region: the copied slots and lock belong to the
  * parent; this clears them. */
 void gp_share_region_reset_private(gp_share_region *r);
+/* After fork(), in the child: the handle's own slot and count were the parent's; forgets them
+ * (and for a private region, clears it as above). */
+void gp_share_region_forked(gp_share_region *r);
 /* 1 for a private region. */
 int gp_share_region_is_private(const gp_share_region *r);
 

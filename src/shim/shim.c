@@ -7,9 +7,10 @@
  *     library's constructor, reads it first);
  *   - the first hook that needs it decides the mode, so a process that never uses CUDA (the
  *     job's shell) neither opens the region nor logs:
- *       GPUPOOL_SHARE_REGION set: open the region; its header gives the limits. A region that
- *       cannot be used puts the library in GP_MODE_FAILED (environment limits are NOT a
- *       fallback: they are the job's to set);
+ *       a region given (GP_SHARE_REGION_DEFAULT's limits file exists, else GPUPOOL_SHARE_REGION
+ *       is set): open the region; its limits file gives the limits. A region that cannot be
+ *       used puts the library in GP_MODE_FAILED, closed (environment limits are NOT a
+ *       fallback: they are the job's to set), and so does every later failure (no slot);
  *       no region: limits from the environment in a private region; none set: GP_MODE_OFF.
  * The real libcuda.so.1 / libnvidia-ml.so.1 are loaded on the first hook that calls into them.
  *
@@ -26,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "shim/config.h"
@@ -122,17 +124,29 @@ static void failed(int event, int code, const char *what)
     failure_what = what;
 }
 
+/* A region was given: whatever goes wrong from here on (the region unusable, no slot, no
+ * memory for a record) refuses allocations. Neither the environment's GPUPOOL_SHARE_ON_ERROR
+ * nor the region's on_error can open it: the job could have set or written either. */
 static void start_region(void)
 {
+    fail_closed = 1;
     int rc = gp_share_region_open(config.region_path, &region);
     if (rc != 0) {
-        fail_closed = config.on_error == GP_SHARE_FAIL_CLOSED;
         failed(GP_EV_REGION, rc, config.region_path);
         return;
     }
-    const gp_share_limits *lim = gp_share_region_limits(region);
-    fail_closed = lim->on_error == GP_SHARE_FAIL_CLOSED;
     mode = GP_MODE_ON;
+}
+
+/* The sandbox's region, when its limits file is there (even as something unusable: then it was
+ * meant, and fails closed), takes the place of GPUPOOL_SHARE_REGION: a process started with an
+ * empty environment finds it too. */
+static void find_region(void)
+{
+    struct stat st;
+    if (lstat(GP_SHARE_REGION_DEFAULT GP_SHARE_LIMITS_SUFFIX, &st) == 0) {
+        snprintf(config.region_path, sizeof(config.region_path), "%s", GP_SHARE_REGION_DEFAULT);
+    }
 }
 
 static void start_env(void)
@@ -189,9 +203,7 @@ static void atfork_child(void)
     pthread_mutex_init(&slot_mu, NULL);
     atomic_store(&my_slot, -1);
     atomic_store(&slot_failed, 0);
-    if (region && gp_share_region_is_private(region)) {
-        gp_share_region_reset_private(region);
-    }
+    gp_share_region_forked(region);
 }
 
 /* The environment, as the process was started: read from the constructor. */
@@ -206,6 +218,7 @@ static void read_config(void)
 static void start(void)
 {
     pthread_once(&config_once, read_config);
+    find_region();
     if (config.region_path[0]) {
         start_region();
     } else {
@@ -257,6 +270,12 @@ int gp_shim_fail_closed(void)
     return fail_closed;
 }
 
+int gp_shim_confine_loading(void)
+{
+    int m = gp_shim_mode();
+    return m == GP_MODE_ON || (m == GP_MODE_FAILED && fail_closed);
+}
+
 gp_share_region *gp_shim_region(void)
 {
     return region;
@@ -305,7 +324,8 @@ static gp_voidfn real_fns[GP_FN_COUNT];
 static void load(int lib)
 {
     gp_dlsym_fn rd = gp_shim_real_dlsym();
-    void *h = dlopen(lib_names[lib], RTLD_LAZY | RTLD_LOCAL);
+    gp_dlopen_fn od = gp_shim_real_dlopen();
+    void *h = od ? od(lib_names[lib], RTLD_LAZY | RTLD_LOCAL) : NULL;
     if (!h || !rd) {
         gp_shim_log_once(GP_EV_LIBRARY, "event=library_missing library=%s", lib_names[lib]);
         return;

@@ -1,7 +1,8 @@
 /*
  * Internals of libgpushare.so shared by its files (nothing here is exported but the hooks).
  *
- *   dlsym.c        the function table generated from hooks.h and the dlsym override
+ *   dlsym.c        the function table generated from hooks.h; dlsym, dlvsym, dlopen, dlmopen
+ *   elfsym.c       libc's dynamic-linking functions found without calling them
  *   shim.c         start-up (configuration, region), the real libraries, logging, fork
  *   acct.c         the allocation table and the accounting against the region
  *   hooks_mem.c    allocation and free hooks
@@ -28,6 +29,7 @@
 
 typedef void (*gp_voidfn)(void);
 typedef void *(*gp_dlsym_fn)(void *handle, const char *name);
+typedef void *(*gp_dlopen_fn)(const char *file, int mode);
 
 enum gp_lib { GP_LIB_CUDA = 0, GP_LIB_NVML = 1, GP_LIB_COUNT };
 
@@ -62,8 +64,10 @@ typedef struct gp_fn_info {
 extern const gp_fn_info gp_shim_fns[GP_FN_COUNT];
 extern const gp_voidfn gp_shim_hooks[GP_FN_COUNT];
 
-/* libc's dlsym (never ours); NULL only if glibc has none. */
+/* libc's dlsym and dlopen (never ours; dlsym.c finds them through elfsym.h); NULL only if
+ * glibc has none. The library's own dlopen calls go straight to libc's. */
 gp_dlsym_fn gp_shim_real_dlsym(void);
+gp_dlopen_fn gp_shim_real_dlopen(void);
 
 /* The real function of a row, loading its library on first use; NULL when the library or the
  * symbol is missing. GP_REAL(name) gives it its type. */
@@ -88,7 +92,10 @@ enum gp_mode {
 };
 
 int gp_shim_mode(void);
-int gp_shim_fail_closed(void); /* the on-error policy is "closed" */
+int gp_shim_fail_closed(void); /* the on-error policy is "closed" (always, with a region) */
+/* 1 while a limit applies or enforcement failed closed: dlmopen into a new namespace is refused
+ * and RTLD_DEEPBIND dropped (dlsym.c). Decides the mode (opens the region) on first use. */
+int gp_shim_confine_loading(void);
 /* In GP_MODE_FAILED: logs (once) why enforcement failed at start-up. */
 void gp_shim_report_failure(void);
 struct gp_share_region *gp_shim_region(void);
@@ -113,6 +120,8 @@ enum gp_event {
     GP_EV_LEGACY,
     GP_EV_CORE_UNMEASURED, /* the compute limit cannot measure utilisation */
     GP_EV_CORE_FALLBACK,   /* ... measures the whole device, not the replica's processes */
+    GP_EV_DLMOPEN,         /* a dlmopen into a new namespace was refused */
+    GP_EV_DEEPBIND,        /* RTLD_DEEPBIND was dropped from a dlopen */
     GP_EV_COUNT
 };
 void gp_shim_log_once(int event, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

@@ -136,8 +136,14 @@ typedef struct gp_t_entry {
  * dropped for what the child starts itself). Returns the exit status. */
 int gp_t_main(int argc, char **argv, const gp_t_entry *cases, size_t ncases,
               const gp_t_entry *bodies, size_t nbodies);
+/* The exit status of a test that could not run here (ctest's SKIP_RETURN_CODE). */
+#define GP_T_SKIP 77
+
 /* Runs a body with the library preloaded and extra "NAME=VALUE" variables (NULL-terminated);
- * its stderr goes to DIR/<body>-<n>.err. Returns the exit status (128+signal if killed). */
+ * its stderr goes to DIR/<body>-<n>.err. Returns the exit status (128+signal if killed). Two of
+ * the variables are the harness's: GP_TEST_RUN_DIR=DIR runs the body in a mount namespace of its
+ * own with DIR as /run, GP_TEST_AS_USER=ID as that user and group (both need root); a body that
+ * cannot be run so exits GP_T_SKIP, and gp_t_expect then ends the test with it. */
 int gp_t_run(const char *body, const char *const *env, char *err_path, size_t err_len);
 /* Runs a body and requires status 0 (prints its stderr otherwise). */
 void gp_t_expect(const char *body, const char *const *env);

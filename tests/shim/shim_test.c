@@ -5,10 +5,15 @@
  * Each of HAMi-core's known escapes (../shared/REFERENCE.md section 4) that applies to this
  * library has a case here: stream-ordered and pool allocations, VMM, charging the right device,
  * free never wrapping, a 0666 region, the environment switching enforcement off, exit() in the
- * library (every failure path below ends with the process still running).
+ * library (every failure path below ends with the process still running). So has each way
+ * around the library a job tried (issue 16): libc's own dlsym reached through dlvsym or a lookup
+ * in libc's handle, dlmopen, RTLD_DEEPBIND, the limits rewritten, the usage zeroed, the region
+ * broken (0666, a symbolic link, deleted, of the job's own user, every slot taken: all refuse),
+ * and a process started with an empty environment.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -19,6 +24,7 @@
 #include <unistd.h>
 
 #include "harness.h"
+#include "userns.h"
 #include "shim/region.h"
 
 #define MIB        (1ULL << 20)
@@ -329,6 +335,17 @@ static void body_over_limit(void)
     CUdeviceptr p;
     CHECK_EQ(api.MemAlloc(&p, 1), CUDA_ERROR_OUT_OF_MEMORY);
     check_nvml(0, L0, 0);
+}
+
+/* Exactly the limit of device 0, and not a byte more. */
+static void body_over_limit_free(void)
+{
+    start();
+    CUdeviceptr p, q;
+    CHECK_EQ(api.MemAlloc(&p, L0 + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_EQ(api.MemAlloc(&p, L0), CUDA_SUCCESS);
+    CHECK_EQ(api.MemAlloc(&q, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_EQ(api.MemFree(p), CUDA_SUCCESS);
 }
 
 /* ---- several processes ---- */
@@ -649,6 +666,180 @@ static void body_launch(void)
     CHECK_EQ(api.FakeLaunches() - before, 3);
 }
 
+/* ---- ways around the library ---- */
+
+/* glibc's version of a dynamic-linking function that the running libc has: the newest first. */
+static void *libc_version(void *handle, const char *name, const char **version)
+{
+    static const char *const versions[] = {"GLIBC_2.34", "GLIBC_2.3.4", "GLIBC_2.2.5"};
+    for (size_t i = 0; i < sizeof(versions) / sizeof(versions[0]); i++) {
+        void *f = dlvsym(handle, name, versions[i]);
+        if (f) {
+            *version = versions[i];
+            return f;
+        }
+    }
+    return NULL;
+}
+
+typedef void *(*dlsym_fn)(void *, const char *);
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define GP_HAS_ASAN 1
+#endif
+#endif
+#ifndef GP_HAS_ASAN
+#define GP_HAS_ASAN 0
+#endif
+typedef void *(*dlvsym_fn)(void *, const char *, const char *);
+
+/* libc's own lookup functions are never handed out: every way of asking for dlsym, dlvsym,
+ * dlopen or dlmopen gives ours, and dlvsym of a hooked name gives the hook. Through each, an
+ * allocation past the limit is refused. */
+static void body_dlvsym(void)
+{
+    start();
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
+    CHECK(libc != NULL && cuda != NULL);
+    static const char *const names[] = {"dlsym", "dlvsym", "dlopen", "dlmopen"};
+    void *handles[] = {libc, RTLD_DEFAULT, RTLD_NEXT};
+    for (size_t n = 0; n < sizeof(names) / sizeof(names[0]); n++) {
+        for (size_t h = 0; h < sizeof(handles) / sizeof(handles[0]); h++) {
+            const char *v = "";
+            void *by_name = dlsym(handles[h], names[n]);
+            void *by_version = libc_version(handles[h], names[n], &v);
+            if (!by_name || !in_shim(by_name) || !by_version || !in_shim(by_version)) {
+                gp_t_fail(__FILE__, __LINE__, "%s in handle %zu: %s / %s@%s", names[n], h,
+                          gp_t_object_of(by_name), gp_t_object_of(by_version), v);
+            }
+        }
+    }
+    /* libc's dlsym, as the job asked for it, on the driver's handle: the hook. */
+    const char *v = "";
+    dlsym_fn ds;
+    void *sym = libc_version(libc, "dlsym", &v);
+    memcpy(&ds, &sym, sizeof(sym));
+    CUresult (*alloc)(CUdeviceptr *, size_t);
+    void *fn = ds(cuda, "cuMemAlloc_v2");
+    CHECK(in_shim(fn));
+    memcpy(&alloc, &fn, sizeof(fn));
+    CUdeviceptr p;
+    CHECK_EQ(alloc(&p, L0 + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    /* dlvsym of the driver's functions: never the real ones (an unversioned driver has none to
+     * give: glibc matches a version only). */
+    dlvsym_fn dv;
+    sym = libc_version(RTLD_DEFAULT, "dlvsym", &v);
+    memcpy(&dv, &sym, sizeof(sym));
+    static const char *const hooked[] = {"cuMemAlloc_v2", "cuGetProcAddress_v2", "cuMemCreate",
+                                         "cuMemAllocAsync"};
+    for (size_t i = 0; i < sizeof(hooked) / sizeof(hooked[0]); i++) {
+        fn = dv(cuda, hooked[i], "GLIBC_2.2.5");
+        if (fn && !in_shim(fn)) {
+            gp_t_fail(__FILE__, __LINE__, "dlvsym %s: %s", hooked[i], gp_t_object_of(fn));
+        }
+    }
+    /* libc's dlvsym of libc's dlsym, then the driver through it. */
+    sym = dv(libc, "dlsym", v);
+    CHECK(in_shim(sym));
+    memcpy(&ds, &sym, sizeof(sym));
+    fn = ds(cuda, "cuMemAlloc_v2");
+    memcpy(&alloc, &fn, sizeof(fn));
+    CHECK_EQ(alloc(&p, L0 + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_EQ(alloc(&p, L0), CUDA_SUCCESS);
+    CHECK_EQ(api.MemFree(p), CUDA_SUCCESS);
+    /* Functions the library does not hook stay the driver's. */
+    fn = ds(cuda, "cuCtxGetDevice");
+    CHECK(fn != NULL && !in_shim(fn));
+}
+
+/* While a limit applies, no new namespace: the driver loaded there would not have the library. */
+static void body_dlmopen(void)
+{
+    start();
+    dlerror();
+    CHECK(dlmopen(LM_ID_NEWLM, "libcuda.so.1", RTLD_NOW | RTLD_LOCAL) == NULL);
+    const char *e = dlerror();
+    CHECK(e != NULL && strstr(e, "dlmopen into a new namespace is refused") != NULL);
+    CHECK(dlmopen(LM_ID_NEWLM, "libgpattack.so", RTLD_NOW) == NULL);
+    /* Through libc's dlmopen, looked up in libc: ours. */
+    void *libc = dlopen("libc.so.6", RTLD_NOW | RTLD_NOLOAD);
+    void *(*dm)(Lmid_t, const char *, int);
+    void *sym = dlsym(libc, "dlmopen");
+    memcpy(&dm, &sym, sizeof(sym));
+    CHECK(dm(LM_ID_NEWLM, "libgpattack.so", RTLD_NOW) == NULL);
+    /* The base namespace is dlopen's: allowed, and hooked. */
+    void *base = dlmopen(LM_ID_BASE, "libcuda.so.1", RTLD_NOW);
+    CHECK(base != NULL && in_shim(dlsym(base, "cuMemAlloc_v2")));
+}
+
+/* Without a limit nothing is refused: a new namespace loads. */
+static void body_dlmopen_free(void)
+{
+    void *h = dlmopen(LM_ID_NEWLM, "libm.so.6", RTLD_NOW | RTLD_LOCAL);
+    CHECK(h != NULL);
+    CHECK(dlsym(h, "cos") != NULL);
+}
+
+/* RTLD_DEEPBIND is dropped while a limit applies: a library linked against the driver binds to
+ * our hooks and our dlsym, as any other. (A sanitizer runtime refuses RTLD_DEEPBIND itself.) */
+static void body_deepbind(void)
+{
+#if defined(__SANITIZE_ADDRESS__) || GP_HAS_ASAN
+    fprintf(stderr, "deepbind: not with a sanitizer runtime\n");
+#else
+    start();
+    void *cuda = dlopen("libcuda.so.1", RTLD_NOW);
+    void *h = dlopen("libgpattack.so", RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+    CHECK(cuda != NULL && h != NULL);
+    CUresult (*alloc)(CUdeviceptr *, size_t);
+    void *sym = dlsym(h, "gp_attack_alloc");
+    memcpy(&alloc, &sym, sizeof(sym));
+    CUdeviceptr p;
+    CHECK_EQ(alloc(&p, L0 + 1), CUDA_ERROR_OUT_OF_MEMORY);
+    dlsym_fn ds;
+    sym = dlsym(h, "gp_attack_dlsym");
+    memcpy(&ds, &sym, sizeof(sym));
+    CHECK(in_shim(ds(cuda, "cuMemAlloc_v2")));
+    CHECK(in_shim(ds(RTLD_DEFAULT, "dlsym")));
+#endif
+}
+
+/* What a job's process can do to its region files: it cannot write, replace or chmod the limits;
+ * zeroing the usage it can write does not let this process past its limit. */
+static void body_region_tamper(void)
+{
+    start();
+    const char *path = getenv("GPUPOOL_SHARE_REGION");
+    char lpath[512];
+    snprintf(lpath, sizeof(lpath), "%s" GP_SHARE_LIMITS_SUFFIX, path);
+    if (getuid() != 0) {
+        CHECK(open(lpath, O_WRONLY) < 0);
+        CHECK(chmod(lpath, 0666) != 0);
+        CHECK(unlink(lpath) != 0);
+    }
+    CUdeviceptr p, q;
+    CHECK_EQ(api.MemAlloc(&p, L0), CUDA_SUCCESS);
+    /* Totals and slots zeroed (everything after the lock), as a job could. */
+    int fd = open(path, O_RDWR);
+    CHECK(fd >= 0);
+    struct stat st;
+    CHECK(fstat(fd, &st) == 0);
+    size_t from = 64 + sizeof(pthread_mutex_t);
+    char *zero = calloc(1, (size_t)st.st_size);
+    CHECK(zero != NULL);
+    CHECK_EQ(pwrite(fd, zero, (size_t)st.st_size - from, (off_t)from),
+             (ssize_t)((size_t)st.st_size - from));
+    free(zero);
+    close(fd);
+    CHECK_EQ(api.MemAlloc(&q, 1), CUDA_ERROR_OUT_OF_MEMORY);
+    CHECK_EQ(gp_t_free(&api, NULL), 0);
+    CHECK_EQ(api.MemFree(p), CUDA_SUCCESS);
+    CHECK_EQ(api.MemAlloc(&q, L0), CUDA_SUCCESS);
+    CHECK_EQ(api.MemAlloc(&p, 1), CUDA_ERROR_OUT_OF_MEMORY);
+}
+
 /* ---- threads ---- */
 
 #define THREADS 16
@@ -818,16 +1009,18 @@ static void case_kill(void)
     gp_t_expect("kill", env);
 }
 
+/* Every slot taken: refused, whatever the region's on_error (gpupool-run writes open) and the
+ * environment say. */
 static void case_no_slot(void)
 {
     make_region(L0, L1, GP_SHARE_FAIL_OPEN, 1);
-    const char *open_env[] = {region_var(), NULL};
+    const char *open_env[] = {region_var(), "GP_TEST_EXPECT_CLOSED=1",
+                              "GPUPOOL_SHARE_ON_ERROR=open", NULL};
     gp_t_expect("no_slot", open_env);
     CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "event=no_slot"), 1);
-    /* The region's policy decides, not the environment. */
+    CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "policy=closed"), 1);
     make_region(L0, L1, GP_SHARE_FAIL_CLOSED, 1);
-    const char *closed_env[] = {region_var(), "GP_TEST_EXPECT_CLOSED=1",
-                                "GPUPOOL_SHARE_ON_ERROR=open", NULL};
+    const char *closed_env[] = {region_var(), "GP_TEST_EXPECT_CLOSED=1", NULL};
     gp_t_expect("no_slot", closed_env);
 }
 
@@ -864,78 +1057,215 @@ static void case_env_limits(void)
     gp_t_expect("fail_closed", bad_closed);
 }
 
+/* A region that was given fails closed, whatever GPUPOOL_SHARE_ON_ERROR says. */
+static void expect_closed(void)
+{
+    const char *env_open[] = {region_var(), "GPUPOOL_SHARE_ON_ERROR=open", NULL};
+    gp_t_expect("fail_closed", env_open);
+    CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "event=region_unusable"), 1);
+    const char *env_none[] = {region_var(), NULL};
+    gp_t_expect("fail_closed", env_none);
+}
+
 static void case_region_perms(void)
 {
     make_region(L0, L1, GP_SHARE_FAIL_OPEN, 0);
+    char lpath[320];
+    snprintf(lpath, sizeof(lpath), "%s" GP_SHARE_LIMITS_SUFFIX, region_path);
     struct stat st;
     CHECK(stat(region_path, &st) == 0);
     CHECK(S_ISREG(st.st_mode));
     CHECK_EQ(st.st_mode & 07777, 0660);
     CHECK_EQ(st.st_uid, getuid());
+    CHECK(stat(lpath, &st) == 0);
+    CHECK_EQ(st.st_mode & 07777, 0640);
     gp_share_region *r;
     CHECK_EQ(gp_share_region_open(region_path, &r), 0);
     gp_share_region_free(r);
-    if (geteuid() == 0) {
+    if (gp_t_can_be_others()) {
         /* As root (gpupool-run): the owner and group asked for. */
         gp_share_limits lim;
         memset(&lim, 0, sizeof(lim));
-        char other[320];
+        char other[320], olimits[340];
         snprintf(other, sizeof(other), "%s/owned", gp_t_dir());
+        snprintf(olimits, sizeof(olimits), "%s" GP_SHARE_LIMITS_SUFFIX, other);
         CHECK_EQ(gp_share_region_create(other, &lim, 4242, 4343), 0);
         CHECK(stat(other, &st) == 0);
         CHECK_EQ(st.st_uid, 4242);
         CHECK_EQ(st.st_gid, 4343);
         CHECK_EQ(st.st_mode & 07777, 0660);
+        CHECK(stat(olimits, &st) == 0);
+        CHECK_EQ(st.st_uid, 4242);
+        CHECK_EQ(st.st_gid, 4343);
+        CHECK_EQ(st.st_mode & 07777, 0640);
     }
-    /* Writable by others: refused, and the job runs under the on-error policy. */
+    /* The usage writable by others (HAMi-core's 0666), the limits writable by the group: refused,
+     * and the job's allocations with it. */
     CHECK(chmod(region_path, 0666) == 0);
     CHECK_EQ(gp_share_region_open(region_path, &r), GP_EPERM);
     CHECK(r == NULL);
-    const char *env_open[] = {region_var(), NULL};
-    gp_t_expect("fail_open", env_open);
-    CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "event=region_unusable"), 1);
-    const char *env_closed[] = {region_var(), "GPUPOOL_SHARE_ON_ERROR=closed", NULL};
-    gp_t_expect("fail_closed", env_closed);
+    expect_closed();
+    CHECK(chmod(region_path, 0660) == 0);
+    CHECK(chmod(lpath, 0660) == 0);
+    expect_closed();
+    /* Symbolic links in place of either file. */
+    make_region(L0, L1, GP_SHARE_FAIL_OPEN, 0);
+    char moved[340];
+    snprintf(moved, sizeof(moved), "%s.moved", region_path);
+    CHECK(rename(region_path, moved) == 0 && symlink(moved, region_path) == 0);
+    expect_closed();
+    make_region(L0, L1, GP_SHARE_FAIL_OPEN, 0);
+    snprintf(moved, sizeof(moved), "%s.moved", lpath);
+    CHECK(rename(lpath, moved) == 0 && symlink(moved, lpath) == 0);
+    expect_closed();
 }
 
-static void patch_region(long offset, uint32_t value)
+static void patch_file(const char *path, long offset, uint32_t value)
 {
-    FILE *f = fopen(region_path, "r+b");
+    FILE *f = fopen(path, "r+b");
     CHECK(f != NULL);
     CHECK(fseek(f, offset, SEEK_SET) == 0);
     CHECK_EQ(fwrite(&value, sizeof(value), 1, f), 1);
     CHECK(fclose(f) == 0);
 }
 
-/* A region with a wrong magic, a wrong version, too short, or missing: refused; open lets the
- * job run unlimited, closed refuses its allocations. */
+/* A region with a wrong magic, a wrong version, too short, raised limits (the old single-file
+ * layout's offset), another region's usage, or either file missing: refused, and the job's
+ * allocations with it whatever its environment says; a process that does not use CUDA neither
+ * opens the region nor logs. */
 static void case_region_invalid(void)
 {
-    for (int variant = 0; variant < 4; variant++) {
-        make_region(L0, L1, GP_SHARE_FAIL_CLOSED, 0);
+    char lpath[320];
+    for (int variant = 0; variant < 7; variant++) {
+        make_region(L0, L1, GP_SHARE_FAIL_OPEN, 0);
+        snprintf(lpath, sizeof(lpath), "%s" GP_SHARE_LIMITS_SUFFIX, region_path);
         gp_share_region *r;
         int want = GP_EPARSE;
         if (variant == 0) {
-            patch_region(0, 0x12345678u);
+            patch_file(region_path, 0, 0x12345678u);
         } else if (variant == 1) {
-            patch_region(4, GP_SHARE_VERSION + 1);
+            patch_file(lpath, 4, GP_SHARE_VERSION + 1);
             want = GP_ENOTSUP;
         } else if (variant == 2) {
             CHECK(truncate(region_path, 100) == 0);
-        } else {
+        } else if (variant == 3) {
+            patch_file(lpath, 48, 0xffffffffu); /* device 0's limit raised */
+            patch_file(lpath, 52, 0xffffffffu);
+            want = 0;
+        } else if (variant == 4) {
+            gp_share_limits lim;
+            memset(&lim, 0, sizeof(lim));
+            char other[320];
+            snprintf(other, sizeof(other), "%s/other", gp_t_dir());
+            CHECK_EQ(gp_share_region_create(other, &lim, (uid_t)-1, (gid_t)-1), 0);
+            CHECK(rename(other, region_path) == 0);
+        } else if (variant == 5) {
             CHECK(unlink(region_path) == 0);
             want = GP_ENOENT;
+        } else {
+            CHECK(unlink(lpath) == 0);
+            want = GP_ENOENT;
+        }
+        if (want == 0) {
+            /* Only someone who can write the limits file raises the limit: root, here. */
+            CHECK_EQ(gp_share_region_open(region_path, &r), 0);
+            gp_share_region_free(r);
+            continue;
         }
         CHECK_EQ(gp_share_region_open(region_path, &r), want);
-        const char *env_open[] = {region_var(), NULL};
-        gp_t_expect("fail_open", env_open);
-        const char *env_closed[] = {region_var(), "GPUPOOL_SHARE_ON_ERROR=closed", NULL};
-        gp_t_expect("fail_closed", env_closed);
-        CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "event=region_unusable"), 1);
-        /* A process that never calls CUDA neither opens the region nor logs. */
+        expect_closed();
+        const char *env_closed[] = {region_var(), NULL};
         gp_t_expect("quiet", env_closed);
         CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "gpushare:"), 0);
     }
+}
+
+/* The region's files as the job's user sees them (needs root, to be another user): owned by
+ * root with the job's group, they hold it to its limit, and it can neither write nor chmod nor
+ * remove the limits; owned by the job's own user, or the limits writable by the job's group,
+ * they are not trusted and its allocations are refused. */
+static void case_region_owner(void)
+{
+    if (!gp_t_can_be_others()) {
+        printf("skipped: needs root\n");
+        exit(GP_T_SKIP);
+    }
+    CHECK(chmod(gp_t_dir(), 0711) == 0);
+    gp_share_limits lim;
+    memset(&lim, 0, sizeof(lim));
+    lim.ndevices = 2;
+    lim.mem_bytes[0] = L0;
+    lim.mem_bytes[1] = L1;
+    snprintf(region_path, sizeof(region_path), "%s/region", gp_t_dir());
+    CHECK_EQ(gp_share_region_create(region_path, &lim, 0, 4242), 0);
+    const char *env[] = {region_var(), "GP_TEST_AS_USER=4242", NULL};
+    gp_t_expect("region_tamper", env);
+    char lpath[320];
+    snprintf(lpath, sizeof(lpath), "%s" GP_SHARE_LIMITS_SUFFIX, region_path);
+    CHECK(chmod(lpath, 0660) == 0);
+    const char *closed[] = {region_var(), "GP_TEST_AS_USER=4242", "GPUPOOL_SHARE_ON_ERROR=open",
+                            NULL};
+    gp_t_expect("fail_closed", closed);
+    CHECK_EQ(gp_share_region_create(region_path, &lim, 4242, 4242), 0);
+    gp_t_expect("fail_closed", closed);
+    CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "event=region_unusable"), 1);
+}
+
+/* The job zeroes the usage it can write: this process stays within its limit (as root, who may
+ * write anything; case_region_owner does it as the job's user). */
+static void case_region_tamper(void)
+{
+    with_region("region_tamper");
+}
+
+/* A process started with an empty environment (LD_PRELOAD aside: the sandbox preloads through
+ * /etc/ld.so.preload) finds the sandbox's region at GP_SHARE_REGION_DEFAULT, which wins over
+ * GPUPOOL_SHARE_REGION. Needs a mount namespace (root), for a /run of its own. */
+static void case_default_region(void)
+{
+    char run[300], gpdir[320];
+    snprintf(run, sizeof(run), "%s/run", gp_t_dir());
+    snprintf(gpdir, sizeof(gpdir), "%s/gpupool", run);
+    CHECK(mkdir(run, 0755) == 0 && mkdir(gpdir, 0755) == 0);
+    gp_share_limits lim;
+    memset(&lim, 0, sizeof(lim));
+    lim.ndevices = 2;
+    lim.mem_bytes[0] = L0;
+    lim.mem_bytes[1] = L1;
+    char path[400];
+    snprintf(path, sizeof(path), "%s/share.region", gpdir);
+    CHECK_EQ(gp_share_region_create(path, &lim, (uid_t)-1, (gid_t)-1), 0);
+    char run_var[340];
+    snprintf(run_var, sizeof(run_var), "GP_TEST_RUN_DIR=%s", run);
+    const char *bare[] = {run_var, NULL};
+    gp_t_expect("over_limit_free", bare);
+    /* A bigger region named in the environment changes nothing. */
+    make_region(4 * L0, L1, GP_SHARE_FAIL_OPEN, 0);
+    const char *named[] = {run_var, region_var(), "GPUPOOL_GPU_MEMORY_LIMIT_MIB=100000", NULL};
+    gp_t_expect("over_limit_free", named);
+    /* The default's limits file present but unusable (here: not a regular file): closed. */
+    char lpath[420];
+    snprintf(lpath, sizeof(lpath), "%s" GP_SHARE_LIMITS_SUFFIX, path);
+    CHECK(unlink(lpath) == 0 && mkdir(lpath, 0700) == 0);
+    gp_t_expect("fail_closed", bare);
+}
+
+static void case_dlvsym(void)
+{
+    with_region("dlvsym");
+}
+
+static void case_dlmopen(void)
+{
+    with_region("dlmopen");
+    CHECK_EQ(gp_t_count_in_file(gp_t_last_err(), "event=dlmopen_refused"), 1);
+    const char *none[] = {NULL};
+    gp_t_expect("dlmopen_free", none);
+}
+
+static void case_deepbind(void)
+{
+    with_region("deepbind");
 }
 
 static void case_over_limit(void)
@@ -1002,6 +1332,12 @@ static const gp_t_entry bodies[] = {
     {"legacy", body_legacy},
     {"launch", body_launch},
     {"threads", body_threads},
+    {"over_limit_free", body_over_limit_free},
+    {"dlvsym", body_dlvsym},
+    {"dlmopen", body_dlmopen},
+    {"dlmopen_free", body_dlmopen_free},
+    {"deepbind", body_deepbind},
+    {"region_tamper", body_region_tamper},
 };
 
 static const gp_t_entry cases[] = {
@@ -1028,6 +1364,12 @@ static const gp_t_entry cases[] = {
     {"legacy", case_legacy},
     {"launch", case_launch},
     {"threads", case_threads},
+    {"dlvsym", case_dlvsym},
+    {"dlmopen", case_dlmopen},
+    {"deepbind", case_deepbind},
+    {"region_tamper", case_region_tamper},
+    {"region_owner", case_region_owner},
+    {"default_region", case_default_region},
 };
 
 int main(int argc, char **argv)

@@ -1,14 +1,22 @@
 /*
- * The shared region without the library: creation and permissions, validation of every header
- * field that open() trusts, slots, exact-limit reservations, saturation, and reclaiming the slots
- * of dead processes (killed, zombie, pid reused) and a lock whose owner died holding it.
+ * The shared region without the library: creation and permissions, validation of every field of
+ * the limits file and of the usage header that open() relies on, the trust rules (owner, mode,
+ * symbolic links, a usage file of another owner or region), slots, exact-limit reservations,
+ * saturation, usage the job zeroes, a wedged lock, and reclaiming the slots of dead processes
+ * (killed, zombie, pid reused) and a lock whose owner died holding it.
+ *
+ * Run as root (a region is trusted when root owns it; CI runs as root); as another user, the
+ * program first enters a user namespace of its own in which it is root, where it can.
  */
 #define _GNU_SOURCE
 #include "base/procstat.h"
 #include "shim/region.h"
 #include "tests/unit/harness.h"
+#include "userns.h"
 
+#include <errno.h>
 #include <fcntl.h>
+#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -26,6 +34,7 @@
 typedef struct fixture {
     char dir[64];
     char path[128];
+    char lpath[140]; /* path.limits */
 } fixture;
 
 /* gp_proc_stat_read's start time and state. */
@@ -52,6 +61,7 @@ static int setup(void **state)
         return -1;
     }
     snprintf(f->path, sizeof(f->path), "%s/region", f->dir);
+    snprintf(f->lpath, sizeof(f->lpath), "%s" GP_SHARE_LIMITS_SUFFIX, f->path);
     *state = f;
     return 0;
 }
@@ -59,11 +69,13 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
-    char cmd[160];
-    snprintf(cmd, sizeof(cmd), "%s/region", f->dir);
-    unlink(cmd);
-    snprintf(cmd, sizeof(cmd), "%s/link", f->dir);
-    unlink(cmd);
+    static const char *const names[] = {"region",      "region.limits", "link",
+                                        "link.limits", "other",         "other.limits"};
+    for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
+        char p[160];
+        snprintf(p, sizeof(p), "%s/%s", f->dir, names[i]);
+        unlink(p);
+    }
     rmdir(f->dir);
     free(f);
     return 0;
@@ -141,6 +153,8 @@ static void test_create_open(void **state)
     struct stat st;
     assert_int_equal(stat(f->path, &st), 0);
     assert_int_equal(st.st_mode & 07777, 0660);
+    assert_int_equal(stat(f->lpath, &st), 0);
+    assert_int_equal(st.st_mode & 07777, 0640);
     assert_false(gp_share_region_is_private(r));
     gp_share_region_free(r);
     gp_share_region_free(NULL);
@@ -165,64 +179,253 @@ static void test_create_invalid(void **state)
     assert_int_equal(access(f->path, F_OK), -1);
 }
 
-static void patch(fixture *f, long offset, const void *v, size_t n)
+static void patch(const char *path, long offset, const void *v, size_t n)
 {
-    int fd = open(f->path, O_RDWR);
+    int fd = open(path, O_RDWR);
     assert_true(fd >= 0);
     assert_int_equal(pwrite(fd, v, n, offset), (ssize_t)n);
     close(fd);
 }
 
-/* Each header field open() relies on is checked (offsets: the version-1 layout). */
+static void expect_open(const char *path, int want, const char *what)
+{
+    gp_share_region *r = (gp_share_region *)1;
+    int rc = gp_share_region_open(path, &r);
+    if (rc != want) {
+        fail_msg("%s: got %d, want %d", what, rc, want);
+    }
+    assert_null(r);
+}
+
+/* Each field open() relies on is checked (offsets: the version-2 layouts), in the limits file and
+ * in the usage file's header. */
 static void test_validation(void **state)
 {
     fixture *f = *state;
     static const struct {
+        int usage; /* 0: the limits file; 1: the usage file */
         long offset;
         uint32_t value;
         int want;
     } bad[] = {
-        {0, 0x47505352u, GP_EPARSE}, /* magic */
-        {4, 2, GP_ENOTSUP},          /* version */
-        {8, 100, GP_EPARSE},         /* header size */
-        {12, 8, GP_EPARSE},          /* slot size */
-        {16, 24, GP_EPARSE},         /* lock size */
-        {20, 0, GP_EPARSE},          /* no slots */
-        {20, 129, GP_EPARSE},        /* more slots than the file holds */
-        {20, 1u << 30, GP_EPARSE},   /* absurd slot count */
-        {24, 17, GP_EPARSE},         /* devices */
-        {28, 101, GP_EPARSE},        /* core percent */
-        {32, 2, GP_EPARSE},          /* core policy */
-        {36, 2, GP_EPARSE},          /* on error */
-        {40, 8, GP_EPARSE},          /* lock offset */
+        {0, 0, 0x52535047u, GP_EPARSE},  /* limits magic (the usage file's) */
+        {0, 4, 1, GP_ENOTSUP},           /* version 1, a single file of old */
+        {0, 8, 100, GP_EPARSE},          /* size */
+        {0, 12, 0, GP_EPARSE},           /* no slots */
+        {0, 12, 129, GP_EPARSE},         /* more slots than the usage file holds */
+        {0, 12, 1u << 30, GP_EPARSE},    /* absurd slot count */
+        {0, 16, 17, GP_EPARSE},          /* devices */
+        {0, 20, 101, GP_EPARSE},         /* core percent */
+        {0, 24, 2, GP_EPARSE},           /* core policy */
+        {0, 28, 2, GP_EPARSE},           /* on error */
+        {0, 32, 0x12345678u, GP_EPARSE}, /* region id */
+        {1, 0, 0x4c535047u, GP_EPARSE},  /* usage magic (the limits file's) */
+        {1, 4, 3, GP_ENOTSUP},           /* version */
+        {1, 8, 100, GP_EPARSE},          /* header size */
+        {1, 12, 8, GP_EPARSE},           /* slot size */
+        {1, 16, 24, GP_EPARSE},          /* lock size */
+        {1, 20, 64, GP_EPARSE},          /* slot count other than the limits' */
+        {1, 24, 0x12345678u, GP_EPARSE}, /* region id */
+        {1, 40, 8, GP_EPARSE},           /* lock offset */
+        {1, 48, 8, GP_EPARSE},           /* slots offset */
+        {1, 56, 8, GP_EPARSE},           /* file size */
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         gp_share_region_free(make(f, MIB, 0));
-        patch(f, bad[i].offset, &bad[i].value, sizeof(bad[i].value));
-        gp_share_region *r = (gp_share_region *)1;
-        int rc = gp_share_region_open(f->path, &r);
-        if (rc != bad[i].want) {
-            fail_msg("field at %ld = %u: got %d, want %d", bad[i].offset, bad[i].value, rc,
-                     bad[i].want);
-        }
-        assert_null(r);
+        patch(bad[i].usage ? f->path : f->lpath, bad[i].offset, &bad[i].value,
+              sizeof(bad[i].value));
+        char what[64];
+        snprintf(what, sizeof(what), "%s field at %ld = %u", bad[i].usage ? "usage" : "limits",
+                 bad[i].offset, bad[i].value);
+        expect_open(f->path, bad[i].want, what);
     }
-    /* Too short for its slots. */
+    /* Too short for its slots; a limits file of another size. */
     gp_share_region_free(make(f, MIB, 0));
     assert_int_equal(truncate(f->path, 4096), 0);
-    gp_share_region *r;
-    assert_int_equal(gp_share_region_open(f->path, &r), GP_EPARSE);
-    /* Writable by others (HAMi-core's 0666), a symbolic link, a directory: refused. */
+    expect_open(f->path, GP_EPARSE, "usage truncated");
+    gp_share_region_free(make(f, MIB, 0));
+    assert_int_equal(truncate(f->lpath, 100), 0);
+    expect_open(f->path, GP_EPARSE, "limits truncated");
+    /* Either file missing. */
+    gp_share_region_free(make(f, MIB, 0));
+    assert_int_equal(unlink(f->lpath), 0);
+    expect_open(f->path, GP_ENOENT, "limits missing");
+    gp_share_region_free(make(f, MIB, 0));
+    assert_int_equal(unlink(f->path), 0);
+    expect_open(f->path, GP_ENOENT, "usage missing");
+    assert_int_not_equal(gp_share_region_open(f->dir, &(gp_share_region *){NULL}), 0);
+    expect_open("/nonexistent-region", GP_ENOENT, "nothing");
+}
+
+/* Permissions: a usage file writable by others (HAMi-core's 0666), a limits file writable by
+ * anyone but its owner, a symbolic link to either, a directory: refused. */
+static void test_permissions(void **state)
+{
+    fixture *f = *state;
     gp_share_region_free(make(f, MIB, 0));
     assert_int_equal(chmod(f->path, 0666), 0);
-    assert_int_equal(gp_share_region_open(f->path, &r), GP_EPERM);
+    expect_open(f->path, GP_EPERM, "usage 0666");
     assert_int_equal(chmod(f->path, 0660), 0);
-    char link[160];
-    snprintf(link, sizeof(link), "%s/link", f->dir);
-    assert_int_equal(symlink(f->path, link), 0);
-    assert_int_equal(gp_share_region_open(link, &r), GP_EPERM);
-    assert_int_not_equal(gp_share_region_open(f->dir, &r), 0);
-    assert_int_equal(gp_share_region_open("/nonexistent-region", &r), GP_ENOENT);
+    assert_int_equal(chmod(f->lpath, 0660), 0);
+    expect_open(f->path, GP_EPERM, "limits 0660");
+    assert_int_equal(chmod(f->lpath, 0642), 0);
+    expect_open(f->path, GP_EPERM, "limits 0642");
+    assert_int_equal(chmod(f->lpath, 0640), 0);
+    gp_share_region *r;
+    assert_int_equal(gp_share_region_open(f->path, &r), 0);
+    gp_share_region_free(r);
+    /* Symbolic links: to the pair, and a real usage file beside a linked limits file. */
+    char lnk[160], llnk[170];
+    snprintf(lnk, sizeof(lnk), "%s/link", f->dir);
+    snprintf(llnk, sizeof(llnk), "%s" GP_SHARE_LIMITS_SUFFIX, lnk);
+    assert_int_equal(symlink(f->path, lnk), 0);
+    assert_int_equal(link(f->lpath, llnk), 0); /* the same limits file, under the link's name */
+    expect_open(lnk, GP_EPERM, "usage a symbolic link");
+    assert_int_equal(unlink(llnk), 0);
+    assert_int_equal(symlink(f->lpath, llnk), 0);
+    expect_open(lnk, GP_EPERM, "both symbolic links");
+    assert_int_equal(unlink(lnk), 0);
+    assert_int_equal(link(f->path, lnk), 0);
+    expect_open(lnk, GP_EPERM, "limits a symbolic link");
+    /* A directory in the limits file's place. */
+    assert_int_equal(unlink(f->lpath), 0);
+    assert_int_equal(mkdir(f->lpath, 0700), 0);
+    expect_open(f->path, GP_EPERM, "limits a directory");
+    assert_int_equal(rmdir(f->lpath), 0);
+}
+
+/* Trust: a limits file the caller's own (non-root) user owns could have been written by it; a
+ * usage file owned by another user than the limits file was put there by someone else. Needs
+ * root, to own files as other users. */
+static void test_owners(void **state)
+{
+    fixture *f = *state;
+    if (!gp_t_can_be_others()) {
+        skip(); /* not root, or root of a user namespace with one uid: no other user to be */
+    }
+    assert_int_equal(chmod(f->dir, 0711), 0);
+    gp_share_region_free(make(f, MIB, 0));
+    /* Owned by root: trusted by anyone. Another user's pair: trusted by root. */
+    assert_int_equal(chown(f->lpath, 4242, 4242), 0);
+    assert_int_equal(chown(f->path, 4242, 4242), 0);
+    gp_share_region *r;
+    assert_int_equal(gp_share_region_open(f->path, &r), 0);
+    gp_share_region_free(r);
+    /* The usage file of another owner than the limits file: refused. */
+    assert_int_equal(chown(f->path, 4343, 4242), 0);
+    expect_open(f->path, GP_EPERM, "usage owned by another user");
+    assert_int_equal(chown(f->path, 4242, 4242), 0);
+    /* As user 4242 (a child): its own limits file is refused; root's is trusted. */
+    pid_t child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(4242) != 0 || setuid(4242) != 0) {
+            _exit(10);
+        }
+        gp_share_region *c = NULL;
+        int own = gp_share_region_open(f->path, &c);
+        _exit(own == GP_EPERM && c == NULL ? 0 : 11);
+    }
+    int status;
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+    assert_int_equal(chown(f->lpath, 0, 4242), 0);
+    assert_int_equal(chown(f->path, 0, 4242), 0);
+    child = fork();
+    assert_true(child >= 0);
+    if (child == 0) {
+        if (setgroups(0, NULL) != 0 || setgid(4242) != 0 || setuid(4242) != 0) {
+            _exit(10);
+        }
+        gp_share_region *c = NULL;
+        _exit(gp_share_region_open(f->path, &c) == 0 ? 0 : 12);
+    }
+    assert_int_equal(waitpid(child, &status, 0), child);
+    assert_true(WIFEXITED(status));
+    assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/* A usage file of another region (another creation) beside these limits: refused. */
+static void test_other_region(void **state)
+{
+    fixture *f = *state;
+    gp_share_region_free(make(f, MIB, 0));
+    char other[160];
+    snprintf(other, sizeof(other), "%s/other", f->dir);
+    gp_share_limits lim = limits(MIB, 0);
+    assert_int_equal(gp_share_region_create(other, &lim, (uid_t)-1, (gid_t)-1), 0);
+    assert_int_equal(rename(other, f->path), 0);
+    expect_open(f->path, GP_EPARSE, "usage of another region");
+}
+
+/* The job can write the usage file: zeroing it (totals and slots) after allocating does not let
+ * this process pass its limit, and releases still count. */
+static void test_usage_zeroed(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    int s;
+    assert_int_equal(gp_share_region_attach(r, &s), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 6 * MIB), 0);
+    struct stat st;
+    assert_int_equal(stat(f->path, &st), 0);
+    size_t size = (size_t)st.st_size;
+    char *zero = calloc(1, size);
+    assert_non_null(zero);
+    /* Everything after the lock (the totals and the slots), as a job could. */
+    long from = 64 + (long)sizeof(pthread_mutex_t);
+    patch(f->path, from, zero, size - (size_t)from);
+    free(zero);
+    assert_int_equal(usage(r, 0), 6 * MIB);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 4 * MIB), GP_ESTATE); /* slot freed */
+    assert_int_equal(gp_share_region_attach(r, &s), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 4 * MIB), GP_ENOSPC);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 2 * MIB), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 1), GP_ENOSPC);
+    assert_int_equal(gp_share_region_release(r, s, 0, 6 * MIB), 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 6 * MIB), 0);
+    gp_share_region_free(r);
+}
+
+/* A lock the job wedged (its bytes written to look held by a live thread): an error after the
+ * time-out, not a hang. */
+static void test_wedged_lock(void **state)
+{
+    fixture *f = *state;
+    gp_share_region *r = make(f, 8 * MIB, 0);
+    int s;
+    assert_int_equal(gp_share_region_attach(r, &s), 0);
+    pid_t holder = fork();
+    assert_true(holder >= 0);
+    if (holder == 0) {
+        /* Holds the lock and stays alive: no EOWNERDEAD to recover from. */
+        gp_share_region *c = NULL;
+        if (gp_share_region_open(f->path, &c) != 0) {
+            _exit(2);
+        }
+        int fd = open(f->path, O_RDWR);
+        void *p = mmap(NULL, 65536, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+        if (fd < 0 || p == MAP_FAILED) {
+            _exit(3);
+        }
+        pthread_mutex_lock((pthread_mutex_t *)(void *)((char *)p + 64));
+        for (;;) {
+            pause();
+        }
+    }
+    /* Until the holder has it: then the reservation waits GP_SHARE_LOCK_TIMEOUT_S and fails. */
+    int rc;
+    for (int tries = 0; (rc = gp_share_region_reserve(r, s, 0, 1)) == 0 && tries < 5000; tries++) {
+        assert_int_equal(gp_share_region_release(r, s, 0, 1), 0);
+        struct timespec ts = {0, 1000000};
+        nanosleep(&ts, NULL);
+    }
+    assert_int_equal(rc, GP_EIO);
+    kill(holder, SIGKILL);
+    waitpid(holder, NULL, 0);
+    assert_int_equal(gp_share_region_reserve(r, s, 0, 1), 0); /* the owner died: recovered */
+    gp_share_region_free(r);
 }
 
 static void test_reserve_exact(void **state)
@@ -323,12 +526,16 @@ static void test_pid_reuse(void **state)
     assert_int_equal(gp_share_region_attach_pid(r, getpid(), start + 1, &s), 0);
     assert_int_equal(gp_share_region_charge(r, s, 0, MIB), 0);
     assert_int_equal(usage(r, 0), 0);
-    /* The same pid and start time: an earlier image (exec) of this process, taken over. */
+    /* The same pid and start time: an earlier image (exec) of this process, which had its own
+     * handle, taken over by the new image's. */
     assert_int_equal(gp_share_region_attach(r, &s), 0);
     assert_int_equal(gp_share_region_charge(r, s, 0, MIB), 0);
-    assert_int_equal(gp_share_region_attach(r, &again), 0);
+    gp_share_region *image;
+    assert_int_equal(gp_share_region_open(f->path, &image), 0);
+    assert_int_equal(gp_share_region_attach(image, &again), 0);
     assert_int_equal(again, s);
-    assert_int_equal(usage(r, 0), 0);
+    assert_int_equal(usage(image, 0), 0);
+    gp_share_region_free(image);
     gp_share_region_free(r);
 }
 
@@ -442,10 +649,16 @@ static void test_proc_stat(void **state)
 
 int main(void)
 {
+    gp_t_become_root();
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_create_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_create_invalid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_validation, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_permissions, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owners, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_other_region, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_usage_zeroed, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_wedged_lock, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reserve_exact, setup, teardown),
         cmocka_unit_test_setup_teardown(test_saturation, setup, teardown),
         cmocka_unit_test_setup_teardown(test_killed, setup, teardown),

@@ -36,12 +36,13 @@ job_cmd = ("echo limits=$GPUPOOL_GPU_MEMORY_LIMIT_MIB,$GPUPOOL_GPU_CORE_LIMIT,"
 
 def region_limits(path):
     """(ndevices, core_percent, core_policy, memory bytes of device 0) from a share region's
-    header (src/shim/region.c: ten uint32, three uint64, then the per-device limits)."""
-    with open(path, "rb") as f:
-        h = f.read(64 + 8 * 16)
-    magic, _, _, _, _, _, ndev, core, policy, _ = struct.unpack_from("=10I", h)
-    check(magic == 0x52535047, "a share region", path)
-    return ndev, core, policy, struct.unpack_from("=Q", h, 64)[0]
+    limits file, PATH.limits (src/shim/region.c: eight uint32, a 16-byte id, then the per-device
+    limits)."""
+    with open(path + ".limits", "rb") as f:
+        h = f.read(48 + 8 * 16)
+    magic, version, _, _, ndev, core, policy, _ = struct.unpack_from("=8I", h)
+    check(magic == 0x4c535047 and version == 2, "a share region's limits", path)
+    return ndev, core, policy, struct.unpack_from("=Q", h, 48)[0]
 
 
 port = free_ports(2)
