@@ -356,6 +356,7 @@ static int start_logs(gp_agent *a, gp_diag *d)
     int rc = gp_logserve_start(host[0] ? host : "0.0.0.0", port, a->cfg.state_dir, a->metrics,
                                &a->logs, d);
     if (rc == 0) {
+        gp_logserve_set_metrics_auth(a->logs, a->cfg.metrics_open, a->cfg.metrics_token);
         snprintf(a->cfg.address, sizeof(a->cfg.address), "%.100s:%d", host,
                  gp_logserve_port(a->logs));
         GP_LOG(GP_LOG_INFO, "agent", "listening=%s", a->cfg.address);

@@ -84,6 +84,10 @@ typedef struct gp_agent_config {
     char mig_minors[GP_AGENT_PATH_MAX];
     char ld_cache[GP_AGENT_PATH_MAX];
     char cdi_publish[GP_AGENT_PATH_MAX];
+    /* Who reads /metrics besides the controller (logserve.h): who carries metrics_token ("" =
+     * no one), or anyone when metrics_open. */
+    char metrics_token[128];
+    bool metrics_open;
 } gp_agent_config;
 
 typedef struct gp_agent gp_agent;

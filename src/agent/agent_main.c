@@ -6,7 +6,8 @@
  *                 [--heartbeat MS] [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]
  *                 [--memory-mib N] [--memory-grace SECONDS] [--memory-interval MS]
  *                 [--check-interval SECONDS] [--dev-root DIR] [--mig-minors FILE]
- *                 [--ld-cache FILE] [--cdi-publish auto|none|DIR] [--log-level LEVEL]
+ *                 [--ld-cache FILE] [--cdi-publish auto|none|DIR]
+ *                 [--metrics-token-file FILE] [--metrics-auth token|none] [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
  *   gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR] [--mig-minors FILE]
  *                     [--ld-cache FILE] [--output-dir DIR]
@@ -86,6 +87,7 @@ static int usage(const char *msg)
             "                     [--memory-interval MS] [--check-interval SECONDS]\n"
             "                     [--dev-root DIR] [--mig-minors FILE] [--ld-cache FILE]\n"
             "                     [--cdi-publish auto|none|DIR]\n"
+            "                     [--metrics-token-file FILE] [--metrics-auth token|none]\n"
             "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
             "       gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR]\n"
@@ -97,6 +99,9 @@ static int usage(const char *msg)
             "--memory-interval: how often that is measured (default 500 ms; 50..60000).\n"
             "--address: where this node is reached and serves /metrics and logs; port 0: a\n"
             "free port, registered as bound.\n"
+            "--metrics-token-file: the bearer token Prometheus scrapes /metrics with (the page\n"
+            "names the node's jobs and tenants, and jobs share the node's network); without\n"
+            "it only the controller reads /metrics. --metrics-auth none serves it to anyone.\n"
             "--check-interval: the node health check runs at start and this often (default\n"
             "300; 0: only when the controller asks). `check` runs it once: exit 0 without a\n"
             "fatal finding, 1 with one.\n"
@@ -113,18 +118,19 @@ static int usage(const char *msg)
     return 2;
 }
 
-static int read_secret(const char *path, char *buf, size_t cap)
+/* Reads the first line of the secret file path (what names it in messages) into buf. */
+static int read_secret(const char *what, const char *path, char *buf, size_t cap)
 {
     FILE *f = fopen(path, "r");
     if (!f) {
-        fprintf(stderr, "gpupool-agent: join token file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "gpupool-agent: %s %s: %s\n", what, path, strerror(errno));
         return -1;
     }
     bool ok = fgets(buf, (int)cap, f) != NULL;
     fclose(f);
     buf[strcspn(buf, "\r\n")] = 0;
     if (!ok || !buf[0]) {
-        fprintf(stderr, "gpupool-agent: join token file %s: empty\n", path);
+        fprintf(stderr, "gpupool-agent: %s %s: empty\n", what, path);
         return -1;
     }
     return 0;
@@ -371,7 +377,7 @@ int main(int argc, char **argv)
                            .check_interval_s = 300};
     char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",
          cpu[32] = "", mem[32] = "", mgrace[32] = "", minterval[32] = "", cinterval[32] = "",
-         level[16] = "info";
+         level[16] = "info", metrics_file[GP_AGENT_PATH_MAX] = "", metrics_auth[16] = "token";
     flag flags[] = {
         {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
         {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
@@ -393,6 +399,8 @@ int main(int argc, char **argv)
         {"--mig-minors", "GPUPOOL_MIG_MINORS", cfg.mig_minors, sizeof(cfg.mig_minors)},
         {"--ld-cache", "GPUPOOL_LD_CACHE", cfg.ld_cache, sizeof(cfg.ld_cache)},
         {"--cdi-publish", "GPUPOOL_CDI_PUBLISH", cfg.cdi_publish, sizeof(cfg.cdi_publish)},
+        {"--metrics-token-file", "GPUPOOL_METRICS_TOKEN_FILE", metrics_file, sizeof(metrics_file)},
+        {"--metrics-auth", "GPUPOOL_METRICS_AUTH", metrics_auth, sizeof(metrics_auth)},
         {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
     };
     int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
@@ -464,6 +472,10 @@ int main(int argc, char **argv)
         strcmp(cfg.cdi_publish, "none") != 0) {
         return usage("--cdi-publish: auto, none or an absolute directory");
     }
+    if (strcmp(metrics_auth, "token") != 0 && strcmp(metrics_auth, "none") != 0) {
+        return usage("--metrics-auth: token or none");
+    }
+    cfg.metrics_open = strcmp(metrics_auth, "none") == 0;
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");
     }
@@ -481,7 +493,9 @@ int main(int argc, char **argv)
         }
         snprintf(cfg.run_binary, sizeof(cfg.run_binary), "%s/gpupool-run", self);
     }
-    if (read_secret(token_file, cfg.join_token, sizeof(cfg.join_token)) < 0) {
+    if (read_secret("join token file", token_file, cfg.join_token, sizeof(cfg.join_token)) < 0 ||
+        (metrics_file[0] && read_secret("--metrics-token-file", metrics_file, cfg.metrics_token,
+                                        sizeof(cfg.metrics_token)) < 0)) {
         return 1;
     }
     sigset_t set;

@@ -23,7 +23,9 @@ struct gp_logserve {
     gp_metrics *metrics; /* borrowed; NULL: no /metrics */
     char state_dir[1024];
     pthread_mutex_t lock;
-    char token_hash[GP_TOKEN_HASH_HEX]; /* "" = no token yet: refuse everything */
+    char token_hash[GP_TOKEN_HASH_HEX];   /* "" = no token yet: refuse everything */
+    char metrics_hash[GP_TOKEN_HASH_HEX]; /* "" = no metrics token */
+    bool metrics_open;                    /* /metrics to anyone */
 };
 
 void gp_logserve_set_token(gp_logserve *s, const char *token)
@@ -35,15 +37,28 @@ void gp_logserve_set_token(gp_logserve *s, const char *token)
     pthread_mutex_unlock(&s->lock);
 }
 
-static bool authorised(gp_logserve *s, const gp_http_request *req)
+void gp_logserve_set_metrics_auth(gp_logserve *s, bool open, const char *metrics_token)
+{
+    pthread_mutex_lock(&s->lock);
+    s->metrics_open = open;
+    if (!metrics_token || !metrics_token[0] || gp_token_hash(metrics_token, s->metrics_hash) < 0) {
+        s->metrics_hash[0] = 0;
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+/* Whether req carries the control token, or for /metrics (metrics true) the metrics token or
+ * none at all where /metrics is open. */
+static bool authorised(gp_logserve *s, const gp_http_request *req, bool metrics)
 {
     const char *h = gp_http_request_header(req, "Authorization");
     char hash[GP_TOKEN_HASH_HEX];
-    if (!h || strncasecmp(h, "Bearer ", 7) != 0 || gp_token_hash(h + 7, hash) < 0) {
-        return false;
-    }
+    bool given = h && strncasecmp(h, "Bearer ", 7) == 0 && gp_token_hash(h + 7, hash) == 0;
     pthread_mutex_lock(&s->lock);
-    bool ok = s->token_hash[0] && gp_token_hash_equal(s->token_hash, hash);
+    bool ok =
+        (metrics && s->metrics_open) ||
+        (given && s->token_hash[0] && gp_token_hash_equal(s->token_hash, hash)) ||
+        (given && metrics && s->metrics_hash[0] && gp_token_hash_equal(s->metrics_hash, hash));
     pthread_mutex_unlock(&s->lock);
     return ok;
 }
@@ -59,9 +74,15 @@ static int open_log(const gp_logserve *s, const char *name, const char *stream)
     for (int i = 0; i < 2; i++) {
         char path[1400];
         snprintf(path, sizeof(path), "%s/%s/%s/%s.log", s->state_dir, subs[i], name, stream);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd >= 0) {
+        /* a log the job replaced by a symlink or a FIFO is not followed or waited on */
+        int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        struct stat sb;
+        if (fd >= 0 && fstat(fd, &sb) == 0 && S_ISREG(sb.st_mode)) {
             return fd;
+        }
+        if (fd >= 0) {
+            close(fd);
+            errno = ENOENT;
         }
     }
     return -1;
@@ -92,6 +113,10 @@ static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp
     if (strcmp(req->path, "/metrics") == 0 && s->metrics) {
         if (strcmp(req->method, "GET") != 0) {
             gp_http_respond_error(resp, GP_ENOENT, "%s /metrics: only GET", req->method);
+        } else if (!authorised(s, req, true)) {
+            gp_http_respond_error(resp, GP_EAUTH,
+                                  "Authorization: the pool's metrics token (the agent's "
+                                  "--metrics-token-file) or the node's control token");
         } else {
             serve_metrics(s, resp);
         }
@@ -104,7 +129,7 @@ static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp
         gp_http_respond_error(resp, GP_ENOENT, "%s %s: no such endpoint", req->method, req->path);
         return;
     }
-    if (!authorised(s, req)) {
+    if (!authorised(s, req, false)) {
         gp_http_respond_error(resp, GP_EAUTH, "Authorization: the node's control token only");
         return;
     }

@@ -1,9 +1,12 @@
 /*
  * The agent's own HTTP endpoint, on the port of its --address:
  *   GET /metrics
- * answers the latest round's metrics (metrics.h) as GP_PROM_CONTENT_TYPE, to anyone (like
- * dcgm-exporter's: Prometheus scrapes it without credentials); an empty page before the first
- * round. For the controller only:
+ * answers the latest round's metrics (metrics.h) as GP_PROM_CONTENT_TYPE; an empty page before
+ * the first round. The page names the jobs on the node and their tenants, and jobs share the
+ * node's network: by default it needs `Authorization: Bearer` with the metrics token
+ * (gp_logserve_set_metrics_auth: the one Prometheus is given) or the node's control token,
+ * others get 401; only an operator's explicit choice (open) serves it to anyone. For the
+ * controller only:
  *   GET /v1/replicas/J-R-E/logs?stream=stdout|stderr&offset=N&limit=L
  * answers up to L bytes (default 64 KiB, at most 1 MiB) of the replica's log from byte N, as
  * text/plain (empty past the end; an offset past a log that was rotated since starts again at
@@ -18,6 +21,8 @@
 #include "agent/metrics.h"
 #include "gpupool/error.h"
 
+#include <stdbool.h>
+
 typedef struct gp_logserve gp_logserve;
 
 /* Listens on host:port (port 0: a free port the kernel picks; gp_logserve_port names it).
@@ -29,6 +34,9 @@ int gp_logserve_start(const char *host, int port, const char *state_dir, gp_metr
 int gp_logserve_port(const gp_logserve *s);
 /* The token requests must carry (after each registration). Thread-safe. */
 void gp_logserve_set_token(gp_logserve *s, const char *token);
+/* Who may read /metrics besides the controller: anyone (open), or who carries metrics_token
+ * (NULL or "": no one else). Thread-safe; by default no one else. */
+void gp_logserve_set_metrics_auth(gp_logserve *s, bool open, const char *metrics_token);
 void gp_logserve_stop(gp_logserve *s);
 
 #endif

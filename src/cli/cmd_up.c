@@ -2,16 +2,16 @@
  * gpupool up / gpupool down: a whole pool on one machine.
  *
  * `up` starts gpupoold (its data in DIR, created with its parents when missing: the database,
- * admin.token, join.token) and one gpupool-agent per node of SPEC, each with its own state
- * directory under DIR/agents/NAME and, for simulated nodes, its own copy of a mock NVML
- * inventory (GPU and MIG UUIDs made unique per node). Every process runs detached in a session
- * of its own, its log in DIR/logs/, its pid in DIR/pids/ (for people and tests: `down` does not
- * trust these files). The controller listens on 127.0.0.1:PORT; each agent is told the address
- * 127.0.0.1:0, binds a free port itself and registers with the port it got, so other services
- * on the machine never collide with it. `up` returns once the controller answers and every
- * agent has registered. When it fails (a process exits at start, or does not come up in time),
- * it stops every process of the pool before it returns. With no --nodes on a machine whose NVML
- * library loads, one agent uses the real GPUs instead.
+ * admin.token, join.token, scrape.token: the agents' metrics token) and one gpupool-agent per node
+ * of SPEC, each with its own state directory under DIR/agents/NAME and, for simulated nodes, its
+ * own copy of a mock NVML inventory (GPU and MIG UUIDs made unique per node). Every process runs
+ * detached in a session of its own, its log in DIR/logs/, its pid in DIR/pids/ (for people and
+ * tests: `down` does not trust these files). The controller listens on 127.0.0.1:PORT; each agent
+ * is told the address 127.0.0.1:0, binds a free port itself and registers with the port it got, so
+ * other services on the machine never collide with it. `up` returns once the controller answers and
+ * every agent has registered. When it fails (a process exits at start, or does not come up in
+ * time), it stops every process of the pool before it returns. With no --nodes on a machine whose
+ * NVML library loads, one agent uses the real GPUs instead.
  *
  * `down` stops the pool's processes as /proc shows them (pool_procs.h), however they were
  * started: the agents, the jobs' supervisors (each stops its job's process group) and gpupoold,
@@ -27,6 +27,7 @@
 #include "cli/client.h"
 #include "cli/pool_procs.h"
 #include "net/http_client.h"
+#include "net/token.h"
 
 #include <dlfcn.h>
 #include <errno.h>
@@ -398,6 +399,29 @@ static int read_token(const char *dir, const char *file, char *buf, size_t cap)
     return ok ? 0 : -1;
 }
 
+/* The pool's metrics token, DIR/scrape.token (0600): the agents serve /metrics to whoever
+ * carries it (Prometheus: its scrape configuration names the file). Made once, kept after. */
+static int scrape_token(const char *dir)
+{
+    char path[UP_PATH], secret[GP_TOKEN_MAX];
+    pathf(path, sizeof(path), "%s/scrape.token", dir);
+    if (access(path, R_OK) == 0) {
+        return 0;
+    }
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    bool ok = f && gp_token_generate("gpm", secret, sizeof(secret)) == 0 &&
+              fprintf(f, "%s\n", secret) > 0;
+    if (f ? fclose(f) != 0 : (fd >= 0 && close(fd) != 0)) {
+        ok = false;
+    }
+    if (!ok) {
+        fprintf(stderr, "gpupool up: %s: cannot write the metrics token\n", path);
+        return -1;
+    }
+    return 0;
+}
+
 /* Starts the agent of node u, recorded in *started. It binds a free port of 127.0.0.1 itself
  * (--address 127.0.0.1:0) and registers with it. */
 static int start_agent(const char *dir, const char *bin, const char *url, const up_node *u,
@@ -413,18 +437,31 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
     pathf(join, sizeof(join), "%s/join.token", dir);
     char inv_env[UP_PATH + 64], ctl_env[UP_PATH + 64];
     char *env[] = {inv_env, ctl_env, NULL};
-    char *argv[16] = {agent,         "--server", (char *)url, "--join-token-file", join,
-                      "--state-dir", agent_dir,  "--name",    (char *)u->name,     "--address",
-                      "127.0.0.1:0", NULL};
+    char scrape[UP_PATH];
+    pathf(scrape, sizeof(scrape), "%s/scrape.token", dir);
+    char *argv[18] = {agent,
+                      "--server",
+                      (char *)url,
+                      "--join-token-file",
+                      join,
+                      "--state-dir",
+                      agent_dir,
+                      "--name",
+                      (char *)u->name,
+                      "--address",
+                      "127.0.0.1:0",
+                      "--metrics-token-file",
+                      scrape,
+                      NULL};
     if (u->inventory[0]) {
         pathf(inv, sizeof(inv), "%s/inventory.yaml", agent_dir);
         if (node_inventory(u->inventory, inv, u->name) < 0) {
             return -1;
         }
         pathf(lib, sizeof(lib), "%s/../lib/libgpupool-nvml-mock.so", bin);
-        argv[11] = "--nvml-library";
-        argv[12] = lib;
-        argv[13] = NULL;
+        argv[13] = "--nvml-library";
+        argv[14] = lib;
+        argv[15] = NULL;
         pathf(inv_env, sizeof(inv_env), "GPUPOOL_NVML_MOCK_INVENTORY=%s", inv);
         /* Faults are injected by appending lines to this file (see src/nvml-mock). */
         pathf(ctl_env, sizeof(ctl_env), "GPUPOOL_NVML_MOCK_CONTROL=%s/nvml-control", agent_dir);
@@ -529,6 +566,9 @@ int gp_cli_up(int argc, char **argv)
     self_dir(bin, sizeof(bin));
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
     up_started started = {.n = 0};
+    if (scrape_token(abs) < 0) {
+        return GP_EXIT_FAILURE;
+    }
     if (start_ctl(abs, bin, url, port, &started, token, sizeof(token)) < 0) {
         return up_failed(abs, "gpupoold did not start");
     }

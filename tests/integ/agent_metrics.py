@@ -41,6 +41,7 @@ from pool import Pool, check, free_ports, wait  # noqa: E402
 gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
 inventory = os.path.join(inventories, "pcie-t4.yaml")
 tmp = tempfile.mkdtemp(prefix="gpupool-metrics.")
+scrape_token_file = os.path.join(tmp, "scrape.token")
 mark = os.path.basename(tmp).replace(".", "-")  # tells this run's processes from any other
 NODE = "metrics-node"
 PROMTOOL = shutil.which("promtool") or "/usr/bin/promtool"
@@ -101,9 +102,19 @@ def heartbeats():
         return list(proxy.beats)
 
 
-def scrape(port):
-    with urllib.request.urlopen("http://127.0.0.1:%d/metrics" % port, timeout=10) as r:
-        return r.headers.get("Content-Type"), r.read().decode()
+SCRAPE_TOKEN = "gpm_metrics-token-of-this-test"
+
+
+def scrape(port, token=SCRAPE_TOKEN):
+    """(content type, text) of the agent's /metrics read with token; (status, body) on a refusal."""
+    req = urllib.request.Request("http://127.0.0.1:%d/metrics" % port)
+    if token:
+        req.add_header("Authorization", "Bearer " + token)
+    try:
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return r.headers.get("Content-Type"), r.read().decode()
+    except urllib.error.HTTPError as e:
+        return e.code, e.read().decode()
 
 
 def samples(text, name):
@@ -159,6 +170,7 @@ class Agent:
             [agent_bin, "--server", "http://127.0.0.1:%d" % server_port,
              "--join-token-file", token_file, "--state-dir", self.state, "--name", node,
              "--address", "127.0.0.1:%d" % self.port, "--nvml-library", mock,
+             "--metrics-token-file", scrape_token_file,
              "--heartbeat", "200", "--memory-grace", "0", "--check-interval", "0",
              "--log-level", "debug"],
             stdout=log, stderr=log, env=env)
@@ -202,11 +214,20 @@ try:
         token_file = os.path.join(tmp, "join.token")
         with open(token_file, "w") as f:
             f.write(pool.join_token + "\n")
+        with open(scrape_token_file, "w") as f:
+            f.write(SCRAPE_TOKEN + "\n")
         agent = Agent(NODE, inventory, server.server_address[1], token_file)
         agents.append(agent)
         control, metrics = agent.control, agent.metrics
         wait("the agent's first heartbeat", heartbeats)
         check(agent.proc.poll() is None, "the agent runs", agent.log()[-3000:])
+        # The page names the node's jobs and tenants, and jobs share the node's network: only
+        # the metrics token (Prometheus's) or the controller's control token reads it.
+        for token, why in ((None, "no token"), ("gpm_not-the-token", "a wrong token"),
+                           (pool.join_token, "the join token")):
+            status, body = scrape(agent.port, token)
+            check(status == 401 and "DCGM" not in body, "/metrics refused with " + why,
+                  status, body[:300])
         pool.tenant("team-m")
         admin = pool.admin
 

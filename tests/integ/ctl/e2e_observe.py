@@ -51,6 +51,9 @@ scrape_configs:
       - targets: ["%(ctl)s"]
   - job_name: gpupool-agent
     honor_labels: true
+    authorization:
+      type: Bearer
+      credentials_file: "%(scrape)s"
     http_sd_configs:
       - url: http://%(ctl)s/v1/sd/prometheus
         refresh_interval: 1s
@@ -81,7 +84,8 @@ try:
     token = open(os.path.join(pool, "admin.token")).read().strip()
     admin = Client("http://127.0.0.1:%d" % port, token)
     ctl = "127.0.0.1:%d" % port
-    prom = Prometheus(CONFIG % {"rules": rules, "am": am_port, "ctl": ctl})
+    prom = Prometheus(CONFIG % {"rules": rules, "am": am_port, "ctl": ctl,
+                               "scrape": os.path.join(pool, "scrape.token")})
     s, d = admin.post("/v1/tenants", {"name": "obs"})
     check(s == 201, "tenant", s, d)
     nap = ["sh", "-c", "sleep 900 # %s" % mark]

@@ -17,6 +17,7 @@ import subprocess
 import sys
 import tempfile
 import threading
+import urllib.error
 import urllib.request
 
 from pool import (Client, alive_marked, check, free_ports, kill9, pid_alive, pool_down,
@@ -87,13 +88,24 @@ try:
     check(s == 200 and len(addrs) == 2 and "127.0.0.1:%d" % (port + 1) not in addrs,
           "both agents registered, neither on the taken port", nodes)
 
-    def metrics(addr):
-        with urllib.request.urlopen("http://%s/metrics" % addr, timeout=10) as r:
-            return r.read() if r.status == 200 else b""
+    scrape = open(os.path.join(pool, "scrape.token")).read().strip()
+    check(os.stat(os.path.join(pool, "scrape.token")).st_mode & 0o077 == 0,
+          "the metrics token is readable by its owner only")
+
+    def metrics(addr, token=scrape):
+        req = urllib.request.Request("http://%s/metrics" % addr)
+        if token:
+            req.add_header("Authorization", "Bearer " + token)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return r.read() if r.status == 200 else b""
+        except urllib.error.HTTPError as e:
+            return e.code
 
     for a in addrs:
         wait("the agent at %s answering /metrics on the port it registered" % a,
              lambda: b"DCGM_FI_DEV_GPU_UTIL" in metrics(a))
+        check(metrics(a, None) == 401, "the agent's /metrics refused without the metrics token")
 
     again = subprocess.run([gpupool, "up", "--data-dir", pool, "--port", str(port + 2)],
                            capture_output=True, text=True, timeout=60)
