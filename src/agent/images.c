@@ -21,7 +21,7 @@ struct gp_images {
     gp_image *list; /* podman's, as last listed */
     int n;
     int64_t listed_ms; /* when; 0: never */
-    char in_use[IMAGES_MAX_IN_USE][80];
+    char in_use[IMAGES_MAX_IN_USE][80], in_use_before[IMAGES_MAX_IN_USE][80];
     int nin_use, nin_use_before;
     bool changed; /* the record changed since it was saved */
 };
@@ -196,10 +196,28 @@ static void evict(gp_images *im, const gp_runtime *rt)
     free(plan);
 }
 
+/* Whether the images in use now are those of the last refresh. */
+static bool same_in_use(const gp_images *im)
+{
+    if (im->nin_use != im->nin_use_before) {
+        return false;
+    }
+    for (int i = 0; i < im->nin_use; i++) {
+        bool found = false;
+        for (int k = 0; k < im->nin_use_before && !found; k++) {
+            found = strcmp(im->in_use[i], im->in_use_before[k]) == 0;
+        }
+        if (!found) {
+            return false;
+        }
+    }
+    return true;
+}
+
 void gp_images_refresh(gp_images *im, const gp_runtime *rt, int64_t now_ms, bool force, bool hold)
 {
     bool due = im->listed_ms == 0 || now_ms - im->listed_ms >= GP_IMAGES_REFRESH_MS;
-    force = force || im->nin_use != im->nin_use_before;
+    force = force || !same_in_use(im);
     if (rt && rt->ok && (due || force) && list_images(im, rt) == 0) {
         im->listed_ms = now_ms;
         for (int i = 0; i < im->n; i++) {
@@ -215,6 +233,7 @@ void gp_images_refresh(gp_images *im, const gp_runtime *rt, int64_t now_ms, bool
             evict(im, rt);
         }
     }
+    memcpy(im->in_use_before, im->in_use, sizeof(im->in_use));
     im->nin_use_before = im->nin_use;
     im->nin_use = 0;
     if (im->changed) {
