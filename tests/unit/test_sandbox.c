@@ -1,6 +1,7 @@
 /* The sandbox's layout and podman command line (sandbox.h), read back argument by argument: what
  * the job sees, who it runs as, what it is denied; the container's name; the runtime's choice
  * for each cgroup mode (runtime.h) and the cgroup mode from a directory laid out like one. */
+#include "agent/cgroup.h"
 #include "agent/runtime.h"
 #include "agent/sandbox.h"
 #include "tests/unit/harness.h"
@@ -227,8 +228,8 @@ static void test_mounts(void **state)
         "--mount=type=bind,source=/st/checkpoints/7,destination=/gpupool/checkpoint",
         "--mount=type=bind,source=/st/r/hostfile,destination=/gpupool/hostfile,ro=true",
         "--mount=type=bind,source=/st/r/share.region,destination=/gpupool/share.region",
-        "--mount=type=bind,source=/usr/lib/gpupool/libgpushare.so,"
-        "destination=/gpupool/lib/libgpushare.so,ro=true",
+        ("--mount=type=bind,source=/usr/lib/gpupool/libgpushare.so,"
+         "destination=/gpupool/lib/libgpushare.so,ro=true"),
         "--mount=type=bind,source=/st/r/ld.so.preload,destination=/etc/ld.so.preload,ro=true",
         "--mount=type=bind,source=/srv/imagenet,destination=/data/imagenet,ro=true",
         "--mount=type=bind,source=/srv/ckpt,destination=/data/ckpt",
@@ -370,6 +371,44 @@ static void test_cgroup_mode(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static bool dir_exists(const char *root, const char *rel)
+{
+    char path[512];
+    struct stat sb;
+    snprintf(path, sizeof(path), "%s/%s", root, rel);
+    return stat(path, &sb) == 0 && S_ISDIR(sb.st_mode);
+}
+
+/* What podman's runtime leaves of a replica's cgroup in every hierarchy goes, deepest first;
+ * another replica's stays. */
+static void test_cgroup_remove_named(void **state)
+{
+    (void)state;
+    char root[] = "/tmp/gpupool-cgnamed.XXXXXX";
+    assert_non_null(mkdtemp(root));
+    touch(root, "cpu/gpupool/job1-r0-e1-p9/libpod-abc/x");
+    touch(root, "memory/gpupool/job1-r0-e1-p9/conmon/x");
+    touch(root, "unified/gpupool/job1-r0-e1-p9/libpod-abc/x");
+    touch(root, "memory/gpupool/job2-r0-e1-p7/x");
+    char cmd[600]; /* cgroupfs has no files to delete: here only the directories are left */
+    snprintf(cmd, sizeof(cmd), "find '%s' -type f -delete", root);
+    assert_int_equal(system(cmd), 0);
+    char desc[512];
+    gp_cgroup_describe_named(root, "job1-r0-e1-p9", desc, sizeof(desc));
+    char want[600];
+    snprintf(want, sizeof(want), "%s/cpu/gpupool/job1-r0-e1-p9,%s/memory/gpupool/job1-r0-e1-p9",
+             root, root);
+    assert_string_equal(desc, want);
+    gp_cgroup_remove_named(root, "job1-r0-e1-p9");
+    assert_false(dir_exists(root, "cpu/gpupool/job1-r0-e1-p9"));
+    assert_false(dir_exists(root, "memory/gpupool/job1-r0-e1-p9"));
+    assert_false(dir_exists(root, "unified/gpupool/job1-r0-e1-p9"));
+    assert_true(dir_exists(root, "memory/gpupool/job2-r0-e1-p7"));
+    assert_true(dir_exists(root, "cpu/gpupool"));
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", root);
+    assert_int_equal(system(cmd), 0);
+}
+
 /* The registration's runtime: null without one. */
 static void test_runtime_json(void **state)
 {
@@ -398,7 +437,7 @@ int main(void)
         cmocka_unit_test(test_mounts),          cmocka_unit_test(test_refused),
         cmocka_unit_test(test_env_and_devices), cmocka_unit_test(test_name),
         cmocka_unit_test(test_choose),          cmocka_unit_test(test_cgroup_mode),
-        cmocka_unit_test(test_runtime_json),
+        cmocka_unit_test(test_runtime_json),    cmocka_unit_test(test_cgroup_remove_named),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
