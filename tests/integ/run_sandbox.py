@@ -11,7 +11,7 @@ on 127.0.0.1 and images built here from busybox-static:
   its cgroup directories;
 - from an image: pulled, run as a non-root user in the image's working directory, its output in
   stdout.log, its id in the record; the pull's progress in pull.json while it goes (through a
-  slowed proxy), removed after;
+  slowed proxy), removed after; a stop while it pulls ends the replica, leaving nothing;
 - pull failures end the replica with exit 125 and "ImagePullFailed: " and the registry's
   message: an unknown tag, an unreachable registry, Never without the image, a registry that
   wants credentials and gets none or wrong ones; with the right ones (registry-auth.json, as the
@@ -204,6 +204,24 @@ def progress(st, reg):
     check(not os.path.exists(os.path.join(base, "progress", "pull.json")) and
           not os.path.exists(os.path.join(base, "progress", "pull-tmp")),
           "the pull's record and blobs are gone")
+
+    # A stop while the image comes: the pull ends, the replica is killed, nothing is left.
+    ref = build_image(st, reg, "team/big2:1", extra_bytes=12 << 20)
+    with Throttle(st, reg.host, rate=1 << 20) as slow:
+        ref = ref.replace(reg.host, slow.host)
+        p = start(st, "pullstop", {"image": ref, "spec": {"command": ["true"]},
+                                   "registry_auth": {"registry": slow.host, "username": "u",
+                                                     "password": PASSWORD}})
+        wait("pullstop pulling", lambda: os.path.exists(os.path.join(base, "pullstop",
+                                                                     "pull.json")), timeout=60)
+        p.send_signal(signal.SIGTERM)
+        check(p.wait(timeout=60) == 0, "pullstop: gpupool-run exit 0", log_of("pullstop"))
+    s = status("pullstop")
+    check(s["state"] == "killed" and s["reason"].startswith("stopped while pulling"),
+          "stopped while pulling", s)
+    left = sorted(os.listdir(os.path.join(base, "pullstop")))
+    check(not [f for f in left if f.startswith("pull-") or f == "pull.json"] and
+          st.containers() == [], "no pull record, blobs, credentials or container left", left)
 
 
 def failures(st, reg):
