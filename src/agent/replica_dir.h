@@ -5,7 +5,8 @@
  * gpupool-run is started by the agent as
  *
  *   gpupool-run --state-dir DIR --spec FILE [--user NAME] [--grace SECONDS] [--log-max BYTES]
- *               [--cgroup-root PATH] [--log-level LEVEL]
+ *               [--cgroup-root PATH] [--log-level LEVEL] [--checkpoint-root DIR]
+ *               [--runtime podman|none] [--podman PATH] [--pids-limit N] [--mask PATH]...
  *
  * in a session of its own (setsid), with its stdout/stderr pointing at a file (never at a pipe
  * to the agent), and stays in the foreground as the supervisor of one replica. It does not need
