@@ -228,19 +228,11 @@ static int watch_pull(sup *S, pid_t pid, const char *tmpdir, int64_t total, int6
     return ws;
 }
 
-/* Runs `podman pull` (pull.h): 0 pulled; 1 ended (failed or stopped: recorded); < 0 error. */
-static int run_pull(sup *S, gp_diag *d)
+/* podman's auth file for the pull from the credentials (the spec's or the agent's file), mode
+ * 0600 at path; *used false when there are none. */
+static int write_authfile(sup *S, const char *path, bool *used, gp_diag *d)
 {
-    char tmpdir[4200], authfile[4200], logpath[4200], tmpvar[4300], *auth = NULL;
-    if (path_in(S, PULL_TMP, tmpdir, sizeof(tmpdir)) < 0 ||
-        path_in(S, PULL_AUTH, authfile, sizeof(authfile)) < 0 ||
-        path_in(S, PULL_LOG, logpath, sizeof(logpath)) < 0) {
-        return gp_diag_set(d, GP_ERANGE, "--state-dir: path too long");
-    }
-    remove_tree(tmpdir, 0);
-    if (mkdir(tmpdir, 0700) < 0) {
-        return gp_diag_set(d, GP_EIO, "%s: %s", tmpdir, strerror(errno));
-    }
+    char *auth = NULL;
     if (S->auth) {
         gp_run_spec creds = {0};
         gp_diag ad;
@@ -256,26 +248,40 @@ static int run_pull(sup *S, gp_diag *d)
     } else {
         auth = gp_pull_authfile_text(S->s);
     }
-    int rc = auth ? write_file(authfile, auth, 0600, d) : 0;
+    *used = auth != NULL;
+    int rc = auth ? write_file(path, auth, 0600, d) : 0;
     if (auth) {
         explicit_bzero(auth, strlen(auth));
         free(auth);
     }
-    if (rc < 0) {
-        return rc;
+    return rc;
+}
+
+/* The last bytes of the file at path (at most cap - 1), NUL-terminated into buf. */
+static void tail_of(const char *path, char *buf, size_t cap)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
+    off_t from = size > (off_t)cap - 1 ? size - (off_t)cap + 1 : 0;
+    ssize_t got = fd >= 0 ? pread(fd, buf, cap - 1, from) : 0;
+    buf[got > 0 ? got : 0] = '\0';
+    if (fd >= 0) {
+        close(fd);
     }
-    const char *af = auth ? authfile : NULL;
-    int64_t start_ms = sup_now_ms(CLOCK_REALTIME), total = gp_pull_remote_bytes(S->s->image, af);
-    pull_record(S, 0, total, start_ms);
-    GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d pulling %s (%lld bytes)", (long long)S->s->job,
-           S->s->replica, S->s->image, (long long)total);
+}
+
+/* Starts `podman pull` (with the auth file when given), its output to logpath, podman's
+ * temporary files in tmpdir. The pid, or -1 with errno set. */
+static pid_t spawn_pull(sup *S, const char *authfile, const char *tmpdir, const char *logpath)
+{
+    char tmpvar[4300];
     snprintf(tmpvar, sizeof(tmpvar), "TMPDIR=%s", tmpdir);
     char **env = pull_env(S, tmpvar);
     char *argv[8] = {(char *)S->o->runtime->podman, "pull"};
     int n = 2;
-    if (af) {
+    if (authfile) {
         argv[n++] = "--authfile";
-        argv[n++] = authfile;
+        argv[n++] = (char *)authfile;
     }
     argv[n++] = S->s->image;
     argv[n] = NULL;
@@ -285,31 +291,49 @@ static int run_pull(sup *S, gp_diag *d)
     if (logfd >= 0) {
         close(logfd);
     }
-    int ws = pid > 0 ? watch_pull(S, pid, tmpdir, total, start_ms) : 0;
     free(env);
+    errno = e;
+    return pid;
+}
+
+/* Runs `podman pull` (pull.h): 0 pulled; 1 ended (failed or stopped: recorded); < 0 error. */
+static int run_pull(sup *S, gp_diag *d)
+{
+    char tmpdir[4200], authfile[4200], logpath[4200], record[4200];
+    if (path_in(S, PULL_TMP, tmpdir, sizeof(tmpdir)) < 0 ||
+        path_in(S, PULL_AUTH, authfile, sizeof(authfile)) < 0 ||
+        path_in(S, PULL_LOG, logpath, sizeof(logpath)) < 0 ||
+        path_in(S, GP_RDIR_PULL, record, sizeof(record)) < 0) {
+        return gp_diag_set(d, GP_ERANGE, "--state-dir: path too long");
+    }
+    remove_tree(tmpdir, 0);
+    if (mkdir(tmpdir, 0700) < 0) {
+        return gp_diag_set(d, GP_EIO, "%s: %s", tmpdir, strerror(errno));
+    }
+    bool auth = false;
+    int rc = write_authfile(S, authfile, &auth, d);
+    if (rc < 0) {
+        return rc;
+    }
+    const char *af = auth ? authfile : NULL;
+    int64_t start_ms = sup_now_ms(CLOCK_REALTIME), total = gp_pull_remote_bytes(S->s->image, af);
+    pull_record(S, 0, total, start_ms);
+    GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d pulling %s (%lld bytes)", (long long)S->s->job,
+           S->s->replica, S->s->image, (long long)total);
+    pid_t pid = spawn_pull(S, af, tmpdir, logpath);
+    int e = errno;
+    int ws = pid > 0 ? watch_pull(S, pid, tmpdir, total, start_ms) : 0;
     unlink(authfile);
     remove_tree(tmpdir, 0);
-    char path[4200];
-    if (path_in(S, GP_RDIR_PULL, path, sizeof(path)) == 0) {
-        unlink(path);
-    }
+    unlink(record);
     if (pid < 0) {
         return gp_diag_set(d, GP_EIO, "podman pull: %s", strerror(e));
     }
     if (S->stopping || (WIFEXITED(ws) && WEXITSTATUS(ws) == 0)) {
         return S->stopping ? 1 : 0;
     }
-    char text[4096] = "", msg[600], why[700];
-    int fd = open(logpath, O_RDONLY | O_CLOEXEC);
-    off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
-    ssize_t got = fd >= 0
-                      ? pread(fd, text, sizeof(text) - 1,
-                              size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0)
-                      : 0;
-    text[got > 0 ? got : 0] = '\0';
-    if (fd >= 0) {
-        close(fd);
-    }
+    char text[4096], msg[600], why[700];
+    tail_of(logpath, text, sizeof(text));
     gp_pull_message(text, msg, sizeof(msg));
     snprintf(why, sizeof(why), GP_PULL_REASON_PREFIX "%s", msg);
     return end_before_run(S, why, d);
@@ -599,14 +623,7 @@ void sup_ctr_exit(sup *S, int *exit_code, int *signal)
     if (path_in(S, GP_RDIR_STDERR, path, sizeof(path)) < 0) {
         return;
     }
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    off_t size = fd >= 0 ? lseek(fd, 0, SEEK_END) : 0;
-    off_t from = size > (off_t)sizeof(text) - 1 ? size - (off_t)sizeof(text) + 1 : 0;
-    ssize_t got = fd >= 0 ? pread(fd, text, sizeof(text) - 1, from) : 0;
-    text[got > 0 ? got : 0] = '\0';
-    if (fd >= 0) {
-        close(fd);
-    }
+    tail_of(path, text, sizeof(text));
     if (strstr(text, "Error: ")) {
         gp_pull_message(text, msg, sizeof(msg));
         snprintf(S->st.error, sizeof(S->st.error), "podman: %s", msg);
