@@ -24,9 +24,14 @@ packages=(
     chromium            # the web dashboard's browser tests
     python3-torch       # torchrun (gloo on the CPU) in the distributed launch test
     openmpi-bin         # mpirun over a gang's hostfile in the distributed launch test
-    podman              # containers: the CDI test runs real containers given GPU devices
-    runc                # podman's OCI runtime on hybrid-cgroup hosts (crun refuses them)
-    busybox-static      # the CDI test's image (imported with podman, nothing pulled)
+    podman              # every replica runs in a podman sandbox (gpupool-run); the CDI test
+    conmon              # podman's container monitor
+    runc                # the OCI runtime on cgroup v1 and hybrid hosts
+    crun                # the OCI runtime on unified cgroup v2 hosts
+    catatonit           # the sandbox's init (--init): SIGTERM to the job, orphans reaped
+    skopeo              # image sizes for the pull's progress
+    docker-registry     # a real OCI registry on 127.0.0.1 in the sandbox tests
+    busybox-static      # the images the sandbox tests build
 )
 
 # The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on

@@ -7,17 +7,22 @@
  * SIGTERM, and the next round sees the result. When the controller cannot be reached, jobs keep
  * running and their ends stay recorded in their directories until a heartbeat gets through.
  */
+#define _DEFAULT_SOURCE /* realpath */
+
 #include "agent/agent.h"
 #include "base/clock.h"
 #include "agent/check.h"
 #include "agent/mig.h"
 
 #include "agent/cdi_host.h"
+#include "agent/images.h"
 #include "agent/logserve.h"
 #include "agent/memwatch_run.h"
 #include "agent/metrics.h"
 #include "agent/nvml.h"
+#include "agent/pull.h"
 #include "agent/replicas.h"
+#include "agent/runtime.h"
 #include "agent/usage.h"
 #include "base/log.h"
 #include "net/http_client.h"
@@ -77,7 +82,25 @@ struct gp_agent {
 
     /* The GPU memory watch's thread (memwatch_run.h); NULL: none (memory_grace_s 0). */
     gp_memwatch_run *memwatch;
+
+    /* The sandbox */
+    gp_runtime rt;     /* rt.ok false: jobs run as host processes (--runtime none) */
+    gp_images *images; /* the image cache; NULL without a runtime */
+    char state_abs[GP_AGENT_PATH_MAX]; /* the state directory, absolute */
+    char *mask_store;                  /* the masks' text */
+    const char **masks;                /* host paths hidden from jobs, NULL-terminated */
+    /* A controller from before images refuses fields it does not know: these are then left
+     * out of registrations and heartbeats. */
+    bool ctl_no_runtime, ctl_no_images;
 };
+
+/* Whether an error of the controller refuses field (a controller older than the field). */
+static bool refused_field(int rc, const gp_diag *d, const char *field)
+{
+    char what[64];
+    snprintf(what, sizeof(what), "%s: unknown field", field);
+    return rc == GP_EIO && strstr(d->msg, what) != NULL;
+}
 
 /* ---- the CDI spec (cdi_host.h) ---- */
 
@@ -304,11 +327,21 @@ static int do_register(gp_agent *a, gp_diag *d)
                                    a->cfg.cpu_milli ? a->cfg.cpu_milli : cpu,
                                    a->cfg.memory_mib ? a->cfg.memory_mib : mem, NULL);
     add_mig_layouts(a, json_object_get(doc, "gpus"), NULL, 0);
+    if (doc && !a->ctl_no_runtime) {
+        json_object_set_new(doc, "runtime", gp_runtime_json(&a->rt));
+    }
     gp_http_client *join = NULL;
     int rc = doc ? gp_http_client_new(a->cfg.server, a->cfg.join_token, &join, d)
                  : gp_diag_set(d, GP_ENOMEM, "out of memory");
     json_t *resp = NULL;
     if (rc == 0) {
+        rc = call_json(join, "POST", "/v1/nodes", doc, &resp, d);
+    }
+    if (refused_field(rc, d, "runtime")) {
+        GP_LOG(GP_LOG_WARN, "agent", "the controller takes no runtime: registering without it");
+        a->ctl_no_runtime = true;
+        json_object_del(doc, "runtime");
+        gp_diag_clear(d);
         rc = call_json(join, "POST", "/v1/nodes", doc, &resp, d);
     }
     gp_http_client_free(join);
@@ -364,6 +397,63 @@ static int start_logs(gp_agent *a, gp_diag *d)
     return rc;
 }
 
+/* The paths no job may see (sandbox.h): the state directory, the join token, podman's storage
+ * and what the operator named. */
+static int collect_masks(gp_agent *a)
+{
+    const gp_agent_config *c = &a->cfg;
+    size_t len = strlen(c->masks) + strlen(a->state_abs) + strlen(c->join_token_file) +
+                 strlen(a->rt.graph_root) + strlen(a->rt.run_root) + 8;
+    a->mask_store = calloc(1, len);
+    a->masks = calloc(strlen(c->masks) / 2 + 8, sizeof(char *));
+    if (!a->mask_store || !a->masks) {
+        return GP_ENOMEM;
+    }
+    char *token = c->join_token_file[0] ? realpath(c->join_token_file, NULL) : NULL;
+    snprintf(a->mask_store, len, "%s:%s:%s:%s:%s", a->state_abs, token ? token : "",
+             a->rt.graph_root, a->rt.run_root, c->masks);
+    free(token);
+    int n = 0;
+    char *save = NULL;
+    for (char *p = strtok_r(a->mask_store, ":", &save); p; p = strtok_r(NULL, ":", &save)) {
+        if (p[0] == '/') {
+            a->masks[n++] = p;
+        }
+    }
+    return 0;
+}
+
+/* Detects podman (runtime.h) unless told to run jobs as host processes. */
+static int setup_sandbox(gp_agent *a, gp_diag *d)
+{
+    if (!realpath(a->cfg.state_dir, a->state_abs)) {
+        snprintf(a->state_abs, sizeof(a->state_abs), "%s", a->cfg.state_dir);
+    }
+    if (strcmp(a->cfg.runtime, "none") == 0) {
+        GP_LOG(GP_LOG_WARN, "agent",
+               "runtime=none: jobs run as host processes, without a "
+               "sandbox; image jobs fail");
+        return 0;
+    }
+    gp_runtime_probe(a->cfg.podman[0] ? a->cfg.podman : NULL, "/sys/fs/cgroup", &a->rt);
+    if (!a->rt.ok) {
+        return gp_diag_set(d, GP_EUNAVAIL,
+                           "no container runtime: %.300s (every job runs in a podman sandbox: "
+                           "install podman, or start the agent with --runtime none to run jobs "
+                           "as host processes)",
+                           a->rt.why);
+    }
+    GP_LOG(GP_LOG_INFO, "agent",
+           "runtime=podman version=%s oci_runtime=%s cgroups=%s cgroup_manager=%s init=%s "
+           "nofile=%lld:%lld nproc=%lld:%lld",
+           a->rt.version, a->rt.oci_runtime, gp_cgroup_mode_name(a->rt.cgroups),
+           a->rt.cgroup_manager, a->rt.init_path[0] ? a->rt.init_path : "none",
+           (long long)a->rt.nofile.soft, (long long)a->rt.nofile.hard, (long long)a->rt.nproc.soft,
+           (long long)a->rt.nproc.hard);
+    a->images = gp_images_new(a->cfg.state_dir, a->cfg.image_cache_max);
+    return a->images && collect_masks(a) == 0 ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+}
+
 int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
 {
     *out = NULL;
@@ -375,6 +465,7 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
     int rc = mkdir(cfg->state_dir, 0700) != 0 && errno != EEXIST
                  ? gp_diag_set(d, GP_EIO, "state dir %s: %s", cfg->state_dir, strerror(errno))
                  : 0;
+    rc = rc ? rc : setup_sandbox(a, d);
     if (rc == 0) {
         rc = gp_nvml_open(cfg->nvml_library[0] ? cfg->nvml_library : NULL, &a->nvml, d);
     }
@@ -443,6 +534,9 @@ void gp_agent_free(gp_agent *a)
         gp_cdi_writer_free(a->cdi);
         free(a->health);
         free(a->acts);
+        gp_images_free(a->images);
+        free(a->masks);
+        free(a->mask_store);
         free(a);
     }
 }
@@ -560,6 +654,35 @@ static int replica_util(const gp_replica_watch *reps, int nreps, const gp_replic
     return -1;
 }
 
+/* A replica whose image is being pulled (a starting one with a pull.json): Running with
+ * "phase": "Pulling" and "pull" (agent.h); NULL for a starting one without. */
+static json_t *pulling_report(const gp_agent *a, const gp_local_replica *l)
+{
+    char image[512];
+    int64_t done = 0, total = 0;
+    if (!gp_replicas_pull(a->cfg.state_dir, &l->key, image, sizeof(image), &done, &total)) {
+        return NULL;
+    }
+    return json_pack("{s:I, s:i, s:I, s:s, s:s, s:{s:s, s:I, s:I}}", "job", (json_int_t)l->key.job,
+                     "replica", l->key.replica, "epoch", (json_int_t)l->key.epoch, "state",
+                     "Running", "phase", "Pulling", "pull", "image", image, "done_bytes",
+                     (json_int_t)done, "total_bytes", (json_int_t)total);
+}
+
+/* The reason of a replica whose image could not be pulled ("ImagePullFailed: ..." in its
+ * final record) into why; left alone otherwise. */
+static void pull_failure(const gp_agent *a, const gp_replica_key *k, char *why, size_t cap)
+{
+    char dir[GP_REPLICAS_PATH_MAX];
+    gp_rdir_status st;
+    gp_diag d;
+    if (gp_replicas_dir(a->cfg.state_dir, "replicas", k, dir, sizeof(dir)) == 0 &&
+        gp_rdir_read_status(dir, &st, &d) == 0 &&
+        strncmp(st.reason, GP_PULL_REASON_PREFIX, strlen(GP_PULL_REASON_PREFIX)) == 0) {
+        snprintf(why, cap, "%s", st.reason);
+    }
+}
+
 /* The report of one replica; NULL when its state is not reported. A replica the agent stopped
  * for a reason of its own (the GPU memory watch) is Failed, with that reason. A running one
  * carries idle_ms and util when known. */
@@ -571,6 +694,12 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
     if ((l->state == GP_LOCAL_KILLED || l->state == GP_LOCAL_LOST) &&
         gp_replicas_stop_reason(a->cfg.state_dir, &l->key, why, sizeof(why))) {
         state = "Failed";
+    }
+    if (l->state == GP_LOCAL_EXITED && l->exit_code == 125) {
+        pull_failure(a, &l->key, why, sizeof(why));
+    }
+    if (!state && l->state == GP_LOCAL_STARTING) {
+        return pulling_report(a, l);
     }
     if (!state) {
         return NULL;
@@ -647,6 +776,9 @@ static json_t *heartbeat_doc(gp_agent *a, const gp_metrics_snapshot *snap,
     }
     add_mig_layouts(a, gpus, reps, nreps);
     json_t *doc = json_pack("{s:o, s:o, s:O}", "replicas", out, "gpus", gpus, "events", a->xids);
+    if (doc && a->images && !a->ctl_no_images) {
+        json_object_set_new(doc, "images", gp_images_doc(a->images));
+    }
     json_t *health = health_doc(a);
     if (doc && health) {
         json_object_set_new(doc, "health", health);
@@ -835,12 +967,18 @@ static void fill_snapshot(gp_agent *a, gp_metrics_snapshot *s, const gp_local_re
 /* The spec gpupool-run reads: the desired replica (a fraction's limits come in its gpu_share,
  * decided by the controller), plus what the agent adds: for a MIG slice the MIG device's UUID
  * (the instance is made to match the controller's choice of profile and placement; see mig.h).
- * *out is the text; on failure (a MIG instance that cannot be made now) d says why and the next
- * round retries. */
-static int run_spec(gp_agent *a, json_t *want, char **out, gp_diag *d)
+ * *out is the text; *auth the registry credentials (registry_auth), taken out of it (NULL: none);
+ * on failure (a MIG instance that cannot be made now) d says why and the next round retries. */
+static int run_spec(gp_agent *a, json_t *want, char **out, char **auth, gp_diag *d)
 {
     *out = NULL;
+    *auth = NULL;
     json_t *spec = json_deep_copy(want);
+    json_t *creds = json_object_get(spec, "registry_auth");
+    if (creds && !json_is_null(creds)) {
+        *auth = json_dumps(creds, JSON_COMPACT); /* beside spec.json, never in it */
+    }
+    json_object_del(spec, "registry_auth");
     json_t *gpus = json_object_get(spec, "gpus"), *extra = json_object();
     const char *profile = NULL;
     json_unpack(spec, "{s:{s:{s:s}}}", "spec", "resources", "mig_profile", &profile);
@@ -884,8 +1022,9 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
         return;
     }
     int n = gp_converge(keys, nkeys, local, nlocal, plan);
-    gp_replicas_env env = {a->cfg.state_dir, a->cfg.run_binary, a->cfg.user, a->cfg.grace_s,
-                           a->cfg.log_max};
+    gp_replicas_env env = {a->cfg.state_dir, a->cfg.run_binary, a->cfg.user,
+                           a->cfg.grace_s,   a->cfg.log_max,    a->rt.ok ? &a->rt : NULL,
+                           a->masks,         a->cfg.pids_limit};
     for (int i = 0; i < n; i++) {
         gp_diag d;
         gp_diag_clear(&d);
@@ -893,12 +1032,16 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
         const gp_local_replica *l = plan[i].kind == GP_ACT_START ? NULL : &local[plan[i].index];
         switch (plan[i].kind) {
         case GP_ACT_START: {
-            char *spec = NULL;
-            rc = run_spec(a, json_array_get(desired, (size_t)plan[i].index), &spec, &d);
+            char *spec = NULL, *auth = NULL;
+            rc = run_spec(a, json_array_get(desired, (size_t)plan[i].index), &spec, &auth, &d);
             if (rc == 0) {
-                rc = gp_replicas_start(&env, &keys[plan[i].index], spec, &d);
+                rc = gp_replicas_start(&env, &keys[plan[i].index], spec, auth, &d);
             }
             free(spec);
+            if (auth) {
+                memset(auth, 0, strlen(auth));
+            }
+            free(auth);
             break;
         }
         case GP_ACT_STOP:
@@ -908,6 +1051,7 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
             break;
         case GP_ACT_KILL_GROUP:
             rc = gp_replicas_stop(a->cfg.state_dir, &l->key, true, NULL, &d);
+            gp_replicas_remove_sandbox(&env, &l->key);
             break;
         case GP_ACT_FORGET:
             rc = gp_replicas_forget(a->cfg.state_dir, &l->key, a->cfg.finished_keep, &d);
@@ -954,11 +1098,41 @@ static int heartbeat(gp_agent *a, const gp_metrics_snapshot *snap, const gp_loca
     snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", a->cfg.name);
     int rc = beat ? call_json(a->http, "POST", path, beat, resp, d)
                   : gp_diag_set(d, GP_ENOMEM, "heartbeat: out of memory");
+    if (refused_field(rc, d, "images")) {
+        GP_LOG(GP_LOG_WARN, "agent", "the controller takes no images: heartbeats leave them out");
+        a->ctl_no_images = true;
+        json_object_del(beat, "images");
+        gp_diag_clear(d);
+        rc = call_json(a->http, "POST", path, beat, resp, d);
+    }
     json_decref(beat);
     if (rc == GP_EAUTH || rc == GP_ENOENT) {
         a->registered = false; /* token revoked or the node forgotten: register again */
     }
     return rc;
+}
+
+/* The image cache (images.h): the images of the replicas here, used until now or until they
+ * ended; listed again and trimmed to its cap when due. */
+static void track_images(gp_agent *a, const gp_local_replica *local, int nlocal)
+{
+    if (!a->images) {
+        return;
+    }
+    int64_t now = gp_wall_ms();
+    bool starting = false;
+    for (int i = 0; i < nlocal; i++) {
+        bool running = local[i].state == GP_LOCAL_RUNNING;
+        starting = starting || local[i].state == GP_LOCAL_STARTING;
+        char dir[GP_REPLICAS_PATH_MAX];
+        gp_rdir_status st;
+        gp_diag d;
+        if (gp_replicas_dir(a->cfg.state_dir, "replicas", &local[i].key, dir, sizeof(dir)) == 0 &&
+            gp_rdir_read_status(dir, &st, &d) == 0 && st.image_id[0]) {
+            gp_images_used(a->images, st.image_id, running ? now : st.end_ms, running);
+        }
+    }
+    gp_images_refresh(a->images, &a->rt, now, false, starting);
 }
 
 int gp_agent_round(gp_agent *a, gp_diag *d)
@@ -973,6 +1147,7 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
         return rc;
     }
     periodic_check(a);
+    track_images(a, local, nlocal);
     gp_metrics_snapshot *snap = sample_gpus(a);
     cdi_refresh(a, snap);
     int nreps = 0;

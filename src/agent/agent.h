@@ -35,8 +35,19 @@
  * The address: its port is where the agent serves /metrics and the replicas' logs; port 0 binds
  * a free port at start, and the node registers (and re-registers) with the port bound.
  *
+ * The sandbox: with --runtime podman (the default) the agent detects podman at start and runs
+ * one throw-away container (runtime.h); a node where that fails does not start (the log says
+ * why), since every replica runs in a podman sandbox (sandbox.h). It registers with "runtime":
+ * {engine, version, oci_runtime, cgroups}, and heartbeats carry "images" (images.h, the cache
+ * capped at image_cache_max bytes). A replica pulling its image is reported Running with
+ * "phase": "Pulling" and "pull": {image, done_bytes, total_bytes}; one whose pull failed is
+ * Failed with exit_code 125 and the reason "ImagePullFailed: ...". With --runtime none the node
+ * registers "runtime": null and runs jobs as host processes, as before containers (no image
+ * jobs: they fail with exit 125).
+ *
  * State directory layout:
  *   agent.token                 the node's agent token (0600), from the last registration
+ *   images.json                 when each image was last used by a replica here (images.h)
  *   replicas/J-R-E/             one directory per placement (job J, replica R, epoch E): the
  *                               supervisor's files, plus spec.json and supervisor.log
  *   finished/J-R-E/             directories of replicas that are over and no longer desired
@@ -88,6 +99,13 @@ typedef struct gp_agent_config {
      * no one), or anyone when metrics_open. */
     char metrics_token[128];
     bool metrics_open;
+    /* The sandbox (sandbox.h, runtime.h) */
+    char runtime[16];                        /* "podman" (default) or "none": host processes */
+    char podman[GP_AGENT_PATH_MAX];          /* "" = podman in PATH */
+    char join_token_file[GP_AGENT_PATH_MAX]; /* hidden from jobs, like the state directory */
+    char masks[4096];        /* more host paths hidden from jobs over the host root, ':' between */
+    int64_t image_cache_max; /* bytes of images kept (images.h); 0 = no cap */
+    int64_t pids_limit;      /* processes and threads per replica; 0 = podman's default */
 } gp_agent_config;
 
 typedef struct gp_agent gp_agent;

@@ -7,7 +7,9 @@
  *                 [--memory-mib N] [--memory-grace SECONDS] [--memory-interval MS]
  *                 [--check-interval SECONDS] [--dev-root DIR] [--mig-minors FILE]
  *                 [--ld-cache FILE] [--cdi-publish auto|none|DIR]
- *                 [--metrics-token-file FILE] [--metrics-auth token|none] [--log-level LEVEL]
+ *                 [--metrics-token-file FILE] [--metrics-auth token|none]
+ *                 [--runtime podman|none] [--podman PATH] [--image-cache-max SIZE]
+ *                 [--pids-limit N] [--mask PATH[:PATH...]] [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
  *   gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR] [--mig-minors FILE]
  *                     [--ld-cache FILE] [--output-dir DIR]
@@ -23,6 +25,16 @@
  *
  * --check-interval (GPUPOOL_CHECK_INTERVAL_SECONDS, default 300, 0: only when the controller
  * asks): how often the agent runs the node health check (check.h) and reports it in heartbeats.
+ *
+ * --runtime (GPUPOOL_RUNTIME, default podman): every replica runs in a podman sandbox
+ * (sandbox.h); the agent detects podman at start and does not start without a working one.
+ * none: replicas run as host processes with the agent's privileges (no image jobs): only for
+ * trusted jobs on nodes without podman. --podman (GPUPOOL_PODMAN): the program. --image-cache-max
+ * (GPUPOOL_IMAGE_CACHE_MAX, default 100G, 0: no cap): bytes of images kept (suffixes K, M, G, T:
+ * powers of 1024), the least recently used evicted (images.h). --pids-limit (GPUPOOL_PIDS_LIMIT,
+ * default 4096): processes and threads per replica. --mask (GPUPOOL_MASK): more host paths,
+ * ':'-separated, hidden from jobs over the host root (the state directory, the join token file
+ * and podman's storage always are).
  *
  * --address HOST:PORT (GPUPOOL_ADDRESS): where others reach this node (gangs) and where the agent
  * serves /metrics and the replicas' logs; port 0 binds a free port, and the node registers with
@@ -88,6 +100,9 @@ static int usage(const char *msg)
             "                     [--dev-root DIR] [--mig-minors FILE] [--ld-cache FILE]\n"
             "                     [--cdi-publish auto|none|DIR]\n"
             "                     [--metrics-token-file FILE] [--metrics-auth token|none]\n"
+            "                     [--runtime podman|none] [--podman PATH]\n"
+            "                     [--image-cache-max SIZE] [--pids-limit N]\n"
+            "                     [--mask PATH[:PATH...]]\n"
             "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
             "       gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR]\n"
@@ -102,6 +117,12 @@ static int usage(const char *msg)
             "--metrics-token-file: the bearer token Prometheus scrapes /metrics with (the page\n"
             "names the node's jobs and tenants, and jobs share the node's network); without\n"
             "it only the controller reads /metrics. --metrics-auth none serves it to anyone.\n"
+            "--runtime: podman (default) runs every job in a sandbox (its image, or the\n"
+            "host's root read-only; no root, no capabilities) and needs a working podman;\n"
+            "none runs jobs as host processes with the agent's privileges (trusted jobs only).\n"
+            "--image-cache-max: bytes of images kept, least recently used evicted (default\n"
+            "100G; 0: no cap). --pids-limit: processes per job (default 4096). --mask: more\n"
+            "host paths hidden from jobs over the host root.\n"
             "--check-interval: the node health check runs at start and this often (default\n"
             "300; 0: only when the controller asks). `check` runs it once: exit 0 without a\n"
             "fatal finding, 1 with one.\n"
@@ -357,6 +378,47 @@ static int check_main(int argc, char **argv)
     return rc;
 }
 
+/* A size in bytes with an optional K, M, G or T (powers of 1024). */
+static bool size_value(const char *s, int64_t *out)
+{
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    int shift = !*end               ? 0
+                : !strcmp(end, "K") ? 10
+                : !strcmp(end, "M") ? 20
+                : !strcmp(end, "G") ? 30
+                : !strcmp(end, "T") ? 40
+                                    : -1;
+    if (errno || end == s || v < 0 || shift < 0 || v > (INT64_MAX >> shift)) {
+        return false;
+    }
+    *out = (int64_t)v << shift;
+    return true;
+}
+
+/* The sandbox's flags into cfg; 0, or usage's exit code. */
+static int sandbox_flags(gp_agent_config *cfg, const char *cache, const char *pids)
+{
+    if (strcmp(cfg->runtime, "podman") != 0 && strcmp(cfg->runtime, "none") != 0) {
+        return usage("--runtime: podman or none");
+    }
+    if (cache[0] && !size_value(cache, &cfg->image_cache_max)) {
+        return usage("--image-cache-max: bytes, with an optional K, M, G or T (0: no cap)");
+    }
+    if (pids[0] && !number(pids, 0, 1 << 30, &cfg->pids_limit)) {
+        return usage("--pids-limit: a whole number of processes (0: podman's default)");
+    }
+    for (const char *p = cfg->masks; *p;) {
+        size_t len = strcspn(p, ":");
+        if (len > 0 && p[0] != '/') {
+            return usage("--mask: absolute paths, ':' between them");
+        }
+        p += len + (p[len] == ':');
+    }
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
     if (argc > 1 && !strcmp(argv[1], "discover")) {
@@ -374,10 +436,14 @@ int main(int argc, char **argv)
                            .finished_keep = 200,
                            .memory_grace_s = 1,
                            .memory_interval_ms = 500,
-                           .check_interval_s = 300};
+                           .check_interval_s = 300,
+                           .runtime = "podman",
+                           .image_cache_max = INT64_C(100) << 30,
+                           .pids_limit = 4096};
     char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",
          cpu[32] = "", mem[32] = "", mgrace[32] = "", minterval[32] = "", cinterval[32] = "",
-         level[16] = "info", metrics_file[GP_AGENT_PATH_MAX] = "", metrics_auth[16] = "token";
+         level[16] = "info", metrics_file[GP_AGENT_PATH_MAX] = "", metrics_auth[16] = "token",
+         cache[32] = "", pids[32] = "";
     flag flags[] = {
         {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
         {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
@@ -401,6 +467,11 @@ int main(int argc, char **argv)
         {"--cdi-publish", "GPUPOOL_CDI_PUBLISH", cfg.cdi_publish, sizeof(cfg.cdi_publish)},
         {"--metrics-token-file", "GPUPOOL_METRICS_TOKEN_FILE", metrics_file, sizeof(metrics_file)},
         {"--metrics-auth", "GPUPOOL_METRICS_AUTH", metrics_auth, sizeof(metrics_auth)},
+        {"--runtime", "GPUPOOL_RUNTIME", cfg.runtime, sizeof(cfg.runtime)},
+        {"--podman", "GPUPOOL_PODMAN", cfg.podman, sizeof(cfg.podman)},
+        {"--image-cache-max", "GPUPOOL_IMAGE_CACHE_MAX", cache, sizeof(cache)},
+        {"--pids-limit", "GPUPOOL_PIDS_LIMIT", pids, sizeof(pids)},
+        {"--mask", "GPUPOOL_MASK", cfg.masks, sizeof(cfg.masks)},
         {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
     };
     int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
@@ -476,6 +547,10 @@ int main(int argc, char **argv)
         return usage("--metrics-auth: token or none");
     }
     cfg.metrics_open = strcmp(metrics_auth, "none") == 0;
+    int sandbox_rc = sandbox_flags(&cfg, cache, pids);
+    if (sandbox_rc) {
+        return sandbox_rc;
+    }
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");
     }
@@ -493,6 +568,7 @@ int main(int argc, char **argv)
         }
         snprintf(cfg.run_binary, sizeof(cfg.run_binary), "%s/gpupool-run", self);
     }
+    snprintf(cfg.join_token_file, sizeof(cfg.join_token_file), "%s", token_file);
     if (read_secret("join token file", token_file, cfg.join_token, sizeof(cfg.join_token)) < 0 ||
         (metrics_file[0] && read_secret("--metrics-token-file", metrics_file, cfg.metrics_token,
                                         sizeof(cfg.metrics_token)) < 0)) {

@@ -4,8 +4,11 @@
  * Everything here is plain file I/O on cgroupfs, so the unit tests drive it against an ordinary
  * directory laid out like one.
  */
+#define _DEFAULT_SOURCE /* DT_DIR */
+
 #include "agent/cgroup.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdint.h>
@@ -387,4 +390,61 @@ int gp_cgroup_owner_of(pid_t pid, gp_cgroup_replica *out, char *path, size_t cap
     close(fd);
     text[len] = '\0';
     return gp_cgroup_parse_owner(text, out, path, cap);
+}
+
+/* Removes the directory tree at path, deepest first (rmdir only: a cgroup directory holds no
+ * files to delete). depth bounds the walk. */
+static void remove_cgroup_tree(const char *path, int depth)
+{
+    DIR *dir = depth < 8 ? opendir(path) : NULL;
+    struct dirent *e;
+    while (dir && (e = readdir(dir))) {
+        char sub[1200];
+        if (e->d_type == DT_DIR && e->d_name[0] != '.' &&
+            join(sub, sizeof(sub), path, e->d_name) == 0) {
+            remove_cgroup_tree(sub, depth + 1);
+        }
+    }
+    if (dir) {
+        closedir(dir);
+    }
+    for (int tries = 0; rmdir(path) != 0 && errno == EBUSY && tries < 50; tries++) {
+        kill_listed(path);
+        struct timespec ts = {0, 20 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void gp_cgroup_remove_named(const char *root, const char *name)
+{
+    char path[1200], rel[300];
+    snprintf(rel, sizeof(rel), "gpupool/%s", name);
+    if (exists(root, "cgroup.controllers")) {
+        if (join(path, sizeof(path), root, rel) == 0) {
+            remove_cgroup_tree(path, 0);
+        }
+        return;
+    }
+    DIR *dir = opendir(root); /* v1 and hybrid: one hierarchy per directory, unified too */
+    struct dirent *e;
+    while (dir && (e = readdir(dir))) {
+        char base[1100];
+        if (e->d_name[0] == '.' || join(base, sizeof(base), root, e->d_name) < 0 ||
+            join(path, sizeof(path), base, rel) < 0 || access(path, F_OK) != 0) {
+            continue;
+        }
+        remove_cgroup_tree(path, 0);
+    }
+    if (dir) {
+        closedir(dir);
+    }
+}
+
+void gp_cgroup_describe_named(const char *root, const char *name, char *buf, size_t size)
+{
+    if (exists(root, "cgroup.controllers")) {
+        snprintf(buf, size, "%s/gpupool/%s", root, name);
+    } else {
+        snprintf(buf, size, "%s/cpu/gpupool/%s,%s/memory/gpupool/%s", root, name, root, name);
+    }
 }

@@ -94,4 +94,18 @@ int gp_cgroup_parse_owner(const char *text, gp_cgroup_replica *out, char *path, 
 /* The same for process pid (reads /proc/PID/cgroup). 1, 0, or GP_ENOENT when it is gone. */
 int gp_cgroup_owner_of(pid_t pid, gp_cgroup_replica *out, char *path, size_t cap);
 
+/* A sandboxed replica (sandbox.h) has no gp_cgroup of its own: podman's OCI runtime makes the
+ * container's cgroups under ROOT's gpupool/NAME (--cgroup-parent /gpupool/NAME, NAME as the
+ * supervisor names a replica's group) in every hierarchy: v2: ROOT/gpupool/NAME/libpod-ID (the
+ * job) and .../conmon (podman's monitor); v1 and hybrid: ROOT/CONTROLLER/gpupool/NAME/libpod-ID
+ * and .../conmon for every v1 controller (cpu, memory, pids, devices, ...), and in a hybrid host
+ * the same under ROOT/unified. */
+
+/* Removes what the runtime left of ROOT's gpupool/NAME, in every hierarchy, deepest first
+ * (directories still holding processes get their SIGKILL and a second to go). */
+void gp_cgroup_remove_named(const char *root, const char *name);
+/* The replica's directories that hold its CPU and memory limits, comma-separated, into buf
+ * (v2: ROOT/gpupool/NAME; v1: ROOT/cpu/gpupool/NAME,ROOT/memory/gpupool/NAME). */
+void gp_cgroup_describe_named(const char *root, const char *name, char *buf, size_t size);
+
 #endif

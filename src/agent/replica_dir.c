@@ -228,13 +228,15 @@ bool gp_rdir_pid_alive(const gp_rdir_pid *p)
 int gp_rdir_write_status(const char *dir, const gp_rdir_status *s, gp_diag *d)
 {
     json_t *o = json_pack(
-        "{s:i, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s:s, s:s, s:s, s:s}",
+        "{s:i, s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s:s, s:s, s:s, s:s, "
+        "s:s, s:s, s:s}",
         "version", 1, "state", gp_rdir_state_name(s->state), "job", (json_int_t)s->job, "replica",
         s->replica, "epoch", (json_int_t)s->epoch, "supervisor_pid", (json_int_t)s->supervisor_pid,
         "pid", (json_int_t)s->child.pid, "pid_start", (json_int_t)s->child.start, "start_ms",
         (json_int_t)s->start_ms, "end_ms", (json_int_t)s->end_ms, "exit_code", s->exit_code,
         "signal", s->signal, "escalated", s->escalated, "error", s->error, "reason", s->reason,
-        "stop_reason", s->stop_reason, "cgroup", s->cgroup);
+        "stop_reason", s->stop_reason, "cgroup", s->cgroup, "container", s->container, "image",
+        s->image, "image_id", s->image_id);
     char *text = o ? json_dumps(o, JSON_SORT_KEYS | JSON_INDENT(2)) : NULL;
     json_decref(o);
     if (!text) {
@@ -302,15 +304,18 @@ int gp_rdir_read_status(const char *dir, gp_rdir_status *out, gp_diag *d)
     }
     json_error_t err;
     const char *state = NULL, *error = NULL, *reason = NULL, *stop_reason = NULL, *cgroup = NULL;
+    const char *container = NULL, *image = NULL, *image_id = NULL;
     json_int_t job = 0, epoch = 0, sup = 0, pid = 0, start = 0, s_ms = 0, e_ms = 0;
     int esc = 0;
     rc = json_unpack_ex(
         o, &err, 0,
-        "{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s?s, s?s, s?s, s?s}", "state",
-        &state, "job", &job, "replica", &out->replica, "epoch", &epoch, "supervisor_pid", &sup,
-        "pid", &pid, "pid_start", &start, "start_ms", &s_ms, "end_ms", &e_ms, "exit_code",
+        "{s:s, s:I, s:i, s:I, s:I, s:I, s:I, s:I, s:I, s:i, s:i, s:b, s?s, s?s, s?s, s?s, s?s, "
+        "s?s, s?s}",
+        "state", &state, "job", &job, "replica", &out->replica, "epoch", &epoch, "supervisor_pid",
+        &sup, "pid", &pid, "pid_start", &start, "start_ms", &s_ms, "end_ms", &e_ms, "exit_code",
         &out->exit_code, "signal", &out->signal, "escalated", &esc, "error", &error, "reason",
-        &reason, "stop_reason", &stop_reason, "cgroup", &cgroup);
+        &reason, "stop_reason", &stop_reason, "cgroup", &cgroup, "container", &container, "image",
+        &image, "image_id", &image_id);
     if (rc == 0 && parse_state(state, &out->state) < 0) {
         snprintf(err.text, sizeof(err.text), "state: must be running, exited or killed");
         rc = -1;
@@ -328,6 +333,9 @@ int gp_rdir_read_status(const char *dir, gp_rdir_status *out, gp_diag *d)
         copy_text(out->reason, sizeof(out->reason), reason);
         copy_text(out->stop_reason, sizeof(out->stop_reason), stop_reason);
         copy_text(out->cgroup, sizeof(out->cgroup), cgroup);
+        copy_text(out->container, sizeof(out->container), container);
+        copy_text(out->image, sizeof(out->image), image);
+        copy_text(out->image_id, sizeof(out->image_id), image_id);
     } else {
         gp_diag_set(d, GP_EPARSE, "%s: %s", path, err.text);
         out->state = GP_RDIR_NONE;

@@ -5,7 +5,8 @@
  * gpupool-run is started by the agent as
  *
  *   gpupool-run --state-dir DIR --spec FILE [--user NAME] [--grace SECONDS] [--log-max BYTES]
- *               [--cgroup-root PATH] [--log-level LEVEL]
+ *               [--cgroup-root PATH] [--log-level LEVEL] [--checkpoint-root DIR]
+ *               [--runtime podman|none] [--podman PATH] [--pids-limit N] [--mask PATH]...
  *
  * in a session of its own (setsid), with its stdout/stderr pointing at a file (never at a pipe
  * to the agent), and stays in the foreground as the supervisor of one replica. It does not need
@@ -55,6 +56,20 @@
  *                  (absent in records of older supervisors: read as empty)
  *   cgroup         the cgroup directories that held the job's limits, comma-separated (v1: one
  *                  per controller), "" when none; removed once the job is over
+ *   container      the podman container the job runs in ("gpupool-J-R-E-HASH", sandbox.h); ""
+ *                  when it runs as a host process (--runtime none)
+ *   image, image_id  the job's image and its id once pulled; "" over the host root
+ *
+ * In a sandbox (--runtime podman, the default) the job's leader is `podman run` (child.pid),
+ * the job itself runs in its container, and the job never sees this directory. A job with an
+ * image first has it pulled (sandbox.h, pull.h): meanwhile there is no status.json and
+ *
+ *   pull.json      {"image", "done_bytes", "total_bytes" (0: unknown), "start_ms"}, rewritten as
+ *                  the pull goes; removed when it is over. A pull that fails ends the replica
+ *                  without running it: state "exited", exit_code 125, reason
+ *                  "ImagePullFailed: " and the registry's (podman's) message.
+ *   registry-auth.json  the agent's (0600): the credentials for the pull ({registry, username,
+ *                  password}); gpupool-run reads and removes it at start.
  *
  * The job runs in a session and process group of its own (PGID = its PID). SIGTERM or SIGINT to
  * gpupool-run stops it: SIGTERM to the group, SIGKILL to the group after --grace seconds
@@ -108,6 +123,8 @@
 #define GP_RDIR_SHARE          "share.region" /* fractional GPUs: libgpushare's accounting */
 #define GP_RDIR_SPEC           "spec.json"    /* the agent's: what gpupool-run was given */
 #define GP_RDIR_SPEC_MAX       (16u << 20)    /* spec.json larger than this is not the agent's */
+#define GP_RDIR_PULL           "pull.json"    /* the image pull under way (below) */
+#define GP_RDIR_AUTH           "registry-auth.json" /* the agent's: credentials for the pull */
 
 typedef enum gp_rdir_state {
     GP_RDIR_NONE = 0, /* no status.json yet */
@@ -137,6 +154,9 @@ typedef struct gp_rdir_status {
     char reason[256];
     char stop_reason[256];
     char cgroup[512];
+    char container[96]; /* the podman container; "" for a job run as a host process */
+    char image[512];    /* the job's image; "" over the host root or as a host process */
+    char image_id[80];  /* its id ("sha256:..."), once pulled */
 } gp_rdir_status;
 
 /* What a re-attaching agent learns about a directory (see the steps above). */

@@ -3,8 +3,13 @@
  * supervisor, stopping one, and archiving finished ones. See agent.h for the layout and
  * replica_dir.h for what a supervisor writes.
  */
+#define _GNU_SOURCE /* realpath */
+
 #include "agent/replicas.h"
 
+#include "agent/cgroup.h"
+#include "agent/cmd.h"
+#include "agent/sandbox.h"
 #include "base/log.h"
 
 #include <dirent.h>
@@ -110,8 +115,59 @@ int gp_replicas_scan(const char *state_dir, int64_t started_grace_ms, gp_local_r
 /* Writes the spec and starts gpupool-run in a session of its own, detached from the agent: a
  * double fork, so the supervisor is not the agent's child (no zombie, nothing tied to the
  * agent's life). */
+/* gpupool-run's arguments for a replica in dir (at most START_ARGS of them). */
+#define START_ARGS 96
+static void start_argv(const gp_replicas_env *env, const char *dir, const char *specpath,
+                       char *grace, char *logmax, char *pids, char *checkpoints, const char **argv)
+{
+    int a = 0;
+    argv[a++] = env->run_binary;
+    argv[a++] = "--state-dir";
+    argv[a++] = dir;
+    argv[a++] = "--spec";
+    argv[a++] = specpath;
+    argv[a++] = "--grace";
+    argv[a++] = grace;
+    argv[a++] = "--log-max";
+    argv[a++] = logmax;
+    if (env->user[0]) {
+        argv[a++] = "--user";
+        argv[a++] = env->user;
+    }
+    argv[a++] = "--checkpoint-root";
+    argv[a++] = checkpoints;
+    argv[a++] = "--runtime";
+    argv[a++] = env->runtime ? "podman" : "none";
+    if (env->runtime) {
+        argv[a++] = "--podman";
+        argv[a++] = env->runtime->podman;
+        argv[a++] = "--pids-limit";
+        argv[a++] = pids;
+    }
+    for (int i = 0; env->runtime && env->masks && env->masks[i] && a < START_ARGS - 3; i++) {
+        argv[a++] = "--mask";
+        argv[a++] = env->masks[i];
+    }
+    argv[a] = NULL;
+}
+
+/* The registry credentials beside the spec, readable by root only. */
+static int write_auth(const char *dir, const char *auth, gp_diag *d)
+{
+    char path[GP_REPLICAS_PATH_MAX + 32];
+    snprintf(path, sizeof(path), "%s/%s", dir, GP_RDIR_AUTH);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+    size_t len = strlen(auth);
+    bool ok = fd >= 0 && write(fd, auth, len) == (ssize_t)len;
+    int e = errno;
+    if (fd >= 0) {
+        close(fd);
+    }
+    return ok ? 0 : gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(e));
+}
+
 int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const char *spec,
-                      gp_diag *d)
+                      const char *auth, gp_diag *d)
 {
     char dir[GP_REPLICAS_PATH_MAX], specpath[GP_REPLICAS_PATH_MAX + 16],
         logpath[GP_REPLICAS_PATH_MAX + 32];
@@ -131,15 +187,21 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
     if (rc == 0) {
         rc = gp_rdir_write_atomic(dir, GP_RDIR_SPEC, spec, strlen(spec), d);
     }
+    if (rc == 0 && auth) {
+        rc = write_auth(dir, auth, d);
+    }
     if (rc < 0) {
         return rc;
     }
     snprintf(specpath, sizeof(specpath), "%s/spec.json", dir);
     snprintf(logpath, sizeof(logpath), "%s/supervisor.log", dir);
-    char grace[32], logmax[32], checkpoints[GP_REPLICAS_PATH_MAX];
+    char grace[32], logmax[32], pids[32], checkpoints[GP_REPLICAS_PATH_MAX];
     snprintf(checkpoints, sizeof(checkpoints), "%s/checkpoints", env->state_dir);
     snprintf(grace, sizeof(grace), "%d", env->grace_s);
     snprintf(logmax, sizeof(logmax), "%lld", (long long)env->log_max);
+    snprintf(pids, sizeof(pids), "%lld", (long long)env->pids_limit);
+    const char *argv[START_ARGS];
+    start_argv(env, dir, specpath, grace, logmax, pids, checkpoints, argv);
     pid_t pid = fork();
     if (pid < 0) {
         return gp_diag_set(d, GP_EIO, "fork: %s", strerror(errno));
@@ -154,24 +216,6 @@ int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const
         if (in < 0 || out < 0 || dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(out, 2) < 0) {
             _exit(127);
         }
-        const char *argv[16];
-        int a = 0;
-        argv[a++] = env->run_binary;
-        argv[a++] = "--state-dir";
-        argv[a++] = dir;
-        argv[a++] = "--spec";
-        argv[a++] = specpath;
-        argv[a++] = "--grace";
-        argv[a++] = grace;
-        argv[a++] = "--log-max";
-        argv[a++] = logmax;
-        if (env->user[0]) {
-            argv[a++] = "--user";
-            argv[a++] = env->user;
-        }
-        argv[a++] = "--checkpoint-root";
-        argv[a++] = checkpoints;
-        argv[a] = NULL;
         execv(env->run_binary, (char *const *)argv);
         dprintf(2, "gpupool-agent: exec %s: %s\n", env->run_binary, strerror(errno));
         _exit(127);
@@ -239,6 +283,77 @@ int gp_replicas_stop_reason(const char *state_dir, const gp_replica_key *k, char
     return buf[0] != '\0';
 }
 
+void gp_replicas_remove_sandbox(const gp_replicas_env *env, const gp_replica_key *k)
+{
+    char dir[GP_REPLICAS_PATH_MAX], name[GP_SANDBOX_NAME_MAX];
+    const gp_runtime *rt = env->runtime;
+    if (!rt || !rt->ok || gp_replicas_dir(env->state_dir, "replicas", k, dir, sizeof(dir)) < 0) {
+        return;
+    }
+    char *abs = realpath(dir, NULL);
+    gp_sandbox_name(k->job, k->replica, k->epoch, abs ? abs : dir, name);
+    free(abs);
+    char *argv[] = {(char *)rt->podman,
+                    "--runtime",
+                    (char *)(rt->oci_path[0] ? rt->oci_path : rt->oci_runtime),
+                    "--cgroup-manager",
+                    (char *)rt->cgroup_manager,
+                    "rm",
+                    "--force",
+                    "--ignore",
+                    "--time",
+                    "0",
+                    name,
+                    NULL};
+    gp_cmd_result r;
+    gp_diag d;
+    if (gp_cmd_run(argv, NULL, 60000, 256, &r, &d) == 0 && r.status == 0 && r.out && r.out[0]) {
+        GP_LOG(GP_LOG_INFO, "agent", "lost replica job=%lld replica=%d: container %s removed",
+               (long long)k->job, k->replica, name);
+    }
+    gp_cmd_result_fini(&r);
+    /* its cgroups: gpupool/jobJ-rR-eE-pPID, the supervisor's PID unknown now */
+    char prefix[96], base[64];
+    snprintf(prefix, sizeof(prefix), "job%lld-r%d-e%lld-p", (long long)k->job, k->replica,
+             (long long)k->epoch);
+    const char *root = "/sys/fs/cgroup";
+    snprintf(base, sizeof(base), "%s/%s", root,
+             rt->cgroups == GP_CGMODE_V2 ? "gpupool" : "pids/gpupool");
+    DIR *gd = opendir(base);
+    struct dirent *e;
+    while (gd && (e = readdir(gd))) {
+        if (strncmp(e->d_name, prefix, strlen(prefix)) == 0) {
+            gp_cgroup_remove_named(root, e->d_name);
+        }
+    }
+    if (gd) {
+        closedir(gd);
+    }
+}
+
+int gp_replicas_pull(const char *state_dir, const gp_replica_key *k, char *image, size_t cap,
+                     int64_t *done_bytes, int64_t *total_bytes)
+{
+    char dir[GP_REPLICAS_PATH_MAX];
+    json_t *o = NULL;
+    gp_diag d;
+    if (gp_replicas_dir(state_dir, "replicas", k, dir, sizeof(dir)) < 0 ||
+        gp_rdir_read_json(dir, GP_RDIR_PULL, 65536, &o, &d) < 0) {
+        return 0;
+    }
+    const char *img = NULL;
+    json_int_t done = 0, total = 0;
+    int ok = json_unpack(o, "{s:s, s:I, s:I}", "image", &img, "done_bytes", &done, "total_bytes",
+                         &total) == 0;
+    if (ok) {
+        snprintf(image, cap, "%s", img);
+        *done_bytes = done > 0 ? done : 0;
+        *total_bytes = total > 0 ? total : 0;
+    }
+    json_decref(o);
+    return ok;
+}
+
 /* The job's labels from spec.json: name, tenant, queue and the MIG profile. */
 static void watch_labels(json_t *spec, gp_replica_watch *out)
 {
@@ -263,6 +378,7 @@ int gp_replicas_watch_info(const char *state_dir, const gp_replica_key *k, gp_re
         return rc == GP_ERANGE ? gp_diag_set(d, rc, "%s: path too long", state_dir) : rc;
     }
     out->leader = v.child_alive ? v.child.pid : 0;
+    snprintf(out->image_id, sizeof(out->image_id), "%s", v.status.image_id);
     out->supervisor = v.supervisor_alive ? v.supervisor.pid : 0;
     json_t *spec;
     if ((rc = gp_rdir_read_json(dir, GP_RDIR_SPEC, GP_RDIR_SPEC_MAX, &spec, d)) < 0) {

@@ -12,6 +12,7 @@
 #include "agent/converge.h"
 #include "agent/memwatch.h"
 #include "agent/replica_dir.h"
+#include "agent/runtime.h"
 #include "gpupool/error.h"
 
 #include <stdbool.h>
@@ -24,9 +25,13 @@
 typedef struct gp_replicas_env {
     const char *state_dir;
     const char *run_binary;
-    const char *user; /* "" = the agent's */
+    const char *user; /* "" = the agent's (a host process) or nobody (a sandbox) */
     int grace_s;
     int64_t log_max;
+    /* The sandbox (gpupool-run --runtime podman): NULL runs jobs as host processes. */
+    const gp_runtime *runtime;
+    const char *const *masks; /* host paths hidden from jobs (NULL-terminated; may be NULL) */
+    int64_t pids_limit;
 } gp_replicas_env;
 
 /* STATE_DIR/SUB/J-R-E into buf. GP_ERANGE when it does not fit. */
@@ -38,11 +43,21 @@ int gp_replicas_dir(const char *state_dir, const char *sub, const gp_replica_key
 int gp_replicas_scan(const char *state_dir, int64_t started_grace_ms, gp_local_replica **out,
                      int *n, gp_diag *d);
 
-/* Makes the directory, writes spec (the JSON text gpupool-run reads) and starts gpupool-run
+/* Makes the directory, writes spec (the JSON text gpupool-run reads) and auth (the registry
+ * credentials, NULL: none) into registry-auth.json (0600, replica_dir.h), and starts gpupool-run
  * detached (its own session; not a child of the agent). GP_EEXIST when the directory exists:
  * a placement gets one supervisor, ever. */
 int gp_replicas_start(const gp_replicas_env *env, const gp_replica_key *k, const char *spec,
-                      gp_diag *d);
+                      const char *auth, gp_diag *d);
+
+/* A lost replica's sandbox (its supervisor gone): removes its container (named from its
+ * directory, sandbox.h) and what is left of its cgroups. No-op without a runtime. */
+void gp_replicas_remove_sandbox(const gp_replicas_env *env, const gp_replica_key *k);
+
+/* The image pull under way of a starting replica (its pull.json): 1 with the fields set, 0 when
+ * there is none. */
+int gp_replicas_pull(const char *state_dir, const gp_replica_key *k, char *image, size_t cap,
+                     int64_t *done_bytes, int64_t *total_bytes);
 
 /* Stops a replica: SIGTERM to its supervisor (which stops the job's process group and records
  * how it ended); with kill_group, SIGKILL to the job's group directly (a lost replica; only when
@@ -85,8 +100,9 @@ typedef struct gp_replica_watch {
     char tenant[GP_REPLICAS_LABEL_MAX];
     char queue[GP_REPLICAS_LABEL_MAX];
     char mig_profile[32];
-    pid_t leader;     /* the job's leader, whose session the job runs in; 0: not alive */
-    pid_t supervisor; /* its gpupool-run (a child subreaper); 0: not alive */
+    char image_id[80]; /* the image it runs from ("" over the host root) */
+    pid_t leader;      /* the job's leader, whose session the job runs in; 0: not alive */
+    pid_t supervisor;  /* its gpupool-run (a child subreaper); 0: not alive */
 } gp_replica_watch;
 
 /* Fills out from a replica's directory: the live leader and supervisor, the job's labels, and its

@@ -1,7 +1,8 @@
 # gpupool-run, the per-replica supervisor (included by src/agent/CMakeLists.txt).
 #
 # libgprun: the supervisor without main(): the state-directory contract (replica_dir.c, which
-# gpupool-agent links to re-attach), the spec and environment, cgroups, capped logs, supervision.
+# gpupool-agent links to re-attach), the spec and environment, cgroups, capped logs, supervision,
+# the podman sandbox (its command line, the runtime's detection, image pulls).
 find_package(PkgConfig REQUIRED)
 pkg_check_modules(GPRUN_JANSSON REQUIRED IMPORTED_TARGET jansson)
 add_library(gprun STATIC
@@ -12,6 +13,11 @@ add_library(gprun STATIC
     ${CMAKE_CURRENT_LIST_DIR}/logcap.c
     ${CMAKE_CURRENT_LIST_DIR}/supervise.c
     ${CMAKE_CURRENT_LIST_DIR}/volumes.c
+    ${CMAKE_CURRENT_LIST_DIR}/cmd.c
+    ${CMAKE_CURRENT_LIST_DIR}/sandbox.c
+    ${CMAKE_CURRENT_LIST_DIR}/runtime.c
+    ${CMAKE_CURRENT_LIST_DIR}/pull.c
+    ${CMAKE_CURRENT_LIST_DIR}/sup_podman.c
 )
 target_link_libraries(gprun PUBLIC gpbase gpshareregion PkgConfig::GPRUN_JANSSON)
 

@@ -8,6 +8,7 @@
 
 #include <errno.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,9 +26,14 @@ extern char **environ;
 
 enum { EXIT_RECORDED = 0, EXIT_FAILED = 1, EXIT_USAGE = 2 };
 
+#define MAX_MASKS 32
+
 typedef struct run_args {
     const char *state_dir, *spec, *user, *cgroup_root, *log_level, *share_library, *checkpoint_root;
-    long long grace_s, log_max;
+    const char *runtime, *podman;
+    long long grace_s, log_max, pids_limit;
+    const char *masks[MAX_MASKS];
+    int nmasks;
 } run_args;
 
 typedef struct option_row {
@@ -49,6 +55,14 @@ static const option_row options[] = {
      "libgpushare.so, preloaded into fractional replicas (default: ../lib/ beside this program)"},
     {"--checkpoint-root", "DIR",
      "the job's GPUPOOL_CHECKPOINT_DIR is DIR/JOB when the spec names none (default: none)"},
+    {"--runtime", "podman|none",
+     "podman: the job runs in a sandbox (default, or GPUPOOL_RUNTIME); none: as a host process"
+     " (no image)"},
+    {"--podman", "PATH", "the podman program (default: podman in PATH)"},
+    {"--mask", "PATH",
+     "hide this host path from a job over the host root (repeatable; its own state directory"
+     " always is)"},
+    {"--pids-limit", "N", "the most processes and threads of the job (default 4096; 0: podman's)"},
     {"--log-level", "LEVEL", "debug, info, warn, error or off (default info)"},
     {"--help", NULL, "this text"},
     {"--version", NULL, "the version"},
@@ -58,8 +72,12 @@ static void usage(FILE *f)
 {
     fprintf(f, "usage: gpupool-run --state-dir DIR --spec FILE [--user NAME] [--grace SECONDS]\n"
                "                   [--log-max BYTES] [--cgroup-root DIR] [--log-level LEVEL]\n"
-               "                   [--share-library PATH] [--checkpoint-root DIR]\n\n"
-               "Supervises one replica of a gpupool job: starts its command in a new session with\n"
+               "                   [--share-library PATH] [--checkpoint-root DIR]\n"
+               "                   [--runtime podman|none] [--podman PATH] [--mask PATH]...\n"
+               "                   [--pids-limit N]\n\n"
+               "Supervises one replica of a gpupool job: runs its command in a podman sandbox\n"
+               "(its image, or the host's root read-only; a non-root user, no capabilities; see\n"
+               "src/agent/sandbox.h) or, with --runtime none, in a new session on the host, with\n"
                "its GPUs (CUDA_VISIBLE_DEVICES / NVIDIA_VISIBLE_DEVICES = the GPU UUIDs), its\n"
                "environment and CPU/memory limits (cgroup v2, else v1, where permitted); writes\n"
                "its stdout/stderr to DIR/stdout.log and DIR/stderr.log with a size cap; records\n"
@@ -114,13 +132,28 @@ static int set_option(run_args *a, const char *name, const char *value)
                         : strcmp(name, "--log-level") == 0       ? &a->log_level
                         : strcmp(name, "--share-library") == 0   ? &a->share_library
                         : strcmp(name, "--checkpoint-root") == 0 ? &a->checkpoint_root
+                        : strcmp(name, "--runtime") == 0         ? &a->runtime
+                        : strcmp(name, "--podman") == 0          ? &a->podman
                                                                  : NULL;
     if (slot) {
         *slot = value;
         return *value ? 0 : bad("%s: must not be empty", name);
     }
+    if (strcmp(name, "--mask") == 0) {
+        if (value[0] != '/' || strchr(value, ':')) {
+            return bad("--mask %s: must be an absolute path without ':'", value);
+        }
+        if (a->nmasks == MAX_MASKS) {
+            return bad("--mask: at most %d", MAX_MASKS);
+        }
+        a->masks[a->nmasks++] = value;
+        return 0;
+    }
     if (strcmp(name, "--grace") == 0) {
         return number(name, value, 86400, &a->grace_s);
+    }
+    if (strcmp(name, "--pids-limit") == 0) {
+        return number(name, value, 1 << 30, &a->pids_limit);
     }
     return number(name, value, (long long)1 << 50, &a->log_max);
 }
@@ -160,12 +193,20 @@ static int parse_args(int argc, char **argv, run_args *a)
     if (!a->state_dir || !a->spec) {
         return bad("%s: required (see --help)", a->state_dir ? "--spec" : "--state-dir");
     }
+    if (strcmp(a->runtime, "podman") != 0 && strcmp(a->runtime, "none") != 0) {
+        return bad("--runtime %s: must be podman or none", a->runtime);
+    }
     return -1;
 }
 
 int main(int argc, char **argv)
 {
-    run_args a = {.cgroup_root = "/sys/fs/cgroup", .grace_s = 10, .log_max = 64LL << 20};
+    const char *runtime = getenv("GPUPOOL_RUNTIME"); /* as gpupool-agent's --runtime */
+    run_args a = {.cgroup_root = "/sys/fs/cgroup",
+                  .grace_s = 10,
+                  .log_max = 64LL << 20,
+                  .runtime = runtime && runtime[0] ? runtime : "podman",
+                  .pids_limit = 4096};
     int rc = parse_args(argc, argv, &a);
     if (rc >= 0) {
         return rc;
@@ -202,7 +243,21 @@ int main(int argc, char **argv)
                      .cgroup_root = a.cgroup_root,
                      .checkpoint_root = a.checkpoint_root,
                      .environ_ = environ};
-    if (gp_run_spec_load(a.spec, &spec, &d) < 0 || gp_sup_user_resolve(a.user, &o.user, &d) < 0) {
+    bool sandbox = strcmp(a.runtime, "podman") == 0;
+    gp_runtime rt;
+    char host[256] = "";
+    if (sandbox) {
+        gp_runtime_find(a.podman, a.cgroup_root, &rt); /* a miss is the replica's record */
+        gethostname(host, sizeof(host) - 1);
+        o.runtime = &rt;
+        o.masks = a.masks;
+        o.nmasks = a.nmasks;
+        o.pids_limit = a.pids_limit;
+        o.hostname = host;
+    }
+    if (gp_run_spec_load(a.spec, &spec, &d) < 0 ||
+        (sandbox ? gp_sup_user_resolve_sandbox(a.user, &o.user, &d)
+                 : gp_sup_user_resolve(a.user, &o.user, &d)) < 0) {
         gp_run_spec_free(spec);
         return bad("%s", d.msg);
     }

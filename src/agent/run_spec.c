@@ -5,6 +5,8 @@
  * naming its field by path) and ignores the others. Building the environment is pure: the caller
  * passes the base variables in, so the precedence rules are unit-tested without a process.
  */
+#define _DEFAULT_SOURCE /* explicit_bzero */
+
 #include "agent/run_spec.h"
 #include "base/envname.h"
 
@@ -314,6 +316,125 @@ static int parse_volumes(json_t *vols, gp_run_spec *s, gp_diag *d)
     return 0;
 }
 
+/* ---- images ---- */
+
+const char *gp_run_pull_name(gp_run_pull p)
+{
+    return p == GP_RUN_PULL_IF_NOT_PRESENT ? "IfNotPresent"
+           : p == GP_RUN_PULL_NEVER        ? "Never"
+                                           : "Always";
+}
+
+gp_run_pull gp_run_pull_default(const char *image)
+{
+    if (strchr(image, '@')) {
+        return GP_RUN_PULL_IF_NOT_PRESENT; /* a digest never changes */
+    }
+    const char *slash = strrchr(image, '/'), *colon = strrchr(image, ':');
+    const char *tag = colon && (!slash || colon > slash) ? colon + 1 : NULL;
+    return !tag || strcmp(tag, "latest") == 0 ? GP_RUN_PULL_ALWAYS : GP_RUN_PULL_IF_NOT_PRESENT;
+}
+
+/* The shape podman takes as one reference: printable, no spaces, not an option; the controller
+ * checks the grammar. */
+static bool image_ref_ok(const char *v)
+{
+    size_t len = strlen(v);
+    if (len == 0 || len > 1024 || v[0] == '-') {
+        return false;
+    }
+    for (const char *p = v; *p; p++) {
+        if ((unsigned char)*p <= ' ' || *p == 0x7f) {
+            return false;
+        }
+    }
+    return true;
+}
+
+/* A string field of o (top level, else of o.spec, where a controller may carry it too). */
+static json_t *top_or_spec(json_t *o, const char *name, const char **path)
+{
+    json_t *v = json_object_get(o, name);
+    *path = "";
+    if (!v || json_is_null(v)) {
+        v = json_object_get(json_object_get(o, "spec"), name);
+        *path = "spec.";
+    }
+    return v && !json_is_null(v) ? v : NULL;
+}
+
+static int parse_auth_obj(json_t *a, gp_run_spec *s, gp_diag *d)
+{
+    free(s->auth_registry);
+    free(s->auth_username);
+    free(s->auth_password);
+    s->auth_registry = s->auth_username = s->auth_password = NULL;
+    if (!json_is_object(a)) {
+        return gp_diag_set(d, GP_EINVAL, "registry_auth: must be an object");
+    }
+    int rc = get_str(a, "registry_auth.", "registry", 1, &s->auth_registry, d);
+    rc = rc ? rc : get_str(a, "registry_auth.", "username", 1, &s->auth_username, d);
+    rc = rc ? rc : get_str(a, "registry_auth.", "password", 1, &s->auth_password, d);
+    if (rc == 0 && !image_ref_ok(s->auth_registry)) {
+        rc = gp_diag_set(d, GP_EINVAL, "registry_auth.registry: must be HOST[:PORT]");
+    }
+    return rc;
+}
+
+int gp_run_spec_auth_parse(const char *text, gp_run_spec *s, gp_diag *d)
+{
+    json_error_t err;
+    json_t *o = json_loads(text, JSON_REJECT_DUPLICATES, &err);
+    if (!o) {
+        return gp_diag_set(d, GP_EPARSE, "registry_auth: line %d, column %d: %s", err.line,
+                           err.column, err.text);
+    }
+    int rc = parse_auth_obj(o, s, d);
+    json_decref(o);
+    return rc;
+}
+
+static int parse_image(json_t *o, gp_run_spec *s, gp_diag *d)
+{
+    const char *path;
+    json_t *v = top_or_spec(o, "image", &path);
+    if (v && (!plain_string(v) || !image_ref_ok(json_string_value(v)))) {
+        return gp_diag_set(d, GP_EINVAL, "%simage: must be an image reference", path);
+    }
+    if (v && !(s->image = strdup(json_string_value(v)))) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    json_t *p = top_or_spec(o, "image_pull_policy", &path);
+    if (p && !s->image) {
+        return gp_diag_set(d, GP_EINVAL, "%simage_pull_policy: only with image", path);
+    }
+    s->pull_policy = s->image ? gp_run_pull_default(s->image) : GP_RUN_PULL_ALWAYS;
+    if (p) {
+        const char *t = json_is_string(p) ? json_string_value(p) : "";
+        gp_run_pull all[] = {GP_RUN_PULL_ALWAYS, GP_RUN_PULL_IF_NOT_PRESENT, GP_RUN_PULL_NEVER};
+        size_t i = 0;
+        while (i < 3 && strcmp(t, gp_run_pull_name(all[i])) != 0) {
+            i++;
+        }
+        if (i == 3) {
+            return gp_diag_set(d, GP_EINVAL,
+                               "%simage_pull_policy: must be Always, IfNotPresent or Never", path);
+        }
+        s->pull_policy = all[i];
+    }
+    json_t *n = top_or_spec(o, "network", &path);
+    if (n) {
+        const char *t = json_is_string(n) ? json_string_value(n) : "";
+        if (strcmp(t, "host") != 0 && strcmp(t, "private") != 0) {
+            return gp_diag_set(d, GP_EINVAL, "%snetwork: must be host or private", path);
+        }
+        s->network_private = strcmp(t, "private") == 0;
+    }
+    json_t *a = json_object_get(o, "registry_auth");
+    int rc = get_str(o, "", "tenant", 0, &s->tenant, d);
+    return rc == 0 && a && !json_is_null(a) ? parse_auth_obj(a, s, d) : rc;
+}
+
 static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
 {
     const int64_t big = (int64_t)1 << 52;
@@ -349,7 +470,7 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     if (rc == 0 && s->checkpoint_dir && s->checkpoint_dir[0] != '/') {
         rc = gp_diag_set(d, GP_EINVAL, "checkpoint_dir: must be an absolute path");
     }
-    return rc;
+    return rc ? rc : parse_image(o, s, d);
 }
 
 int gp_run_spec_parse(const char *text, gp_run_spec **out, gp_diag *d)
@@ -440,6 +561,14 @@ void gp_run_spec_free(gp_run_spec *s)
         free(s->volumes[i].path);
     }
     free(s->volumes);
+    free(s->image);
+    free(s->tenant);
+    free(s->auth_registry);
+    free(s->auth_username);
+    if (s->auth_password) {
+        explicit_bzero(s->auth_password, strlen(s->auth_password));
+    }
+    free(s->auth_password);
     free(s);
 }
 

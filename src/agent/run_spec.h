@@ -30,6 +30,13 @@
  *                                (see volumes.h); name [a-z0-9-], path absolute
  *   checkpoint_dir               absolute: the job's checkpoint directory, the same for every
  *                                placement of the job (made if missing, owned by the job's user)
+ *   image                        an OCI reference the job runs from (absent: the host's root,
+ *                                read-only); spec.image when the top level has none
+ *   image_pull_policy            Always | IfNotPresent | Never (absent: Always for a tag
+ *                                "latest" or none without a digest, else IfNotPresent)
+ *   network                      host (default) | private
+ *   registry_auth: {registry, username, password}   credentials for pulling the image (never
+ *                                logged; the agent keeps them out of spec.json: replica_dir.h)
  *
  * Unknown fields are ignored, so the controller and the agent may add some.
  *
@@ -72,6 +79,12 @@ typedef struct gp_run_var {
     char *name, *value;
 } gp_run_var;
 
+typedef enum gp_run_pull {
+    GP_RUN_PULL_ALWAYS = 0,
+    GP_RUN_PULL_IF_NOT_PRESENT,
+    GP_RUN_PULL_NEVER,
+} gp_run_pull;
+
 typedef struct gp_run_volume {
     char *name, *path;
     int read_only;
@@ -101,6 +114,12 @@ typedef struct gp_run_spec {
     gp_run_volume *volumes;
     int nvolumes;
     char *checkpoint_dir; /* NULL: none named */
+    char *image;          /* NULL: the host's root filesystem, read-only */
+    gp_run_pull pull_policy;
+    int network_private; /* network: private */
+    char *tenant;        /* NULL: not given */
+    /* registry_auth (all NULL when not given) */
+    char *auth_registry, *auth_username, *auth_password;
 } gp_run_spec;
 
 /* Parses the spec text. On success *out is a new spec (free with gp_run_spec_free); on failure
@@ -110,6 +129,16 @@ int gp_run_spec_parse(const char *text, gp_run_spec **out, gp_diag *d);
 /* Reads and parses FILE; errors name the file too. */
 int gp_run_spec_load(const char *path, gp_run_spec **out, gp_diag *d);
 void gp_run_spec_free(gp_run_spec *s);
+
+/* The pull policy Kubernetes gives an image without one: Always for the tag "latest" or no tag
+ * (and no digest), else IfNotPresent. */
+gp_run_pull gp_run_pull_default(const char *image);
+/* "Always", "IfNotPresent", "Never". Static storage. */
+const char *gp_run_pull_name(gp_run_pull p);
+
+/* Reads registry_auth from the JSON text of an object {registry, username, password} into s
+ * (replacing what it has). GP_EINVAL naming the field, GP_EPARSE, GP_ENOMEM. */
+int gp_run_spec_auth_parse(const char *text, gp_run_spec *s, gp_diag *d);
 
 /* True for a gang member (world_size > 1). */
 int gp_run_spec_is_gang(const gp_run_spec *s);

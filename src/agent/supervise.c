@@ -28,6 +28,7 @@
 #include "agent/cgroup.h"
 #include "agent/logcap.h"
 #include "agent/replica_dir.h"
+#include "agent/sup_int.h"
 #include "agent/volumes.h"
 #include "shim/region.h"
 #include "base/log.h"
@@ -35,36 +36,11 @@
 /* How long, at most, the supervisor waits for the killed group to disappear and drains the pipes
  * (a process that escaped the group may keep them open). */
 #define DRAIN_MS 2000
+/* In a sandbox: how long past the grace period `podman stop` gets before the supervisor kills
+ * the container itself. */
+#define CTR_STOP_SLACK_MS 5000
 
-typedef struct sup {
-    const gp_sup_opts *o;
-    const gp_run_spec *s;
-    char **env;
-    char workdir[4096], hostfile[4200], data_dir[4200], share_region[4200], checkpoint[4200];
-    bool preload;       /* libgpushare is there to preload */
-    bool mount_volumes; /* volumes in a private mount namespace, else links */
-    gp_cgroup cg;
-    gp_logcap log[2];
-    int pipe_fd[2]; /* read ends of the job's stdout and stderr; -1 at EOF */
-    bool log_broken[2];
-    int sigfd;
-    pid_t pid; /* the job's leader, also its process group */
-    bool leader_done, stopping, escalated;
-    int wstatus;
-    int64_t deadline; /* monotonic ms: SIGKILL when stopping */
-    gp_rdir_status st;
-} sup;
-
-/* A step of the child that failed before exec, sent through the report pipe. */
-typedef struct launch_report {
-    int step; /* REPORT_* */
-    int err;  /* errno */
-    int arg;  /* REPORT_VOLUME: the volume's index, -1 for the namespace or the data directory */
-} launch_report;
-
-enum { REPORT_STDIO, REPORT_USER, REPORT_CHDIR, REPORT_EXEC, REPORT_VOLUME };
-
-static int64_t now_ms(clockid_t clock)
+int64_t sup_now_ms(clockid_t clock)
 {
     struct timespec ts;
     clock_gettime(clock, &ts);
@@ -95,6 +71,25 @@ int gp_sup_user_resolve(const char *name, gp_sup_user *out, gp_diag *d)
     snprintf(out->name, sizeof(out->name), "%s", pw->pw_name);
     snprintf(out->home, sizeof(out->home), "%s", pw->pw_dir ? pw->pw_dir : "/");
     snprintf(out->shell, sizeof(out->shell), "%s", pw->pw_shell ? pw->pw_shell : "/bin/sh");
+    return 0;
+}
+
+int gp_sup_user_resolve_sandbox(const char *name, gp_sup_user *out, gp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    struct passwd *pw = getpwnam(name && *name ? name : GP_SUP_SANDBOX_USER);
+    if (!pw && name && *name) {
+        return gp_diag_set(d, GP_EINVAL, "--user %s: no such user", name);
+    }
+    if (pw && pw->pw_uid == 0) {
+        return gp_diag_set(d, GP_EINVAL, "--user %s: a job never runs as root in its sandbox",
+                           name && *name ? name : GP_SUP_SANDBOX_USER);
+    }
+    out->uid = pw ? pw->pw_uid : GP_SUP_SANDBOX_UID;
+    out->gid = pw ? pw->pw_gid : GP_SUP_SANDBOX_UID;
+    out->change = geteuid() == 0; /* files made for the job are given to it */
+    snprintf(out->name, sizeof(out->name), "%s", pw ? pw->pw_name : GP_SUP_SANDBOX_USER);
+    snprintf(out->shell, sizeof(out->shell), "%s", pw && pw->pw_shell ? pw->pw_shell : "/bin/sh");
     return 0;
 }
 
@@ -191,7 +186,7 @@ static int prepare_files(sup *S, gp_diag *d)
 {
     const char *dir = S->o->state_dir;
     const gp_sup_user *u = &S->o->user;
-    if (S->s->working_dir) {
+    if (S->s->working_dir && !S->ctr) {
         snprintf(S->workdir, sizeof(S->workdir), "%s", S->s->working_dir);
     } else if (gp_rdir_path(S->workdir, sizeof(S->workdir), dir, GP_RDIR_WORK) < 0) {
         return gp_diag_set(d, GP_ERANGE, "--state-dir %s: path too long", dir);
@@ -206,7 +201,7 @@ static int prepare_files(sup *S, gp_diag *d)
             return rc;
         }
     }
-    if (S->s->nvolumes > 0) {
+    if (S->s->nvolumes > 0 && !S->ctr) {
         S->mount_volumes = gp_volumes_mount_mode();
         gp_volumes_data_dir(S->mount_volumes, S->workdir, S->data_dir, sizeof(S->data_dir));
     }
@@ -263,15 +258,18 @@ static int prepare_env(sup *S, gp_diag *d)
 {
     const gp_sup_user *u = &S->o->user;
     char **base = NULL;
-    int rc = gp_run_env_base(S->o->environ_, u->name[0] ? u->name : NULL,
-                             u->home[0] ? u->home : NULL, u->shell[0] ? u->shell : NULL, &base);
+    int rc =
+        S->ctr ? sup_ctr_env_base(S, &base)
+               : gp_run_env_base(S->o->environ_, u->name[0] ? u->name : NULL,
+                                 u->home[0] ? u->home : NULL, u->shell[0] ? u->shell : NULL, &base);
     if (rc == 0) {
         gp_run_paths paths = {.hostfile = S->hostfile[0] ? S->hostfile : NULL,
                               .data_dir = S->data_dir[0] ? S->data_dir : NULL,
                               .share_library = S->preload ? S->o->share_library : NULL,
                               .share_region = S->share_region[0] ? S->share_region : NULL,
                               .checkpoint_dir = S->checkpoint[0] ? S->checkpoint : NULL};
-        rc = gp_run_env_build(S->s, (const char *const *)base, &paths, &S->env);
+        rc = gp_run_env_build(S->s, (const char *const *)base, S->ctr ? &S->layout.paths : &paths,
+                              &S->env);
     }
     gp_run_env_free(base);
     return rc < 0 ? gp_diag_set(d, rc, "building the environment: out of memory") : 0;
@@ -309,7 +307,7 @@ static int prepare_logs(sup *S, gp_diag *d)
 
 /* ---- launching ---- */
 
-static void report_exit(int fd, int step, int arg)
+void sup_report_exit(int fd, int step, int arg)
 {
     launch_report r = {step, errno, arg};
     ssize_t n = write(fd, &r, sizeof(r));
@@ -341,7 +339,7 @@ static void child_main(const sup *S, const int out[2], int go, int report)
     }
     int null = open("/dev/null", O_RDONLY);
     if (null < 0 || dup2(null, 0) < 0 || dup2(out[0], 1) < 0 || dup2(out[1], 2) < 0) {
-        report_exit(report, REPORT_STDIO, 0);
+        sup_report_exit(report, REPORT_STDIO, 0);
     }
     cloexec_from(3);
     char c;
@@ -351,22 +349,22 @@ static void child_main(const sup *S, const int out[2], int go, int report)
     int vol = -1;
     if (S->s->nvolumes > 0 && (S->mount_volumes ? gp_volumes_mount(S->s, &vol)
                                                 : gp_volumes_link(S->s, S->data_dir, &vol)) < 0) {
-        report_exit(report, REPORT_VOLUME, vol);
+        sup_report_exit(report, REPORT_VOLUME, vol);
     }
     const gp_sup_user *u = &S->o->user;
     if (u->change &&
         (initgroups(u->name, u->gid) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0)) {
-        report_exit(report, REPORT_USER, 0);
+        sup_report_exit(report, REPORT_USER, 0);
     }
     if (chdir(S->workdir) < 0) {
-        report_exit(report, REPORT_CHDIR, 0);
+        sup_report_exit(report, REPORT_CHDIR, 0);
     }
     environ = S->env; /* execvp looks the command up in the job's PATH */
     execvp(S->s->argv[0], S->s->argv);
-    report_exit(report, REPORT_EXEC, 0);
+    sup_report_exit(report, REPORT_EXEC, 0);
 }
 
-static void close_fd(int *fd)
+void sup_close_fd(int *fd)
 {
     if (*fd >= 0) {
         close(*fd);
@@ -375,7 +373,7 @@ static void close_fd(int *fd)
 }
 
 /* Records a start that failed in the child (r) as exited with code 127. */
-static int record_failed_start(sup *S, const launch_report *r, gp_diag *d)
+int sup_record_failed_start(sup *S, const launch_report *r, gp_diag *d)
 {
     const char *what = r->step == REPORT_EXEC     ? "exec"
                        : r->step == REPORT_CHDIR  ? "chdir"
@@ -391,7 +389,8 @@ static int record_failed_start(sup *S, const launch_report *r, gp_diag *d)
     } else {
         snprintf(vol, sizeof(vol), "the volumes' directory %.1024s", S->data_dir);
     }
-    const char *arg = r->step == REPORT_EXEC     ? S->s->argv[0]
+    const char *exec = S->ctr ? S->o->runtime->podman : S->s->argv[0];
+    const char *arg = r->step == REPORT_EXEC     ? exec
                       : r->step == REPORT_CHDIR  ? S->workdir
                       : r->step == REPORT_USER   ? S->o->user.name
                       : r->step == REPORT_VOLUME ? vol
@@ -400,18 +399,23 @@ static int record_failed_start(sup *S, const launch_report *r, gp_diag *d)
     snprintf(S->st.reason, sizeof(S->st.reason), "could not start: %.200s", S->st.error);
     S->st.state = GP_RDIR_EXITED;
     S->st.exit_code = 127;
-    S->st.start_ms = S->st.end_ms = now_ms(CLOCK_REALTIME);
+    S->st.start_ms = S->st.end_ms = sup_now_ms(CLOCK_REALTIME);
     char line[700];
-    int n = snprintf(line, sizeof(line), "gpupool-run: %s\n", S->st.error);
-    gp_diag ld;
-    gp_logcap_write(&S->log[1], line, (size_t)n, &ld);
+    snprintf(line, sizeof(line), "gpupool-run: %s\n", S->st.error);
+    sup_log_line(S, line);
     GP_LOG(GP_LOG_WARN, "run", "job=%lld replica=%d %s", (long long)S->s->job, S->s->replica,
            S->st.reason);
     return gp_rdir_write_status(S->o->state_dir, &S->st, d);
 }
 
+void sup_log_line(sup *S, const char *line)
+{
+    gp_diag ld;
+    gp_logcap_write(&S->log[1], line, strlen(line), &ld);
+}
+
 /* Waits for the child's verdict: 0 once it exec'd, 1 when it failed and that was recorded. */
-static int await_exec(sup *S, int report, gp_diag *d)
+int sup_await_exec(sup *S, int report, gp_diag *d)
 {
     launch_report r;
     ssize_t n;
@@ -427,7 +431,7 @@ static int await_exec(sup *S, int report, gp_diag *d)
     while (waitpid(S->pid, &S->wstatus, 0) < 0 && errno == EINTR) {
     }
     S->leader_done = true;
-    int rc = record_failed_start(S, &r, d);
+    int rc = sup_record_failed_start(S, &r, d);
     return rc < 0 ? rc : 1;
 }
 
@@ -440,7 +444,7 @@ static int launch(sup *S, gp_diag *d)
         int e = errno;
         int *all[] = {&out[0], &out[1], &err[0], &err[1], &go[0], &go[1], &rep[0], &rep[1]};
         for (size_t i = 0; i < sizeof(all) / sizeof(all[0]); i++) {
-            close_fd(all[i]);
+            sup_close_fd(all[i]);
         }
         return gp_diag_set(d, GP_EIO, "starting the job: %s", strerror(e));
     }
@@ -448,10 +452,10 @@ static int launch(sup *S, gp_diag *d)
         const int ends[2] = {out[1], err[1]};
         child_main(S, ends, go[0], rep[1]);
     }
-    close_fd(&out[1]);
-    close_fd(&err[1]);
-    close_fd(&go[0]);
-    close_fd(&rep[1]);
+    sup_close_fd(&out[1]);
+    sup_close_fd(&err[1]);
+    sup_close_fd(&go[0]);
+    sup_close_fd(&rep[1]);
     S->pipe_fd[0] = out[0];
     S->pipe_fd[1] = err[0];
     for (int i = 0; i < 2; i++) {
@@ -463,9 +467,9 @@ static int launch(sup *S, gp_diag *d)
     }
     ssize_t w = write(go[1], "g", 1);
     (void)w;
-    close_fd(&go[1]);
-    int rc = await_exec(S, rep[0], d);
-    close_fd(&rep[0]);
+    sup_close_fd(&go[1]);
+    int rc = sup_await_exec(S, rep[0], d);
+    sup_close_fd(&rep[0]);
     return rc;
 }
 
@@ -476,8 +480,11 @@ static int record_running(sup *S, gp_diag *d)
     S->st.state = GP_RDIR_RUNNING;
     S->st.child.pid = S->pid;
     S->st.child.start = start;
-    S->st.start_ms = now_ms(CLOCK_REALTIME);
+    S->st.start_ms = sup_now_ms(CLOCK_REALTIME);
     snprintf(S->st.reason, sizeof(S->st.reason), "running");
+    if (S->ctr) {
+        snprintf(S->st.container, sizeof(S->st.container), "%s", S->name);
+    }
     int rc = gp_rdir_write_pid(S->o->state_dir, GP_RDIR_CHILD_PID, S->pid, d);
     rc = rc ? rc : gp_rdir_write_status(S->o->state_dir, &S->st, d);
     GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d started pid=%ld", (long long)S->s->job,
@@ -494,7 +501,7 @@ static void pump(sup *S, int i)
     char buf[65536];
     ssize_t n = read(S->pipe_fd[i], buf, sizeof(buf));
     if (n == 0 || (n < 0 && errno != EAGAIN && errno != EINTR)) {
-        close_fd(&S->pipe_fd[i]);
+        sup_close_fd(&S->pipe_fd[i]);
         return;
     }
     gp_diag ld;
@@ -505,7 +512,7 @@ static void pump(sup *S, int i)
 }
 
 /* Reaps every child that has exited: the leader, and orphans re-parented to us. */
-static void reap(sup *S)
+void sup_reap(sup *S)
 {
     int ws;
     pid_t p;
@@ -513,7 +520,9 @@ static void reap(sup *S)
         if (p == S->pid && !S->leader_done) {
             S->leader_done = true;
             S->wstatus = ws;
-            S->st.end_ms = now_ms(CLOCK_REALTIME);
+            S->st.end_ms = sup_now_ms(CLOCK_REALTIME);
+        } else if (p == S->stop_pid) {
+            S->stop_pid = 0;
         }
     }
 }
@@ -524,7 +533,17 @@ static void begin_stop(sup *S, int sig)
         return;
     }
     S->stopping = true;
-    S->deadline = now_ms(CLOCK_MONOTONIC) + (int64_t)S->o->grace_s * 1000;
+    S->deadline = sup_now_ms(CLOCK_MONOTONIC) + (int64_t)S->o->grace_s * 1000;
+    if (S->ctr) {
+        /* podman stop escalates after the grace period itself; ours is the backstop */
+        S->deadline += CTR_STOP_SLACK_MS;
+        GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d stop (signal %d): podman stop %s",
+               (long long)S->s->job, S->s->replica, sig, S->name);
+        if (S->pid > 0) {
+            sup_ctr_stop(S);
+        }
+        return;
+    }
     GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d stop (signal %d): SIGTERM to group %ld",
            (long long)S->s->job, S->s->replica, sig, (long)S->pid);
     kill(-S->pid, SIGTERM);
@@ -536,8 +555,13 @@ static void escalate(sup *S)
         return;
     }
     S->escalated = true;
-    GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d grace of %d s over: SIGKILL to group %ld",
-           (long long)S->s->job, S->s->replica, S->o->grace_s, (long)S->pid);
+    GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d grace of %d s over: SIGKILL to %s %ld",
+           (long long)S->s->job, S->s->replica, S->o->grace_s, S->ctr ? S->name : "group",
+           (long)S->pid);
+    if (S->ctr) {
+        sup_ctr_escalate(S);
+        return;
+    }
     kill(-S->pid, SIGKILL);
 }
 
@@ -546,16 +570,16 @@ static void read_signals(sup *S)
     struct signalfd_siginfo si;
     while (read(S->sigfd, &si, sizeof(si)) == (ssize_t)sizeof(si)) {
         if (si.ssi_signo == SIGCHLD) {
-            reap(S);
+            sup_reap(S);
         } else if (si.ssi_signo == SIGTERM || si.ssi_signo == SIGINT) {
             begin_stop(S, (int)si.ssi_signo);
         }
     }
-    reap(S); /* SIGCHLDs coalesce; an extra look is cheap */
+    sup_reap(S); /* SIGCHLDs coalesce; an extra look is cheap */
 }
 
 /* One round of poll over the signals and the pipes, for at most timeout_ms (-1: no limit). */
-static void poll_once(sup *S, int timeout_ms)
+void sup_poll_once(sup *S, int timeout_ms)
 {
     struct pollfd p[3] = {
         {S->sigfd, POLLIN, 0}, {S->pipe_fd[0], POLLIN, 0}, {S->pipe_fd[1], POLLIN, 0}};
@@ -574,7 +598,7 @@ static void poll_once(sup *S, int timeout_ms)
 
 static int until(int64_t deadline)
 {
-    int64_t left = deadline - now_ms(CLOCK_MONOTONIC);
+    int64_t left = deadline - sup_now_ms(CLOCK_MONOTONIC);
     return left <= 0 ? 0 : left > 60000 ? 60000 : (int)left;
 }
 
@@ -587,12 +611,16 @@ static void wait_leader(sup *S)
             escalate(S);
             continue;
         }
-        poll_once(S, waiting_kill ? until(S->deadline) : -1);
+        if (waiting_kill && S->ctr && S->stop_pid == 0) {
+            sup_ctr_stop(S); /* the container did not run yet when asked: ask again */
+        }
+        int wait = waiting_kill ? until(S->deadline) : -1;
+        sup_poll_once(S, waiting_kill && S->ctr && wait > 200 ? 200 : wait);
     }
 }
 
 /* Sends SIGKILL to every child re-parented to us (descendants that left the job's group). */
-static void kill_orphans(void)
+void sup_kill_orphans(void)
 {
     char path[64];
     snprintf(path, sizeof(path), "/proc/self/task/%ld/children", (long)getpid());
@@ -606,14 +634,21 @@ static void kill_orphans(void)
     }
 }
 
+static void drain(sup *S);
+
 /* After the leader: the rest of the group (grace left after a stop, none otherwise), the cgroup,
  * the orphans; then the pipes until EOF or DRAIN_MS. */
 static void clean_up_group(sup *S)
 {
+    if (S->ctr) {
+        sup_ctr_clean_up(S);
+        drain(S);
+        return;
+    }
     if (S->stopping && !S->escalated) {
         while (kill(-S->pid, 0) == 0 && until(S->deadline) > 0) {
-            poll_once(S, until(S->deadline) < 50 ? until(S->deadline) : 50);
-            reap(S);
+            sup_poll_once(S, until(S->deadline) < 50 ? until(S->deadline) : 50);
+            sup_reap(S);
         }
     }
     if (kill(-S->pid, 0) == 0) {
@@ -626,17 +661,23 @@ static void clean_up_group(sup *S)
         }
     }
     gp_cgroup_kill(&S->cg);
-    kill_orphans();
-    /* SIGKILL is not instant: wait (reaping re-parented ones) until the group is really gone, so
-     * that the final record never precedes the end of a process of the job. */
-    int64_t end = now_ms(CLOCK_MONOTONIC) + DRAIN_MS;
+    sup_kill_orphans();
+    drain(S);
+}
+
+/* SIGKILL is not instant: waits (reaping re-parented ones) until the group is really gone and the
+ * pipes are closed, at most DRAIN_MS, so that the final record never precedes the end of a
+ * process of the job. */
+static void drain(sup *S)
+{
+    int64_t end = sup_now_ms(CLOCK_MONOTONIC) + DRAIN_MS;
     for (;;) {
-        reap(S);
+        sup_reap(S);
         bool open = S->pipe_fd[0] >= 0 || S->pipe_fd[1] >= 0, alive = kill(-S->pid, 0) == 0;
         if ((!open && !alive) || until(end) == 0) {
             break;
         }
-        poll_once(S, alive ? (until(end) < 10 ? until(end) : 10) : until(end));
+        sup_poll_once(S, alive ? (until(end) < 10 ? until(end) : 10) : until(end));
     }
 }
 
@@ -646,6 +687,9 @@ static int record_end(sup *S, gp_diag *d)
     S->st.state = S->stopping ? GP_RDIR_KILLED : GP_RDIR_EXITED;
     S->st.signal = WIFSIGNALED(ws) ? WTERMSIG(ws) : 0;
     S->st.exit_code = WIFSIGNALED(ws) ? 128 + WTERMSIG(ws) : WEXITSTATUS(ws);
+    if (S->ctr) {
+        sup_ctr_exit(S, &S->st.exit_code, &S->st.signal);
+    }
     S->st.escalated = S->escalated;
     char how[96];
     if (S->st.signal) {
@@ -669,7 +713,9 @@ static int record_end(sup *S, gp_diag *d)
                                          sizeof(S->st.stop_reason), &rd) == GP_EIO) {
         GP_LOG(GP_LOG_WARN, "run", "the stop reason is unknown: %s", rd.msg);
     }
-    if (!S->stopping) {
+    if (!S->stopping && S->st.error[0]) {
+        snprintf(S->st.reason, sizeof(S->st.reason), "could not start: %.200s", S->st.error);
+    } else if (!S->stopping) {
         snprintf(S->st.reason, sizeof(S->st.reason), "%s", how);
     } else if (S->st.stop_reason[0]) {
         snprintf(S->st.reason, sizeof(S->st.reason), "%.150s (%.100s)", S->st.stop_reason, stopped);
@@ -684,23 +730,61 @@ static int record_end(sup *S, gp_diag *d)
 
 /* ---- the whole ---- */
 
+/* A replica this supervisor cannot run: an image without a sandbox (exit 125, so that the
+ * controller fails the job rather than retry it), a sandbox without podman (127). 1 when it
+ * was recorded as such, 0 to go on. */
+static int refuse(sup *S, gp_diag *d)
+{
+    char why[600] = "";
+    int code = 0;
+    if (!S->ctr && S->s->image) {
+        code = 125;
+        snprintf(why, sizeof(why),
+                 "ImagePullFailed: this node runs no containers (gpupool-run --runtime none)");
+    } else if (S->ctr && !S->o->runtime->ok) {
+        code = 127;
+        snprintf(why, sizeof(why), "no container runtime: %.500s", S->o->runtime->why);
+    }
+    if (!code) {
+        return 0;
+    }
+    snprintf(S->st.error, sizeof(S->st.error), "%s", why);
+    snprintf(S->st.reason, sizeof(S->st.reason), "%s%.200s", code == 127 ? "could not start: " : "",
+             why);
+    S->st.state = GP_RDIR_EXITED;
+    S->st.exit_code = code;
+    S->st.start_ms = S->st.end_ms = sup_now_ms(CLOCK_REALTIME);
+    char line[700];
+    snprintf(line, sizeof(line), "gpupool-run: %s\n", why);
+    sup_log_line(S, line);
+    int rc = gp_rdir_write_status(S->o->state_dir, &S->st, d);
+    return rc < 0 ? rc : 1;
+}
+
 static int supervise(sup *S, gp_diag *d)
 {
     int rc = setup_signals(S, d);
     rc = rc ? rc : claim_dir(S, d);
     rc = rc ? rc : prepare_files(S, d);
     rc = rc ? rc : prepare_share(S, d);
+    rc = rc ? rc : (S->ctr ? sup_ctr_prepare(S, d) : 0);
     rc = rc ? rc : prepare_env(S, d);
     rc = rc ? rc : prepare_logs(S, d);
     if (rc < 0) {
         return rc;
     }
-    prepare_cgroup(S);
-    gp_cgroup_describe(&S->cg, S->st.cgroup, sizeof(S->st.cgroup));
-    rc = launch(S, d);
+    if (!S->ctr) {
+        prepare_cgroup(S);
+        gp_cgroup_describe(&S->cg, S->st.cgroup, sizeof(S->st.cgroup));
+    }
+    rc = refuse(S, d);
+    rc = rc ? rc : S->ctr ? sup_ctr_pull(S, d) : 0;
+    rc = rc ? rc : S->ctr ? sup_ctr_launch(S, d) : launch(S, d);
     if (rc == 0) {
         rc = record_running(S, d);
-        if (rc < 0) { /* no record, no supervision: do not leave the job running unseen */
+        if (rc < 0 && S->ctr) { /* no record, no supervision: do not leave the job running */
+            sup_ctr_escalate(S);
+        } else if (rc < 0) {
             kill(-S->pid, SIGKILL);
         }
         wait_leader(S);
@@ -727,12 +811,18 @@ int gp_sup_run(const gp_sup_opts *o, gp_diag *d)
     S.st.replica = o->spec->replica;
     S.st.epoch = o->spec->epoch;
     S.st.supervisor_pid = getpid();
+    S.ctr = o->runtime != NULL;
     int rc = supervise(&S, d);
-    close_fd(&S.pipe_fd[0]);
-    close_fd(&S.pipe_fd[1]);
-    close_fd(&S.sigfd);
+    sup_close_fd(&S.pipe_fd[0]);
+    sup_close_fd(&S.pipe_fd[1]);
+    sup_close_fd(&S.sigfd);
     gp_logcap_close(&S.log[0]);
     gp_logcap_close(&S.log[1]);
     gp_run_env_free(S.env);
+    gp_run_env_free(S.env_args);
+    if (S.auth) {
+        explicit_bzero(S.auth, strlen(S.auth));
+        free(S.auth);
+    }
     return rc;
 }

@@ -27,6 +27,16 @@
  *     re-parented descendant is killed too, the pipes are drained (at most 2 s), status.json
  *     gets its final record ("exited" or "killed"), and the cgroup is removed.
  *
+ * In a sandbox (opts.runtime set; sandbox.h says what the job sees) steps 3 to 6 go through
+ * podman: the image is pulled first as its policy says (pull.h; a failed pull is the final
+ * record: exit 125, "ImagePullFailed: ..."), the leader is `podman run` (its stdout and stderr
+ * are the job's, written by the container straight into the pipes), a stop is `podman stop`
+ * with the grace period (asked again while the container is not running yet; SIGKILL to the
+ * container 5 s past the grace period if it is still there), and once `podman run` has ended the
+ * container is removed (`podman rm --force`) with the replica's cgroup directories; the exit
+ * code is podman's: the job's, 128+N for a job killed by signal N (recorded as signal N), 125 to
+ * 127 with podman's message as the error when the job could not be started.
+ *
  * Returns 0 once the final record is written, or an error (d says why) when the supervisor could
  * not work: GP_ESTATE (another live supervisor), GP_EIO (state directory), GP_ENOMEM.
  */
@@ -38,6 +48,7 @@
 #include <sys/types.h>
 
 #include "agent/run_spec.h"
+#include "agent/runtime.h"
 #include "gpupool/error.h"
 
 /* The user the job runs as. */
@@ -64,11 +75,28 @@ typedef struct gp_sup_opts {
     /* where the job's checkpoint directory is made (ROOT/JOB) when the spec names none; NULL:
      * the job gets none */
     const char *checkpoint_root;
+    /* The sandbox (sandbox.h): the node's podman; NULL runs the job as a host process (steps
+     * above; gpupool-run --runtime none). */
+    const gp_runtime *runtime;
+    const char *const *masks; /* host paths hidden from a job over the host root */
+    int nmasks;
+    int64_t pids_limit;             /* 0: podman's default */
+    const char *hostname;           /* the host's name, which a job on the host network gets */
+    const char *const *device_args; /* podman arguments for the GPUs (CDI); may be NULL */
 } gp_sup_opts;
+
+/* The user a sandboxed job runs as when none is named: nobody (65534 without a passwd entry). */
+#define GP_SUP_SANDBOX_USER "nobody"
+#define GP_SUP_SANDBOX_UID  65534
 
 /* Resolves --user NAME (NULL or "": the user gpupool-run runs as, no change). Switching to
  * another user needs root: GP_EPERM otherwise; GP_EINVAL for an unknown user; d names --user. */
 int gp_sup_user_resolve(const char *name, gp_sup_user *out, gp_diag *d);
+
+/* Resolves --user NAME for a sandboxed job (NULL or "": GP_SUP_SANDBOX_USER): its uid and gid
+ * inside the container, never root (GP_EINVAL); change is set when gpupool-run runs as root,
+ * so the files made for the job are given to that user. */
+int gp_sup_user_resolve_sandbox(const char *name, gp_sup_user *out, gp_diag *d);
 
 /* Supervises the replica to its end (steps above). */
 int gp_sup_run(const gp_sup_opts *o, gp_diag *d);

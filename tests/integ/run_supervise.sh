@@ -13,6 +13,9 @@
 set -euo pipefail
 
 RUN=${1:?usage: $0 GPUPOOL_RUN}
+# Jobs as host processes (gpupool-run --runtime none): the podman sandbox has its own test
+# (run_sandbox.py); what is checked here holds for both wherever the job is a host process.
+export GPUPOOL_RUNTIME=none
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/gpupool-run-integ.XXXXXX")
 STARTED=() # supervisors started in the background, killed on exit if still there
 

@@ -278,3 +278,20 @@ add_test(NAME integ_cdi_podman
                  $<TARGET_FILE:gpupool-agent> $<TARGET_FILE:gpupool-nvml-mock>)
 set_tests_properties(integ_cdi_podman PROPERTIES LABELS "integ;security" TIMEOUT 120
                      SKIP_RETURN_CODE 77)
+# Jobs in podman sandboxes, with the real podman (storage of each test's own), a local
+# docker-registry on 127.0.0.1 and images built from busybox-static: gpupool-run directly (what a
+# job sees and cannot do, stops, pulls with progress, failures and credentials); the agent with a
+# fake controller (runtime, Pulling, ImagePullFailed, kill -9, lost replicas, the image cache);
+# a gpupool up pool (what a job sees of the node, kill -9 of the agent, cancel, images).
+add_test(NAME integ_run_sandbox
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_sandbox.py
+                 $<TARGET_FILE:gpupool-run>)
+add_test(NAME integ_agent_sandbox
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/agent_sandbox.py
+                 $<TARGET_FILE:gpupool-agent> $<TARGET_FILE:gpupool-nvml-mock>
+                 ${CMAKE_SOURCE_DIR}/deploy/inventories)
+add_test(NAME integ_e2e_sandbox
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_sandbox.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_run_sandbox integ_agent_sandbox integ_e2e_sandbox PROPERTIES
+                     LABELS "integ;security" TIMEOUT 300)

@@ -172,6 +172,9 @@ try:
     vol_ro, vol_rw = os.path.join(pool, "vol-ro"), os.path.join(pool, "vol-rw")
     os.makedirs(vol_ro)
     os.makedirs(vol_rw)
+    # Jobs run as an unprivileged user in their sandbox: a read-write volume must be writable
+    # by it, as on a real node (the operator gives the directory to that user).
+    os.chmod(vol_rw, 0o777)
     with open(os.path.join(vol_ro, "labels.txt"), "w") as f:
         f.write("cat\ndog\n")
     for args in (["volume", "create", "imagenet", "--path", vol_ro, "--read-only"],

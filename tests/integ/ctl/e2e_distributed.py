@@ -40,7 +40,11 @@ t4x2 = os.path.join(tmp, "t4x2.yaml")
 with open(t4x2, "w") as f:
     f.write("\n".join(lines[:first_gpu + 2]) + "\n")
 
-train = os.path.join(tmp, "train.py")
+# The script reaches the jobs through a read-only volume (their sandboxes see nothing else of
+# this machine's /tmp), at /data/code/train.py.
+code = os.path.join(tmp, "code")
+os.makedirs(code)
+train = os.path.join(code, "train.py")
 with open(train, "w") as f:
     f.write("""import os
 import torch
@@ -81,6 +85,8 @@ try:
     token = open(os.path.join(pool, "admin.token")).read().strip()
     admin = Client("http://127.0.0.1:%d" % port, token)
     check(admin.post("/v1/tenants", {"name": "dist"})[0] == 201, "tenant")
+    s, d = admin.post("/v1/volumes", {"name": "code", "path": code, "read_only": True})
+    check(s == 201, "the code volume", s, d)
 
     def submit(spec):
         spec = dict(spec, tenant="dist", replicas=2)
@@ -93,7 +99,8 @@ try:
 
     # Debian's torch 1.13 under Python 3.11 cannot parse torchrun's default --redirects/--tee
     # ("0"); any other value works (the job's own PET_ variables, not gpupool's).
-    torch = submit({"name": "torch", "command": ["torchrun", train],
+    torch = submit({"name": "torch", "command": ["torchrun", "/data/code/train.py"],
+                    "volumes": ["code"],
                     "resources": {"gpus": 2, "gpu_models": ["Tesla T4"]},
                     "env": {"PET_REDIRECTS": "2", "PET_TEE": "2"}})
     mpi = submit({"name": "mpi", "resources": {"gpus": 8},

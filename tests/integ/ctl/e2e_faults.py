@@ -20,7 +20,7 @@ import tempfile
 import threading
 import time
 
-from pool import Client, alive_marked, check, free_ports, mock_control, pool_down, wait
+from pool import Client, check, free_ports, job_processes, mock_control, pool_down, wait
 
 gpupool = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="gpupool-faults.")
@@ -79,7 +79,9 @@ try:
         j["placement"][0]["epoch"]
     ckpt = os.path.join(pool, "checkpoints", "ft", str(jid))
     out = wait("the first run's output", lambda: stdout_of(n0, jid, e0))
-    check("restart=0 dir=%s " % ckpt in out and "resumed" not in out, "the first run", out)
+    # The job's checkpoint directory (ckpt on the host) is at /gpupool/checkpoint in its sandbox.
+    check("restart=0 dir=/gpupool/checkpoint " in out and "resumed" not in out, "the first run",
+          out)
     wait("the first checkpoint", lambda: os.path.exists(os.path.join(ckpt, "step")))
 
     # ---- a fatal XID ----
@@ -92,11 +94,11 @@ try:
     check((n1, g1) != (n0, g0), "restarted on another GPU", j)
     out = wait("the second run's output", lambda: "resumed" in stdout_of(n1, jid, e1) and
                stdout_of(n1, jid, e1))
-    check("restart=1 dir=%s " % ckpt in out and "resumed from 41" in out,
+    check("restart=1 dir=/gpupool/checkpoint " in out and "resumed from 41" in out,
           "GPUPOOL_RESTART_COUNT=1, the same checkpoint directory, and its checkpoint", out)
     s, nd = admin.get("/v1/nodes/" + n0)
     check(nd["gpus"][g0]["drained"]["reason"].startswith("XID 48"), "the GPU is drained", nd)
-    wait("the old placement's process gone", lambda: len(alive_marked("train-" + mark)) == 1)
+    wait("the old placement's process gone", lambda: len(job_processes("train-" + mark)) == 1)
     print("fault to running again: %.1f s" % (t_back - t_fault))
 
     # ---- the agent of its node killed ----
@@ -106,13 +108,13 @@ try:
     aenv = dict(x.split(b"=", 1) for x in open("/proc/%d/environ" % apid, "rb").read()
                 .split(b"\0") if b"=" in x)
     os.kill(apid, signal.SIGKILL)
-    old = alive_marked("train-" + mark)
+    old = [str(p) for p in job_processes("train-" + mark)]
     j = running(2, 40)
     n2, e2 = j["placement"][0]["node"], j["placement"][0]["epoch"]
     check(n2 != n1, "restarted on the other node", j)
     out = wait("the third run's output", lambda: "resumed" in stdout_of(n2, jid, e2) and
                stdout_of(n2, jid, e2))
-    check("restart=2 dir=%s " % ckpt in out and "resumed from 42" in out,
+    check("restart=2 dir=/gpupool/checkpoint " in out and "resumed from 42" in out,
           "GPUPOOL_RESTART_COUNT=2 and the latest checkpoint", out)
     s, nd = admin.get("/v1/nodes/" + n1)
     check(nd["state"] == "NotReady" and nd["fenced"] and not nd["schedulable"],

@@ -20,7 +20,7 @@ import subprocess
 import sys
 import tempfile
 
-from pool import Client, check, free_ports, wait, pool_down
+from pool import Client, check, free_ports, sandbox_main, wait, pool_down
 
 gpupool = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="gpupool-fractions.")
@@ -95,7 +95,8 @@ try:
         stdout = os.path.join(rdir, "stdout.log")
         line = wait(name + " printed its limits",
                     lambda: os.path.exists(stdout) and open(stdout).read().strip())
-        leader = int(open(os.path.join(rdir, "child.pid")).read().split()[0])
+        # The job's shell in its sandbox (child.pid is podman's client, outside it).
+        leader = wait(name + "'s process", lambda: sandbox_main(rdir))
         with open("/proc/%d/maps" % leader) as f:
             mapped = "libgpushare.so" in f.read()
         region = os.path.join(rdir, "share.region")
@@ -104,7 +105,9 @@ try:
                   name + ": a whole GPU runs without libgpushare", line, mapped)
             continue
         check(mapped, name + ": libgpushare is loaded in the job's process", leader)
-        want = "limits=%d,%d,%s region=%s" % (mem, core, ("shared", "strict")[policy], region)
+        # The region is the replica's file on the host, mounted into the sandbox.
+        want = "limits=%d,%d,%s region=/gpupool/share.region" % (mem, core,
+                                                                  ("shared", "strict")[policy])
         check(line == want, name + ": the job's environment", line, want)
         ndev, got_core, got_policy, got_mem = region_limits(region)
         check((ndev, got_core, got_policy) == (1, core, policy) and

@@ -30,7 +30,7 @@ import sys
 import tempfile
 import time
 
-from pool import Client, alive_marked, check, free_ports, wait, pool_down
+from pool import Client, alive_marked, check, free_ports, job_main, wait, pool_down
 
 gpupool = sys.argv[1]
 tmp = tempfile.mkdtemp(prefix="gpupool-memwatch.")
@@ -126,13 +126,11 @@ try:
         return d
 
     def running(name):
-        """The running job, its GPU index, epoch and leader pid (child.pid)."""
+        """The running job, its GPU index, epoch and main process (its shell, in its sandbox)."""
         d = wait(name + " running", lambda: job(name)["state"] == "Running" and job(name))
         place = d["placement"][0]
         epoch = place["epoch"]
-        path = os.path.join(agent_dir, "replicas", "%d-0-%d" % (d["id"], epoch), "child.pid")
-        leader = wait(name + "'s child.pid", lambda: os.path.exists(path) and
-                      int(open(path).read().split()[0]))
+        leader = wait(name + "'s process", lambda: job_main("%s-%s" % (name, mark)))
         return d, place["gpus"][0]["index"], epoch, leader
 
     frac = {"gpu_milli": 500, "gpu_memory_mib": 1024}
@@ -196,7 +194,9 @@ try:
           "GPU memory 2048 MiB on GPU %d (GPU-" % hog_gpu in d["reason"] and
           "above the replica's limit of 1024 MiB for" in d["reason"] and d["restarts"] == 0,
           "hog failed for its GPU memory", d)
-    wait("hog's process group gone", lambda: not group_alive(hog_leader))
+    wait("hog's processes gone", lambda: not group_alive(hog_leader) and
+         not os.path.exists("/proc/%d" % hog_leader) and
+         not os.path.exists("/proc/%d" % hog_child))
     check(not alive_marked("hog-" + mark), "no process of hog left", alive_marked("hog-" + mark))
     st = wait("hog's final record", lambda: final_status(hog, hog_epoch))
     check(st["state"] == "killed" and st["stop_reason"].startswith("GPU memory 2048 MiB") and

@@ -264,6 +264,64 @@ def alive_marked(marker):
     return [p for p in out.split() if int(p) != os.getpid()]
 
 
+# Programs of the sandbox around a job: podman's client (whose arguments hold the job's command),
+# its monitor and the container's init.
+SANDBOX_PROGRAMS = ("podman", "conmon", "podman-init", "catatonit")
+
+
+def job_processes(marker):
+    """The pids of the job processes whose command line holds marker, without the programs of
+    their sandbox (SANDBOX_PROGRAMS), as ints."""
+    pids = []
+    for p in alive_marked(marker):
+        try:
+            with open("/proc/%s/cmdline" % p, "rb") as f:
+                argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+        except OSError:
+            continue
+        if os.path.basename(argv0) not in SANDBOX_PROGRAMS:
+            pids.append(int(p))
+    return pids
+
+
+def sandbox_main(replica_dir):
+    """The main process of a replica's job (inside its sandbox) from its directory: the process
+    podman started in its container (status.json names the container), below the container's
+    init when it has one; None when it does not run."""
+    try:
+        with open(os.path.join(replica_dir, "status.json")) as f:
+            name = json.load(f).get("container", "")
+    except (OSError, ValueError):
+        return None
+    out = subprocess.run(["podman", "inspect", "--format", "{{.State.Pid}}", name],
+                         capture_output=True, text=True)
+    try:
+        pid = int(out.stdout.strip())
+        with open("/proc/%d/cmdline" % pid, "rb") as f:
+            argv0 = f.read().split(b"\0")[0].decode(errors="replace")
+    except (ValueError, OSError):
+        return None
+    if os.path.basename(argv0) not in SANDBOX_PROGRAMS:
+        return pid
+    kids = subprocess.run(["pgrep", "-P", str(pid)], capture_output=True, text=True).stdout
+    return int(kids.split()[0]) if kids.split() else None
+
+
+def job_main(marker):
+    """The job's main process (inside its sandbox) whose command line holds marker: the one of
+    job_processes(marker) whose parent is not one of them; None when there is none."""
+    pids = job_processes(marker)
+    for p in pids:
+        try:
+            with open("/proc/%d/stat" % p) as f:
+                ppid = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        if ppid not in pids:
+            return p
+    return None
+
+
 # ---- settings, processes and allocations of a running pool (crash and chaos tests) ----
 
 def gpupoold_settings(binary):
