@@ -47,8 +47,10 @@ int gp_sandbox_layout_make(const gp_run_spec *s, const gp_sandbox_host *h, gp_sa
         rc = add_mount(out, h->hostfile, GP_SANDBOX_HOSTFILE, true, "hostfile", d);
         out->paths.hostfile = GP_SANDBOX_HOSTFILE;
     }
-    if (rc == 0 && h->share_region) {
+    if (rc == 0 && h->share_region && h->share_limits) {
         rc = add_mount(out, h->share_region, GP_SANDBOX_SHARE_REGION, false, "share region", d);
+        rc = rc ? rc
+                : add_mount(out, h->share_limits, GP_SANDBOX_SHARE_LIMITS, true, "share limits", d);
         out->paths.share_region = GP_SANDBOX_SHARE_REGION;
     }
     if (rc == 0 && h->share_library && h->preload) {
@@ -269,6 +271,9 @@ int gp_sandbox_argv(const gp_sandbox_node *n, const gp_sandbox_job *j, const gp_
     for (int i = 0; j->device_args && j->device_args[i]; i++) {
         push(&a, j->device_args[i]);
     }
+    if (l->paths.share_region) {
+        push2(&a, "--unsetenv", "LD_AUDIT");
+    }
     if (j->env_file) {
         push2(&a, "--env-file", j->env_file);
     }
@@ -304,6 +309,12 @@ void gp_sandbox_argv_free(char **argv)
         free(argv[i]);
     }
     free(argv);
+}
+
+bool gp_sandbox_env_kept(const gp_sandbox_layout *l, const char *entry)
+{
+    static const char audit[] = "LD_AUDIT=";
+    return !l->paths.share_region || strncmp(entry, audit, sizeof(audit) - 1) != 0;
 }
 
 bool gp_sandbox_env_file_ok(const char *entry)

@@ -22,10 +22,14 @@
  *     for an image job working_dir is a directory of the image), GP_SANDBOX_CHECKPOINT <- the
  *     checkpoint directory, GP_SANDBOX_DATA/NAME <- each volume (read-only where asked: a bind
  *     mount the job cannot remount, having no CAP_SYS_ADMIN), GP_SANDBOX_HOSTFILE <- a gang's
- *     hostfile (read-only), GP_SANDBOX_SHARE_REGION <- a fraction's share region and
- *     GP_SANDBOX_SHARE_LIBRARY <- libgpushare.so (read-only) named by a read-only
- *     /etc/ld.so.preload, so every dynamically linked process of the job loads it. Nothing else
- *     of the host: never the agent's state directory or its tokens;
+ *     hostfile (read-only), a fraction's share region (shim/region.h): its usage file at
+ *     GP_SANDBOX_SHARE_REGION (read-write: the job records its usage there) and its limits file
+ *     at GP_SANDBOX_SHARE_LIMITS (read-only: a bind mount the job cannot remount; the file is
+ *     root's, so it cannot chmod it either), GP_SHARE_REGION_DEFAULT, where libgpushare looks
+ *     whatever the environment says, and GP_SANDBOX_SHARE_LIBRARY <- libgpushare.so (read-only)
+ *     named by a read-only /etc/ld.so.preload, so every dynamically linked process of the job
+ *     loads it, an `env -i` one included. Nothing else of the host: never the agent's state
+ *     directory or its tokens;
  *   - `--init` (catatonit, when the node has it) as PID 1: it hands SIGTERM to the job and reaps
  *     orphans; when the job's main process ends, the PID namespace and everything in it go;
  *   - `--cgroup-parent`: its processes live under the replica's cgroup (cgroup.h names it);
@@ -33,7 +37,10 @@
  *     replica, epoch and state directory, `--rm`, `--pull never` (gpupool-run pulls first),
  *     `--log-driver passthrough`: the job writes straight into gpupool-run's pipes.
  * The job's environment is read from an env file (0600, in the state directory the job never
- * sees); a value with a line break cannot be written there and goes on the command line.
+ * sees); a value with a line break cannot be written there and goes on the command line. A
+ * fraction's job never gets LD_AUDIT (an audit library sees every symbol binding and could
+ * route the driver's functions around libgpushare): gp_sandbox_env_kept drops it from the file,
+ * and `--unsetenv LD_AUDIT` from the image's environment.
  */
 #ifndef GP_AGENT_SANDBOX_H
 #define GP_AGENT_SANDBOX_H
@@ -45,12 +52,14 @@
 
 #include "agent/run_spec.h"
 #include "gpupool/error.h"
+#include "shim/region.h"
 
 /* Where the job finds what gpupool-run prepared, inside the sandbox. */
 #define GP_SANDBOX_WORK          "/gpupool/work"
 #define GP_SANDBOX_CHECKPOINT    "/gpupool/checkpoint"
 #define GP_SANDBOX_HOSTFILE      "/gpupool/hostfile"
-#define GP_SANDBOX_SHARE_REGION  "/gpupool/share.region"
+#define GP_SANDBOX_SHARE_REGION  GP_SHARE_REGION_DEFAULT /* the usage, read-write */
+#define GP_SANDBOX_SHARE_LIMITS  GP_SHARE_REGION_DEFAULT GP_SHARE_LIMITS_SUFFIX /* read-only */
 #define GP_SANDBOX_SHARE_LIBRARY "/gpupool/lib/libgpushare.so"
 #define GP_SANDBOX_PRELOAD       "/etc/ld.so.preload"
 #define GP_SANDBOX_DATA          "/data"
@@ -62,7 +71,8 @@ typedef struct gp_sandbox_host {
     const char *workdir;       /* the replica's work directory (always) */
     const char *checkpoint;    /* the checkpoint directory */
     const char *hostfile;      /* gangs */
-    const char *share_region;  /* fractions */
+    const char *share_region;  /* fractions: the region's usage file */
+    const char *share_limits;  /* fractions: its limits file (share_region + ".limits") */
     const char *share_library; /* fractions: libgpushare.so */
     const char *preload;       /* fractions: a file naming GP_SANDBOX_SHARE_LIBRARY */
 } gp_sandbox_host;
@@ -130,6 +140,9 @@ void gp_sandbox_name(int64_t job, int replica, int64_t epoch, const char *state_
 int gp_sandbox_argv(const gp_sandbox_node *n, const gp_sandbox_job *j, const gp_run_spec *s,
                     const gp_sandbox_layout *l, char ***out, gp_diag *d);
 void gp_sandbox_argv_free(char **argv);
+
+/* Whether the job gets NAME=VALUE: not LD_AUDIT when the layout has a share region. */
+bool gp_sandbox_env_kept(const gp_sandbox_layout *l, const char *entry);
 
 /* Whether NAME=VALUE can go into podman's env file: a value without a line break (the file is
  * read line by line) and not ending in a carriage return (dropped by the reader). */

@@ -22,8 +22,9 @@ typedef struct sup {
     const gp_run_spec *s;
     char **env;
     char workdir[4096], hostfile[4200], data_dir[4200], share_region[4200], checkpoint[4200];
-    bool preload;       /* libgpushare is there to preload */
-    bool mount_volumes; /* volumes in a private mount namespace, else links */
+    char share_limits[4300]; /* share_region's limits file */
+    bool preload;            /* libgpushare is there to preload */
+    bool mount_volumes;      /* volumes in a private mount namespace, else links */
     gp_cgroup cg;
     gp_logcap log[2];
     int pipe_fd[2]; /* read ends of the job's stdout and stderr; -1 at EOF */

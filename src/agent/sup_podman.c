@@ -93,6 +93,7 @@ int sup_ctr_prepare(sup *S, gp_diag *d)
                          .checkpoint = S->checkpoint[0] ? S->checkpoint : NULL,
                          .hostfile = S->hostfile[0] ? S->hostfile : NULL,
                          .share_region = S->share_region[0] ? S->share_region : NULL,
+                         .share_limits = S->share_limits[0] ? S->share_limits : NULL,
                          .share_library = S->preload ? S->o->share_library : NULL,
                          .preload = S->preload ? S->preload_file : NULL};
     return gp_sandbox_layout_make(s, &h, &S->layout, d);
@@ -386,7 +387,10 @@ static int write_env(sup *S, gp_diag *d)
     }
     S->env_args = calloc((size_t)n + 1, sizeof(char *));
     for (int i = 0; f && S->env_args && i < n; i++) {
-        if (gp_sandbox_env_file_ok(S->env[i])) {
+        if (!gp_sandbox_env_kept(&S->layout, S->env[i])) {
+            GP_LOG(GP_LOG_WARN, "run", "job=%lld replica=%d %.*s: not given to a fraction's job",
+                   (long long)S->s->job, S->s->replica, (int)strcspn(S->env[i], "="), S->env[i]);
+        } else if (gp_sandbox_env_file_ok(S->env[i])) {
             fprintf(f, "%s\n", S->env[i]);
         } else if (!(S->env_args[k++] = strdup(S->env[i]))) {
             break;

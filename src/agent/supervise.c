@@ -216,8 +216,11 @@ static int prepare_files(sup *S, gp_diag *d)
     return rc;
 }
 
-/* Fractional GPUs: the accounting region libgpushare enforces the limits from, owned by us,
- * writable by the job's group (the job's processes record their usage), mode 0660. */
+/* Fractional GPUs: the region libgpushare enforces the limits from (shim/region.h), owned by
+ * us: the usage file writable by the job's group (the job's processes record their usage, mode
+ * 0660), the limits file readable by it only (0640). In a sandbox the group is the container's
+ * (gp_sup_user_resolve_sandbox), and the job's user is never ours: the library trusts the
+ * limits only when the job's user does not own them. */
 static int prepare_share(sup *S, gp_diag *d)
 {
     const gp_run_spec *s = S->s;
@@ -237,6 +240,8 @@ static int prepare_share(sup *S, gp_diag *d)
         0) {
         return gp_diag_set(d, GP_ERANGE, "--state-dir: path too long");
     }
+    snprintf(S->share_limits, sizeof(S->share_limits), "%s" GP_SHARE_LIMITS_SUFFIX,
+             S->share_region);
     const gp_sup_user *u = &S->o->user;
     int rc =
         gp_share_region_create(S->share_region, &lim, geteuid(), u->change ? u->gid : getegid());

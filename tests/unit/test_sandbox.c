@@ -133,6 +133,9 @@ static void test_host_root(void **state)
     assert_true(has(a, "--label=gpupool.epoch=1"));
     assert_true(has(a, "--label=gpupool.state-dir=/var/lib/gpupool-agent/replicas/7-0-1"));
     assert_true(has_pair(a, "--env-file", "/var/lib/gpupool-agent/replicas/7-0-1/env"));
+    /* not a fraction: its environment as it asked */
+    assert_false(has(a, "--unsetenv"));
+    assert_true(gp_sandbox_env_kept(&l, "LD_AUDIT=/opt/audit.so"));
     /* the host's root, read-only, with its own temporary directories */
     assert_true(has(a, "--read-only"));
     assert_true(has(a, "--read-only-tmpfs=false"));
@@ -213,6 +216,7 @@ static void test_mounts(void **state)
                          .checkpoint = "/st/checkpoints/7",
                          .hostfile = "/st/r/hostfile",
                          .share_region = "/st/r/share.region",
+                         .share_limits = "/st/r/share.region.limits",
                          .share_library = "/usr/lib/gpupool/libgpushare.so",
                          .preload = "/st/r/ld.so.preload"};
     gp_sandbox_layout l;
@@ -227,7 +231,9 @@ static void test_mounts(void **state)
         "--mount=type=bind,source=/home/alice/project,destination=/home/alice/project",
         "--mount=type=bind,source=/st/checkpoints/7,destination=/gpupool/checkpoint",
         "--mount=type=bind,source=/st/r/hostfile,destination=/gpupool/hostfile,ro=true",
-        "--mount=type=bind,source=/st/r/share.region,destination=/gpupool/share.region",
+        "--mount=type=bind,source=/st/r/share.region,destination=/run/gpupool/share.region",
+        ("--mount=type=bind,source=/st/r/share.region.limits,"
+         "destination=/run/gpupool/share.region.limits,ro=true"),
         ("--mount=type=bind,source=/usr/lib/gpupool/libgpushare.so,"
          "destination=/gpupool/lib/libgpushare.so,ro=true"),
         "--mount=type=bind,source=/st/r/ld.so.preload,destination=/etc/ld.so.preload,ro=true",
@@ -242,7 +248,12 @@ static void test_mounts(void **state)
     assert_true(has_pair(a, "--workdir", "/home/alice/project"));
     assert_string_equal(l.paths.checkpoint_dir, "/gpupool/checkpoint");
     assert_string_equal(l.paths.hostfile, "/gpupool/hostfile");
-    assert_string_equal(l.paths.share_region, "/gpupool/share.region");
+    /* Where libgpushare looks whatever the environment says (a process started with env -i). */
+    assert_string_equal(l.paths.share_region, GP_SHARE_REGION_DEFAULT);
+    assert_true(has_pair(a, "--unsetenv", "LD_AUDIT"));
+    assert_false(gp_sandbox_env_kept(&l, "LD_AUDIT=/tmp/evil.so"));
+    assert_true(gp_sandbox_env_kept(&l, "LD_AUDITX=1"));
+    assert_true(gp_sandbox_env_kept(&l, "PATH=/bin"));
     assert_string_equal(l.paths.share_library, "/gpupool/lib/libgpushare.so");
     assert_string_equal(l.paths.data_dir, "/data");
     gp_sandbox_argv_free(a);

@@ -106,7 +106,7 @@ try:
             continue
         check(mapped, name + ": libgpushare is loaded in the job's process", leader)
         # The region is the replica's file on the host, mounted into the sandbox.
-        want = "limits=%d,%d,%s region=/gpupool/share.region" % (mem, core,
+        want = "limits=%d,%d,%s region=/run/gpupool/share.region" % (mem, core,
                                                                   ("shared", "strict")[policy])
         check(line == want, name + ": the job's environment", line, want)
         ndev, got_core, got_policy, got_mem = region_limits(region)

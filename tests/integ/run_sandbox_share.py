@@ -1,0 +1,110 @@
+"""A fraction of a GPU in gpupool-run's podman sandbox (the real podman, storage of the test's
+own), over the host root, with the fake driver of tests/shim (libcuda.so.1 in the build tree,
+which the sandbox shows read-only; shim_test finds it through its RUNPATH, env -i or not) and libgpushare.so preloaded by the sandbox's
+/etc/ld.so.preload. The job, as the sandbox's user (nobody), runs shim_test's bodies:
+
+- region_tamper: an allocation within the limit (8 MiB) succeeds and one byte more is refused;
+  the limits file cannot be opened for writing, chmod'ed or removed; zeroing the usage file
+  (which the job can write) does not let the process past its limit;
+- over_limit_free started with `env -i` (no LD_PRELOAD, no GPUPOOL_SHARE_REGION): still held to
+  the limit, by the region at /run/gpupool/share.region that the library finds by itself;
+- the limits file is a read-only mount (appending to it fails), the usage file a read-write one;
+- LD_AUDIT asked for in the spec does not reach the job; GPUPOOL_SHARE_REGION names the region.
+On the host: the usage file is root's, mode 0660 with the job's group; the limits 0640.
+Arguments: gpupool-run, libgpushare.so, shim_test.
+"""
+import json
+import os
+import pwd
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
+from oci import Storage  # noqa: E402
+from pool import check  # noqa: E402
+
+run_bin, library, shim_test = (os.path.abspath(a) for a in sys.argv[1:4])
+REGION = "/run/gpupool/share.region"
+LIMITS = REGION + ".limits"
+
+if os.path.realpath(shim_test).startswith("/tmp/"):
+    print("skipped: the build tree is under /tmp, which a sandbox does not show")
+    sys.exit(77)
+
+# Outside /tmp, beside the build tree, like run_sandbox.py.
+base = tempfile.mkdtemp(prefix="gpupool-share.", dir=os.path.dirname(os.path.dirname(run_bin)))
+os.chmod(base, 0o755)
+
+SCRIPT = """
+T=%(t)s
+$T --child region_tamper 2>&1 && echo tamper-ok
+env -i $T --child over_limit_free 2>&1 && echo bare-ok
+test -r %(limits)s && { printf x >> %(limits)s && echo limits-written || echo limits-refused; }
+grep -E ' %(region_re)s(\\.limits)? ' /proc/self/mountinfo | cut -d' ' -f5,6
+echo audit=${LD_AUDIT-unset} region=$GPUPOOL_SHARE_REGION
+""" % {"t": shim_test, "limits": LIMITS, "region_re": REGION.replace(".", "\\.")}
+
+
+def main(st):
+    spec = {"job": 61, "replica": 0, "epoch": 1,
+            "gpus": [{"uuid": "GPU-61616161-0000-1111-2222-333333333333"}],
+            "gpu_share": {"memory_mib": 8},
+            "spec": {"command": ["sh", "-c", SCRIPT],
+                     "env": {"LD_AUDIT": "/nonexistent/audit.so"}}}
+    spec_path = os.path.join(base, "spec.json")
+    with open(spec_path, "w") as f:
+        json.dump(spec, f)
+    state = os.path.join(base, "frac")
+    env = dict(st.env)
+    env.pop("GPUPOOL_RUNTIME", None)
+    with open(os.path.join(base, "run.log"), "wb") as log:
+        p = subprocess.run([run_bin, "--state-dir", state, "--spec", spec_path, "--grace", "5",
+                            "--share-library", library],
+                           stdout=log, stderr=log, env=env, timeout=120)
+    run_log = open(os.path.join(base, "run.log"), errors="replace").read()[-3000:]
+    check(p.returncode == 0, "gpupool-run exit 0", p.returncode, run_log)
+    with open(os.path.join(state, "status.json")) as f:
+        s = json.load(f)
+    out = open(os.path.join(state, "stdout.log"), errors="replace").read()
+    err = open(os.path.join(state, "stderr.log"), errors="replace").read()
+    check(s["state"] == "exited" and s["container"], "the fraction ran in a container", s, out,
+          err)
+    lines = out.splitlines()
+    check("tamper-ok" in lines, "within the limit granted, over it refused, the limits file "
+          "not writable, zeroed usage changes nothing", out, err)
+    check("bare-ok" in lines, "a process started with env -i is held to the limit", out, err)
+    check("limits-refused" in lines, "the limits file is there, readable, and appending to it "
+          "fails", out, err)
+    mounts = dict(l.split(" ", 1) for l in lines if l.startswith(REGION))
+    check(mounts.get(LIMITS, "").split(",")[0] == "ro", "the limits file is a read-only mount",
+          mounts)
+    check(mounts.get(REGION, "").split(",")[0] == "rw", "the usage file a read-write one", mounts)
+    check("audit=unset region=%s" % REGION in lines,
+          "no LD_AUDIT for the job; GPUPOOL_SHARE_REGION names the sandbox's region", out)
+    nobody = pwd.getpwnam("nobody")
+    usage = os.stat(os.path.join(state, "share.region"))
+    limits = os.stat(os.path.join(state, "share.region.limits"))
+    check(usage.st_uid == 0 and usage.st_gid == nobody.pw_gid and
+          stat.S_IMODE(usage.st_mode) == 0o660,
+          "the usage file: root's, writable by the job's group only", usage)
+    check(limits.st_uid == 0 and limits.st_gid == nobody.pw_gid and
+          stat.S_IMODE(limits.st_mode) == 0o640,
+          "the limits file: root's, readable by the job's group", limits)
+    check(st.containers() == [], "the container is gone", st.containers())
+
+
+if os.geteuid() != 0:
+    print("skipped: the sandbox's files are root's (needs root)")
+    sys.exit(77)
+st = Storage()
+try:
+    t0 = time.time()
+    main(st)
+    print("ok (%.1f s)" % (time.time() - t0))
+finally:
+    st.close()
+    shutil.rmtree(base, ignore_errors=True)
