@@ -31,22 +31,29 @@ run_bin, library, shim_test = (os.path.abspath(a) for a in sys.argv[1:4])
 REGION = "/run/gpupool/share.region"
 LIMITS = REGION + ".limits"
 
-if os.path.realpath(shim_test).startswith("/tmp/"):
-    print("skipped: the build tree is under /tmp, which a sandbox does not show")
+if os.geteuid() != 0:
+    print("skipped: the sandbox's files are root's (needs root)")
     sys.exit(77)
 
-# Outside /tmp, beside the build tree, like run_sandbox.py.
-base = tempfile.mkdtemp(prefix="gpupool-share.", dir=os.path.dirname(os.path.dirname(run_bin)))
+# The sandbox over the host's root has its own /tmp, /var/tmp and /run, where a build tree (a
+# CI clone under /tmp) is not seen: the job's program and the fake driver are copied into a
+# directory under /var/lib, which it shows read-only.
+FAKE = os.path.join(os.path.dirname(os.path.dirname(shim_test)), "tests", "shim", "fake")
+os.makedirs("/var/lib/gpupool-tests", mode=0o755, exist_ok=True)
+base = tempfile.mkdtemp(prefix="share.", dir="/var/lib/gpupool-tests")
 os.chmod(base, 0o755)
+for f in (shim_test, os.path.join(FAKE, "libcuda.so.1"), os.path.join(FAKE, "libnvidia-ml.so.1")):
+    shutil.copy(f, base)
+STAGED = os.path.join(base, os.path.basename(shim_test))
 
 SCRIPT = """
 T=%(t)s
-$T --child region_tamper 2>&1 && echo tamper-ok
-env -i $T --child over_limit_free 2>&1 && echo bare-ok
+LD_LIBRARY_PATH=%(lib)s $T --child region_tamper 2>&1 && echo tamper-ok
+env -i LD_LIBRARY_PATH=%(lib)s $T --child over_limit_free 2>&1 && echo bare-ok
 test -r %(limits)s && { printf x >> %(limits)s && echo limits-written || echo limits-refused; }
 grep -E ' %(region_re)s(\\.limits)? ' /proc/self/mountinfo | cut -d' ' -f5,6
 echo audit=${LD_AUDIT-unset} region=$GPUPOOL_SHARE_REGION
-""" % {"t": shim_test, "limits": LIMITS, "region_re": REGION.replace(".", "\\.")}
+""" % {"t": STAGED, "lib": base, "limits": LIMITS, "region_re": REGION.replace(".", "\\.")}
 
 
 def main(st):
@@ -97,9 +104,6 @@ def main(st):
     check(st.containers() == [], "the container is gone", st.containers())
 
 
-if os.geteuid() != 0:
-    print("skipped: the sandbox's files are root's (needs root)")
-    sys.exit(77)
 st = Storage()
 try:
     t0 = time.time()

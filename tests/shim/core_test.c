@@ -12,10 +12,12 @@
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -282,6 +284,70 @@ static void case_region(void)
     gp_share_region_free(r);
 }
 
+/* ---- files a sandboxed job runs ----
+ *
+ * gpupool-run starts the job in a podman sandbox over the host's root, where /tmp, /var/tmp
+ * and /run are the sandbox's own: a build tree there (a CI clone under /tmp) is not seen. The
+ * job's program and the fake driver are copied into a directory under /var/lib, which the
+ * sandbox shows read-only, removed at exit. */
+static char stage_dir[256];
+
+static void unstage(void)
+{
+    if (!stage_dir[0]) {
+        return;
+    }
+    const char *names[] = {"job", "libcuda.so.1", "libnvidia-ml.so.1"};
+    for (int i = 0; i < 3; i++) {
+        char path[320];
+        snprintf(path, sizeof(path), "%s/%s", stage_dir, names[i]);
+        unlink(path);
+    }
+    rmdir(stage_dir);
+}
+
+static void copy_file(const char *from, const char *to)
+{
+    int in = open(from, O_RDONLY | O_CLOEXEC);
+    int out = open(to, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0755);
+    CHECK(in >= 0 && out >= 0);
+    char buf[65536];
+    ssize_t n;
+    while ((n = read(in, buf, sizeof(buf))) > 0) {
+        CHECK(write(out, buf, (size_t)n) == n);
+    }
+    CHECK(n == 0);
+    close(in);
+    CHECK(close(out) == 0);
+}
+
+/* The staging directory with this program as "job" and the fake driver (libcuda.so.1,
+ * libnvidia-ml.so.1) beside it. */
+static const char *stage(void)
+{
+    if (stage_dir[0]) {
+        return stage_dir;
+    }
+    mkdir("/var/lib/gpupool-tests", 0755);
+    snprintf(stage_dir, sizeof(stage_dir), "/var/lib/gpupool-tests/shim-core.XXXXXX");
+    CHECK(mkdtemp(stage_dir) != NULL);
+    CHECK(chmod(stage_dir, 0755) == 0);
+    atexit(unstage);
+    char self[1024], path[320];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    CHECK(n > 0);
+    self[n] = '\0';
+    snprintf(path, sizeof(path), "%s/job", stage_dir);
+    copy_file(self, path);
+    const char *libs[] = {"libcuda.so.1", "libnvidia-ml.so.1"};
+    for (int i = 0; i < 2; i++) {
+        snprintf(self, sizeof(self), "%s/%s", GP_FAKE_DIR, libs[i]);
+        snprintf(path, sizeof(path), "%s/%s", stage_dir, libs[i]);
+        copy_file(self, path);
+    }
+    return stage_dir;
+}
+
 /* ---- a job as gpupool-run starts it ----
  *
  * gpupool-run (GP_RUN_BIN) with the desired replica the controller gives a fraction of
@@ -291,10 +357,9 @@ static void case_region(void)
  * carries the policy: nothing else tells the library. */
 static void run_job(const char *policy, const char *lo, const char *hi)
 {
-    char spec[4096], spec_path[400], state[400], self[1024], asan[600] = "", ubsan[600] = "";
-    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
-    CHECK(n > 0);
-    self[n] = '\0';
+    char spec[4096], spec_path[400], state[400], self[400], asan[600] = "", ubsan[600] = "";
+    const char *dir = stage();
+    snprintf(self, sizeof(self), "%s/job", dir);
     const char *a = getenv("ASAN_OPTIONS"), *u = getenv("UBSAN_OPTIONS");
     if (a && !strpbrk(a, "\"\\")) {
         snprintf(asan, sizeof(asan), "\"ASAN_OPTIONS\": \"%s\", ", a);
@@ -310,7 +375,7 @@ static void run_job(const char *policy, const char *lo, const char *hi)
              " \"spec\": {\"command\": [\"%s\", \"--child\", \"loop\"],"
              " \"env\": {%s%s\"LD_LIBRARY_PATH\": \"%s\", \"GP_FAKE_KERNEL_US\": \"2000\","
              " \"GP_TEST_MIN_PCT\": \"%s\", \"GP_TEST_MAX_PCT\": \"%s\"}}}\n",
-             policy, self, asan, ubsan, GP_FAKE_DIR, lo, hi);
+             policy, self, asan, ubsan, dir, lo, hi);
     snprintf(spec_path, sizeof(spec_path), "%s/%s.json", gp_t_dir(), policy);
     snprintf(state, sizeof(state), "%s/%s", gp_t_dir(), policy);
     FILE *f = fopen(spec_path, "w");
