@@ -105,6 +105,23 @@ typedef struct timeline {
 
 static pthread_mutex_t gpu_mu = PTHREAD_MUTEX_INITIALIZER;
 static timeline timelines[NDEV];
+
+/* A process that forks while another of its threads runs a kernel must not give the child a
+ * locked GPU (the child's launches would wait forever): the lock is taken across fork. */
+static void fork_prepare(void)
+{
+    pthread_mutex_lock(&gpu_mu);
+}
+
+static void fork_done(void)
+{
+    pthread_mutex_unlock(&gpu_mu);
+}
+
+__attribute__((constructor)) static void fork_safe(void)
+{
+    pthread_atfork(fork_prepare, fork_done, fork_done);
+}
 static pthread_once_t kernel_once = PTHREAD_ONCE_INIT;
 static uint64_t kernel_ns;
 static _Thread_local CUstreamCaptureMode capture_mode;
