@@ -295,3 +295,13 @@ add_test(NAME integ_e2e_sandbox
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_run_sandbox integ_agent_sandbox integ_e2e_sandbox PROPERTIES
                      LABELS "integ;security" TIMEOUT 300)
+# gpupool-run gives a sandboxed replica exactly its GPUs through CDI (cdi_devices in the run
+# spec): real podman over fake nodes (mknod), the spec in /etc/cdi of a private mount namespace;
+# GPU 1's replica sees only GPU 1's node, none without cdi_devices (skipped without podman or
+# root, except in CI).
+add_test(NAME integ_run_cdi
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_cdi.py
+                 $<TARGET_FILE:gpupool-run> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock>)
+set_tests_properties(integ_run_cdi PROPERTIES LABELS "integ;security" TIMEOUT 180
+                     SKIP_RETURN_CODE 77)
