@@ -295,13 +295,13 @@ add_test(NAME integ_e2e_sandbox
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_run_sandbox integ_agent_sandbox integ_e2e_sandbox PROPERTIES
                      LABELS "integ;security" TIMEOUT 300)
-# gpupool-run gives a sandboxed replica exactly its GPUs through CDI (cdi_devices in the run
-# spec): real podman over fake nodes (mknod), the spec in /etc/cdi of a private mount namespace;
-# GPU 1's replica sees only GPU 1's node, none without cdi_devices (skipped without podman or
-# root, except in CI).
-add_test(NAME integ_run_cdi
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_cdi.py
+# A sandboxed replica gets exactly its GPUs through CDI: real podman over fake nodes (mknod),
+# the spec in /etc/cdi of a private mount namespace; gpupool-run with cdi_devices in its run spec
+# and an agent publishing there (a fake controller) give GPU 1's replica only GPU 1's node; none
+# without cdi_devices (skipped without podman or root, except in CI).
+add_test(NAME integ_cdi_devices
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cdi_devices.py
                  $<TARGET_FILE:gpupool-run> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock>)
-set_tests_properties(integ_run_cdi PROPERTIES LABELS "integ;security" TIMEOUT 180
+set_tests_properties(integ_cdi_devices PROPERTIES LABELS "integ;security" TIMEOUT 180
                      SKIP_RETURN_CODE 77)
