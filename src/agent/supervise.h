@@ -28,17 +28,18 @@
  *     gets its final record ("exited" or "killed"), and the cgroup is removed.
  *
  * In a sandbox (opts.runtime set; sandbox.h says what the job sees) steps 3 to 6 go through
- * podman: the container gets the spec's GPUs as CDI devices (`--device nvidia.com/gpu=UUID`,
+ * podman: the image is pulled first as its policy says (pull.h; a failed pull is the final
+ * record: exit 125, "ImagePullFailed: ..."), the leader is `podman run` (its stdout and stderr
+ * are the job's, written by the container straight into the pipes), a stop is `podman stop`
+ * with the grace period (asked again while the container is not running yet; SIGKILL to the
+ * container 5 s past the grace period if it is still there), and once `podman run` has ended the
+ * container is removed (`podman rm --force`) with the replica's cgroup directories; the exit
+ * code is podman's: the job's, 128+N for a job killed by signal N (recorded as signal N), 125 to
+ * 127 with podman's message as the error when the job could not be started.
+ *
+ * The container gets the spec's GPUs as CDI devices (`--device nvidia.com/gpu=UUID`,
  * gp_cdi_podman_args) when the spec says cdi_devices, and no GPU device otherwise (logged for a
- * job with GPUs; a name that is not a CDI device name fails the start, exit 127); the image is
- * pulled first as its policy says (pull.h; a failed pull is the final record: exit 125,
- * "ImagePullFailed: ..."), the leader is `podman run` (its stdout and stderr are the job's, written
- * by the container straight into the pipes), a stop is `podman stop` with the grace period (asked
- * again while the container is not running yet; SIGKILL to the container 5 s past the grace period
- * if it is still there), and once `podman run` has ended the container is removed (`podman rm
- * --force`) with the replica's cgroup directories; the exit code is podman's: the job's, 128+N for
- * a job killed by signal N (recorded as signal N), 125 to 127 with podman's message as the error
- * when the job could not be started.
+ * job with GPUs); a name that is not a CDI device name fails the start (exit 127).
  *
  * Returns 0 once the final record is written, or an error (d says why) when the supervisor could
  * not work: GP_ESTATE (another live supervisor), GP_EIO (state directory), GP_ENOMEM.
