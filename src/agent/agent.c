@@ -964,6 +964,34 @@ static void fill_snapshot(gp_agent *a, gp_metrics_snapshot *s, const gp_local_re
     }
     s->heartbeat_failures = a->beat_failures;
 }
+/* True when podman resolves every GPU of the replica's spec through the node's CDI spec: it is
+ * published where podman reads it and names each (uuid, or mig_uuid for a slice). Otherwise
+ * the replica runs without GPU devices (gpupool-run logs it); the reason is logged here. */
+static bool cdi_resolves(gp_agent *a, json_t *spec)
+{
+    const char *dir = gp_cdi_writer_published(a->cdi);
+    int64_t job = json_integer_value(json_object_get(spec, "job"));
+    if (!gp_cdi_writer_inventory(a->cdi) || !gp_cdi_podman_reads(dir)) {
+        GP_LOG(GP_LOG_INFO, "cdi", "job=%lld: no GPU devices in its container: the spec is %s",
+               (long long)job,
+               dir[0] ? "published where podman does not read it" : "not published");
+        return false;
+    }
+    size_t i;
+    json_t *g;
+    json_array_foreach(json_object_get(spec, "gpus"), i, g)
+    {
+        json_t *mig = json_object_get(g, "mig_uuid");
+        const char *name = json_string_value(mig ? mig : json_object_get(g, "uuid"));
+        if (!name || !gp_cdi_writer_has(a->cdi, name)) {
+            GP_LOG(GP_LOG_WARN, "cdi", "job=%lld: %s is not in the CDI spec: no GPU devices",
+                   (long long)job, name ? name : "a GPU without uuid");
+            return false;
+        }
+    }
+    return true;
+}
+
 /* The spec gpupool-run reads: the desired replica (a fraction's limits come in its gpu_share,
  * decided by the controller), plus what the agent adds: for a MIG slice the MIG device's UUID
  * (the instance is made to match the controller's choice of profile and placement; see mig.h).
@@ -1004,6 +1032,9 @@ static int run_spec(gp_agent *a, json_t *want, char **out, char **auth, gp_diag 
     }
     if (json_array_size(gpus) > 0 && gp_cdi_writer_inventory(a->cdi)) {
         json_object_set_new(spec, "cdi_spec_dir", json_string(gp_cdi_writer_dir(a->cdi)));
+    }
+    if (rc == 0 && json_array_size(gpus) > 0 && cdi_resolves(a, spec)) {
+        json_object_set_new(spec, "cdi_devices", json_true());
     }
     json_object_set_new(spec, "env_extra", extra);
     if (rc == 0 && !(*out = json_dumps(spec, JSON_COMPACT))) {

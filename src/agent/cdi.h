@@ -127,6 +127,11 @@ int gp_cdi_podman_args(const char *spec_dir, const char *const *names, int n, gp
                        gp_diag *d);
 void gp_cdi_args_fini(gp_cdi_args *a);
 
+/* True when dir is one of the directories podman 4.3 reads CDI specs from (/etc/cdi,
+ * /var/run/cdi and its target /run/cdi; a trailing '/' allowed): a spec published there names
+ * devices podman resolves. */
+bool gp_cdi_podman_reads(const char *dir);
+
 /* True when podman's `podman --help` text lists the global option --cdi-spec-dir. */
 bool gp_cdi_podman_takes_spec_dir(const char *help_text);
 

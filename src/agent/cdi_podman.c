@@ -115,3 +115,18 @@ bool gp_cdi_podman_takes_spec_dir(const char *help_text)
     }
     return false;
 }
+
+bool gp_cdi_podman_reads(const char *dir)
+{
+    static const char *const dirs[] = {"/etc/cdi", "/var/run/cdi", "/run/cdi"};
+    size_t n = dir ? strlen(dir) : 0;
+    while (n > 1 && dir[n - 1] == '/') {
+        n--;
+    }
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        if (n == strlen(dirs[i]) && strncmp(dir, dirs[i], n) == 0) {
+            return true;
+        }
+    }
+    return false;
+}

@@ -430,6 +430,11 @@ static int parse_image(json_t *o, gp_run_spec *s, gp_diag *d)
         }
         s->network_private = strcmp(t, "private") == 0;
     }
+    json_t *c = json_object_get(o, "cdi_devices");
+    if (c && !json_is_boolean(c)) {
+        return gp_diag_set(d, GP_EINVAL, "cdi_devices: must be true or false");
+    }
+    s->cdi_devices = c && json_is_true(c);
     json_t *a = json_object_get(o, "registry_auth");
     int rc = get_str(o, "", "tenant", 0, &s->tenant, d);
     return rc == 0 && a && !json_is_null(a) ? parse_auth_obj(a, s, d) : rc;

@@ -35,6 +35,12 @@
  *   image_pull_policy            Always | IfNotPresent | Never (absent: Always for a tag
  *                                "latest" or none without a digest, else IfNotPresent)
  *   network                      host (default) | private
+ *   cdi_devices                  true when the node's CDI spec (cdi.h) names every GPU of gpus
+ *                                and is where podman reads it: a sandboxed job then gets exactly
+ *                                those devices (`--device nvidia.com/gpu=UUID`, the MIG UUID for
+ *                                a slice); absent or false: no GPU device node in the container
+ *                                (set by the agent; gp_cdi_podman_reads)
+ *   cdi_spec_dir                 the agent's STATE/cdi (informative; podman 4.3 cannot take it)
  *   registry_auth: {registry, username, password}   credentials for pulling the image (never
  *                                logged; the agent keeps them out of spec.json: replica_dir.h)
  *
@@ -117,6 +123,7 @@ typedef struct gp_run_spec {
     char *image;          /* NULL: the host's root filesystem, read-only */
     gp_run_pull pull_policy;
     int network_private; /* network: private */
+    int cdi_devices;     /* cdi_devices: true: podman resolves the GPUs through CDI */
     char *tenant;        /* NULL: not given */
     /* registry_auth (all NULL when not given) */
     char *auth_registry, *auth_username, *auth_password;

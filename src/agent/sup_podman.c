@@ -18,6 +18,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "agent/cdi.h"
 #include "agent/cmd.h"
 #include "agent/pull.h"
 #include "agent/sup_int.h"
@@ -429,9 +430,35 @@ static int check_dirs(sup *S, gp_diag *d, int *rc)
     return 0;
 }
 
+/* The podman options giving the container exactly its GPUs through CDI, when the agent says the
+ * node's spec names them where podman reads it (cdi_devices); otherwise none, and a job with
+ * GPUs is told in the log that it sees none. */
+static int gpu_devices(const sup *S, gp_cdi_args *out, gp_diag *d)
+{
+    const gp_run_spec *s = S->s;
+    if (s->ngpus > 0 && !s->cdi_devices) {
+        GP_LOG(GP_LOG_WARN, "run",
+               "job=%lld replica=%d: %d GPU(s) but no CDI spec podman reads (cdi_devices): the "
+               "container gets no GPU device",
+               (long long)s->job, s->replica, s->ngpus);
+    }
+    int rc = gp_cdi_podman_args(NULL, (const char *const *)s->gpu_uuids,
+                                s->cdi_devices ? s->ngpus : 0, out, d);
+    for (int i = 0; rc == 0 && s->cdi_devices && i < s->ngpus; i++) {
+        GP_LOG(GP_LOG_INFO, "run", "job=%lld replica=%d device %s=%s", (long long)s->job,
+               s->replica, GP_CDI_KIND, s->gpu_uuids[i]);
+    }
+    return rc;
+}
+
 /* The command line: the node's settings, this replica's container. */
 static int command_line(sup *S, char ***argv, gp_diag *d)
 {
+    gp_cdi_args cdi = {NULL, NULL};
+    int rc = gpu_devices(S, &cdi, d);
+    if (rc < 0) {
+        return rc;
+    }
     gp_sandbox_node n;
     gp_runtime_node(S->o->runtime, &n);
     n.hostname = S->o->hostname;
@@ -440,6 +467,7 @@ static int command_line(sup *S, char ***argv, gp_diag *d)
     char *own = realpath(S->o->state_dir, NULL);
     if (!masks) {
         free(own);
+        gp_cdi_args_fini(&cdi);
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     for (int i = 0; i < S->o->nmasks; i++) {
@@ -456,10 +484,11 @@ static int command_line(sup *S, char ***argv, gp_diag *d)
                         .uid = u->uid,
                         .gid = u->gid,
                         .grace_s = S->o->grace_s,
-                        .device_args = S->o->device_args};
-    int rc = gp_sandbox_argv(&n, &j, S->s, &S->layout, argv, d);
+                        .device_args = (const char *const *)cdi.run};
+    rc = gp_sandbox_argv(&n, &j, S->s, &S->layout, argv, d);
     free(masks);
     free(own);
+    gp_cdi_args_fini(&cdi);
     return rc;
 }
 

@@ -37,6 +37,10 @@
  * code is podman's: the job's, 128+N for a job killed by signal N (recorded as signal N), 125 to
  * 127 with podman's message as the error when the job could not be started.
  *
+ * The container gets the spec's GPUs as CDI devices (`--device nvidia.com/gpu=UUID`,
+ * gp_cdi_podman_args) when the spec says cdi_devices, and no GPU device otherwise (logged for a
+ * job with GPUs); a name that is not a CDI device name fails the start (exit 127).
+ *
  * Returns 0 once the final record is written, or an error (d says why) when the supervisor could
  * not work: GP_ESTATE (another live supervisor), GP_EIO (state directory), GP_ENOMEM.
  */
@@ -80,9 +84,8 @@ typedef struct gp_sup_opts {
     const gp_runtime *runtime;
     const char *const *masks; /* host paths hidden from a job over the host root */
     int nmasks;
-    int64_t pids_limit;             /* 0: podman's default */
-    const char *hostname;           /* the host's name, which a job on the host network gets */
-    const char *const *device_args; /* podman arguments for the GPUs (CDI); may be NULL */
+    int64_t pids_limit;   /* 0: podman's default */
+    const char *hostname; /* the host's name, which a job on the host network gets */
 } gp_sup_opts;
 
 /* The user a sandboxed job runs as when none is named: nobody (65534 without a passwd entry). */

@@ -221,6 +221,8 @@ try:
             rspec = json.load(f)
         check(rspec.get("cdi_spec_dir") == os.path.join(agent.state, "cdi"),
               "the replica's spec names the spec's directory", rspec.get("cdi_spec_dir"))
+        check("cdi_devices" not in rspec,
+              "published where podman does not read it: no CDI devices for the replica", rspec)
 
         # ---- another tool destroys an instance: the next round drops its device ----
         gone = [u for u, (g, start) in migs.items() if g == 1 and start == 5][0]

@@ -278,6 +278,7 @@ add_test(NAME integ_cdi_podman
                  $<TARGET_FILE:gpupool-agent> $<TARGET_FILE:gpupool-nvml-mock>)
 set_tests_properties(integ_cdi_podman PROPERTIES LABELS "integ;security" TIMEOUT 120
                      SKIP_RETURN_CODE 77)
+
 # Jobs in podman sandboxes, with the real podman (storage of each test's own), a local
 # docker-registry on 127.0.0.1 and images built from busybox-static: gpupool-run directly (what a
 # job sees and cannot do, stops, pulls with progress, failures and credentials); the agent with a
@@ -301,4 +302,14 @@ add_test(NAME integ_run_sandbox_share
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/run_sandbox_share.py
                  $<TARGET_FILE:gpupool-run> $<TARGET_FILE:gpushare> $<TARGET_FILE:shim_test>)
 set_tests_properties(integ_run_sandbox_share PROPERTIES LABELS "integ;security" TIMEOUT 300
+
+# A sandboxed replica gets exactly its GPUs through CDI: real podman over fake nodes (mknod),
+# the spec in /etc/cdi of a private mount namespace; gpupool-run with cdi_devices in its run spec
+# and an agent publishing there (a fake controller) give GPU 1's replica only GPU 1's node; none
+# without cdi_devices (skipped without podman or root, except in CI).
+add_test(NAME integ_cdi_devices
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/cdi_devices.py
+                 $<TARGET_FILE:gpupool-run> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock>)
+set_tests_properties(integ_cdi_devices PROPERTIES LABELS "integ;security" TIMEOUT 180
                      SKIP_RETURN_CODE 77)

@@ -361,6 +361,19 @@ static void test_names(void **state)
     assert_false(gp_cdi_name_valid(longname));
 }
 
+static void test_podman_reads(void **state)
+{
+    (void)state;
+    assert_true(gp_cdi_podman_reads("/etc/cdi"));
+    assert_true(gp_cdi_podman_reads("/var/run/cdi"));
+    assert_true(gp_cdi_podman_reads("/run/cdi/"));
+    assert_false(gp_cdi_podman_reads("/var/lib/gpupool/cdi")); /* --cdi-publish DIR */
+    assert_false(gp_cdi_podman_reads("/etc/cdi2"));
+    assert_false(gp_cdi_podman_reads("/etc"));
+    assert_false(gp_cdi_podman_reads(""));
+    assert_false(gp_cdi_podman_reads(NULL));
+}
+
 static void test_help(void **state)
 {
     (void)state;
@@ -489,6 +502,7 @@ int main(void)
         cmocka_unit_test(test_names),        cmocka_unit_test(test_help),
         cmocka_unit_test(test_driver_files), cmocka_unit_test(test_ldcache),
         cmocka_unit_test(test_elf),          cmocka_unit_test(test_mig_same),
+        cmocka_unit_test(test_podman_reads),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

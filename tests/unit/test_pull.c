@@ -55,6 +55,30 @@ static void test_spec_image(void **state)
     gp_run_spec_free(s);
 }
 
+/* cdi_devices: the agent's word that podman resolves the GPUs through CDI (run_spec.h). */
+static void test_spec_cdi_devices(void **state)
+{
+    (void)state;
+    gp_diag d;
+    int rc;
+    gp_run_spec *s = parse("", &d, &rc);
+    assert_int_equal(rc, 0);
+    assert_false(s->cdi_devices);
+    gp_run_spec_free(s);
+    s = parse("\"cdi_devices\": true,", &d, &rc);
+    assert_int_equal(rc, 0);
+    assert_true(s->cdi_devices);
+    gp_run_spec_free(s);
+    s = parse("\"cdi_devices\": false,", &d, &rc);
+    assert_int_equal(rc, 0);
+    assert_false(s->cdi_devices);
+    gp_run_spec_free(s);
+    s = parse("\"cdi_devices\": \"yes\",", &d, &rc);
+    assert_int_equal(rc, GP_EINVAL);
+    assert_null(s);
+    assert_non_null(strstr(d.msg, "cdi_devices"));
+}
+
 static void test_spec_image_refused(void **state)
 {
     (void)state;
@@ -203,10 +227,11 @@ static void test_evict_plan(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_spec_image),   cmocka_unit_test(test_spec_image_refused),
-        cmocka_unit_test(test_pull_policy),  cmocka_unit_test(test_message),
-        cmocka_unit_test(test_authfile),     cmocka_unit_test(test_manifest_bytes),
-        cmocka_unit_test(test_images_parse), cmocka_unit_test(test_evict_plan),
+        cmocka_unit_test(test_spec_image),       cmocka_unit_test(test_spec_image_refused),
+        cmocka_unit_test(test_pull_policy),      cmocka_unit_test(test_message),
+        cmocka_unit_test(test_authfile),         cmocka_unit_test(test_manifest_bytes),
+        cmocka_unit_test(test_images_parse),     cmocka_unit_test(test_evict_plan),
+        cmocka_unit_test(test_spec_cdi_devices),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
