@@ -6,7 +6,7 @@
  * library has a case here: stream-ordered and pool allocations, VMM, charging the right device,
  * free never wrapping, a 0666 region, the environment switching enforcement off, exit() in the
  * library (every failure path below ends with the process still running). So has each way
- * around the library a job tried (issue 16): libc's own dlsym reached through dlvsym or a lookup
+ * around the library a job tried: libc's own dlsym reached through dlvsym or a lookup
  * in libc's handle, dlmopen, RTLD_DEEPBIND, the limits rewritten, the usage zeroed, the region
  * broken (0666, a symbolic link, deleted, of the job's own user, every slot taken: all refuse),
  * and a process started with an empty environment.
