@@ -124,6 +124,7 @@
 #define GP_RDIR_SPEC           "spec.json"    /* the agent's: what gpupool-run was given */
 #define GP_RDIR_SPEC_MAX       (16u << 20)    /* spec.json larger than this is not the agent's */
 #define GP_RDIR_PULL           "pull.json"    /* the image pull under way (below) */
+#define GP_RDIR_SECCOMP        "seccomp.json" /* the sandbox's seccomp profile (seccomp.h) */
 #define GP_RDIR_AUTH           "registry-auth.json" /* the agent's: credentials for the pull */
 
 typedef enum gp_rdir_state {

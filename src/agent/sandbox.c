@@ -146,6 +146,9 @@ static void confinement(args *a, const gp_sandbox_node *n, const gp_sandbox_job 
     pushf(a, "--user=%lu:%lu", (unsigned long)j->uid, (unsigned long)j->gid);
     push2(a, "--cap-drop", "all");
     push2(a, "--security-opt", "no-new-privileges");
+    if (n->seccomp) {
+        pushf(a, "--security-opt=seccomp=%s", n->seccomp);
+    }
     push2(a, "--pid", "private");
     push2(a, "--ipc", "private");
     push2(a, "--uts", "private");

@@ -10,8 +10,9 @@
  *     tmpfs at /tmp, /var/tmp and /run (without copying the host's files up) and the masks
  *     (below) hiding the agent's files;
  *   - a non-root user (uid:gid), no capabilities (`--cap-drop all`), no-new-privileges, podman's
- *     default seccomp profile (never unconfined), its own PID, IPC and UTS namespaces, the host
- *     network (`--network host`, with the host's name) unless the spec asks for a private one
+ *     default seccomp profile less the ways into new namespaces (seccomp.h; never unconfined), its
+ * own PID, IPC and UTS namespaces, the host network (`--network host`, with the host's name) unless
+ * the spec asks for a private one
  *     (`--network bridge`: its own namespace behind NAT);
  *   - limits: `--pids-limit`, `--memory`/`--cpus` from the replica's request (absent: none),
  *     explicit `--ulimit nofile` and `nproc` (the caller's own limits: podman's defaults need
@@ -114,6 +115,7 @@ typedef struct gp_sandbox_node {
     int64_t pids_limit;       /* 0: podman's default */
     const char *const *masks; /* host paths hidden from a job over the host root */
     int nmasks;
+    const char *seccomp; /* the seccomp profile (seccomp.h); NULL: podman's default */
 } gp_sandbox_node;
 
 /* This replica's container. Borrowed strings. */

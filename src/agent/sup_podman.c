@@ -21,6 +21,7 @@
 #include "agent/cdi.h"
 #include "agent/cmd.h"
 #include "agent/pull.h"
+#include "agent/seccomp.h"
 #include "agent/sup_int.h"
 #include "base/log.h"
 
@@ -459,8 +460,18 @@ static int command_line(sup *S, char ***argv, gp_diag *d)
     if (rc < 0) {
         return rc;
     }
+    /* A job may not make namespaces of its own (seccomp.h): without the profile, no start. */
+    char seccomp[4200];
+    rc = gp_rdir_path(seccomp, sizeof(seccomp), S->o->state_dir, GP_RDIR_SECCOMP);
+    rc = rc ? gp_diag_set(d, rc, "seccomp profile path too long")
+            : gp_seccomp_write(getenv("GPUPOOL_SECCOMP_DEFAULT"), seccomp, d);
+    if (rc < 0) {
+        gp_cdi_args_fini(&cdi);
+        return rc;
+    }
     gp_sandbox_node n;
     gp_runtime_node(S->o->runtime, &n);
+    n.seccomp = seccomp;
     n.hostname = S->o->hostname;
     n.pids_limit = S->o->pids_limit;
     const char **masks = calloc((size_t)S->o->nmasks + 2, sizeof(char *));

@@ -127,7 +127,13 @@ def host_root(st):
         "|| echo remount-refused; "
         "touch $GPUPOOL_DATA_DIR/ro/x 2>/dev/null && echo ro-writable || echo ro-readonly; "
         "cat $GPUPOOL_DATA_DIR/ro/labels; touch $GPUPOOL_DATA_DIR/rw/y && echo rw-ok; "
-        "printf 'ML=[%%s]\\n' \"$ML\"" % (state, secret))
+        "printf 'ML=[%%s]\\n' \"$ML\"; "
+        # No namespaces of its own: "root" in a new user namespace could mount over the files
+        # that hold its limits. Threads and processes still work (clone without those flags).
+        "unshare -Urm true 2>/dev/null && echo userns-made || echo userns-refused; "
+        "unshare -m true 2>/dev/null && echo mountns-made || echo mountns-refused; "
+        "python3 -c 'import threading; t = threading.Thread(target=print, args=(\"thread-ok\",)); "
+        "t.start(); t.join()'; (echo fork-ok)" % (state, secret))
     s = run(st, "hostroot", {"spec": {"command": ["sh", "-c", script], "env": {"ML": "a\nb"}},
                              "volumes": [{"name": "ro", "path": ro, "read_only": True},
                                          {"name": "rw", "path": rw}]},
@@ -143,7 +149,8 @@ def host_root(st):
           "no capabilities (not even in the bounding set), no new privileges, seccomp", out)
     view = out[5:]
     want = ["usr-readonly", "state-hidden", "secret-hidden", "tmp=0", "remount-refused",
-            "ro-readonly", "cat", "rw-ok", "ML=[a", "b]"]
+            "ro-readonly", "cat", "rw-ok", "ML=[a", "b]", "userns-refused", "mountns-refused",
+            "thread-ok", "fork-ok"]
     check(view == want, "the job's view of the host", view, want)
     check(open(os.path.join(state, "work", "out.txt")).read() == "hello\n",
           "its working directory is the replica's work/")
