@@ -26,7 +26,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
-from pool import Pool, check, free_ports, wait  # noqa: E402
+from pool import Pool, check, free_ports, kill_replica_leftovers, wait  # noqa: E402
 
 gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
 tmp = tempfile.mkdtemp(prefix="gpupool-cdi.")
@@ -120,14 +120,6 @@ def devices(spec):
                         for n in d["containerEdits"]["deviceNodes"]]
             for d in (spec or {}).get("devices", [])}
 
-
-def same_process(pid, start):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[19]) == start and fields[0] != "Z"
-    except (OSError, IndexError, ValueError):
-        return False
 
 
 def node(dev, rel):
@@ -267,21 +259,6 @@ try:
 finally:
     for a in agents:
         a.stop()
-    # What is left of the replicas (the agent never stops jobs when it stops), by the PIDs their
-    # directories record.
-    for sub in ("*/state/replicas", "*/state/finished"):
-        for rdir in glob.glob(os.path.join(tmp, sub, "*")):
-            for name, group in (("child.pid", True), ("supervisor.pid", False)):
-                try:
-                    with open(os.path.join(rdir, name)) as f:
-                        pid, start = (int(x) for x in f.read().split()[:2])
-                    if not same_process(pid, start):
-                        continue
-                    if group:
-                        os.killpg(pid, signal.SIGKILL)
-                    else:
-                        os.kill(pid, signal.SIGKILL)
-                except (OSError, ValueError, IndexError):
-                    pass
+    kill_replica_leftovers(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
 print("agent_cdi: ok")

@@ -30,7 +30,7 @@ from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
-from pool import check, wait  # noqa: E402
+from pool import check, same_process, wait  # noqa: E402
 
 agent_bin, mock, inventories = sys.argv[1:4]
 inventory = os.path.join(inventories, "pcie-t4.yaml")
@@ -178,15 +178,6 @@ def health_when(node, cond, what):
     start = len(ctl.heartbeats(node))
     return wait(node + ": " + what, ok, timeout=30)
 
-
-def same_process(pid, start):
-    """Whether pid is alive and started at start (field 22 of /proc/PID/stat), as recorded."""
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[19]) == start and fields[0] != "Z"
-    except (OSError, IndexError, ValueError):
-        return False
 
 
 def replica(job, cmd, gpu):

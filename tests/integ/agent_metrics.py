@@ -36,7 +36,7 @@ import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
-from pool import Pool, check, free_ports, wait  # noqa: E402
+from pool import Pool, check, free_ports, kill_replica_leftovers, wait  # noqa: E402
 
 gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
 inventory = os.path.join(inventories, "pcie-t4.yaml")
@@ -141,14 +141,6 @@ def promtool(text):
                        text=True, timeout=60)
     return p.returncode, (p.stdout + p.stderr).strip()
 
-
-def same_process(pid, start):
-    try:
-        with open("/proc/%d/stat" % pid) as f:
-            fields = f.read().rsplit(")", 1)[1].split()
-        return int(fields[19]) == start and fields[0] != "Z"
-    except (OSError, IndexError, ValueError):
-        return False
 
 
 class Agent:
@@ -440,21 +432,6 @@ finally:
     if server:
         server.shutdown()
         server.server_close()
-    # What is left of the replicas (the agent never stops jobs when it stops), by the PIDs their
-    # directories record.
-    for sub in ("*/state/replicas", "*/state/finished"):
-        for rdir in glob.glob(os.path.join(tmp, sub, "*")):
-            for name, group in (("child.pid", True), ("supervisor.pid", False)):
-                try:
-                    with open(os.path.join(rdir, name)) as f:
-                        pid, start = (int(x) for x in f.read().split()[:2])
-                    if not same_process(pid, start):
-                        continue
-                    if group:
-                        os.killpg(pid, signal.SIGKILL)
-                    else:
-                        os.kill(pid, signal.SIGKILL)
-                except (OSError, ValueError, IndexError):
-                    pass
+    kill_replica_leftovers(tmp)
     shutil.rmtree(tmp, ignore_errors=True)
 print("agent_metrics: ok")

@@ -351,6 +351,37 @@ def settings_env(binary, wanted):
     return {"GPUPOOL_" + k.replace(".", "_").upper(): v for k, v in wanted.items() if k in known}
 
 
+def same_process(pid, start):
+    """Whether pid is alive and started at start (field 22 of /proc/PID/stat), as recorded."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        return int(fields[19]) == start and fields[0] != "Z"
+    except (OSError, IndexError, ValueError):
+        return False
+
+
+def kill_replica_leftovers(root):
+    """Kills what is left of the replicas of agents whose state directories are ROOT/*/state
+    (an agent never stops jobs when it stops), by the PIDs their directories record, when the
+    recorded process is still the one that was recorded."""
+    import glob
+    for sub in ("*/state/replicas", "*/state/finished"):
+        for rdir in glob.glob(os.path.join(root, sub, "*")):
+            for name, group in (("child.pid", True), ("supervisor.pid", False)):
+                try:
+                    with open(os.path.join(rdir, name)) as f:
+                        pid, start = (int(x) for x in f.read().split()[:2])
+                    if not same_process(pid, start):
+                        continue
+                    if group:
+                        os.killpg(pid, signal.SIGKILL)
+                    else:
+                        os.kill(pid, signal.SIGKILL)
+                except (OSError, ValueError, IndexError):
+                    pass
+
+
 def pid_alive(pid):
     """Whether pid is a live process (a zombie is not)."""
     try:
