@@ -15,6 +15,7 @@
 #include "agent/mig.h"
 
 #include "agent/cdi_host.h"
+#include "agent/idmap.h"
 #include "agent/images.h"
 #include "agent/logserve.h"
 #include "agent/memwatch_run.h"
@@ -992,6 +993,25 @@ static bool cdi_resolves(gp_agent *a, json_t *spec)
     return true;
 }
 
+/* A sandboxed replica's user namespace: its tenant's host ids (idmap.h), from the tenant's id in
+ * the desired document (the same on every node; none given: 0). Only root maps ids onto the
+ * host's: an agent running as another user gives none. */
+static int tenant_ids(gp_agent *a, json_t *spec, gp_diag *d)
+{
+    if (!a->rt.ok || geteuid() != 0) {
+        return 0;
+    }
+    json_t *t = json_object_get(spec, "tenant_id");
+    gp_idmap m;
+    int rc = gp_idmap_tenant(a->cfg.tenant_uids, t ? json_integer_value(t) : 0, &m, d);
+    if (rc == 0) {
+        json_object_set_new(
+            spec, "userns",
+            json_pack("{s:I, s:I}", "uid_base", (json_int_t)m.base, "size", (json_int_t)m.size));
+    }
+    return rc;
+}
+
 /* The spec gpupool-run reads: the desired replica (a fraction's limits come in its gpu_share,
  * decided by the controller), plus what the agent adds: for a MIG slice the MIG device's UUID
  * (the instance is made to match the controller's choice of profile and placement; see mig.h).
@@ -1030,6 +1050,7 @@ static int run_spec(gp_agent *a, json_t *want, char **out, char **auth, gp_diag 
             }
         }
     }
+    rc = rc ? rc : tenant_ids(a, spec, d);
     if (json_array_size(gpus) > 0 && gp_cdi_writer_inventory(a->cdi)) {
         json_object_set_new(spec, "cdi_spec_dir", json_string(gp_cdi_writer_dir(a->cdi)));
     }

@@ -106,6 +106,7 @@ typedef struct gp_agent_config {
     char masks[4096];        /* more host paths hidden from jobs over the host root, ':' between */
     int64_t image_cache_max; /* bytes of images kept (images.h); 0 = no cap */
     int64_t pids_limit;      /* processes and threads per replica; 0 = podman's default */
+    int64_t tenant_uids;     /* where tenants' host id ranges start (idmap.h) */
 } gp_agent_config;
 
 typedef struct gp_agent gp_agent;

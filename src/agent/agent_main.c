@@ -9,7 +9,8 @@
  *                 [--ld-cache FILE] [--cdi-publish auto|none|DIR]
  *                 [--metrics-token-file FILE] [--metrics-auth token|none]
  *                 [--runtime podman|none] [--podman PATH] [--image-cache-max SIZE]
- *                 [--pids-limit N] [--mask PATH[:PATH...]] [--log-level LEVEL]
+ *                 [--pids-limit N] [--mask PATH[:PATH...]] [--tenant-uids FIRST]
+ *                 [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
  *   gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR] [--mig-minors FILE]
  *                     [--ld-cache FILE] [--output-dir DIR]
@@ -34,7 +35,10 @@
  * powers of 1024), the least recently used evicted (images.h). --pids-limit (GPUPOOL_PIDS_LIMIT,
  * default 4096): processes and threads per replica. --mask (GPUPOOL_MASK): more host paths,
  * ':'-separated, hidden from jobs over the host root (the state directory, the join token file
- * and podman's storage always are).
+ * and podman's storage always are). --tenant-uids (GPUPOOL_TENANT_UIDS, default 1073741824):
+ * where the tenants' host id ranges start (idmap.h: tenant T's jobs run as FIRST + T * 65536 +
+ * their uid); give every node the same; the agent does not start when the ranges meet one of
+ * /etc/subuid or /etc/subgid.
  *
  * --address HOST:PORT (GPUPOOL_ADDRESS): where others reach this node (gangs) and where the agent
  * serves /metrics and the replicas' logs; port 0 binds a free port, and the node registers with
@@ -65,6 +69,7 @@
 #include "agent/cdi_host.h"
 #include "agent/check.h"
 #include "agent/discover.h"
+#include "agent/idmap.h"
 
 #include "base/log.h"
 #include "net/http_client.h"
@@ -102,7 +107,7 @@ static int usage(const char *msg)
             "                     [--metrics-token-file FILE] [--metrics-auth token|none]\n"
             "                     [--runtime podman|none] [--podman PATH]\n"
             "                     [--image-cache-max SIZE] [--pids-limit N]\n"
-            "                     [--mask PATH[:PATH...]]\n"
+            "                     [--mask PATH[:PATH...]] [--tenant-uids FIRST]\n"
             "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
             "       gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR]\n"
@@ -122,7 +127,8 @@ static int usage(const char *msg)
             "none runs jobs as host processes with the agent's privileges (trusted jobs only).\n"
             "--image-cache-max: bytes of images kept, least recently used evicted (default\n"
             "100G; 0: no cap). --pids-limit: processes per job (default 4096). --mask: more\n"
-            "host paths hidden from jobs over the host root.\n"
+            "host paths hidden from jobs over the host root. --tenant-uids: the first host\n"
+            "uid of the tenants' ranges (default 1073741824; tenant T: FIRST + T * 65536).\n"
             "--check-interval: the node health check runs at start and this often (default\n"
             "300; 0: only when the controller asks). `check` runs it once: exit 0 without a\n"
             "fatal finding, 1 with one.\n"
@@ -397,9 +403,48 @@ static bool size_value(const char *s, int64_t *out)
     return true;
 }
 
-/* The sandbox's flags into cfg; 0, or usage's exit code. */
-static int sandbox_flags(gp_agent_config *cfg, const char *cache, const char *pids)
+/* Whether the tenants' ranges from first stay clear of the host's subordinate ids (useradd's
+ * ranges for rootless users): 1, else 0 with the reason on stderr. */
+static int tenant_uids_clear(int64_t first)
 {
+    static const char *const files[] = {"/etc/subuid", "/etc/subgid"};
+    int64_t end = first + gp_idmap_tenants(first) * GP_IDMAP_SIZE;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        char *text = NULL, who[256];
+        size_t len = 0;
+        FILE *f = fopen(files[i], "r");
+        if (!f) {
+            continue; /* none: nothing to meet */
+        }
+        FILE *m = open_memstream(&text, &len);
+        char buf[4096];
+        size_t n;
+        while (m && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
+            fwrite(buf, 1, n, m);
+        }
+        fclose(f);
+        int hit = m && fclose(m) == 0 && gp_idmap_subid_overlap(text, first, end, who, sizeof(who));
+        free(text);
+        if (hit) {
+            fprintf(stderr,
+                    "gpupool-agent: --tenant-uids %lld: the tenants' host ids %lld to %lld meet "
+                    "%s's \"%s\"; give a FIRST past it\n",
+                    (long long)first, (long long)first, (long long)end - 1, files[i], who);
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* The sandbox's flags into cfg; 0, or usage's exit code. */
+static int sandbox_flags(gp_agent_config *cfg, const char *cache, const char *pids,
+                         const char *uids)
+{
+    if (uids[0] &&
+        (!number(uids, GP_IDMAP_FIRST_MIN, GP_IDMAP_END - GP_IDMAP_SIZE, &cfg->tenant_uids))) {
+        return usage("--tenant-uids: the first host uid of the tenants' ranges, 65536 to "
+                     "4294901759");
+    }
     if (strcmp(cfg->runtime, "podman") != 0 && strcmp(cfg->runtime, "none") != 0) {
         return usage("--runtime: podman or none");
     }
@@ -439,11 +484,12 @@ int main(int argc, char **argv)
                            .check_interval_s = 300,
                            .runtime = "podman",
                            .image_cache_max = INT64_C(100) << 30,
-                           .pids_limit = 4096};
+                           .pids_limit = 4096,
+                           .tenant_uids = GP_IDMAP_FIRST_DEFAULT};
     char token_file[GP_AGENT_PATH_MAX] = "", heartbeat[32] = "", grace[32] = "", logmax[32] = "",
          cpu[32] = "", mem[32] = "", mgrace[32] = "", minterval[32] = "", cinterval[32] = "",
          level[16] = "info", metrics_file[GP_AGENT_PATH_MAX] = "", metrics_auth[16] = "token",
-         cache[32] = "", pids[32] = "";
+         cache[32] = "", pids[32] = "", uids[32] = "";
     flag flags[] = {
         {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
         {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
@@ -472,6 +518,7 @@ int main(int argc, char **argv)
         {"--image-cache-max", "GPUPOOL_IMAGE_CACHE_MAX", cache, sizeof(cache)},
         {"--pids-limit", "GPUPOOL_PIDS_LIMIT", pids, sizeof(pids)},
         {"--mask", "GPUPOOL_MASK", cfg.masks, sizeof(cfg.masks)},
+        {"--tenant-uids", "GPUPOOL_TENANT_UIDS", uids, sizeof(uids)},
         {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
     };
     int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
@@ -547,9 +594,12 @@ int main(int argc, char **argv)
         return usage("--metrics-auth: token or none");
     }
     cfg.metrics_open = strcmp(metrics_auth, "none") == 0;
-    int sandbox_rc = sandbox_flags(&cfg, cache, pids);
+    int sandbox_rc = sandbox_flags(&cfg, cache, pids, uids);
     if (sandbox_rc) {
         return sandbox_rc;
+    }
+    if (strcmp(cfg.runtime, "podman") == 0 && !tenant_uids_clear(cfg.tenant_uids)) {
+        return 1;
     }
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");

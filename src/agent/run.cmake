@@ -15,6 +15,7 @@ add_library(gprun STATIC
     ${CMAKE_CURRENT_LIST_DIR}/volumes.c
     ${CMAKE_CURRENT_LIST_DIR}/cmd.c
     ${CMAKE_CURRENT_LIST_DIR}/sandbox.c
+    ${CMAKE_CURRENT_LIST_DIR}/idmap.c
     ${CMAKE_CURRENT_LIST_DIR}/seccomp.c
     ${CMAKE_CURRENT_LIST_DIR}/runtime.c
     ${CMAKE_CURRENT_LIST_DIR}/pull.c

@@ -257,7 +257,8 @@ int main(int argc, char **argv)
     }
     if (gp_run_spec_load(a.spec, &spec, &d) < 0 ||
         (sandbox ? gp_sup_user_resolve_sandbox(a.user, &o.user, &d)
-                 : gp_sup_user_resolve(a.user, &o.user, &d)) < 0) {
+                 : gp_sup_user_resolve(a.user, &o.user, &d)) < 0 ||
+        (sandbox && gp_sup_user_map(&o.user, &spec->userns, &d) < 0)) {
         gp_run_spec_free(spec);
         return bad("%s", d.msg);
     }

@@ -440,6 +440,30 @@ static int parse_image(json_t *o, gp_run_spec *s, gp_diag *d)
     return rc == 0 && a && !json_is_null(a) ? parse_auth_obj(a, s, d) : rc;
 }
 
+/* userns: {uid_base, size}, set by the agent (idmap.h). */
+static int parse_userns(json_t *u, gp_run_spec *s, gp_diag *d)
+{
+    if (!u || json_is_null(u)) {
+        return 0;
+    }
+    if (!json_is_object(u)) {
+        return gp_diag_set(d, GP_EINVAL, "userns: must be an object");
+    }
+    gp_idmap *m = &s->userns;
+    int rc = get_int(u, "uid_base", 1, GP_IDMAP_FIRST_MIN, GP_IDMAP_END - 1, &m->base, d);
+    rc = rc ? rc : get_int(u, "size", 1, 1, GP_IDMAP_SIZE, &m->size, d);
+    if (rc == 0 && m->base + m->size > GP_IDMAP_END) {
+        rc = gp_diag_set(d, GP_EINVAL, "size: the range passes %lld", (long long)GP_IDMAP_END - 1);
+    }
+    if (rc < 0) {
+        char msg[sizeof(d->msg)];
+        snprintf(msg, sizeof(msg), "%s", d->msg);
+        m->base = m->size = 0;
+        return gp_diag_set(d, rc, "userns.%.200s", msg);
+    }
+    return 0;
+}
+
 static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
 {
     const int64_t big = (int64_t)1 << 52;
@@ -475,6 +499,7 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     if (rc == 0 && s->checkpoint_dir && s->checkpoint_dir[0] != '/') {
         rc = gp_diag_set(d, GP_EINVAL, "checkpoint_dir: must be an absolute path");
     }
+    rc = rc ? rc : parse_userns(json_object_get(o, "userns"), s, d);
     return rc ? rc : parse_image(o, s, d);
 }
 

@@ -41,6 +41,9 @@
  *                                a slice); absent or false: no GPU device node in the container
  *                                (set by the agent; gp_cdi_podman_reads)
  *   cdi_spec_dir                 the agent's STATE/cdi (informative; podman 4.3 cannot take it)
+ *   userns: {uid_base, size}     the tenant's host ids (idmap.h): a sandboxed job's ids 0..size-1
+ *                                are uid_base.. on the host; files made for the job belong to
+ *                                uid_base + its uid (set by the agent; absent: no user namespace)
  *   registry_auth: {registry, username, password}   credentials for pulling the image (never
  *                                logged; the agent keeps them out of spec.json: replica_dir.h)
  *
@@ -76,6 +79,7 @@
 
 #include <stdint.h>
 
+#include "agent/idmap.h"
 #include "gpupool/error.h"
 
 /* The most processes per replica a gang's spec may give (nproc_per_node). */
@@ -125,6 +129,7 @@ typedef struct gp_run_spec {
     int network_private; /* network: private */
     int cdi_devices;     /* cdi_devices: true: podman resolves the GPUs through CDI */
     char *tenant;        /* NULL: not given */
+    gp_idmap userns;     /* userns: the tenant's host ids; size 0: none */
     /* registry_auth (all NULL when not given) */
     char *auth_registry, *auth_username, *auth_password;
 } gp_run_spec;

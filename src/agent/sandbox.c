@@ -143,6 +143,10 @@ static void confinement(args *a, const gp_sandbox_node *n, const gp_sandbox_job 
                         const gp_run_spec *s)
 {
     char buf[128];
+    if (j->userns.size > 0) {
+        pushf(a, "--uidmap=0:%lld:%lld", (long long)j->userns.base, (long long)j->userns.size);
+        pushf(a, "--gidmap=0:%lld:%lld", (long long)j->userns.base, (long long)j->userns.size);
+    }
     pushf(a, "--user=%lu:%lu", (unsigned long)j->uid, (unsigned long)j->gid);
     push2(a, "--cap-drop", "all");
     push2(a, "--security-opt", "no-new-privileges");

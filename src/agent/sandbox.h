@@ -9,6 +9,9 @@
  *     is created on the host; submounts of the host are not part of the overlay), with fresh
  *     tmpfs at /tmp, /var/tmp and /run (without copying the host's files up) and the masks
  *     (below) hiding the agent's files;
+ *   - a user namespace mapping the container's ids 0..size-1 onto the tenant's host range
+ *     (idmap.h; `--uidmap 0:BASE:SIZE --gidmap 0:BASE:SIZE`) when the job has one (gpupool-run
+ *     gives one to image jobs; a job over the host root gets its host uid as uid instead);
  *   - a non-root user (uid:gid), no capabilities (`--cap-drop all`), no-new-privileges, podman's
  *     default seccomp profile less the ways into new namespaces (seccomp.h; never unconfined), its
  * own PID, IPC and UTS namespaces, the host network (`--network host`, with the host's name) unless
@@ -51,6 +54,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "agent/idmap.h"
 #include "agent/run_spec.h"
 #include "gpupool/error.h"
 #include "shim/region.h"
@@ -125,9 +129,11 @@ typedef struct gp_sandbox_job {
     const char *cgroup_parent; /* e.g. /gpupool/job1-r0-e1-p42; NULL: podman's */
     const char *env_file;      /* the job's variables; NULL: none */
     char *const *env_args;     /* "NAME=VALUE" given with --env (NULL-terminated; may be NULL) */
-    uid_t uid;
+    uid_t uid;                 /* the job's user and group inside the container */
     gid_t gid;
-    int grace_s;                    /* SIGTERM to SIGKILL on a stop */
+    gp_idmap userns; /* the tenant's host ids (idmap.h): the container's 0..size-1 are
+                      * base..base+size-1 (--uidmap, --gidmap); size 0: no user namespace */
+    int grace_s;     /* SIGTERM to SIGKILL on a stop */
     const char *const *device_args; /* more arguments for the GPUs (CDI); may be NULL */
 } gp_sandbox_job;
 

@@ -61,6 +61,12 @@ enum { REPORT_STDIO, REPORT_USER, REPORT_CHDIR, REPORT_EXEC, REPORT_VOLUME };
 /* ---- supervise.c, for sup_podman.c ---- */
 
 int64_t sup_now_ms(clockid_t clock);
+
+/* Whether the job runs in a user namespace of its tenant's ids (idmap.h): an image job in a
+ * sandbox whose spec has userns. A job over the host root runs as its tenant's host ids without
+ * one: the runtime must make its mount points (the volumes under /data, /etc/ld.so.preload) in
+ * the host's directories, which a user namespace's root may not write. */
+bool sup_userns(const sup *S);
 void sup_close_fd(int *fd);
 /* Writes the child's failed step to the report pipe and exits 127 (in the child). */
 void sup_report_exit(int fd, int step, int arg);

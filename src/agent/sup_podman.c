@@ -486,14 +486,18 @@ static int command_line(sup *S, char ***argv, gp_diag *d)
     }
     masks[n.nmasks++] = own ? own : S->o->state_dir; /* never the supervisor's own files */
     n.masks = masks;
+    /* The tenant's host ids (idmap.h): an image job's through a user namespace, a job over the
+     * host root's directly (sup_int.h: sup_userns) */
     const gp_sup_user *u = &S->o->user;
+    bool userns = sup_userns(S);
     gp_sandbox_job j = {.name = S->name,
                         .state_dir = own ? own : S->o->state_dir,
                         .cgroup_parent = S->cgroup_parent,
                         .env_file = S->env_file,
                         .env_args = S->env_args,
-                        .uid = u->uid,
-                        .gid = u->gid,
+                        .uid = userns ? u->uid : u->host_uid,
+                        .gid = userns ? u->gid : u->host_gid,
+                        .userns = userns ? S->s->userns : (gp_idmap){0, 0},
                         .grace_s = S->o->grace_s,
                         .device_args = (const char *const *)cdi.run};
     rc = gp_sandbox_argv(&n, &j, S->s, &S->layout, argv, d);

@@ -55,8 +55,8 @@ int gp_sup_user_resolve(const char *name, gp_sup_user *out, gp_diag *d)
         return gp_diag_set(d, GP_EINVAL, "--user %s: no such user", name);
     }
     if (!pw) { /* running under a uid without a passwd entry: no change, no names */
-        out->uid = geteuid();
-        out->gid = getegid();
+        out->uid = out->host_uid = geteuid();
+        out->gid = out->host_gid = getegid();
         return 0;
     }
     if (name && *name && geteuid() != 0 && pw->pw_uid != geteuid()) {
@@ -66,8 +66,8 @@ int gp_sup_user_resolve(const char *name, gp_sup_user *out, gp_diag *d)
                            name, (long)geteuid());
     }
     out->change = name && *name && geteuid() == 0;
-    out->uid = pw->pw_uid;
-    out->gid = pw->pw_gid;
+    out->uid = out->host_uid = pw->pw_uid;
+    out->gid = out->host_gid = pw->pw_gid;
     snprintf(out->name, sizeof(out->name), "%s", pw->pw_name);
     snprintf(out->home, sizeof(out->home), "%s", pw->pw_dir ? pw->pw_dir : "/");
     snprintf(out->shell, sizeof(out->shell), "%s", pw->pw_shell ? pw->pw_shell : "/bin/sh");
@@ -85,11 +85,37 @@ int gp_sup_user_resolve_sandbox(const char *name, gp_sup_user *out, gp_diag *d)
         return gp_diag_set(d, GP_EINVAL, "--user %s: a job never runs as root in its sandbox",
                            name && *name ? name : GP_SUP_SANDBOX_USER);
     }
-    out->uid = pw ? pw->pw_uid : GP_SUP_SANDBOX_UID;
-    out->gid = pw ? pw->pw_gid : GP_SUP_SANDBOX_UID;
+    out->uid = out->host_uid = pw ? pw->pw_uid : GP_SUP_SANDBOX_UID;
+    out->gid = out->host_gid = pw ? pw->pw_gid : GP_SUP_SANDBOX_UID;
     out->change = geteuid() == 0; /* files made for the job are given to it */
     snprintf(out->name, sizeof(out->name), "%s", pw ? pw->pw_name : GP_SUP_SANDBOX_USER);
     snprintf(out->shell, sizeof(out->shell), "%s", pw && pw->pw_shell ? pw->pw_shell : "/bin/sh");
+    return 0;
+}
+
+bool sup_userns(const sup *S)
+{
+    return S->ctr && S->s->image && S->s->userns.size > 0;
+}
+
+int gp_sup_user_map(gp_sup_user *u, const gp_idmap *m, gp_diag *d)
+{
+    if (m->size <= 0) {
+        return 0;
+    }
+    if (geteuid() != 0) {
+        return gp_diag_set(d, GP_EPERM,
+                           "userns: mapping a job's ids onto the host's needs root "
+                           "(gpupool-run runs as uid %ld)",
+                           (long)geteuid());
+    }
+    if ((int64_t)u->uid >= m->size || (int64_t)u->gid >= m->size) {
+        return gp_diag_set(
+            d, GP_EINVAL, "--user %s: uid %lu, gid %lu: outside the tenant's %lld ids (userns)",
+            u->name, (unsigned long)u->uid, (unsigned long)u->gid, (long long)m->size);
+    }
+    u->host_uid = (uid_t)(m->base + (int64_t)u->uid);
+    u->host_gid = (gid_t)(m->base + (int64_t)u->gid);
     return 0;
 }
 
@@ -171,7 +197,7 @@ static int prepare_checkpoint(sup *S, gp_diag *d)
         if (!made && errno != EEXIST) {
             return gp_diag_set(d, GP_EIO, "checkpoint directory %s: %s", path, strerror(errno));
         }
-        if (made && last && u->change && chown(path, u->uid, u->gid) < 0) {
+        if (made && last && u->change && chown(path, u->host_uid, u->host_gid) < 0) {
             return gp_diag_set(d, GP_EIO, "checkpoint directory %s: chown: %s", path,
                                strerror(errno));
         }
@@ -192,7 +218,7 @@ static int prepare_files(sup *S, gp_diag *d)
         return gp_diag_set(d, GP_ERANGE, "--state-dir %s: path too long", dir);
     } else if (mkdir(S->workdir, 0755) < 0 && errno != EEXIST) {
         return gp_diag_set(d, GP_EIO, "%s: %s", S->workdir, strerror(errno));
-    } else if (u->change && chown(S->workdir, u->uid, u->gid) < 0) {
+    } else if (u->change && chown(S->workdir, u->host_uid, u->host_gid) < 0) {
         return gp_diag_set(d, GP_EIO, "%s: chown: %s", S->workdir, strerror(errno));
     }
     if (S->s->checkpoint_dir || S->o->checkpoint_root) {
@@ -242,9 +268,12 @@ static int prepare_share(sup *S, gp_diag *d)
     }
     snprintf(S->share_limits, sizeof(S->share_limits), "%s" GP_SHARE_LIMITS_SUFFIX,
              S->share_region);
+    /* In a user namespace the files belong to its root (the job's uid never is: it cannot
+     * rewrite them), which the library inside sees as root. */
     const gp_sup_user *u = &S->o->user;
+    uid_t owner = sup_userns(S) ? (uid_t)s->userns.base : geteuid();
     int rc =
-        gp_share_region_create(S->share_region, &lim, geteuid(), u->change ? u->gid : getegid());
+        gp_share_region_create(S->share_region, &lim, owner, u->change ? u->host_gid : getegid());
     if (rc < 0) {
         return gp_diag_set(d, rc, "%s: cannot create the GPU share region", S->share_region);
     }

@@ -58,8 +58,10 @@
 /* The user the job runs as. */
 typedef struct gp_sup_user {
     bool change; /* setgid/initgroups/setuid before exec (only when running as root) */
-    uid_t uid;
+    uid_t uid;   /* the job's, where it runs (inside its user namespace in a sandbox with one) */
     gid_t gid;
+    uid_t host_uid; /* what they are on the host: the owner of the files made for the job */
+    gid_t host_gid;
     char name[256];
     char home[1024];
     char shell[256];
@@ -100,6 +102,11 @@ int gp_sup_user_resolve(const char *name, gp_sup_user *out, gp_diag *d);
  * inside the container, never root (GP_EINVAL); change is set when gpupool-run runs as root,
  * so the files made for the job are given to that user. */
 int gp_sup_user_resolve_sandbox(const char *name, gp_sup_user *out, gp_diag *d);
+
+/* Places a sandboxed job's user in its tenant's host range m (idmap.h; size 0: no change):
+ * host_uid = m->base + uid, host_gid = m->base + gid. GP_EINVAL when the user is outside the
+ * range, GP_EPERM when not running as root (only root maps ids onto the host's). */
+int gp_sup_user_map(gp_sup_user *u, const gp_idmap *m, gp_diag *d);
 
 /* Supervises the replica to its end (steps above). */
 int gp_sup_run(const gp_sup_opts *o, gp_diag *d);

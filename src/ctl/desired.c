@@ -130,6 +130,8 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
     if (t) {
         json_object_set_new(doc, "tenant", json_string(t->lim.name));
     }
+    /* its id: the agent runs the tenant's jobs under host ids of its own (agent/idmap.h) */
+    json_object_set_new(doc, "tenant_id", json_integer(j->tenant_id));
     json_object_set_new(doc, "queue", json_string(j->spec.queue));
     share_doc(j, rep, n, doc);
     sandbox_doc(st, j, secrets, doc);

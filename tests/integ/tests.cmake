@@ -297,6 +297,13 @@ add_test(NAME integ_e2e_sandbox
 set_tests_properties(integ_run_sandbox integ_agent_sandbox integ_e2e_sandbox PROPERTIES
                      LABELS "integ;security" TIMEOUT 300)
 
+# Tenants' host ids: two tenants' jobs (over the host root and from an image) on one node run
+# under uids of their own tenant's range (a user namespace for image jobs).
+add_test(NAME integ_e2e_tenant_ids
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_tenant_ids.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_tenant_ids PROPERTIES LABELS "integ;security" TIMEOUT 300)
+
 # A fraction in the sandbox: libgpushare's region at /run/gpupool (limits read-only), the fake
 # driver's allocations held to the limit, an env -i process included.
 add_test(NAME integ_run_sandbox_share
