@@ -26,7 +26,8 @@ BUSYBOX=/bin/busybox  # busybox-static: one static binary, so the image needs no
 RECIPE_LABEL=io.gpupool.demo.recipe
 
 # Builds $IMAGE into podman's default storage unless it is there from the same recipe: version 1
-# of the steps below over this machine's busybox (its hash). Quiet when it is up to date.
+# of the steps below (raise it when they change) over this machine's busybox (its hash), which
+# the image's label records. Quiet when it is up to date.
 build_image() {
     if ! command -v podman >/dev/null; then
         echo "make demo: podman is missing (scripts/deps.sh installs it)" >&2
