@@ -31,7 +31,7 @@ packages=(
     catatonit           # the sandbox's init (--init): SIGTERM to the job, orphans reaped
     skopeo              # image sizes for the pull's progress
     docker-registry     # a real OCI registry on 127.0.0.1 in the sandbox tests
-    busybox-static      # the images the sandbox tests build
+    busybox-static      # the images the sandbox tests and `make demo` build
 )
 
 # The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on

@@ -357,3 +357,53 @@ int64_t gp_out_int(const json_t *obj, const char *key)
 {
     return (int64_t)json_integer_value(json_object_get(obj, key));
 }
+
+#define DIGEST_KEEP 12 /* hex digits of a digest a table keeps, as podman shows image ids */
+
+/* ref without the Docker Hub prefixes and with its digest shortened, into buf. */
+static void image_plain(const char *ref, char *buf, size_t cap)
+{
+    if (strncmp(ref, "docker.io/library/", 18) == 0) {
+        ref += 18;
+    } else if (strncmp(ref, "docker.io/", 10) == 0) {
+        ref += 10;
+    }
+    snprintf(buf, cap, "%s", ref);
+    char *at = strchr(buf, '@');
+    char *colon = at ? strchr(at, ':') : NULL;
+    if (colon && strlen(colon + 1) > DIGEST_KEEP) {
+        colon[1 + DIGEST_KEEP] = '\0';
+    }
+}
+
+void gp_out_image(const char *ref, size_t max, char *buf, size_t cap)
+{
+    char plain[1024];
+    if (cap == 0) {
+        return;
+    }
+    buf[0] = '\0';
+    if (!ref || !ref[0]) {
+        return;
+    }
+    image_plain(ref, plain, sizeof(plain));
+    if (max + 1 > cap) {
+        max = cap - 1;
+    }
+    if (strlen(plain) <= max || max < 4) {
+        snprintf(buf, cap, "%.*s", (int)max, plain);
+        return;
+    }
+    /* The longest tail after a '/' that fits with ".../" before it. */
+    for (const char *p = strchr(plain, '/'); p; p = strchr(p + 1, '/')) {
+        if (strlen(p) + 3 <= max) {
+            snprintf(buf, cap, "...%s", p);
+            return;
+        }
+    }
+    /* Not even the last component fits with ".../": its end goes. */
+    const char *last = strrchr(plain, '/');
+    const char *lead = last && max >= 16 ? ".../" : "";
+    last = last && lead[0] ? last + 1 : plain;
+    snprintf(buf, cap, "%s%.*s...", lead, (int)(max - strlen(lead) - 3), last);
+}

@@ -53,6 +53,13 @@ void gp_out_mib(int64_t mib, char *buf, size_t cap);
 void gp_out_milli(int64_t milli, char *buf, size_t cap);
 /* A JSON number as the shortest text (2, 0.5); "-" for anything else. */
 void gp_out_number(const json_t *v, char *buf, size_t cap);
+/* An image reference as a table shows it, in at most max bytes (and cap - 1): the Docker Hub
+ * prefixes the normal form adds are dropped ("docker.io/library/ubuntu:22.04" is
+ * "ubuntu:22.04", "docker.io/team/x:1" "team/x:1"), a digest keeps 12 hex digits
+ * ("x@sha256:0123456789ab"), and a reference still too long loses its leading path components
+ * (".../team/pytorch:2.1"), and when its last one is too long even so, that one's end too
+ * (".../pytorch:23.10-py3-cuda12.2-cudnn8..."). NULL or "" gives "". */
+void gp_out_image(const char *ref, size_t max, char *buf, size_t cap);
 /* The string at obj[key], or "" when absent or not a string. */
 const char *gp_out_str(const json_t *obj, const char *key);
 /* The integer at obj[key], or 0. */

@@ -124,13 +124,24 @@ static void c_pclass(const json_t *j, int64_t now, char *buf, size_t cap)
     snprintf(buf, cap, "%s", gp_out_str(j, "priority_class"));
 }
 
+/* The image, shortened to IMAGE_COLUMN_MAX (describe job shows it whole); "-" for none. */
+#define IMAGE_COLUMN_MAX 40
+
+static void c_job_image(const json_t *j, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    gp_out_image(json_string_value(json_object_get(json_object_get(j, "spec"), "image")),
+                 IMAGE_COLUMN_MAX, buf, cap);
+}
+
 static const gp_cli_column job_cols[] = {
-    {"ID", 0, c_id},         {"NAME", 0, c_name},
-    {"TENANT", 0, c_tenant}, {"QUEUE", 0, c_queue},
-    {"STATE", 0, c_state},   {"GPUS", 0, c_job_gpus},
-    {"AGE", 0, c_job_age},   {"NODES", 1, c_job_nodes},
-    {"CLASS", 1, c_pclass},  {"PRIORITY", 1, c_priority},
-    {"REASON", 0, c_reason}, {NULL, 0, NULL},
+    {"ID", 0, c_id},           {"NAME", 0, c_name},
+    {"TENANT", 0, c_tenant},   {"QUEUE", 0, c_queue},
+    {"STATE", 0, c_state},     {"GPUS", 0, c_job_gpus},
+    {"AGE", 0, c_job_age},     {"NODES", 1, c_job_nodes},
+    {"CLASS", 1, c_pclass},    {"PRIORITY", 1, c_priority},
+    {"IMAGE", 1, c_job_image}, {"REASON", 0, c_reason},
+    {NULL, 0, NULL},
 };
 
 /* ---- nodes ---- */

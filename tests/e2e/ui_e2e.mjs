@@ -8,6 +8,9 @@
 // - a fractional job (gpu_milli 500) submitted through the form runs (its output in the logs),
 //   and the heatmap shows it in its GPU's cell with the utilisation the mock NVML reports; its node is cordoned and
 //   uncordoned from the Nodes page; the job is cancelled from the Jobs page;
+// - each node shows its container runtime and image cache as the API has them (an admin gets
+//   the list of images); the Jobs page shows each job's image, shortened ("host root" without
+//   one), and a job's page the whole reference, its pull policy and its network;
 // - the usage CSV (and XLSX) download through the page has a header and a row;
 // - tenant A's user sees its own job, never tenant B's (jobs, overview, nodes, tenants, a direct
 //   link), and no operator buttons;
@@ -170,6 +173,12 @@ async function main() {
     check(secret.status === 201, "submit tenant B's job", secret);
     await until("tenant B's job running", async () => (await bob.get(`/v1/jobs/${secret.doc.id}`)).doc.state === 'Running', 30000);
 
+    // A job from an image that waits (no node has an H100): its image on the Jobs page and its own.
+    const LONG_IMAGE = 'registry.example.com:5000/ml-platform/team-a/pytorch:2.1.0-cuda12.1-cudnn8-runtime';
+    const imageJob = await admin.post('/v1/jobs', { name: 'image-waits', tenant: 'team-a', image: LONG_IMAGE,
+      resources: { gpus: 1, gpu_models: ['H100'] }, allow_unschedulable: true, command: ['python3', 'train.py'] });
+    check(imageJob.status === 201 && imageJob.doc.spec.image === LONG_IMAGE, 'submit a job from an image', imageJob);
+
     const ui = await fetch(`${base}/ui/`);
     check(ui.status === 200 && /<script type="module"/.test(await ui.text()), 'gpupoold serves the dashboard at /ui/', ui.status);
 
@@ -187,9 +196,10 @@ async function main() {
     page.on('response', (r) => {
       if (r.status() >= 400) refused.push(`${r.status()} ${r.request().method()} ${new URL(r.url()).pathname}`);
     });
-    // Only the refusals the test provokes: a bad token at login, a bad submit, tenant B's job.
+    // Only the refusals the test provokes: a bad token at login, a bad submit, tenant B's job, the
+    // logs of the job that waits (it has not run).
     const expectedRefusal = (x) => x === '401 GET /v1/whoami' || x === '400 POST /v1/jobs'
-      || /^404 GET \/v1\/jobs\/\d+(\/events)?$/.test(x);
+      || /^404 GET \/v1\/jobs\/\d+(\/events)?$/.test(x) || x === `409 GET /v1/jobs/${imageJob.doc.id}/logs`;
     page.on('pageerror', (e) => problems.push(`page error: ${e.message}`));
     page.on('request', (r) => {
       const u = r.url();
@@ -268,6 +278,8 @@ async function main() {
       && job.doc.spec.command[2] === 'echo "epoch 1: loss 2.31"; exec sleep 600', 'the form submitted the job as filled in', job.doc);
     await until('the job page to show it Running', async () => (await page.locator('.badge', { hasText: 'Running' }).count()) > 0, 30000);
     check((await text()).includes('0.5 GPU'), 'the job page shows its share');
+    check((await text()).includes("none: the host's root filesystem, read-only") && /Network\s+host/.test(await text()),
+      'a job without an image runs over the host root, on the host network', await page.locator('.j-facts').innerText());
     await until("the job's output in its logs (through gpupoold from its node's agent)",
       async () => (await page.locator('pre.logs').innerText()).includes('epoch 1: loss 2.31'), 30000);
     await shot('job-detail');
@@ -294,6 +306,18 @@ async function main() {
     await visit('nodes', '.node');
     check(await page.locator('button', { hasText: 'Drain' }).count() === 2, 'an admin has a Drain button per node');
     check((await text()).includes('ui-frac'), 'the nodes page lists the job among the holders');
+    // The container runtime and the image cache of each node, as the API has them.
+    for (const n of (await admin.get('/v1/nodes')).doc.items) {
+      const box = page.locator(`section#node-${n.name}`);
+      const rt = n.runtime;
+      const want = rt ? `${rt.engine} ${rt.version} (${rt.oci_runtime}, cgroups ${rt.cgroups})` : 'none: runs no job from an image';
+      check((await box.locator('dd.runtime').innerText()).trim() === want, `${n.name}: its container runtime`, want,
+        await box.locator('dd.runtime').innerText());
+      const cache = (await box.locator('.images').first().innerText()).split('\n')[0];
+      check(cache.startsWith(`${n.images.count} image${n.images.count === 1 ? '' : 's'}, `), `${n.name}: its image cache`, n.images, cache);
+      check(await box.locator('details.images').count() === (n.images.items.length ? 1 : 0),
+        `${n.name}: an admin can open the list of its images`, n.images.items.length);
+    }
     await fits('nodes');
     await shot('nodes');
     // Cordon (confirmed in a dialog), then uncordon, one node.
@@ -316,6 +340,11 @@ async function main() {
     const row = page.locator(`tr[data-job="${jobId}"]`);
     await row.waitFor();
     check((await text()).includes('bobs-secret-run'), "an admin sees tenant B's job");
+    const imageCell = page.locator(`tr[data-job="${imageJob.doc.id}"] code.image`);
+    check(await imageCell.innerText() === '.../pytorch:2.1.0-cuda12.1-cudnn8-run...'
+      && await imageCell.getAttribute('title') === LONG_IMAGE, "the Jobs page shows the job's image, shortened",
+    await imageCell.innerText());
+    check((await row.innerText()).includes('host root'), 'and "host root" for a job without one', await row.innerText());
     await fits('jobs');
     await shot('jobs');
     await row.locator('button', { hasText: 'Cancel' }).click();
@@ -323,6 +352,13 @@ async function main() {
     await page.click('#confirm-yes');
     await until('the job to be Cancelled', async () => (await admin.get(`/v1/jobs/${jobId}`)).doc.state === 'Cancelled');
     await until('the cancelled job to leave the list of active jobs', async () => (await row.count()) === 0);
+
+    // ---- the image job's page: the whole reference, its pull policy, the network ----
+    await visit(`jobs/${imageJob.doc.id}`, '.j-facts dl');
+    const facts = await page.locator('.j-facts').innerText();
+    check(facts.includes(`${LONG_IMAGE} (pull IfNotPresent)`) && /Network\s+host/.test(facts),
+      "the job's page shows its image, pull policy and network", facts);
+    await fits('a job from an image');
 
     // ---- usage: the chart, and the CSV and XLSX downloads ----
     await visit('usage', 'table');

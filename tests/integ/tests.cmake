@@ -322,3 +322,11 @@ add_test(NAME integ_cdi_devices
                  $<TARGET_FILE:gpupool-nvml-mock>)
 set_tests_properties(integ_cdi_devices PROPERTIES LABELS "integ;security" TIMEOUT 180
                      SKIP_RETURN_CODE 77)
+
+# make demo: scripts/demo.sh builds its image (again when stale, not when up to date) and runs the
+# gang and the two-GPU job from it, the quarter over the host root, on a pool of its own
+# (podman storage of the test's own; skipped without podman or root, except in CI).
+add_test(NAME integ_e2e_demo
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_demo.py
+                 $<TARGET_FILE:gpupool> ${CMAKE_SOURCE_DIR})
+set_tests_properties(integ_e2e_demo PROPERTIES LABELS integ TIMEOUT 300 SKIP_RETURN_CODE 77)

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 
 import {
   byModel, fragmentation, reasonClass, migSlices, migIndex, shareOf, useByModel, toSeries, fieldOf,
-  splitCommand,
+  splitCommand, imageShort, runtimeText, bytesText,
 } from '../src/js/model.js';
 import { requestText, placementText, hours, utilColour } from '../src/js/dom.js';
 
@@ -119,4 +119,34 @@ test('hours and utilColour: small amounts stay visible; busy GPUs are darker, wi
   assert.notEqual(idle.bg, busy.bg);
   assert.equal(idle.fg, '#111');
   assert.equal(busy.fg, '#fff');
+});
+
+test('imageShort: Docker Hub prefixes dropped, digests cut, long references cut at their path, as the CLI', () => {
+  assert.equal(imageShort(undefined), '');
+  assert.equal(imageShort(''), '');
+  assert.equal(imageShort('docker.io/library/ubuntu:22.04'), 'ubuntu:22.04');
+  assert.equal(imageShort('docker.io/pytorch/pytorch:2.1.0'), 'pytorch/pytorch:2.1.0');
+  assert.equal(imageShort('localhost/gpupool-demo:1'), 'localhost/gpupool-demo:1');
+  assert.equal(imageShort('docker.iox/a:1'), 'docker.iox/a:1');
+  assert.equal(imageShort(`docker.io/library/img@sha256:0123456789abcdef${'0'.repeat(48)}`), 'img@sha256:0123456789ab');
+  const long = 'registry.example.com:5000/ml-platform/team-a/pytorch:2.1';
+  assert.equal(imageShort(long, 56), long);
+  assert.equal(imageShort(long, 40), '.../ml-platform/team-a/pytorch:2.1');
+  assert.equal(imageShort(long, 30), '.../team-a/pytorch:2.1');
+  assert.equal(imageShort('nvcr.io/nvidia/pytorch:23.10-py3-cuda12.2-cudnn8-devel-ubuntu22.04'),
+    '.../pytorch:23.10-py3-cuda12.2-cudnn8...');
+  assert.equal(imageShort('averyveryveryveryverylongimagenamewithoutanyslash:1', 20), 'averyveryveryvery...');
+  for (const max of [16, 20, 30, 40]) assert.ok(imageShort(`${'x'.repeat(30)}/${'y'.repeat(60)}:1`, max).length <= max);
+});
+
+test('runtimeText and bytesText: a node\'s container runtime and image sizes in words', () => {
+  assert.equal(runtimeText({ engine: 'podman', version: '4.3.1', oci_runtime: 'runc', cgroups: 'hybrid' }),
+    'podman 4.3.1 (runc, cgroups hybrid)');
+  assert.equal(runtimeText(null), null);
+  assert.equal(runtimeText(undefined), null);
+  assert.equal(bytesText(0), '0');
+  assert.equal(bytesText(undefined), '0');
+  assert.equal(bytesText(999), '999 B');
+  assert.equal(bytesText(1840000), '1.8 MB');
+  assert.equal(bytesText(3405000000), '3.4 GB');
 });

@@ -14,10 +14,12 @@ test.
   the total; ImagePullFailed fails the job with the registry's reason and no restart.
 - The node's runtime and image cache in GET /v1/nodes/{n}: users see only the totals.
 - The CLI: submit --image, tenant registry set|list|delete (password from stdin or a file),
-  describe node, get nodes -o wide.
+  describe node, get nodes -o wide; get jobs -o wide shows each job's image (shortened; "-"
+  without one) and describe job the whole reference, its pull policy and the network.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -374,6 +376,30 @@ with Pool(GPUPOOLD) as p:
     rc, out, e = cli(p, alice.token, "describe", "job", "cli-job")
     check(rc == 0 and "docker.io/library/ubuntu:22.04 (pull Never)" in out and
           "private" in out, "describe job: image and network", rc, out, e)
+    rc, out, e = cli(p, alice.token, "describe", "job", "host-job")
+    check(rc == 0 and "none: the host's root filesystem, read-only" in out and
+          re.search(r"^Network: +host$", out, re.M), "describe job: no image, host network",
+          rc, out, e)
+    long_ref = "registry.example.com:5000/ml-platform/team-a/pytorch:2.1.0-cuda12.1-cudnn8-runtime"
+    s, d = submit(alice, "long-ref", image=long_ref, image_pull_policy="Never")
+    check(s == 201, "submit a long reference", s, d)
+    rc, out, e = cli(p, alice.token, "get", "jobs", "--all-states", "-o", "wide")
+    lines = out.splitlines()
+    head = lines[0].split() if lines else []
+    col = head.index("IMAGE") if "IMAGE" in head else -1
+    rows = {l.split()[1]: l.split()[col] for l in lines[1:]}
+    check(rc == 0 and col > 0 and rows.get("cli-job") == "ubuntu:22.04" and
+          rows.get("host-job") == "-" and rows.get("train") == IMAGE and
+          rows.get("long-ref") == ".../pytorch:2.1.0-cuda12.1-cudnn8-run...",
+          "get jobs -o wide: IMAGE, shortened, - without one", rc, out, e)
+    rc, out, e = cli(p, alice.token, "get", "jobs", "--all-states")
+    check(rc == 0 and "IMAGE" not in out.splitlines()[0], "the narrow table leaves it out",
+          rc, out, e)
+    rc, out, e = cli(p, alice.token, "describe", "job", "long-ref")
+    check(rc == 0 and "%s (pull Never)" % long_ref in out, "describe job: the whole reference",
+          rc, out, e)
+    s, d = alice.post("/v1/jobs/long-ref/cancel", {})
+    check(s == 200, "cancel long-ref", s, d)
 
     # ---- kill -9: credentials survive, a deleted tenant takes its own ----
     p.restart(signal.SIGKILL)

@@ -140,3 +140,42 @@ export function splitCommand(line) {
   if (cur !== null) words.push(cur);
   return words;
 }
+
+// An image reference as a table shows it, in at most max characters (the CLI's `get jobs -o
+// wide` does the same): Docker Hub's prefixes that the normal form adds are dropped
+// ("docker.io/library/ubuntu:22.04" is "ubuntu:22.04"), a digest keeps 12 hex digits, and a
+// reference still too long loses its leading path components (".../team/pytorch:2.1"), and when
+// its last one is too long even so, that one's end too. '' for none.
+export function imageShort(ref, max = 40) {
+  if (!ref) return '';
+  let s = ref.startsWith('docker.io/library/') ? ref.slice(18)
+    : ref.startsWith('docker.io/') ? ref.slice(10) : ref;
+  const at = s.indexOf('@');
+  const colon = at >= 0 ? s.indexOf(':', at) : -1;
+  if (colon >= 0) s = s.slice(0, colon + 1 + 12);
+  if (s.length <= max || max < 4) return s.slice(0, max);
+  for (let p = s.indexOf('/'); p >= 0; p = s.indexOf('/', p + 1)) {
+    if (s.length - p + 3 <= max) return `...${s.slice(p)}`;
+  }
+  const slash = s.lastIndexOf('/');
+  const lead = slash >= 0 && max >= 16 ? '.../' : '';
+  const last = lead ? s.slice(slash + 1) : s;
+  return `${lead}${last.slice(0, max - lead.length - 3)}...`;
+}
+
+// A node's container runtime in words: "podman 4.3.1 (runc, cgroups hybrid)"; null for none.
+export function runtimeText(rt) {
+  if (!rt || typeof rt !== 'object') return null;
+  return `${rt.engine} ${rt.version} (${rt.oci_runtime}, cgroups ${rt.cgroups})`;
+}
+
+// Bytes as the dashboard shows sizes: "0", "512 KB", "3.4 MB", "1.2 GB" (decimal units, as
+// podman and the pull events give image sizes).
+export function bytesText(n) {
+  if (!n || n < 0) return '0';
+  const units = [['TB', 1e12], ['GB', 1e9], ['MB', 1e6], ['KB', 1e3]];
+  for (const [u, v] of units) {
+    if (n >= v) return `${Math.round((n / v) * 10) / 10} ${u}`;
+  }
+  return `${n} B`;
+}

@@ -1,15 +1,23 @@
-// One job (#/jobs/ID): its state and why, where it runs, its events, its replicas' logs, its
-// spec; cancel and requeue.
+// One job (#/jobs/ID): its state and why, its image and network, where it runs, its events, its
+// replicas' logs, its spec; cancel and requeue.
 
 import { ApiError, get, post, request, query } from '../api.js';
 import { h, replace, table, stateBadge, requestText, time, ago, duration, gpus, mib, ENDED } from '../dom.js';
 import { cancelJob } from './jobs.js';
+
+// The image in full with its pull policy, or what a job without one runs over.
+function imageFact(spec) {
+  if (!spec.image) return h('span', { class: 'muted' }, "none: the host's root filesystem, read-only");
+  return h('span', { class: 'image' }, h('code', null, spec.image),
+    spec.image_pull_policy ? ` (pull ${spec.image_pull_policy})` : null);
+}
 
 function facts(j) {
   const rows = [
     ['State', h('span', null, stateBadge(j.state), j.reason ? h('span', { class: 'reason' }, ` ${j.reason}`) : null)],
     ['Tenant', j.tenant], ['Queue', j.queue], ['Priority', `${j.priority_class} (${j.priority})`],
     ['Asks', requestText(j.spec)], ['Gang size', String(j.replicas)],
+    ['Image', imageFact(j.spec || {})], ['Network', (j.spec && j.spec.network) || 'host'],
     ['Submitted', `${time(j.submit_time_ms)} (${ago(j.submit_time_ms)})`],
     ['Started', time(j.start_time_ms)],
     ['Ended', j.end_time_ms ? time(j.end_time_ms) : '—'],

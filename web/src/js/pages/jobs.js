@@ -1,8 +1,10 @@
 // Jobs: the queue with filters (tenant, queue, state, name) kept in the address
-// (#/jobs?tenant=a&state=Pending,Running), pending reasons, placement and cancel.
+// (#/jobs?tenant=a&state=Pending,Running), each job's image, pending reasons, placement and
+// cancel.
 
 import { get, getAll, post, query } from '../api.js';
 import { h, replace, table, stateBadge, requestText, placementText, ago, time, ENDED } from '../dom.js';
+import { imageShort } from '../model.js';
 
 export const STATES = ['Pending', 'Scheduled', 'Running', 'Succeeded', 'Failed', 'Cancelled', 'Preempted'];
 const STATE_SETS = [
@@ -76,6 +78,9 @@ export default {
           { label: 'Priority', cell: (j) => `${j.priority_class} (${j.priority})` },
           { label: 'State', cell: (j) => stateBadge(j.state) },
           { label: 'Asks', cell: (j) => requestText(j.spec) },
+          { label: 'Image', wrap: true, cell: (j) => (j.spec && j.spec.image
+            ? h('code', { class: 'image', title: j.spec.image }, imageShort(j.spec.image))
+            : h('span', { class: 'muted', title: "No image: the host's root filesystem, read-only" }, 'host root')) },
           { label: 'Placement / reason', wrap: true, cell: (j) => (j.placement && j.placement.length ? placementText(j)
             : h('span', { class: 'reason' }, j.reason || '—')) },
           { label: 'Submitted', cell: (j) => h('span', { title: time(j.submit_time_ms) }, ago(j.submit_time_ms)) },

@@ -1,9 +1,10 @@
-// Nodes: each node's state and health, its GPUs, who holds each share or MIG slice, and (for
-// operators and admins) cordon, drain and uncordon. #/nodes?node=NAME scrolls to one node.
+// Nodes: each node's state and health, its container runtime and image cache, its GPUs, who holds
+// each share or MIG slice, and (for operators and admins) cordon, drain and uncordon.
+// #/nodes?node=NAME scrolls to one node.
 
 import { get, getAll, post } from '../api.js';
 import { h, replace, table, gpus, mib, pct, time, ago, badge, stateBadge, colourOf } from '../dom.js';
-import { migIndex } from '../model.js';
+import { migIndex, runtimeText, bytesText } from '../model.js';
 
 function nodeBadges(n) {
   const out = [stateBadge(n.state)];
@@ -65,6 +66,26 @@ function gpuTable(node, migs) {
   });
 }
 
+// The image cache: how many images and their size; for admins and operators (the API gives
+// them the list) the images themselves, newest use first, behind a disclosure.
+function imageCache(node) {
+  const im = node.images || { count: 0, size_bytes: 0 };
+  const total = `${im.count} image${im.count === 1 ? '' : 's'}, ${bytesText(im.size_bytes)}`;
+  if (!Array.isArray(im.items) || !im.items.length) return h('span', { class: 'images' }, total);
+  const items = [...im.items].sort((a, b) => (b.last_used_ms || 0) - (a.last_used_ms || 0));
+  return h('details', { class: 'images' }, h('summary', null, total),
+    table({
+      caption: `Images on ${node.name}`,
+      columns: [
+        { label: 'Image', wrap: true, cell: (x) => h('code', { title: x.id }, x.ref || x.id) },
+        { label: 'Size', num: true, cell: (x) => bytesText(x.size_bytes) },
+        { label: 'Last used', cell: (x) => (x.last_used_ms ? h('span', { title: time(x.last_used_ms) }, ago(x.last_used_ms))
+          : h('span', { class: 'muted' }, 'not by a job here')) },
+      ],
+      rows: items,
+    }));
+}
+
 function actions(ctx, node, refresh) {
   if (!ctx.operator) return null;
   const act = async (verb, text) => {
@@ -100,6 +121,9 @@ function nodeSection(ctx, node, migs, refresh) {
       h('dt', null, 'Memory'), h('dd', null, `${mib(a.memory_mib || 0)} of ${mib(node.memory_mib)}`),
       h('dt', null, 'GPUs allocated'), h('dd', null, `${gpus(a.gpus || 0)} of ${(node.gpus || []).length}`),
       h('dt', null, 'Last heartbeat'), h('dd', null, h('span', { title: time(node.heartbeat_ms) }, ago(node.heartbeat_ms))),
+      h('dt', null, 'Container runtime'), h('dd', { class: 'runtime' }, runtimeText(node.runtime)
+        || h('span', { class: 'muted' }, 'none: runs no job from an image')),
+      h('dt', null, 'Image cache'), h('dd', null, imageCache(node)),
       Object.keys(node.labels || {}).length ? [h('dt', null, 'Labels'), h('dd', null,
         Object.entries(node.labels).map(([k, v]) => h('span', { class: 'label' }, `${k}=${v}`)))] : null,
       h('dt', null, 'Health check'), h('dd', null, node.health
