@@ -76,6 +76,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -600,6 +601,12 @@ int main(int argc, char **argv)
     }
     if (strcmp(cfg.runtime, "podman") == 0 && !tenant_uids_clear(cfg.tenant_uids)) {
         return 1;
+    }
+    /* a sandboxed job's user is an id of its tenant's range (idmap.h) */
+    struct passwd *pw = cfg.user[0] ? getpwnam(cfg.user) : NULL;
+    if (pw && strcmp(cfg.runtime, "podman") == 0 &&
+        (pw->pw_uid >= GP_IDMAP_SIZE || pw->pw_gid >= GP_IDMAP_SIZE)) {
+        return usage("--user: a sandboxed job's user needs a uid and gid below 65536");
     }
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");
