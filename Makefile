@@ -12,7 +12,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl chaos docs grid format clean
+.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers chaos docs grid format clean
 
 all: build
 
@@ -64,6 +64,11 @@ bench: build
 
 bench-ctl: build
 	bench/ctl.sh
+
+# Containers (root and podman): start overhead against a host process, image pulls from a local
+# registry, the memory watch's reaction; writes docs/results/containers.md.
+bench-containers: build
+	BUILD=$(BUILD) bench/containers.sh
 
 # Faults injected into a local pool for CHAOS_DURATION seconds, then the invariants (no job lost,
 # no GPU double-allocated); the report is written from the raw results even when they fail.
