@@ -216,6 +216,16 @@ int main(int argc, char **argv)
         return bad("--log-level %s: must be debug, info, warn, error or off", a.log_level);
     }
     gp_log_set_level(level);
+    /* Paths given to podman, which runs from /, must not depend on where we were started. */
+    char state_abs[4096];
+    if (a.state_dir[0] != '/') {
+        char cwd[3800];
+        if (!getcwd(cwd, sizeof(cwd))) {
+            return bad("--state-dir %s: the current directory is unknown", a.state_dir);
+        }
+        snprintf(state_abs, sizeof(state_abs), "%s/%s", cwd, a.state_dir);
+        a.state_dir = state_abs;
+    }
     gp_diag d;
     gp_diag_clear(&d);
     gp_run_spec *spec = NULL;

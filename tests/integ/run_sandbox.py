@@ -16,7 +16,8 @@ on 127.0.0.1 and images built here from busybox-static:
   message: an unknown tag, an unreachable registry, Never without the image, a registry that
   wants credentials and gets none or wrong ones; with the right ones (registry-auth.json, as the
   agent leaves them) it pulls, and the password is nowhere in the replica's directory after;
-- --runtime none refuses an image job (exit 125).
+- --runtime none refuses an image job (exit 125);
+- a --state-dir relative to where gpupool-run starts works as an absolute one.
 Argument: gpupool-run.
 """
 import glob
@@ -271,6 +272,19 @@ def credentials(st):
         check(PASSWORD not in log_of("auth"), "nor in gpupool-run's log")
 
 
+def relative(st):
+    """--state-dir relative to where gpupool-run starts: podman (which runs from /) still finds
+    the job's files there."""
+    env = dict(st.env)
+    env.pop("GPUPOOL_RUNTIME", None)
+    p = subprocess.run([run_bin, "--state-dir", "relative", "--spec",
+                        spec_file("relative", {"spec": {"command": ["sh", "-c", "echo here"]}})],
+                       cwd=base, capture_output=True, text=True, env=env, timeout=120)
+    s = status("relative")
+    check(p.returncode == 0 and s["exit_code"] == 0 and out_of("relative") == "here\n",
+          "a relative --state-dir", p.stderr, s)
+
+
 def no_runtime(st, reg):
     s = run(st, "none", {"image": reg.host + "/team/hello:1", "spec": {"command": ["true"]}},
             "--runtime", "none")
@@ -283,6 +297,7 @@ try:
     t0 = time.time()
     host_root(st)
     stop(st)
+    relative(st)
     with Registry(st) as reg:
         image(st, reg)
         progress(st, reg)
