@@ -403,17 +403,20 @@ static int start_logs(gp_agent *a, gp_diag *d)
 static int collect_masks(gp_agent *a)
 {
     const gp_agent_config *c = &a->cfg;
-    size_t len = strlen(c->masks) + strlen(a->state_abs) + strlen(c->join_token_file) +
+    size_t len = strlen(c->masks) + strlen(a->state_abs) + 2 * GP_AGENT_PATH_MAX +
                  strlen(a->rt.graph_root) + strlen(a->rt.run_root) + 8;
     a->mask_store = calloc(1, len);
     a->masks = calloc(strlen(c->masks) / 2 + 8, sizeof(char *));
     if (!a->mask_store || !a->masks) {
         return GP_ENOMEM;
     }
+    /* the tokens: the join token, and the metrics token that reads every tenant's job names */
     char *token = c->join_token_file[0] ? realpath(c->join_token_file, NULL) : NULL;
-    snprintf(a->mask_store, len, "%s:%s:%s:%s:%s", a->state_abs, token ? token : "",
-             a->rt.graph_root, a->rt.run_root, c->masks);
+    char *scrape = c->metrics_token_file[0] ? realpath(c->metrics_token_file, NULL) : NULL;
+    snprintf(a->mask_store, len, "%s:%s:%s:%s:%s:%s", a->state_abs, token ? token : "",
+             scrape ? scrape : "", a->rt.graph_root, a->rt.run_root, c->masks);
     free(token);
+    free(scrape);
     int n = 0;
     char *save = NULL;
     for (char *p = strtok_r(a->mask_store, ":", &save); p; p = strtok_r(NULL, ":", &save)) {

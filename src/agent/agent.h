@@ -103,6 +103,7 @@ typedef struct gp_agent_config {
     char runtime[16];                        /* "podman" (default) or "none": host processes */
     char podman[GP_AGENT_PATH_MAX];          /* "" = podman in PATH */
     char join_token_file[GP_AGENT_PATH_MAX]; /* hidden from jobs, like the state directory */
+    char metrics_token_file[GP_AGENT_PATH_MAX]; /* hidden too ("" = none) */
     char masks[4096];        /* more host paths hidden from jobs over the host root, ':' between */
     int64_t image_cache_max; /* bytes of images kept (images.h); 0 = no cap */
     int64_t pids_limit;      /* processes and threads per replica; 0 = podman's default */

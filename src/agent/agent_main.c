@@ -34,11 +34,11 @@
  * (GPUPOOL_IMAGE_CACHE_MAX, default 100G, 0: no cap): bytes of images kept (suffixes K, M, G, T:
  * powers of 1024), the least recently used evicted (images.h). --pids-limit (GPUPOOL_PIDS_LIMIT,
  * default 4096): processes and threads per replica. --mask (GPUPOOL_MASK): more host paths,
- * ':'-separated, hidden from jobs over the host root (the state directory, the join token file
- * and podman's storage always are). --tenant-uids (GPUPOOL_TENANT_UIDS, default 1073741824):
- * where the tenants' host id ranges start (idmap.h: tenant T's jobs run as FIRST + T * 65536 +
- * their uid); give every node the same; the agent does not start when the ranges meet one of
- * /etc/subuid or /etc/subgid.
+ * ':'-separated, hidden from jobs over the host root (the state directory, the join and metrics
+ * token files and podman's storage always are). --tenant-uids (GPUPOOL_TENANT_UIDS, default
+ * 1073741824): where the tenants' host id ranges start (idmap.h: tenant T's jobs run as FIRST + T *
+ * 65536 + their uid); give every node the same; the agent does not start when the ranges meet one
+ * of /etc/subuid or /etc/subgid.
  *
  * --address HOST:PORT (GPUPOOL_ADDRESS): where others reach this node (gangs) and where the agent
  * serves /metrics and the replicas' logs; port 0 binds a free port, and the node registers with
@@ -626,6 +626,7 @@ int main(int argc, char **argv)
         snprintf(cfg.run_binary, sizeof(cfg.run_binary), "%s/gpupool-run", self);
     }
     snprintf(cfg.join_token_file, sizeof(cfg.join_token_file), "%s", token_file);
+    snprintf(cfg.metrics_token_file, sizeof(cfg.metrics_token_file), "%s", metrics_file);
     if (read_secret("join token file", token_file, cfg.join_token, sizeof(cfg.join_token)) < 0 ||
         (metrics_file[0] && read_secret("--metrics-token-file", metrics_file, cfg.metrics_token,
                                         sizeof(cfg.metrics_token)) < 0)) {

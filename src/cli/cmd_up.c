@@ -439,6 +439,13 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
     char *env[] = {inv_env, ctl_env, NULL};
     char scrape[UP_PATH];
     pathf(scrape, sizeof(scrape), "%s/scrape.token", dir);
+    /* The controller's files are hidden from jobs over the host root, with what GPUPOOL_MASK
+     * names (the flag takes the variable's place). */
+    const char *more = getenv("GPUPOOL_MASK");
+    char masks[8 * UP_PATH];
+    pathf(masks, sizeof(masks),
+          "%s/admin.token:%s/gpupool.db:%s/gpupool.db-wal:%s/gpupool.db-shm:%s/logs%s%s", dir, dir,
+          dir, dir, dir, more && *more ? ":" : "", more && *more ? more : "");
     char *argv[18] = {agent,
                       "--server",
                       (char *)url,
@@ -452,6 +459,8 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
                       "127.0.0.1:0",
                       "--metrics-token-file",
                       scrape,
+                      "--mask",
+                      masks,
                       NULL};
     if (u->inventory[0]) {
         pathf(inv, sizeof(inv), "%s/inventory.yaml", agent_dir);
@@ -459,9 +468,9 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
             return -1;
         }
         pathf(lib, sizeof(lib), "%s/../lib/libgpupool-nvml-mock.so", bin);
-        argv[13] = "--nvml-library";
-        argv[14] = lib;
-        argv[15] = NULL;
+        argv[15] = "--nvml-library";
+        argv[16] = lib;
+        argv[17] = NULL;
         pathf(inv_env, sizeof(inv_env), "GPUPOOL_NVML_MOCK_INVENTORY=%s", inv);
         /* Faults are injected by appending lines to this file (see src/nvml-mock). */
         pathf(ctl_env, sizeof(ctl_env), "GPUPOOL_NVML_MOCK_CONTROL=%s/nvml-control", agent_dir);
