@@ -31,7 +31,8 @@ import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
-from oci import Storage  # noqa: E402
+from oci import (Storage, fake_gpu_nodes, free_char_majors, gpu_inventory,  # noqa: E402
+                 private_etc_cdi)
 from pool import check  # noqa: E402
 
 run_bin, agent_bin, mock = (os.path.abspath(a) for a in sys.argv[1:4])
@@ -52,20 +53,6 @@ if os.geteuid() != 0:
     skip("needs root (mknod, rootful podman, a mount namespace)")
 
 
-def free_major():
-    """A character major no driver has registered here."""
-    used = set()
-    with open("/proc/devices") as f:
-        for line in f:
-            if line.startswith("Block"):
-                break
-            parts = line.split()
-            if parts and parts[0].isdigit():
-                used.add(int(parts[0]))
-    return [m for m in list(range(60, 64)) + list(range(120, 128)) + list(range(240, 255))
-            if m not in used][0]
-
-
 # Outside /tmp (a sandbox has a /tmp of its own), readable by anyone.
 base = tempfile.mkdtemp(prefix="gpupool-cdi-devices.",
                         dir=os.path.dirname(os.path.dirname(run_bin)))
@@ -73,36 +60,16 @@ os.chmod(base, 0o755)
 st = None
 try:
     st = Storage(base)
-    major = free_major()
+    major = free_char_majors(1)[0]
     dev = os.path.join(base, "dev")
-    os.makedirs(dev)
-    for name, minor in (("nvidia0", 0), ("nvidia1", 1), ("nvidiactl", 255), ("nvidia-uvm", 250),
-                        ("nvidia-uvm-tools", 251)):
-        os.mknod(os.path.join(dev, name), 0o666 | 0o020000, os.makedev(major, minor))
-        os.chmod(os.path.join(dev, name), 0o666)
-
+    fake_gpu_nodes(dev, major, len(GPUS))
     inventory = os.path.join(base, "inventory.yaml")
-    with open(inventory, "w") as f:
-        f.write('driver_version: "550.54.15"\ncuda_version: "12.4"\n')
-        f.write("defaults: {name: NVIDIA H100 80GB HBM3, memory_mib: 81559}\ngpus:\n")
-        for i, uuid in enumerate(GPUS):
-            f.write('  - uuid: %s\n    pci_bus_id: "00000000:%02X:00.0"\n    minor: %d\n'
-                    % (uuid, 0x18 + i, i))
+    gpu_inventory(inventory, GPUS)
     spec_dir = os.path.join(base, "cdi")
     p = subprocess.run([agent_bin, "cdi", "--nvml-library", mock, "--dev-root", dev,
                         "--output-dir", spec_dir], capture_output=True, text=True, timeout=60,
                        env=dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=inventory))
     check(p.returncode == 0, "gpupool-agent cdi writes the spec", p.stdout, p.stderr)
-
-    def in_namespace(name):
-        """Words starting a program in a private mount namespace whose /etc is an overlay with
-        an empty /etc/cdi (the host's /etc is not touched)."""
-        up, work = os.path.join(base, name + "-up"), os.path.join(base, name + "-work")
-        os.makedirs(up)
-        os.makedirs(work)
-        setup = ("mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc && "
-                 "rm -rf /etc/cdi && mkdir /etc/cdi && exec \"$@\"" % (up, work))
-        return ["unshare", "--mount", "--propagation", "private", "sh", "-c", setup, "sh"]
 
     def replica(name, doc):
         """gpupool-run on doc in a private mount namespace whose /etc/cdi holds the spec; its
@@ -114,7 +81,7 @@ try:
         publish = ["sh", "-c", 'cp %s/gpupool.json /etc/cdi/ && exec "$@"' % spec_dir, "sh"]
         env = dict(st.env)
         env.pop("GPUPOOL_RUNTIME", None)
-        p = subprocess.run(in_namespace(name) + publish +
+        p = subprocess.run(private_etc_cdi(base, name) + publish +
                            [run_bin, "--state-dir", state, "--spec", spec, "--grace", "5"],
                            capture_output=True, text=True, timeout=120, env=env)
         check(p.returncode == 0, name + ": gpupool-run exit 0", p.returncode, p.stdout,
@@ -211,7 +178,7 @@ echo "visible $CUDA_VISIBLE_DEVICES"
     state = os.path.join(agent_dir, "state")
     log_path = os.path.join(agent_dir, "agent.log")
     with open(log_path, "w") as log:
-        agent = subprocess.Popen(in_namespace("agent") + [
+        agent = subprocess.Popen(private_etc_cdi(base, "agent") + [
             agent_bin, "--server", "http://127.0.0.1:%d" % server.server_address[1],
             "--join-token-file", token_file, "--state-dir", state, "--name", "cdi-node",
             "--nvml-library", mock, "--heartbeat", "200", "--memory-grace", "0", "--grace", "3",

@@ -34,6 +34,7 @@ import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
+from oci import free_char_majors  # noqa: E402
 from pool import check  # noqa: E402
 
 agent_bin, mock = sys.argv[1:3]
@@ -64,23 +65,9 @@ if os.geteuid() != 0:
     skip("needs root (mknod, rootful podman)")
 
 
-def free_majors(n):
-    """Character majors no driver has registered here (local/experimental ranges first)."""
-    used = set()
-    with open("/proc/devices") as f:
-        for line in f:
-            if line.startswith("Block"):
-                break
-            parts = line.split()
-            if parts and parts[0].isdigit():
-                used.add(int(parts[0]))
-    return [m for m in list(range(60, 64)) + list(range(120, 128)) + list(range(240, 255))
-            if m not in used][:n]
-
-
 tmp = tempfile.mkdtemp(prefix="gpupool-cdi-podman.")
 try:
-    gpu_major, caps_major = free_majors(2)
+    gpu_major, caps_major = free_char_majors(2)
     dev = os.path.join(tmp, "dev")
     os.makedirs(os.path.join(dev, "nvidia-caps"))
 

@@ -24,7 +24,8 @@ import tempfile
 import threading
 
 from oci import Registry, Storage, build_image
-from pool import Client, check, free_ports, kill9, pool_down, proc_argv_env, wait
+from pool import (Client, check, free_ports, kill9, open_to_all, pool_down, proc_argv_env,
+                  wait)
 
 gpupool = sys.argv[1]
 build = os.path.dirname(os.path.dirname(os.path.abspath(gpupool)))
@@ -39,13 +40,6 @@ st = Storage()
 masked = [os.path.join(pool, p) for p in ("gpupool.db", "admin.token", "logs")]
 env = dict(st.env, GPUPOOL_MASK=":".join(masked))
 env.pop("GPUPOOL_RUNTIME", None)
-
-
-def open_to_all(path):
-    for root, dirs, files in os.walk(path):
-        os.chmod(root, 0o755)
-        for f in files:
-            os.chmod(os.path.join(root, f), 0o644)
 
 
 def rdir_of(job):

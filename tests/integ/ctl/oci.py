@@ -33,6 +33,26 @@ APPLETS = ("sh", "cat", "echo", "grep", "id", "ls", "mount", "sleep", "touch", "
            "wc", "pwd", "true", "false", "kill", "dd")
 
 
+def host_libraries(programs, exclude=()):
+    """{path: bytes} of the shared libraries programs (host paths) load, as ldd lists them (the
+    dynamic loader included), at their host paths, less those under the directories of exclude:
+    what an image needs to run dynamically linked programs built here."""
+    paths = set()
+    for prog in programs:
+        out = subprocess.run(["ldd", prog], capture_output=True, text=True).stdout
+        for line in out.splitlines():
+            words = line.split()
+            lib = words[2] if len(words) > 2 and words[1] == "=>" else words[0] if words else ""
+            if lib.startswith("/") and not any(lib.startswith(d.rstrip("/") + "/")
+                                               for d in exclude):
+                paths.add(lib)
+    files = {}
+    for p in sorted(paths):
+        with open(p, "rb") as f:
+            files[p] = f.read()
+    return files
+
+
 def free_port():
     s = socket.socket()
     s.bind(("127.0.0.1", 0))
@@ -227,22 +247,25 @@ class Throttle:
         self.close()
 
 
-def build_image(storage, registry, name, files=None, extra_bytes=0, creds=None):
-    """Builds NAME (e.g. "team/bb:1") from busybox-static with /bin/APPLETS, the files given
-    ({path in the image: bytes}) and extra_bytes of random data (/blob, to make it bigger), imports
-    it and pushes it to registry. Returns the reference pulled from there."""
+def build_image(storage, registry, name, files=None, extra_bytes=0, creds=None, applets=(),
+                executables=()):
+    """Builds NAME (e.g. "team/bb:1") from busybox-static with /bin/APPLETS and the applets
+    given, the files given ({path in the image: bytes}; those named in executables mode 0755)
+    and extra_bytes of random data (/blob, to make it bigger), imports it and pushes it to
+    registry. Returns the reference pulled from there."""
     root = tempfile.mkdtemp(prefix="rootfs.", dir=storage.dir)
     for d in ("bin", "etc", "tmp", "workspace"):
         os.makedirs(os.path.join(root, d))
     os.chmod(os.path.join(root, "tmp"), 0o1777)
     shutil.copy(BUSYBOX, os.path.join(root, "bin", "busybox"))
-    for a in APPLETS:
+    for a in sorted(set(APPLETS) | set(applets)):
         os.symlink("busybox", os.path.join(root, "bin", a))
     for path, data in (files or {}).items():
         full = os.path.join(root, path.lstrip("/"))
         os.makedirs(os.path.dirname(full), exist_ok=True)
         with open(full, "wb") as f:
             f.write(data)
+        os.chmod(full, 0o755 if path in executables else 0o644)
     if extra_bytes:
         with open(os.path.join(root, "blob"), "wb") as f:
             f.write(os.urandom(extra_bytes))
@@ -260,3 +283,58 @@ def build_image(storage, registry, name, files=None, extra_bytes=0, creds=None):
     shutil.rmtree(root, ignore_errors=True)
     os.unlink(tar)
     return ref
+
+
+# ---- GPUs for containers without GPUs: fake device nodes, a mock inventory naming them, and a
+# place podman reads CDI specs from that does not touch the host's /etc ----
+
+def free_char_majors(n):
+    """n character-device majors no driver has registered here (local/experimental ranges
+    first): opening a node of one that a container's device cgroup allows fails with ENXIO (no
+    driver), one it does not allow with EPERM."""
+    used = set()
+    with open("/proc/devices") as f:
+        for line in f:
+            if line.startswith("Block"):
+                break
+            parts = line.split()
+            if parts and parts[0].isdigit():
+                used.add(int(parts[0]))
+    return [m for m in list(range(60, 64)) + list(range(120, 128)) + list(range(240, 255))
+            if m not in used][:n]
+
+
+def fake_gpu_nodes(dev, major, ngpus):
+    """Makes DEV/nvidia0..N-1 (minor = index), nvidiactl, nvidia-uvm and nvidia-uvm-tools as
+    character devices of major (mode 0666), as the NVIDIA driver would. Needs root."""
+    os.makedirs(dev, exist_ok=True)
+    nodes = [("nvidia%d" % i, i) for i in range(ngpus)] + \
+        [("nvidiactl", 255), ("nvidia-uvm", 250), ("nvidia-uvm-tools", 251)]
+    for name, minor in nodes:
+        path = os.path.join(dev, name)
+        os.mknod(path, 0o666 | 0o020000, os.makedev(major, minor))
+        os.chmod(path, 0o666)
+
+
+def gpu_inventory(path, uuids):
+    """A mock NVML inventory (src/nvml-mock) of H100s with these UUIDs, GPU i with minor i (its
+    node DEV/nvidiaI for the agent's --dev-root)."""
+    with open(path, "w") as f:
+        f.write('driver_version: "550.54.15"\ncuda_version: "12.4"\n')
+        f.write("defaults: {name: NVIDIA H100 80GB HBM3, memory_mib: 81559}\ngpus:\n")
+        for i, uuid in enumerate(uuids):
+            f.write('  - uuid: %s\n    pci_bus_id: "00000000:%02X:00.0"\n    minor: %d\n'
+                    % (uuid, 0x18 + i, i))
+
+
+def private_etc_cdi(base, name):
+    """Words that start a program (append its argv) in a private mount namespace whose /etc is
+    an overlay with an empty /etc/cdi: podman 4.3 reads CDI specs only from /etc/cdi and
+    /var/run/cdi, and the host's /etc is not touched. The overlay's directories are BASE/NAME-up
+    and BASE/NAME-work."""
+    up, work = os.path.join(base, name + "-up"), os.path.join(base, name + "-work")
+    os.makedirs(up)
+    os.makedirs(work)
+    setup = ("mount -t overlay overlay -o lowerdir=/etc,upperdir=%s,workdir=%s /etc && "
+             "rm -rf /etc/cdi && mkdir /etc/cdi && exec \"$@\"" % (up, work))
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", setup, "sh"]

@@ -491,6 +491,19 @@ def pool_down(gpupool, pool, tmp, *markers):
     return down, leftover
 
 
+def open_to_all(path, keep=()):
+    """Makes the directories under path 0755 and the files 0644, as a careless operator might
+    leave a pool (then only the sandbox keeps them from jobs); the trees in keep are left as
+    they are."""
+    for root, dirs, files in os.walk(path):
+        if any(root == k or root.startswith(k.rstrip("/") + "/") for k in keep):
+            dirs[:] = []
+            continue
+        os.chmod(root, 0o755)
+        for f in files:
+            os.chmod(os.path.join(root, f), 0o644)
+
+
 def events(client, ref):
     """A job's event history (GET /v1/jobs/REF/events)."""
     s, d = client.get("/v1/jobs/%s/events" % ref)
