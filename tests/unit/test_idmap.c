@@ -1,9 +1,7 @@
 /* Tenants' host ids (idmap.h): each tenant's range from the agent's first id, the bounds, the
- * host's subordinate ranges they must not meet; the run spec's userns and the podman options a
- * user namespace gives (sandbox.h). */
+ * host's subordinate ranges they must not meet. (The run spec's userns: test_pull.c; podman's
+ * --uidmap: test_sandbox.c.) */
 #include "agent/idmap.h"
-#include "agent/run_spec.h"
-#include "agent/sandbox.h"
 #include "tests/unit/harness.h"
 
 #include <stdio.h>
@@ -61,100 +59,11 @@ static void test_subid_overlap(void **state)
     assert_int_equal(gp_idmap_subid_overlap("", 0, GP_IDMAP_END, who, sizeof(who)), 0);
 }
 
-static gp_run_spec *parse(const char *extra, gp_diag *d, int *rc)
-{
-    char text[1024];
-    snprintf(text, sizeof(text),
-             "{\"job\": 1, \"replica\": 0, \"epoch\": 1, %s \"spec\": {\"command\": [\"true\"]}}",
-             extra);
-    gp_run_spec *s = NULL;
-    gp_diag_clear(d);
-    *rc = gp_run_spec_parse(text, &s, d);
-    return s;
-}
-
-static void test_spec_userns(void **state)
-{
-    (void)state;
-    gp_diag d;
-    int rc;
-    gp_run_spec *s = parse("", &d, &rc);
-    assert_int_equal(rc, 0);
-    assert_int_equal(s->userns.size, 0);
-    gp_run_spec_free(s);
-    s = parse("\"userns\": {\"uid_base\": 1073807360, \"size\": 65536},", &d, &rc);
-    assert_int_equal(rc, 0);
-    assert_int_equal(s->userns.base, 1073807360);
-    assert_int_equal(s->userns.size, 65536);
-    gp_run_spec_free(s);
-    static const struct {
-        const char *extra, *msg;
-    } bad[] = {
-        {"\"userns\": 5,", "userns: must be an object"},
-        {"\"userns\": {\"size\": 65536},", "userns.uid_base: required"},
-        {"\"userns\": {\"uid_base\": 0, \"size\": 65536},", "userns.uid_base: must be"},
-        {"\"userns\": {\"uid_base\": 1073807360, \"size\": 65537},", "userns.size: must be"},
-        {"\"userns\": {\"uid_base\": 4294960000, \"size\": 65536},", "userns.size: the range"},
-    };
-    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
-        s = parse(bad[i].extra, &d, &rc);
-        assert_null(s);
-        assert_int_equal(rc, GP_EINVAL);
-        if (!strstr(d.msg, bad[i].msg)) {
-            fail_msg("%s: %s, expected %s", bad[i].extra, d.msg, bad[i].msg);
-        }
-    }
-}
-
-static int arg_at(char **argv, const char *a)
-{
-    for (int i = 0; argv[i]; i++) {
-        if (strcmp(argv[i], a) == 0) {
-            return i;
-        }
-    }
-    return -1;
-}
-
-/* With a range the container's ids 0..size-1 are the tenant's; without, no user namespace. */
-static void test_sandbox_args(void **state)
-{
-    (void)state;
-    static char *cmd[] = {"true", NULL};
-    gp_sandbox_node n = {.podman = "podman",
-                         .oci_runtime = "runc",
-                         .cgroup_manager = "cgroupfs",
-                         .nofile = {1024, 1024},
-                         .nproc = {-1, -1}};
-    gp_sandbox_job j = {.name = "gpupool-1-0-1-x", .state_dir = "/s", .uid = 65534, .gid = 65534};
-    gp_run_spec s = {.job = 1, .epoch = 1, .world_size = 1, .argv = cmd, .image = "reg/x:1"};
-    gp_sandbox_host h = {.workdir = "/s/work"};
-    gp_sandbox_layout l;
-    gp_diag d;
-    char **a = NULL;
-    assert_int_equal(gp_sandbox_layout_make(&s, &h, &l, &d), 0);
-    assert_int_equal(gp_sandbox_argv(&n, &j, &s, &l, &a, &d), 0);
-    for (int i = 0; a[i]; i++) {
-        assert_null(strstr(a[i], "map="));
-    }
-    gp_sandbox_argv_free(a);
-    j.userns = (gp_idmap){1073807360, 65536};
-    assert_int_equal(gp_sandbox_argv(&n, &j, &s, &l, &a, &d), 0);
-    int u = arg_at(a, "--uidmap=0:1073807360:65536");
-    int g = arg_at(a, "--gidmap=0:1073807360:65536");
-    int user = arg_at(a, "--user=65534:65534");
-    assert_true(u > 0 && g > 0 && user > 0);
-    assert_true(u < arg_at(a, "reg/x:1") && g < arg_at(a, "reg/x:1"));
-    gp_sandbox_argv_free(a);
-}
-
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_ranges),
         cmocka_unit_test(test_subid_overlap),
-        cmocka_unit_test(test_spec_userns),
-        cmocka_unit_test(test_sandbox_args),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -79,6 +79,40 @@ static void test_spec_cdi_devices(void **state)
     assert_non_null(strstr(d.msg, "cdi_devices"));
 }
 
+/* userns: the tenant's host ids the agent gives a sandboxed job (idmap.h). */
+static void test_spec_userns(void **state)
+{
+    (void)state;
+    gp_diag d;
+    int rc;
+    gp_run_spec *s = parse("", &d, &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(s->userns.size, 0);
+    gp_run_spec_free(s);
+    s = parse("\"userns\": {\"uid_base\": 1073807360, \"size\": 65536},", &d, &rc);
+    assert_int_equal(rc, 0);
+    assert_int_equal(s->userns.base, 1073807360);
+    assert_int_equal(s->userns.size, 65536);
+    gp_run_spec_free(s);
+    static const struct {
+        const char *extra, *msg;
+    } bad[] = {
+        {"\"userns\": 5,", "userns: must be an object"},
+        {"\"userns\": {\"size\": 65536},", "userns.uid_base: required"},
+        {"\"userns\": {\"uid_base\": 0, \"size\": 65536},", "userns.uid_base: must be"},
+        {"\"userns\": {\"uid_base\": 1073807360, \"size\": 65537},", "userns.size: must be"},
+        {"\"userns\": {\"uid_base\": 4294960000, \"size\": 65536},", "userns.size: the range"},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        s = parse(bad[i].extra, &d, &rc);
+        assert_null(s);
+        assert_int_equal(rc, GP_EINVAL);
+        if (!strstr(d.msg, bad[i].msg)) {
+            fail_msg("%s: %s, expected %s", bad[i].extra, d.msg, bad[i].msg);
+        }
+    }
+}
+
 static void test_spec_image_refused(void **state)
 {
     (void)state;
@@ -231,7 +265,7 @@ int main(void)
         cmocka_unit_test(test_pull_policy),      cmocka_unit_test(test_message),
         cmocka_unit_test(test_authfile),         cmocka_unit_test(test_manifest_bytes),
         cmocka_unit_test(test_images_parse),     cmocka_unit_test(test_evict_plan),
-        cmocka_unit_test(test_spec_cdi_devices),
+        cmocka_unit_test(test_spec_cdi_devices), cmocka_unit_test(test_spec_userns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -262,6 +262,30 @@ static void test_mounts(void **state)
 }
 
 /* What cannot be passed to podman safely is refused, naming it. */
+/* A tenant's range (idmap.h): the container's ids 0..size-1 are the tenant's host ids, given
+ * before the image; without one, no user namespace. */
+static void test_userns(void **state)
+{
+    (void)state;
+    gp_sandbox_node n = node();
+    gp_sandbox_job j = job();
+    gp_run_spec s = spec();
+    s.image = "reg/x:1";
+    gp_sandbox_layout l;
+    char **a = build(&n, &j, &s, &l);
+    for (int i = 0; a[i]; i++) {
+        assert_null(strstr(a[i], "map="));
+    }
+    gp_sandbox_argv_free(a);
+    j.userns = (gp_idmap){1073807360, 65536};
+    a = build(&n, &j, &s, &l);
+    int u = arg_at(a, "--uidmap=0:1073807360:65536", 0);
+    int g = arg_at(a, "--gidmap=0:1073807360:65536", 0);
+    assert_true(u > 0 && g > 0 && has(a, "--user=65534:65534"));
+    assert_true(u < arg_at(a, "reg/x:1", 0) && g < arg_at(a, "reg/x:1", 0));
+    gp_sandbox_argv_free(a);
+}
+
 static void test_refused(void **state)
 {
     (void)state;
@@ -506,7 +530,7 @@ int main(void)
         cmocka_unit_test(test_env_and_devices), cmocka_unit_test(test_name),
         cmocka_unit_test(test_choose),          cmocka_unit_test(test_cgroup_mode),
         cmocka_unit_test(test_runtime_json),    cmocka_unit_test(test_cgroup_remove_named),
-        cmocka_unit_test(test_seccomp),
+        cmocka_unit_test(test_seccomp),         cmocka_unit_test(test_userns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
