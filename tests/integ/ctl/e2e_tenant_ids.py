@@ -11,6 +11,8 @@ four fractions of the node's one GPU, running side by side:
 - what a job writes in its work directory belongs to its tenant's uid on the host;
 - a fraction's share region: the usage file writable by the job, the limits file not, owned by
   the namespace's root (an image job) or the host's root (over the host root);
+- the pool's admin token, database, metrics and join tokens, opened to everyone, are hidden from
+  every job (gpupool up's agents mask them);
 - an agent given --tenant-uids below 65536 refuses to start, naming the flag.
 Arguments: the gpupool program (gpupoold, gpupool-agent, gpupool-run beside it).
 """
@@ -45,12 +47,15 @@ env.pop("GPUPOOL_TENANT_UIDS", None)
 
 # What each job reports, then it waits to be looked at.
 SCRIPT = ("echo uid=$(id -u) gid=$(id -g); echo map=$(head -1 /proc/self/uid_map); "
+          "for f in %s; do grep -q . $f 2>/dev/null && echo visible=$f; done; "
           "touch /gpupool/work/made && echo made; "
           "test -w /run/gpupool/share.region && echo usage-writable; "
           "test -w /run/gpupool/share.region.limits && echo limits-writable || "
           "echo limits-readonly; "
           "ls -n /run/gpupool/share.region.limits | while read m l u g r; do "
-          "echo limits-owner=$u; done; exec sleep 1000")
+          "echo limits-owner=$u; done; exec sleep 1000") % " ".join(
+              os.path.join(pool, f) for f in ("admin.token", "gpupool.db", "scrape.token",
+                                              "join.token"))
 
 
 def replica_dir(job_id):
@@ -94,6 +99,11 @@ try:
                    open(os.path.join(pool, "admin.token")).read().strip())
     for t in ("ta", "tb"):
         check(admin.post("/v1/tenants", {"name": t})[0] == 201, "tenant " + t)
+    # The pool's files opened to everyone, as a careless operator might: gpupool up's agents hide
+    # them from the jobs all the same.
+    os.chmod(pool, 0o755)
+    for f in ("admin.token", "gpupool.db", "scrape.token", "join.token"):
+        os.chmod(os.path.join(pool, f), 0o644)
     with Registry(st) as reg:
         ref = build_image(st, reg, "team/ids:1")
         jobs = {}
@@ -136,6 +146,8 @@ try:
         made = os.stat(os.path.join(replica_dir(jid), "work", "made"))
         check((made.st_uid, made.st_gid) == (host_uid, host_uid),
               "%s-%s: its file belongs to its tenant's uid" % (t, kind), made)
+        check(not [ln for ln in out if ln.startswith("visible=")],
+              "%s-%s: the pool's tokens and database hidden" % (t, kind), out)
         check("usage-writable" in out and "limits-readonly" in out and
               "limits-owner=" + owner in out, "%s-%s: the share region" % (t, kind), out)
         limits = os.stat(os.path.join(replica_dir(jid), "share.region.limits"))
