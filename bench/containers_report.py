@@ -12,7 +12,7 @@ import sys
 raw = json.load(open(sys.argv[1]))
 m = raw["machine"]
 rt = raw.get("node_runtime") or {}
-TARGET_S = 2.0  # issue 16: the memory watch stops an over-limit replica within 2 s by default
+TARGET_S = 2.0  # the memory watch stops an over-limit replica within 2 s by default
 
 
 def p95(xs):
@@ -131,7 +131,7 @@ p("`gpupool up` with one mock-NVML node (4 GPUs) and the agent's defaults: grace
   "From the time that line was written: *detected* = the agent's log line `memwatch stop` "
   "(millisecond timestamps); *stopped* = the replica's final status.json end_ms (its processes "
   "gone, the record written); *Failed in the API* = when `GET /v1/jobs/ID` first showed Failed "
-  "(polled every 20 ms). Target: an over-limit replica stopped within %.0f s (issue 16)." % (
+  "(polled every 20 ms). Target: an over-limit replica stopped within %.0f s with the defaults." % (
       raw.get("memwatch_grace_s", -1), raw.get("memwatch_interval_ms", -1), len(mw), TARGET_S))
 p()
 p("| measure | runs | median | max | target | verdict |")

@@ -331,7 +331,7 @@ add_test(NAME integ_e2e_demo
                  $<TARGET_FILE:gpupool> ${CMAKE_SOURCE_DIR})
 set_tests_properties(integ_e2e_demo PROPERTIES LABELS integ TIMEOUT 300 SKIP_RETURN_CODE 77)
 
-# The attacks of issue 16 replayed end to end: on one node of a gpupool up pool (the real podman,
+# The attacks on a shared node replayed end to end: on one node of a gpupool up pool (the real podman,
 # CDI over fake GPU nodes), tenant A's job tries each attack on tenant B's (files, tokens,
 # processes, a forged heartbeat, the read-only volume, a user namespace, every GPU, its own
 # records) and each must fail; B runs on untouched (skipped without podman or root, except in
