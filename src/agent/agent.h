@@ -100,9 +100,9 @@ typedef struct gp_agent_config {
     char metrics_token[128];
     bool metrics_open;
     /* The sandbox (sandbox.h, runtime.h) */
-    char runtime[16];                        /* "podman" (default) or "none": host processes */
-    char podman[GP_AGENT_PATH_MAX];          /* "" = podman in PATH */
-    char join_token_file[GP_AGENT_PATH_MAX]; /* hidden from jobs, like the state directory */
+    char runtime[16];                           /* "podman" (default) or "none": host processes */
+    char podman[GP_AGENT_PATH_MAX];             /* "" = podman in PATH */
+    char join_token_file[GP_AGENT_PATH_MAX];    /* hidden from jobs, like the state directory */
     char metrics_token_file[GP_AGENT_PATH_MAX]; /* hidden too ("" = none) */
     char masks[4096];        /* more host paths hidden from jobs over the host root, ':' between */
     int64_t image_cache_max; /* bytes of images kept (images.h); 0 = no cap */
