@@ -519,6 +519,21 @@ static int ensure(mig_ctx *c, const char *name, int start, char *uuid, size_t ca
     return replace(c, victims, p, &want, uuid, cap);
 }
 
+/* c for GPU gpu of h; GP_EINVAL (d says) when there is no such GPU. */
+static int mig_open(gp_nvml *h, int gpu, gp_diag *d, mig_ctx *c)
+{
+    if (gpu < 0 || gpu >= gp_nvml_count(h)) {
+        return gp_diag_set(d, GP_EINVAL, "GPU %d: no such GPU (%d present)", gpu, gp_nvml_count(h));
+    }
+    memset(c, 0, sizeof(*c));
+    c->h = h;
+    c->fn = gp_nvml_fns(h);
+    c->dev = gp_nvml_device(h, gpu);
+    c->gpu = gpu;
+    c->d = d;
+    return 0;
+}
+
 int gp_nvml_mig_ensure(gp_nvml *h, int gpu, const char *profile, int start, char *uuid, size_t cap,
                        gp_diag *d)
 {
@@ -528,23 +543,18 @@ int gp_nvml_mig_ensure(gp_nvml *h, int gpu, const char *profile, int start, char
     if (!uuid || cap == 0) {
         return gp_diag_set(d, GP_ERANGE, "no room for the MIG device UUID");
     }
-    if (gpu < 0 || gpu >= gp_nvml_count(h)) {
-        return gp_diag_set(d, GP_EINVAL, "GPU %d: no such GPU (%d present)", gpu, gp_nvml_count(h));
-    }
-    if (!profile || !*profile) {
-        return gp_diag_set(d, GP_EINVAL, "GPU %d: no MIG profile given", gpu);
-    }
     mig_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.h = h;
-    c.fn = gp_nvml_fns(h);
-    c.dev = gp_nvml_device(h, gpu);
-    c.gpu = gpu;
-    c.d = d;
+    int rc = mig_open(h, gpu, d, &c);
+    if (rc == 0 && (!profile || !*profile)) {
+        rc = gp_diag_set(d, GP_EINVAL, "GPU %d: no MIG profile given", gpu);
+    }
+    if (rc < 0) {
+        return rc;
+    }
     const char *lacks = missing(c.fn);
-    int rc = lacks ? gp_diag_set(d, GP_ENOTSUP, "NVML library %s lacks %s (MIG management)",
-                                 gp_nvml_path(h), lacks)
-                   : 0;
+    rc = lacks ? gp_diag_set(d, GP_ENOTSUP, "NVML library %s lacks %s (MIG management)",
+                             gp_nvml_path(h), lacks)
+               : 0;
     if (rc == 0 && (rc = check_mig_mode(&c)) == 0 && (rc = load_profiles(&c)) == 0) {
         rc = ensure(&c, profile, start, uuid, cap);
     }
@@ -557,16 +567,11 @@ int gp_nvml_mig_ensure(gp_nvml *h, int gpu, const char *profile, int start, char
 int gp_nvml_mig_instances(gp_nvml *h, int gpu, gp_nvml_gi *out, int cap, int *n, gp_diag *d)
 {
     *n = 0;
-    if (gpu < 0 || gpu >= gp_nvml_count(h)) {
-        return gp_diag_set(d, GP_EINVAL, "GPU %d: no such GPU (%d present)", gpu, gp_nvml_count(h));
-    }
     mig_ctx c;
-    memset(&c, 0, sizeof(c));
-    c.h = h;
-    c.fn = gp_nvml_fns(h);
-    c.dev = gp_nvml_device(h, gpu);
-    c.gpu = gpu;
-    c.d = d;
+    int rc = mig_open(h, gpu, d, &c);
+    if (rc < 0) {
+        return rc;
+    }
     if (!c.fn->nvmlDeviceGetMigMode || !c.fn->nvmlDeviceGetGpuInstanceProfileInfoV ||
         !c.fn->nvmlDeviceGetGpuInstances || !c.fn->nvmlGpuInstanceGetInfo) {
         return gp_diag_set(d, GP_ENOTSUP, "NVML library %s lacks the GPU instance functions",
@@ -574,7 +579,7 @@ int gp_nvml_mig_instances(gp_nvml *h, int gpu, gp_nvml_gi *out, int cap, int *n,
     }
     uint32_t busy = 0;
     unsigned int pids[MAX_GI] = {0};
-    int rc = check_mig_mode(&c);
+    rc = check_mig_mode(&c);
     rc = rc < 0 ? rc : load_profiles(&c);
     rc = rc < 0 ? rc : load_instances(&c);
     rc = rc < 0 ? rc : busy_instances(&c, &busy, pids);
