@@ -7,21 +7,18 @@
  */
 #include "agent/cdi.h"
 #include "agent/cdi_driver.h"
+#include "tests/fuzz/text.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text) {
         return 0;
     }
-    memcpy(text, data, size);
-    text[size] = '\0';
     static gp_cdi_mig_caps caps;
     gp_cdi_mig_caps_parse(text, &caps);
     const char *cur = text;

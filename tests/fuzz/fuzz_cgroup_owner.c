@@ -4,21 +4,18 @@
  * is a NUL-terminated string within its buffer.
  */
 #include "agent/cgroup.h"
+#include "tests/fuzz/text.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text) {
         return 0;
     }
-    memcpy(text, data, size);
-    text[size] = '\0';
     gp_cgroup_replica r;
     char path[32];
     if (gp_cgroup_parse_owner(text, &r, path, sizeof(path)) == 1 &&

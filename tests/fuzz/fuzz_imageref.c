@@ -5,21 +5,18 @@
  * again to the same normal form (normalising is idempotent) within the documented lengths.
  */
 #include "gpupool/imageref.h"
+#include "tests/fuzz/text.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text) {
         return 0;
     }
-    memcpy(text, data, size);
-    text[size] = '\0';
     gp_image_ref r, again;
     gp_diag d;
     char normal[GP_IMAGE_REF_MAX + 16], second[GP_IMAGE_REF_MAX + 16];

@@ -4,21 +4,18 @@
  * a spec or one clear error, never a crash, a leak or undefined behaviour.
  */
 #include "agent/run_spec.h"
+#include "tests/fuzz/text.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
-int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
-
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-    char *text = malloc(size + 1);
+    char *text = fuzz_text(data, size);
     if (!text) {
         return 0;
     }
-    memcpy(text, data, size);
-    text[size] = '\0';
     gp_run_spec *s = NULL;
     gp_diag d;
     if (gp_run_spec_parse(text, &s, &d) == 0) {
