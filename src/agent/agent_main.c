@@ -72,6 +72,7 @@
 #include "agent/idmap.h"
 
 #include "base/log.h"
+#include "base/textfile.h"
 #include "net/http_client.h"
 
 #include <errno.h>
@@ -411,20 +412,13 @@ static int tenant_uids_clear(int64_t first)
     static const char *const files[] = {"/etc/subuid", "/etc/subgid"};
     int64_t end = first + gp_idmap_tenants(first) * GP_IDMAP_SIZE;
     for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
-        char *text = NULL, who[256];
-        size_t len = 0;
-        FILE *f = fopen(files[i], "r");
-        if (!f) {
-            continue; /* none: nothing to meet */
+        char who[256];
+        char *text = gp_text_read(files[i], 16u << 20, NULL);
+        if (!text && errno != ENOENT) {
+            fprintf(stderr, "gpupool-agent: %s: %s\n", files[i], strerror(errno));
+            return 0;
         }
-        FILE *m = open_memstream(&text, &len);
-        char buf[4096];
-        size_t n;
-        while (m && (n = fread(buf, 1, sizeof(buf), f)) > 0) {
-            fwrite(buf, 1, n, m);
-        }
-        fclose(f);
-        int hit = m && fclose(m) == 0 && gp_idmap_subid_overlap(text, first, end, who, sizeof(who));
+        int hit = text && gp_idmap_subid_overlap(text, first, end, who, sizeof(who));
         free(text);
         if (hit) {
             fprintf(stderr,

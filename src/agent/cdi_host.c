@@ -7,6 +7,7 @@
 #include "agent/cdi_driver.h"
 
 #include "base/log.h"
+#include "base/textfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -22,49 +23,6 @@
 #define MAX_TEXT (8 << 20)
 
 /* ---- reading ---- */
-
-/* Reads all of fd (up to MAX_TEXT) into a new NUL-terminated string; NULL on failure. */
-static char *read_all(int fd)
-{
-    size_t len = 0, cap = 65536;
-    char *buf = malloc(cap + 1);
-    while (buf) {
-        if (len == cap) {
-            char *more = cap < MAX_TEXT ? realloc(buf, 2 * cap + 1) : NULL;
-            if (!more) {
-                free(buf);
-                return NULL;
-            }
-            buf = more;
-            cap *= 2;
-        }
-        ssize_t n = read(fd, buf + len, cap - len);
-        if (n < 0 && errno == EINTR) {
-            continue;
-        }
-        if (n < 0) {
-            free(buf);
-            return NULL;
-        }
-        if (n == 0) {
-            buf[len] = '\0';
-            return buf;
-        }
-        len += (size_t)n;
-    }
-    return NULL;
-}
-
-static char *read_file(const char *path)
-{
-    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
-    if (fd < 0) {
-        return NULL;
-    }
-    char *text = read_all(fd);
-    close(fd);
-    return text;
-}
 
 /* The first 64 bytes of path into hdr; how many (0 when it cannot be read). */
 static size_t elf_header(const char *path, unsigned char *hdr)
@@ -101,7 +59,7 @@ static char *ldcache_listing(const char *cache)
         _exit(127);
     }
     close(fds[1]);
-    char *text = pid > 0 ? read_all(fds[0]) : NULL;
+    char *text = pid > 0 ? gp_text_read_fd(fds[0], MAX_TEXT, NULL) : NULL;
     close(fds[0]);
     int status = 0;
     while (pid > 0 && waitpid(pid, &status, 0) < 0 && errno == EINTR) {
@@ -483,7 +441,7 @@ static int make_spec(const char *dev_root, const char *mig_minors, const gp_cdi_
                      gp_diag *d)
 {
     gp_cdi_mig_caps *caps = malloc(sizeof(*caps));
-    char *table = caps ? read_file(mig_minors) : NULL;
+    char *table = caps ? gp_text_read(mig_minors, MAX_TEXT, NULL) : NULL;
     bool have_caps = table && gp_cdi_mig_caps_parse(table, caps) > 0;
     free(table);
     gp_cdi_host host = {dev_root, have_caps ? caps : NULL, mounts, nmounts};

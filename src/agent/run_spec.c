@@ -20,6 +20,7 @@
 #include <jansson.h>
 
 #include "base/log.h"
+#include "base/textfile.h"
 
 /* ---- parsing helpers: each names the field (path) in its error ---- */
 
@@ -525,26 +526,11 @@ int gp_run_spec_parse(const char *text, gp_run_spec **out, gp_diag *d)
 int gp_run_spec_load(const char *path, gp_run_spec **out, gp_diag *d)
 {
     *out = NULL;
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        return gp_diag_set(d, GP_EINVAL, "--spec %s: %s", path, strerror(errno));
-    }
-    size_t cap = 1 << 16, len = 0;
-    char *buf = malloc(cap);
-    size_t n;
-    while (buf && (n = fread(buf + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (len + 1 == cap && cap < (64u << 20)) {
-            char *grown = realloc(buf, cap * 2);
-            buf = grown ? grown : (free(buf), NULL);
-            cap *= 2;
-        }
-    }
-    fclose(f);
+    char *buf = gp_text_read(path, 64u << 20, NULL);
     if (!buf) {
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        return gp_diag_set(d, errno == ENOMEM ? GP_ENOMEM : GP_EINVAL, "--spec %s: %s", path,
+                           strerror(errno));
     }
-    buf[len] = '\0';
     int rc = gp_run_spec_parse(buf, out, d);
     free(buf);
     if (rc < 0) {

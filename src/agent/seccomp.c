@@ -2,6 +2,7 @@
  * The sandbox's seccomp profile (seccomp.h).
  */
 #include "agent/seccomp.h"
+#include "base/textfile.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -85,31 +86,14 @@ int gp_seccomp_confine(const char *text, size_t len, char **out, gp_diag *d)
 int gp_seccomp_write(const char *from, const char *path, gp_diag *d)
 {
     from = from ? from : GP_SECCOMP_DEFAULT;
-    FILE *f = fopen(from, "r");
-    if (!f) {
-        return gp_diag_set(d, GP_EIO, "seccomp profile %s: %s", from, strerror(errno));
+    size_t len = 0;
+    char *text = gp_text_read(from, 4u << 20, &len);
+    if (!text) {
+        return gp_diag_set(d, errno == ENOMEM ? GP_ENOMEM : GP_EIO, "seccomp profile %s: %s", from,
+                           strerror(errno));
     }
-    char *text = NULL;
-    size_t len = 0, cap = 0;
-    char buf[8192];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), f)) > 0 && len < (4u << 20)) {
-        if (len + n > cap) {
-            cap = (len + n) * 2;
-            char *t = realloc(text, cap);
-            if (!t) {
-                free(text);
-                fclose(f);
-                return gp_diag_set(d, GP_ENOMEM, "out of memory");
-            }
-            text = t;
-        }
-        memcpy(text + len, buf, n);
-        len += n;
-    }
-    fclose(f);
     char *confined = NULL;
-    int rc = gp_seccomp_confine(text ? text : "", len, &confined, d);
+    int rc = gp_seccomp_confine(text, len, &confined, d);
     free(text);
     if (rc < 0) {
         return rc;
