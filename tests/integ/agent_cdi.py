@@ -19,14 +19,13 @@ import glob
 import json
 import os
 import shutil
-import signal
 import stat
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
-from pool import Pool, check, free_ports, kill_replica_leftovers, wait  # noqa: E402
+from mockagent import MockAgent  # noqa: E402
+from pool import Pool, check, kill_replica_leftovers, wait  # noqa: E402
 
 gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
 tmp = tempfile.mkdtemp(prefix="gpupool-cdi.")
@@ -64,33 +63,11 @@ def inventory_uuids(path):
     return gpus, migs
 
 
-class Agent:
+class Agent(MockAgent):
+    """A gpupool-agent over the mock NVML (mockagent.py) and its CDI spec."""
+
     def __init__(self, node, inventory_file, server, token_file, *flags):
-        self.node = node
-        self.dir = os.path.join(tmp, node)
-        self.state = os.path.join(self.dir, "state")
-        self.control_file = os.path.join(self.dir, "nvml-control")
-        os.makedirs(self.dir)
-        open(self.control_file, "w").close()
-        self.log_path = os.path.join(self.dir, "agent.log")
-        log = open(self.log_path, "w")
-        env = dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=inventory_file,
-                   GPUPOOL_NVML_MOCK_CONTROL=self.control_file)
-        self.proc = subprocess.Popen(
-            [agent_bin, "--server", server, "--join-token-file", token_file, "--state-dir",
-             self.state, "--name", node, "--address", "127.0.0.1:%d" % free_ports(1),
-             "--nvml-library", mock, "--heartbeat", "200", "--memory-grace", "0",
-             "--check-interval", "0", "--log-level", "debug"] + list(flags),
-            stdout=log, stderr=log, env=env)
-        log.close()
-
-    def log(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def control(self, line):
-        with open(self.control_file, "a") as f:
-            f.write(line + "\n")
+        super().__init__(agent_bin, mock, tmp, node, inventory_file, server, token_file, *flags)
 
     def spec_path(self):
         return os.path.join(self.state, "cdi", "gpupool.json")
@@ -101,17 +78,6 @@ class Agent:
                 return json.load(f)
         except (OSError, ValueError):
             return None
-
-    def stop(self):
-        """SIGTERM; its exit status (a sanitizer's report makes it non-zero)."""
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        return self.proc.returncode
 
 
 def devices(spec):

@@ -1,8 +1,9 @@
 """What a running gpupool-agent tells the controller about the node's health and its replicas'
-activity, read from the heartbeats it sends to a small fake controller (Python's http.server on
-127.0.0.1, a free port) that registers it, answers its heartbeats and long-polls with desired
-replicas and check_seq, and records every heartbeat body. Over the mock NVML (PCIe T4 node) with
-real gpupool-run supervisors and processes:
+activity, read from the heartbeats it sends to a small fake controller (ctl/fakectl.py: Python's
+http.server on 127.0.0.1, a free port) that registers it (checking the join and agent tokens),
+answers its heartbeats and long-polls with desired replicas and check_seq, and records every
+heartbeat body. Over the mock NVML (PCIe T4 node) with real gpupool-run supervisors and
+processes:
 
 - --check-interval 0: no "health" until the controller asks; a check_seq in a long-poll answer
   (the version unchanged) runs the check at once: the next heartbeats carry health.seq 1, the
@@ -16,21 +17,16 @@ real gpupool-run supervisors and processes:
 Arguments: gpupool-agent (gpupool-run beside it), libgpupool-nvml-mock.so, the inventories
 directory.
 """
-import glob
-import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
-from pool import check, same_process, wait  # noqa: E402
+from fakectl import FakeController  # noqa: E402
+from mockagent import MockAgent  # noqa: E402
+from pool import check, kill_replica_leftovers, wait  # noqa: E402
 
 agent_bin, mock, inventories = sys.argv[1:4]
 inventory = os.path.join(inventories, "pcie-t4.yaml")
@@ -38,129 +34,22 @@ UUIDS = ["GPU-c3a1f0e2-51b7-4d9a-8e26-0f4b7a1c9d11", "GPU-6e2d8b41-93a5-4f1c-b7d
          "GPU-a9f4c7d3-2e68-4b0a-9c15-7d3e1b6a8f13", "GPU-0d5b3e96-7c14-4a8f-a2e9-5b1f8c4d0e14"]
 tmp = tempfile.mkdtemp(prefix="gpupool-health.")
 mark = os.path.basename(tmp).replace(".", "-")  # tells this run's processes from any other
-
-
-class Controller:
-    """What the fake controller answers, per node, and what it was sent."""
-
-    def __init__(self):
-        self.lock = threading.Condition()
-        self.beats = {}       # node -> [heartbeat bodies]
-        self.desired = {}     # node -> [desired replicas]
-        self.version = {}     # node -> version of the document
-        self.seq_poll = {}    # node -> check_seq in long-poll answers
-        self.seq_beat = {}    # node -> check_seq in heartbeat answers
-        self.gen = 0          # moves when a long-poll answer's check_seq is set
-
-    def doc(self, node, seq):
-        d = {"node": node, "version": self.version.get(node, 1), "cordoned": False,
-             "desired": self.desired.get(node, [])}
-        if seq:
-            d["check_seq"] = seq
-        return d
-
-    def set(self, node, desired=None, seq_poll=None, seq_beat=None):
-        with self.lock:
-            if desired is not None:
-                self.desired[node] = desired
-                self.version[node] = self.version.get(node, 1) + 1
-            if seq_poll is not None:
-                self.seq_poll[node] = seq_poll
-                self.gen += 1
-            if seq_beat is not None:
-                self.seq_beat[node] = seq_beat
-            self.lock.notify_all()
-
-    def heartbeats(self, node):
-        with self.lock:
-            return list(self.beats.get(node, []))
-
-
-ctl = Controller()
-
-
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, doc):
-        body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        self.wfile.write(body)
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-        parts = urlparse(self.path).path.strip("/").split("/")
-        auth = self.headers.get("Authorization", "")
-        if parts == ["v1", "nodes"]:
-            if auth != "Bearer join-secret":
-                return self.answer(401, {"error": {"message": "bad join token"}})
-            return self.answer(201, {"token": "agent-" + body["name"]})
-        if len(parts) == 4 and parts[:2] == ["v1", "nodes"] and parts[3] == "heartbeat":
-            node = parts[2]
-            if auth != "Bearer agent-" + node:
-                return self.answer(401, {"error": {"message": "bad agent token"}})
-            with ctl.lock:
-                ctl.beats.setdefault(node, []).append(body)
-                doc = ctl.doc(node, ctl.seq_beat.get(node, 0))
-            return self.answer(200, doc)
-        self.answer(404, {"error": {"message": "no such endpoint"}})
-
-    def do_GET(self):
-        url = urlparse(self.path)
-        parts = url.path.strip("/").split("/")
-        if len(parts) != 4 or parts[:2] != ["v1", "nodes"] or parts[3] != "desired":
-            return self.answer(404, {"error": {"message": "no such endpoint"}})
-        node, q = parts[2], parse_qs(url.query)
-        version = int(q.get("version", ["0"])[0])
-        deadline = time.time() + min(int(q.get("wait", ["0"])[0]), 60000) / 1000.0
-        with ctl.lock:
-            gen = ctl.gen  # a check_seq set meanwhile answers at once, like a new version
-            while (ctl.version.get(node, 1) == version and ctl.gen == gen and
-                   time.time() < deadline):
-                ctl.lock.wait(max(0.0, deadline - time.time()))
-            doc = ctl.doc(node, ctl.seq_poll.get(node, 0))
-        self.answer(200, doc)
-
-
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-threading.Thread(target=server.serve_forever, daemon=True).start()
-base = "http://127.0.0.1:%d" % server.server_address[1]
-token_file = os.path.join(tmp, "join.token")
-with open(token_file, "w") as f:
-    f.write("join-secret\n")
+ctl = FakeController(check_tokens=True)
+token_file = ctl.join_token_file(tmp)
 agents = {}
 
 
 def start_agent(node, interval):
-    d = os.path.join(tmp, node)
-    os.makedirs(d)
-    control = os.path.join(d, "nvml-control")
-    open(control, "w").close()
-    log = open(os.path.join(d, "agent.log"), "w")
-    env = dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=inventory,
-               GPUPOOL_NVML_MOCK_CONTROL=control)
-    p = subprocess.Popen([agent_bin, "--server", base, "--join-token-file", token_file,
-                          "--state-dir", os.path.join(d, "state"), "--name", node,
-                          "--nvml-library", mock, "--heartbeat", "200", "--check-interval",
-                          str(interval), "--memory-grace", "0", "--log-level", "debug"],
-                         stdout=log, stderr=log, env=env)
-    agents[node] = (p, d)
-    return control
+    agents[node] = MockAgent(agent_bin, mock, tmp, node, inventory, ctl.url, token_file,
+                             check_interval=interval, listen=False)
 
 
 def agent_log(node):
-    with open(os.path.join(agents[node][1], "agent.log")) as f:
-        return f.read()
+    return agents[node].log()
 
 
 def control(node, line):
-    with open(os.path.join(agents[node][1], "nvml-control"), "a") as f:
-        f.write(line + "\n")
+    agents[node].control(line)
 
 
 def beats_after(node, n):
@@ -198,7 +87,7 @@ def conditions(h):
 
 try:
     # ---- checks on request only (--check-interval 0) ----
-    ctl_a = start_agent("node-a", 0)
+    start_agent("node-a", 0)
     control("node-a", "remap 1 0 1")
     beats = beats_after("node-a", 3)  # a few rounds: none carries health
     check(all("health" not in b for b in ctl.heartbeats("node-a")),
@@ -281,31 +170,10 @@ try:
          lambda: not any(reports(x).get(j, {}).get("state") == "Running"
                          for x in ctl.heartbeats("node-b")[-2:] for j in (1, 2, 3)), timeout=60)
 finally:
-    for node, (p, d) in agents.items():
-        if p.poll() is None:
-            p.send_signal(signal.SIGTERM)
-            try:
-                p.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-    # Whatever is left of the replicas (the agent never stops jobs when it stops): their
-    # supervisors and job groups, by the PIDs their directories record.
-    for node, (p, d) in agents.items():
-        for sub in ("replicas", "finished"):
-            for rdir in glob.glob(os.path.join(d, "state", sub, "*")):
-                for name, group in (("child.pid", True), ("supervisor.pid", False)):
-                    try:
-                        with open(os.path.join(rdir, name)) as f:
-                            pid, start = (int(x) for x in f.read().split()[:2])
-                        if not same_process(pid, start):
-                            continue  # over, and its PID perhaps another's now
-                        if group:
-                            os.killpg(pid, signal.SIGKILL)
-                        else:
-                            os.kill(pid, signal.SIGKILL)
-                    except (OSError, ValueError, IndexError):
-                        pass
-    server.shutdown()
+    for a in agents.values():
+        a.stop()
+    # Whatever is left of the replicas (the agent never stops jobs when it stops).
+    kill_replica_leftovers(tmp)
+    ctl.close()
     shutil.rmtree(tmp, ignore_errors=True)
 print("agent_health: ok")

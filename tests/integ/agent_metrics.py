@@ -21,22 +21,22 @@ heartbeats it sends.
 Arguments: gpupoold, gpupool-agent (gpupool-run beside it), libgpupool-nvml-mock.so, the
 inventories directory.
 """
-import glob
 import json
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import urllib.error
 import urllib.request
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
-from pool import Pool, check, free_ports, kill_replica_leftovers, wait  # noqa: E402
+from fakectl import serve  # noqa: E402
+from mockagent import MockAgent  # noqa: E402
+from pool import Pool, check, kill_replica_leftovers, wait  # noqa: E402
 
 gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
 inventory = os.path.join(inventories, "pcie-t4.yaml")
@@ -143,38 +143,14 @@ def promtool(text):
 
 
 
-class Agent:
-    """A gpupool-agent over the mock NVML with its own state, control file and port."""
+class Agent(MockAgent):
+    """A gpupool-agent over the mock NVML (mockagent.py) whose /metrics Prometheus reads with the
+    scrape token."""
 
     def __init__(self, node, inventory_file, server_port, token_file):
-        self.node = node
-        self.dir = os.path.join(tmp, node)
-        self.state = os.path.join(self.dir, "state")
-        self.control_file = os.path.join(self.dir, "nvml-control")
-        os.makedirs(self.dir)
-        open(self.control_file, "w").close()
-        self.port = free_ports(1)
-        self.log_path = os.path.join(self.dir, "agent.log")
-        log = open(self.log_path, "w")
-        env = dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=inventory_file,
-                   GPUPOOL_NVML_MOCK_CONTROL=self.control_file)
-        self.proc = subprocess.Popen(
-            [agent_bin, "--server", "http://127.0.0.1:%d" % server_port,
-             "--join-token-file", token_file, "--state-dir", self.state, "--name", node,
-             "--address", "127.0.0.1:%d" % self.port, "--nvml-library", mock,
-             "--metrics-token-file", scrape_token_file,
-             "--heartbeat", "200", "--memory-grace", "0", "--check-interval", "0",
-             "--log-level", "debug"],
-            stdout=log, stderr=log, env=env)
-        log.close()
-
-    def log(self):
-        with open(self.log_path) as f:
-            return f.read()
-
-    def control(self, line):
-        with open(self.control_file, "a") as f:
-            f.write(line + "\n")
+        super().__init__(agent_bin, mock, tmp, node, inventory_file,
+                         "http://127.0.0.1:%d" % server_port, token_file,
+                         "--metrics-token-file", scrape_token_file)
 
     def metrics(self):
         ctype, text = scrape(self.port)
@@ -182,27 +158,13 @@ class Agent:
               "the exposition format's content type", ctype)
         return text
 
-    def stop(self):
-        """SIGTERM; True when it stopped by itself within 20 s (else it is killed)."""
-        if self.proc.poll() is not None:
-            return self.proc.returncode == 0
-        self.proc.send_signal(signal.SIGTERM)
-        try:
-            return self.proc.wait(timeout=20) == 0
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            self.proc.wait()
-            return False
-
 
 agents = []
 server = None
 try:
     with Pool(gpupoold) as pool:
         proxy.upstream = pool.base
-        server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        server.daemon_threads = True
-        threading.Thread(target=server.serve_forever, daemon=True).start()
+        server = serve(Handler)
         token_file = os.path.join(tmp, "join.token")
         with open(token_file, "w") as f:
             f.write(pool.join_token + "\n")
@@ -401,7 +363,8 @@ try:
         wait("the MIG replica stopped",
              lambda: value(magent.metrics(), "gpupool_agent_replicas", state="running") == 0,
              timeout=60)
-        check(magent.stop(), "the MIG node's agent stops cleanly on SIGTERM", magent.log()[-3000:])
+        check(magent.stop() == 0, "the MIG node's agent stops cleanly on SIGTERM",
+              magent.log()[-3000:])
 
         # ---- heartbeat failures ----
         before = value(metrics(), "gpupool_agent_heartbeat_failures_total")
@@ -425,7 +388,7 @@ try:
         wait("the replicas stopped",
              lambda: value(metrics(), "gpupool_agent_replicas", state="running") == 0,
              timeout=60)
-        check(agent.stop(), "the agent stops cleanly on SIGTERM", agent.log()[-3000:])
+        check(agent.stop() == 0, "the agent stops cleanly on SIGTERM", agent.log()[-3000:])
 finally:
     for a in agents:
         a.stop()

@@ -1,8 +1,8 @@
-"""The agent's side of sandboxed jobs, read from what it sends a small fake controller (Python's
-http.server on 127.0.0.1, a free port) that registers it, answers heartbeats and long-polls with
-desired replicas, and records every registration and heartbeat. Over the mock NVML (PCIe T4
-node), with the real podman (storage of the test's own), a real registry wanting credentials and
-images built here from busybox-static:
+"""The agent's side of sandboxed jobs, read from what it sends a small fake controller
+(ctl/fakectl.py: Python's http.server on 127.0.0.1, a free port) that registers it, answers
+heartbeats and long-polls with desired replicas, and records every registration and heartbeat.
+Over the mock NVML (PCIe T4 node), with the real podman (storage of the test's own), a real
+registry wanting credentials and images built here from busybox-static:
 
 - registration: "runtime" {engine podman, version, oci_runtime, cgroups} as detected; with
   --runtime none, null;
@@ -26,12 +26,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
-from urllib.parse import parse_qs, urlparse
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
+from fakectl import FakeController  # noqa: E402
 from oci import Registry, Storage, Throttle, build_image  # noqa: E402
 from pool import check, wait  # noqa: E402
 
@@ -40,85 +38,8 @@ inventory = os.path.join(inventories, "pcie-t4.yaml")
 UUID0 = "GPU-c3a1f0e2-51b7-4d9a-8e26-0f4b7a1c9d11"
 PASSWORD = "agent-pw-%d" % os.getpid()
 tmp = tempfile.mkdtemp(prefix="gpupool-agent-sandbox.")
-
-
-class Controller:
-    def __init__(self):
-        self.lock = threading.Condition()
-        self.registrations = []
-        self.beats = {}
-        self.desired = {}
-        self.version = {}
-
-    def set(self, node, desired):
-        with self.lock:
-            self.desired[node] = desired
-            self.version[node] = self.version.get(node, 1) + 1
-            self.lock.notify_all()
-
-    def doc(self, node):
-        return {"node": node, "version": self.version.get(node, 1), "cordoned": False,
-                "desired": self.desired.get(node, [])}
-
-    def heartbeats(self, node):
-        with self.lock:
-            return list(self.beats.get(node, []))
-
-
-ctl = Controller()
-
-
-class Handler(BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def answer(self, status, doc):
-        body = json.dumps(doc).encode()
-        self.send_response(status)
-        self.send_header("Content-Type", "application/json")
-        self.send_header("Content-Length", str(len(body)))
-        self.end_headers()
-        try:
-            self.wfile.write(body)
-        except OSError:
-            pass  # an agent killed while it waited
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
-        parts = urlparse(self.path).path.strip("/").split("/")
-        if parts == ["v1", "nodes"]:
-            with ctl.lock:
-                ctl.registrations.append(body)
-            return self.answer(201, {"token": "agent-" + body["name"]})
-        if len(parts) == 4 and parts[3] == "heartbeat":
-            with ctl.lock:
-                ctl.beats.setdefault(parts[2], []).append(body)
-                doc = ctl.doc(parts[2])
-            return self.answer(200, doc)
-        self.answer(404, {"error": {"message": "no such endpoint"}})
-
-    def do_GET(self):
-        url = urlparse(self.path)
-        parts = url.path.strip("/").split("/")
-        if len(parts) != 4 or parts[3] != "desired":
-            return self.answer(404, {"error": {"message": "no such endpoint"}})
-        node, q = parts[2], parse_qs(url.query)
-        version = int(q.get("version", ["0"])[0])
-        deadline = time.time() + min(int(q.get("wait", ["0"])[0]), 60000) / 1000.0
-        with ctl.lock:
-            while ctl.version.get(node, 1) == version and time.time() < deadline:
-                ctl.lock.wait(max(0.0, deadline - time.time()))
-            doc = ctl.doc(node)
-        self.answer(200, doc)
-
-
-server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-server.daemon_threads = True
-threading.Thread(target=server.serve_forever, daemon=True).start()
-url = "http://127.0.0.1:%d" % server.server_address[1]
-token_file = os.path.join(tmp, "join.token")
-with open(token_file, "w") as f:
-    f.write("join-secret\n")
+ctl = FakeController()
+token_file = ctl.join_token_file(tmp)
 agents = {}
 
 
@@ -128,7 +49,7 @@ def start_agent(st, node, *extra):
     log = open(os.path.join(d, "agent.log"), "a")
     env = dict(st.env, GPUPOOL_NVML_MOCK_INVENTORY=inventory)
     env.pop("GPUPOOL_RUNTIME", None)
-    p = subprocess.Popen([agent_bin, "--server", url, "--join-token-file", token_file,
+    p = subprocess.Popen([agent_bin, "--server", ctl.url, "--join-token-file", token_file,
                           "--state-dir", os.path.join(d, "state"), "--name", node,
                           "--nvml-library", mock, "--heartbeat", "200", "--memory-grace", "0",
                           "--grace", "3"] + list(extra),
@@ -189,8 +110,7 @@ def stop_agent(node, sig=signal.SIGTERM):
 
 def registration(st):
     start_agent(st, "bare", "--runtime", "none")
-    wait("bare registered", lambda: [r for r in ctl.registrations if r["name"] == "bare"])
-    reg = [r for r in ctl.registrations if r["name"] == "bare"][-1]
+    reg = wait("bare registered", lambda: ctl.registered("bare"))[-1]
     check("runtime" in reg and reg["runtime"] is None, "--runtime none: runtime null", reg)
     stop_agent("bare")
 
@@ -203,8 +123,7 @@ def image_job(st):
         small = build_image(st, reg, "team/small:1", creds=creds)
         auth = {"registry": reg.host, "username": "alice", "password": PASSWORD}
         start_agent(st, "n1", "--image-cache-max", str(6 << 20))
-        wait("n1 registered", lambda: [r for r in ctl.registrations if r["name"] == "n1"])
-        rt = [r for r in ctl.registrations if r["name"] == "n1"][-1].get("runtime")
+        rt = wait("n1 registered", lambda: ctl.registered("n1"))[-1].get("runtime")
         check(rt and rt["engine"] == "podman" and rt["version"] and
               rt["oci_runtime"] in ("runc", "crun") and rt["cgroups"] in ("v1", "hybrid", "v2"),
               "registration: the runtime", rt)
@@ -289,4 +208,5 @@ finally:
         p.kill()
         p.wait()
     st.close()
+    ctl.close()
     shutil.rmtree(tmp, ignore_errors=True)

@@ -26,11 +26,10 @@ import signal
 import subprocess
 import sys
 import tempfile
-import threading
 import time
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "ctl"))
+from fakectl import FakeController  # noqa: E402
 from oci import (Storage, fake_gpu_nodes, free_char_majors, gpu_inventory,  # noqa: E402
                  private_etc_cdi)
 from pool import check  # noqa: E402
@@ -137,50 +136,21 @@ echo "visible $CUDA_VISIBLE_DEVICES"
     # ---- the agent: publishes to /etc/cdi of its namespace, marks the replica cdi_devices ----
     agent_dir = os.path.join(base, "agent")
     os.makedirs(agent_dir)
-    desired = {"version": 2, "cordoned": False, "desired": [dict(
+    ctl = FakeController()
+    ctl.set("cdi-node", [dict(
         job, job=71, replica=0, epoch=1, name="j71", world_size=1, restart_count=0,
         cpu_milli=0, memory_mib=0, tenant="team-a",
         gpus=[{"index": 1, "uuid": GPUS[1], "milli": 1000, "memory_mib": 81559,
-               "mig_start": -1}])]}
-
-    class Handler(BaseHTTPRequestHandler):
-        def log_message(self, *args):
-            pass
-
-        def answer(self, status, doc):
-            body = json.dumps(dict(doc, node="cdi-node")).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(body)))
-            self.end_headers()
-            try:
-                self.wfile.write(body)
-            except OSError:
-                pass
-
-        def do_POST(self):
-            self.rfile.read(int(self.headers.get("Content-Length", 0)))
-            if self.path == "/v1/nodes":
-                return self.answer(201, {"token": "agent-token"})
-            self.answer(200, desired)
-
-        def do_GET(self):
-            self.answer(200, desired)
-
-    server = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-    server.daemon_threads = True
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    token_file = os.path.join(agent_dir, "join.token")
-    with open(token_file, "w") as f:
-        f.write("join-secret\n")
+               "mig_start": -1}])])
+    token_file = ctl.join_token_file(agent_dir)
     env = dict(st.env, GPUPOOL_NVML_MOCK_INVENTORY=inventory)
     env.pop("GPUPOOL_RUNTIME", None)
     state = os.path.join(agent_dir, "state")
     log_path = os.path.join(agent_dir, "agent.log")
     with open(log_path, "w") as log:
         agent = subprocess.Popen(private_etc_cdi(base, "agent") + [
-            agent_bin, "--server", "http://127.0.0.1:%d" % server.server_address[1],
-            "--join-token-file", token_file, "--state-dir", state, "--name", "cdi-node",
+            agent_bin, "--server", ctl.url, "--join-token-file", token_file, "--state-dir",
+            state, "--name", "cdi-node",
             "--nvml-library", mock, "--heartbeat", "200", "--memory-grace", "0", "--grace", "3",
             "--dev-root", dev, "--cdi-publish", "/etc/cdi"], stdout=log, stderr=log, env=env)
     try:
@@ -219,7 +189,7 @@ echo "visible $CUDA_VISIBLE_DEVICES"
         if agent.poll() is None:
             agent.kill()
             agent.wait()
-        server.shutdown()
+        ctl.close()
 finally:
     if st:
         st.close()

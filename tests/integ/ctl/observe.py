@@ -5,15 +5,13 @@ Alertmanager (/usr/bin/prometheus-alertmanager), Debian's packages, each on a fr
 import json
 import os
 import shutil
-import signal
-import socket
 import subprocess
 import tempfile
 import urllib.error
 import urllib.parse
 import urllib.request
 
-from pool import check, wait
+from pool import check, free_port, terminate, wait
 
 PROMETHEUS = "/usr/bin/prometheus"
 ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
@@ -21,13 +19,7 @@ ALERTMANAGER = "/usr/bin/prometheus-alertmanager"
 
 def stop(server):
     """Stops a server's process (SIGTERM, then SIGKILL after 20 s), removes its directory."""
-    if server.proc.poll() is None:
-        server.proc.send_signal(signal.SIGTERM)
-        try:
-            server.proc.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.proc.kill()
-            server.proc.wait()
+    terminate(server.proc)
     server.log.close()
     shutil.rmtree(server.dir, ignore_errors=True)
 
@@ -39,14 +31,6 @@ def need(binary):
     check(not os.environ.get("CI"), binary + " is missing (the CI image must have it)")
     print("skipped: %s is not installed" % binary)
     raise SystemExit(77)
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 class Alertmanager:

@@ -28,6 +28,8 @@ import urllib.error
 import urllib.request
 import warnings
 
+from pool import free_port
+
 BUSYBOX = "/bin/busybox"  # busybox-static
 APPLETS = ("sh", "cat", "echo", "grep", "id", "ls", "mount", "sleep", "touch", "env", "head",
            "wc", "pwd", "true", "false", "kill", "dd")
@@ -51,14 +53,6 @@ def host_libraries(programs, exclude=()):
         with open(p, "rb") as f:
             files[p] = f.read()
     return files
-
-
-def free_port():
-    s = socket.socket()
-    s.bind(("127.0.0.1", 0))
-    port = s.getsockname()[1]
-    s.close()
-    return port
 
 
 def wait_http(url, timeout=20):

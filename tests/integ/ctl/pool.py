@@ -147,13 +147,8 @@ class Pool:
             return ""
 
     def stop(self, sig=signal.SIGTERM):
-        if self.proc and self.proc.poll() is None:
-            self.proc.send_signal(sig)
-            try:
-                self.proc.wait(timeout=20)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
+        if self.proc:
+            terminate(self.proc, sig)
         if self.log:
             self.log.close()
             self.log = None
@@ -226,6 +221,15 @@ def submit(client, name, gpus=1, tenant=None, **extra):
 
 
 # ---- whole pools (gpupool up): ports, polling, processes ----
+
+def free_port():
+    """A free port of 127.0.0.1."""
+    s = socket.socket()
+    s.bind(("127.0.0.1", 0))
+    port = s.getsockname()[1]
+    s.close()
+    return port
+
 
 def free_ports(n):
     """A port p with p .. p+n-1 all free (a controller, then one per agent)."""
@@ -380,6 +384,19 @@ def kill_replica_leftovers(root):
                         os.kill(pid, signal.SIGKILL)
                 except (OSError, ValueError, IndexError):
                     pass
+
+
+def terminate(proc, sig=signal.SIGTERM, timeout=20):
+    """Sends sig to proc (a Popen) while it runs and waits for it to exit, killing it after
+    timeout seconds; its exit status."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+        try:
+            proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()
+    return proc.returncode
 
 
 def pid_alive(pid):
