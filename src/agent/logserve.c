@@ -48,17 +48,17 @@ void gp_logserve_set_metrics_auth(gp_logserve *s, bool open, const char *metrics
 }
 
 /* Whether req carries the control token, or for /metrics (metrics true) the metrics token or
- * none at all where /metrics is open. */
-static bool authorised(gp_logserve *s, const gp_http_request *req, bool metrics)
+ * none at all where /metrics is open; *known says whether it carried one of the tokens (a
+ * scraper who sees the jobs' labels). */
+static bool authorised(gp_logserve *s, const gp_http_request *req, bool metrics, bool *known)
 {
     const char *h = gp_http_request_header(req, "Authorization");
     char hash[GP_TOKEN_HASH_HEX];
     bool given = h && strncasecmp(h, "Bearer ", 7) == 0 && gp_token_hash(h + 7, hash) == 0;
     pthread_mutex_lock(&s->lock);
-    bool ok =
-        (metrics && s->metrics_open) ||
-        (given && s->token_hash[0] && gp_token_hash_equal(s->token_hash, hash)) ||
-        (given && metrics && s->metrics_hash[0] && gp_token_hash_equal(s->metrics_hash, hash));
+    *known = (given && s->token_hash[0] && gp_token_hash_equal(s->token_hash, hash)) ||
+             (given && metrics && s->metrics_hash[0] && gp_token_hash_equal(s->metrics_hash, hash));
+    bool ok = *known || (metrics && s->metrics_open);
     pthread_mutex_unlock(&s->lock);
     return ok;
 }
@@ -88,12 +88,12 @@ static int open_log(const gp_logserve *s, const char *name, const char *stream)
     return -1;
 }
 
-/* GET /metrics: the latest round's snapshot, rendered now. */
-static void serve_metrics(gp_logserve *s, gp_http_response *resp)
+/* GET /metrics: the latest round's snapshot, rendered now (with the jobs' labels or not). */
+static void serve_metrics(gp_logserve *s, bool jobs, gp_http_response *resp)
 {
     gp_prom p;
     gp_prom_init(&p);
-    gp_metrics_render(s->metrics, &p);
+    gp_metrics_render(s->metrics, jobs, &p);
     const char *text = gp_prom_text(&p);
     if (!text) {
         gp_prom_fini(&p);
@@ -110,15 +110,16 @@ static void serve_metrics(gp_logserve *s, gp_http_response *resp)
 static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp)
 {
     gp_logserve *s = ctx;
+    bool known = false;
     if (strcmp(req->path, "/metrics") == 0 && s->metrics) {
         if (strcmp(req->method, "GET") != 0) {
             gp_http_respond_error(resp, GP_ENOENT, "%s /metrics: only GET", req->method);
-        } else if (!authorised(s, req, true)) {
+        } else if (!authorised(s, req, true, &known)) {
             gp_http_respond_error(resp, GP_EAUTH,
                                   "Authorization: the pool's metrics token (the agent's "
                                   "--metrics-token-file) or the node's control token");
         } else {
-            serve_metrics(s, resp);
+            serve_metrics(s, known, resp);
         }
         return;
     }
@@ -129,7 +130,7 @@ static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp
         gp_http_respond_error(resp, GP_ENOENT, "%s %s: no such endpoint", req->method, req->path);
         return;
     }
-    if (!authorised(s, req, false)) {
+    if (!authorised(s, req, false, &known)) {
         gp_http_respond_error(resp, GP_EAUTH, "Authorization: the node's control token only");
         return;
     }

@@ -35,7 +35,8 @@ int gp_logserve_port(const gp_logserve *s);
 /* The token requests must carry (after each registration). Thread-safe. */
 void gp_logserve_set_token(gp_logserve *s, const char *token);
 /* Who may read /metrics besides the controller: anyone (open), or who carries metrics_token
- * (NULL or "": no one else). Thread-safe; by default no one else. */
+ * (NULL or "": no one else). Thread-safe; by default no one else. Open, a request without
+ * either token gets the page without job, tenant or queue labels (gp_metrics_write). */
 void gp_logserve_set_metrics_auth(gp_logserve *s, bool open, const char *metrics_token);
 void gp_logserve_stop(gp_logserve *s);
 

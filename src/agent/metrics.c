@@ -72,8 +72,10 @@ static void add_job(labels *l, const gp_metrics_job *j)
     add(l, "queue", j->queue);
 }
 
-/* The labels of GPU g's own samples, or of its MIG device m (-1: the GPU). */
-static void gpu_labels(const gp_metrics_snapshot *s, const gp_metrics_gpu *g, int m, labels *l)
+/* The labels of GPU g's own samples, or of its MIG device m (-1: the GPU); with jobs, those of
+ * the job holding it. */
+static void gpu_labels(const gp_metrics_snapshot *s, const gp_metrics_gpu *g, int m, bool jobs,
+                       labels *l)
 {
     l->n = 0;
     snprintf(l->gpu, sizeof(l->gpu), "%d", g->index);
@@ -89,10 +91,10 @@ static void gpu_labels(const gp_metrics_snapshot *s, const gp_metrics_gpu *g, in
         add(l, "GPU_I_PROFILE", g->mig[m].profile);
         snprintf(l->gi, sizeof(l->gi), "%d", g->mig[m].gpu_instance);
         add(l, "GPU_I_ID", g->mig[m].gpu_instance >= 0 ? l->gi : NULL);
-        if (g->mig_held[m]) {
+        if (jobs && g->mig_held[m]) {
             add_job(l, &g->mig_job[m]);
         }
-    } else if (g->held) {
+    } else if (jobs && g->held) {
         add_job(l, &g->job);
     }
 }
@@ -208,7 +210,8 @@ static double gpu_value(const gp_metrics_gpu *g, const dev_family *f)
 }
 
 /* One family: its header and every GPU's (and MIG device's) sample; nothing when none has one. */
-static void write_dev_family(const gp_metrics_snapshot *s, const dev_family *f, gp_prom *p)
+static void write_dev_family(const gp_metrics_snapshot *s, const dev_family *f, bool jobs,
+                             gp_prom *p)
 {
     bool any = false;
     labels l;
@@ -220,7 +223,7 @@ static void write_dev_family(const gp_metrics_snapshot *s, const dev_family *f, 
                 gp_prom_family(p, f->name, f->type, f->help);
                 any = true;
             }
-            gpu_labels(s, g, -1, &l);
+            gpu_labels(s, g, -1, jobs, &l);
             gp_prom_sample(p, f->name, l.kv, v);
         }
         for (int m = 0; f->mig_t != V_NONE && m < g->nmig; m++) {
@@ -232,7 +235,7 @@ static void write_dev_family(const gp_metrics_snapshot *s, const dev_family *f, 
                 gp_prom_family(p, f->name, f->type, f->help);
                 any = true;
             }
-            gpu_labels(s, g, m, &l);
+            gpu_labels(s, g, m, jobs, &l);
             gp_prom_sample(p, f->name, l.kv, v);
         }
     }
@@ -326,10 +329,14 @@ static void write_agent(const gp_metrics_snapshot *s, gp_prom *p)
     }
 }
 
-void gp_metrics_write(const gp_metrics_snapshot *s, gp_prom *p)
+void gp_metrics_write(const gp_metrics_snapshot *s, bool jobs, gp_prom *p)
 {
     for (size_t f = 0; f < NDEV_FAMILIES; f++) {
-        write_dev_family(s, &dev_families[f], p);
+        write_dev_family(s, &dev_families[f], jobs, p);
+    }
+    if (!jobs) {
+        write_agent(s, p);
+        return;
     }
     write_slice_family(s, "gpupool_slice_memory_used_bytes",
                        "GPU memory the replica's processes use on the GPU or MIG device (bytes).",
@@ -379,11 +386,11 @@ void gp_metrics_publish(gp_metrics *m, gp_metrics_snapshot *s)
     gp_metrics_snapshot_free(old);
 }
 
-void gp_metrics_render(gp_metrics *m, gp_prom *p)
+void gp_metrics_render(gp_metrics *m, bool jobs, gp_prom *p)
 {
     pthread_mutex_lock(&m->lock);
     if (m->snap) {
-        gp_metrics_write(m->snap, p);
+        gp_metrics_write(m->snap, jobs, p);
     }
     pthread_mutex_unlock(&m->lock);
 }

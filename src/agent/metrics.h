@@ -105,8 +105,10 @@ void gp_metrics_snapshot_free(gp_metrics_snapshot *s);
 const char *gp_metrics_state_name(gp_local_state st);
 
 /* Writes s in the text exposition format (every family with HELP and TYPE, each family's samples
- * together). Running out of memory shows in p (gp_prom_text answers NULL). */
-void gp_metrics_write(const gp_metrics_snapshot *s, gp_prom *p);
+ * together). Running out of memory shows in p (gp_prom_text answers NULL). Without jobs (an
+ * anonymous scraper of an open /metrics) nothing names a job, a tenant or a queue: the GPUs'
+ * samples carry no job labels and the per-replica slice families are left out. */
+void gp_metrics_write(const gp_metrics_snapshot *s, bool jobs, gp_prom *p);
 
 typedef struct gp_metrics gp_metrics;
 
@@ -118,6 +120,6 @@ void gp_metrics_free(gp_metrics *m);
 /* Replaces the published snapshot with s (taken: freed by m later). Thread-safe. */
 void gp_metrics_publish(gp_metrics *m, gp_metrics_snapshot *s);
 /* Writes the latest snapshot into p, holding the lock meanwhile. Thread-safe. */
-void gp_metrics_render(gp_metrics *m, gp_prom *p);
+void gp_metrics_render(gp_metrics *m, bool jobs, gp_prom *p);
 
 #endif

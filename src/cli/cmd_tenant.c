@@ -1,8 +1,9 @@
 /*
  * gpupool tenant create|set|delete: tenants and their quota of GPUs, GPU memory and GPUs per
  * model. The document: {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models":
- * {"A100-80GB": 8}}} (src/ctl/objects.c). `gpupool tenant registry ...` is the tenant's image
- * registry credentials (cmd_registry.c).
+ * {"A100-80GB": 8}}, "priority_classes": [..], "queues": [..]} (src/ctl/objects.c): the grants
+ * say which priority classes and queues the tenant's users may submit with. `gpupool tenant
+ * registry ...` is the tenant's image registry credentials (cmd_registry.c).
  */
 #include "cli/cli.h"
 
@@ -18,6 +19,10 @@ static const gp_cli_field tenant_fields[] = {
      "most GPU memory in use at once, e.g. 640Gi"},
     {"quota-model", "MODEL=N", "quota.models", GP_VAL_MODELS, NULL,
      "most GPUs of MODEL in use at once (repeatable; MODEL=none removes)"},
+    {"priority-classes", "A,B", "priority_classes", GP_VAL_LIST, NULL,
+     "the priority classes its users may submit with (none: only the default class)"},
+    {"queues", "Q1,Q2", "queues", GP_VAL_LIST, NULL,
+     "the queues its users may submit to (none: only the default queue)"},
     {NULL, NULL, NULL, 0, NULL, NULL},
 };
 

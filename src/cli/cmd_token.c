@@ -13,7 +13,8 @@
 
 static const gp_cli_opt create_opts[] = {
     {"name", 0, "NAME", "the token's name (unique); required"},
-    {"role", 0, "ROLE", "admin, operator, user or join; required"},
+    {"role", 0, "ROLE",
+     "admin, operator, user, join or metrics (may only scrape /metrics); required"},
     {"tenant", 0, "T", "the tenant of a user token (required for role user)"},
     {"expires-in", 0, "DURATION", "expire after 3600, 90s, 30m, 2h or 30d (default never)"},
     {NULL, 0, NULL, NULL},
@@ -21,7 +22,8 @@ static const gp_cli_opt create_opts[] = {
 
 static const gp_cli_spec create_spec = {
     "token create",
-    "token create --name NAME --role admin|operator|user|join [--tenant T] [--expires-in 30d]",
+    "token create --name NAME --role admin|operator|user|join|metrics [--tenant T]\n"
+    "             [--expires-in 30d]",
     "Creates a token and prints its secret, which is not shown again.",
     create_opts,
     GP_CLI_CONN | GP_CLI_OUTPUT,

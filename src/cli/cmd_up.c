@@ -2,7 +2,8 @@
  * gpupool up / gpupool down: a whole pool on one machine.
  *
  * `up` starts gpupoold (its data in DIR, created with its parents when missing: the database,
- * admin.token, join.token, scrape.token: the agents' metrics token) and one gpupool-agent per node
+ * admin.token, join.token, scrape.token: the pool's metrics token, made through the API once the
+ * controller answers) and one gpupool-agent per node
  * of SPEC, each with its own state directory under DIR/agents/NAME and, for simulated nodes, its
  * own copy of a mock NVML inventory (GPU and MIG UUIDs made unique per node). Every process runs
  * detached in a session of its own, its log in DIR/logs/, its pid in DIR/pids/ (for people and
@@ -399,27 +400,74 @@ static int read_token(const char *dir, const char *file, char *buf, size_t cap)
     return ok ? 0 : -1;
 }
 
-/* The pool's metrics token, DIR/scrape.token (0600): the agents serve /metrics to whoever
- * carries it (Prometheus: its scrape configuration names the file). Made once, kept after. */
-static int scrape_token(const char *dir)
+/* One call to the controller at url with token: the status, and the body in *body (the
+ * caller's; may be NULL). -1 when it cannot be reached. */
+static int ctl_call(const char *url, const char *token, const char *method, const char *path,
+                    const char *req, char **body)
 {
-    char path[UP_PATH], secret[GP_TOKEN_MAX];
-    pathf(path, sizeof(path), "%s/scrape.token", dir);
-    if (access(path, R_OK) == 0) {
-        return 0;
+    gp_http_client *c = NULL;
+    gp_diag d;
+    int status = -1;
+    char *resp = NULL;
+    const char *hdrs[] = {"Content-Type: application/json", NULL};
+    if (gp_http_client_new(url, token, &c, &d) == 0) {
+        gp_http_client_set_timeout(c, 10000, 2000);
+        if (gp_http_call(c, method, path, req, req ? strlen(req) : 0, req ? hdrs : NULL, &status,
+                         &resp, NULL, &d) < 0) {
+            status = -1;
+        }
     }
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    gp_http_client_free(c);
+    if (body) {
+        *body = resp;
+    } else {
+        free(resp);
+    }
+    return status;
+}
+
+/* Writes secret to path (0600), replacing what was there through a new file. */
+static int write_secret(const char *path, const char *secret)
+{
+    char tmp[UP_PATH + 8];
+    pathf(tmp, sizeof(tmp), "%s.new", path);
+    unlink(tmp);
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
     FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    bool ok = f && gp_token_generate("gpm", secret, sizeof(secret)) == 0 &&
-              fprintf(f, "%s\n", secret) > 0;
+    bool ok = f && fprintf(f, "%s\n", secret) > 0;
     if (f ? fclose(f) != 0 : (fd >= 0 && close(fd) != 0)) {
         ok = false;
     }
-    if (!ok) {
-        fprintf(stderr, "gpupool up: %s: cannot write the metrics token\n", path);
-        return -1;
+    return ok && rename(tmp, path) == 0 ? 0 : -1;
+}
+
+/* The pool's metrics token, DIR/scrape.token (0600): a token of role metrics, which reads
+ * /metrics and /v1/sd/prometheus of the controller and /metrics of every agent (each is given
+ * the file), and nothing else; Prometheus's scrape configuration names the file. Kept across
+ * `up`s while the controller still takes it; otherwise (first start, revoked, a file of an older
+ * version) a new one is created with the admin token. */
+static int scrape_token(const char *dir, const char *url, const char *admin)
+{
+    char path[UP_PATH], secret[GP_TOKEN_MAX + 64];
+    pathf(path, sizeof(path), "%s/scrape.token", dir);
+    if (read_token(dir, "scrape.token", secret, sizeof(secret)) == 0 && secret[0] &&
+        ctl_call(url, secret, "GET", "/v1/sd/prometheus", NULL, NULL) == 200) {
+        return 0;
     }
-    return 0;
+    char req[128], *body = NULL;
+    snprintf(req, sizeof(req), "{\"name\":\"scrape-%lld\",\"role\":\"metrics\"}",
+             (long long)time(NULL));
+    int status = ctl_call(url, admin, "POST", "/v1/tokens", req, &body);
+    json_t *doc = status == 201 && body ? json_loads(body, 0, NULL) : NULL;
+    const char *token = json_string_value(json_object_get(doc, "token"));
+    int rc = token ? write_secret(path, token) : -1;
+    if (rc < 0) {
+        fprintf(stderr, "gpupool up: %s: cannot make the metrics token (HTTP %d: %s)\n", path,
+                status, body ? body : "no answer");
+    }
+    json_decref(doc);
+    free(body);
+    return rc;
 }
 
 /* Starts the agent of node u, recorded in *started. It binds a free port of 127.0.0.1 itself
@@ -444,8 +492,9 @@ static int start_agent(const char *dir, const char *bin, const char *url, const 
     const char *more = getenv("GPUPOOL_MASK");
     char masks[8 * UP_PATH];
     pathf(masks, sizeof(masks),
-          "%s/admin.token:%s/gpupool.db:%s/gpupool.db-wal:%s/gpupool.db-shm:%s/logs%s%s", dir, dir,
-          dir, dir, dir, more && *more ? ":" : "", more && *more ? more : "");
+          "%s/admin.token:%s/scrape.token:%s/gpupool.db:%s/gpupool.db-wal:%s/gpupool.db-shm:%s/"
+          "logs%s%s",
+          dir, dir, dir, dir, dir, dir, more && *more ? ":" : "", more && *more ? more : "");
     char *argv[18] = {agent,
                       "--server",
                       (char *)url,
@@ -575,11 +624,11 @@ int gp_cli_up(int argc, char **argv)
     self_dir(bin, sizeof(bin));
     snprintf(url, sizeof(url), "http://127.0.0.1:%d", port);
     up_started started = {.n = 0};
-    if (scrape_token(abs) < 0) {
-        return GP_EXIT_FAILURE;
-    }
     if (start_ctl(abs, bin, url, port, &started, token, sizeof(token)) < 0) {
         return up_failed(abs, "gpupoold did not start");
+    }
+    if (scrape_token(abs, url, token) < 0) {
+        return up_failed(abs, "no metrics token");
     }
     for (int i = 0; i < n; i++) {
         if (start_agent(abs, bin, url, &nodes[i], &started) < 0) {
@@ -594,6 +643,7 @@ int gp_cli_up(int argc, char **argv)
     printf("gpupool: a pool of %d node%s is up\n"
            "  server:  %s\n"
            "  token:   %s/admin.token\n"
+           "  metrics: %s/scrape.token (Prometheus: the controller's /metrics and the agents')\n"
            "  logs:    %s/logs/\n"
            "next steps:\n"
            "  export GPUPOOL_SERVER=%s GPUPOOL_TOKEN=$(cat %s/admin.token)\n"
@@ -601,7 +651,7 @@ int gp_cli_up(int argc, char **argv)
            "  gpupool tenant create demo\n"
            "  gpupool submit --tenant demo --name hello --gpus 2 -- nvidia-smi -L\n"
            "  gpupool down --data-dir %s\n",
-           n, n == 1 ? "" : "s", url, abs, abs, url, abs, abs);
+           n, n == 1 ? "" : "s", url, abs, abs, abs, url, abs, abs);
     return 0;
 }
 

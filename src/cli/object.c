@@ -18,6 +18,25 @@
 
 enum { SUB_CREATE, SUB_SET, SUB_DELETE };
 
+/* "a,b" as ["a", "b"] ("" as []); NULL when an entry is empty. */
+static json_t *name_list(const char *v)
+{
+    json_t *list = json_array();
+    for (const char *p = v; list && *v;) {
+        size_t n = strcspn(p, ",");
+        json_t *s = n ? json_stringn(p, n) : NULL;
+        if (!s || json_array_append_new(list, s) < 0) {
+            json_decref(list);
+            return NULL;
+        }
+        if (!p[n]) {
+            break;
+        }
+        p += n + 1;
+    }
+    return list;
+}
+
 /* The JSON value of one option value; NULL when malformed. "none" removes (*remove = 1). */
 static json_t *field_value(const gp_cli_field *f, const char *v, int *remove)
 {
@@ -46,6 +65,8 @@ static json_t *field_value(const gp_cli_field *f, const char *v, int *remove)
         return gp_cli_parse_int(v, -1000000000, 1000000000, &n) < 0 ? NULL : json_integer(n);
     case GP_VAL_FIXED:
         return json_loads(f->fixed, JSON_DECODE_ANY, NULL);
+    case GP_VAL_LIST:
+        return name_list(v);
     default:
         return json_string(v);
     }

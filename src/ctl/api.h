@@ -21,11 +21,15 @@
 #define R_USER     (1u << CTL_ROLE_USER)
 #define R_JOIN     (1u << CTL_ROLE_JOIN)
 #define R_AGENT    (1u << CTL_ROLE_AGENT)
+#define R_METRICS  (1u << CTL_ROLE_METRICS)
 #define R_STAFF    (R_ADMIN | R_OPERATOR)
 #define R_PEOPLE   (R_ADMIN | R_OPERATOR | R_USER)
 #define R_ANYONE   0u /* no token needed */
-/* Monitoring (/metrics, service discovery): anyone, or with metrics.auth admins and operators. */
-#define R_SCRAPE (1u << 31)
+/* Monitoring (/metrics, service discovery): with metrics.auth (the default) admins, operators and
+ * metrics tokens (R_SCRAPERS); without it anyone, and a request without a token is answered
+ * pool-wide figures only (no tenant, queue or job names: api_scrape_full). */
+#define R_SCRAPE   (1u << 31)
+#define R_SCRAPERS (R_STAFF | R_METRICS)
 
 #define API_MAX_PARAMS 2
 
@@ -71,6 +75,9 @@ int api_page(api_req *rq, const char *what, int *limit, int64_t *after);
 int api_time_param(api_req *rq, const char *key, int64_t *ms);
 /* A user's own tenant id; 0 for the other roles (no scoping). */
 int64_t api_scope(const api_req *rq);
+/* Whether a monitoring request may see per-tenant labels: its caller was authenticated (a
+ * scraper's token). */
+bool api_scrape_full(const api_req *rq);
 
 /* ---- handlers ---- */
 void api_jobs_submit(api_req *rq);

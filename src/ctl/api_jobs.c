@@ -5,7 +5,9 @@
  * A submit is checked twice: its spec outside the committer (syntax, fields, values), then
  * against the state inside it (tenant, queue, priority class, volumes, whether the registered
  * nodes and the limits could ever run it, pending limit), where the insert and the check cannot
- * be separated by another submit.
+ * be separated by another submit. A user's submit must name a priority class and a queue its
+ * tenant is granted (objects.c), else 403 naming both; admins and operators are not bound by
+ * grants (they are the ones who make them).
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
@@ -88,6 +90,7 @@ typedef struct submit_arg {
     json_t *doc; /* the spec as submitted, tenant filled in */
     gp_jobspec spec;
     char key[128];
+    bool bound; /* by the tenant's grants: a user's submit */
 } submit_arg;
 
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
@@ -138,6 +141,16 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
     if (!ctl_pclass_by_name(st, a->spec.priority_class)) {
         return gp_diag_set(d, GP_EINVAL, "priority_class: %s does not exist",
                            a->spec.priority_class);
+    }
+    if (a->bound && !ctl_tenant_granted(*t, CTL_GRANT_CLASS, a->spec.priority_class,
+                                        cfg->jobs.default_priority_class)) {
+        return gp_diag_set(d, GP_EPERM, "priority class %s: not granted to tenant %s",
+                           a->spec.priority_class, (*t)->lim.name);
+    }
+    if (a->bound &&
+        !ctl_tenant_granted(*t, CTL_GRANT_QUEUE, a->spec.queue, cfg->jobs.default_queue)) {
+        return gp_diag_set(d, GP_EPERM, "queue %s: not granted to tenant %s", a->spec.queue,
+                           (*t)->lim.name);
     }
     int rc = ctl_volumes_check(st, &a->spec, d);
     rc = rc < 0 ? rc : gp_jobspec_cap_check(&a->spec, d);
@@ -310,6 +323,7 @@ void api_jobs_submit(api_req *rq)
         return;
     }
     snprintf(a.key, sizeof(a.key), "%s", key ? key : "");
+    a.bound = rq->who.role == CTL_ROLE_USER;
     a.doc = api_body(rq);
     if (!a.doc || resolve_defaults(rq, a.doc) < 0) {
         json_decref(a.doc);

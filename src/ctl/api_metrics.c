@@ -1,6 +1,10 @@
 /*
  * GET /metrics: gpupoold's Prometheus metrics (names and meaning: docs/metrics.md); and
- * GET /v1/sd/prometheus: the agents as Prometheus http_sd targets. Neither needs a token.
+ * GET /v1/sd/prometheus: the agents as Prometheus http_sd targets. Both need a scraper's token
+ * (metrics, admin or operator) unless metrics.auth is off; then a request without a token gets
+ * the pool-wide figures only: jobs by state and reason, but no tenant or queue label and no
+ * per-tenant quota series (names of other tenants and their work are not for anyone who
+ * reaches the port).
  *
  * A scrape copies what it reports out of the state under the state lock, aggregated as it
  * goes (counts per label set, per GPU model, per tenant; one row per node and per drained GPU),
@@ -174,6 +178,7 @@ typedef struct snap {
     tenant_row *tenants;
     int ntenants;
     int64_t now_ms;
+    bool full; /* per-tenant labels (an authenticated scraper) */
     bool oom;
 } snap;
 
@@ -232,18 +237,18 @@ static void copy_jobs(ctl_state *st, snap *s)
     for (int i = 0; i < st->njobs; i++) {
         const ctl_job *j = st->jobs[i];
         tenant_row *t = tenant_of(s, j->tenant_id);
-        const char *tenant = t ? t->name : "";
-        row *r = table_get(&s->jobs, ctl_job_state_name(j->state), j->spec.queue, tenant, 0);
+        const char *tenant = !s->full ? NULL : t ? t->name : "";
+        const char *queue = s->full ? j->spec.queue : NULL;
+        row *r = table_get(&s->jobs, ctl_job_state_name(j->state), queue, tenant, 0);
         if (r) {
             r->v++;
         }
         if (ctl_job_state_waits(j->state)) {
-            r = table_get(&s->pending, ctl_metrics_reason_class(j->reason), j->spec.queue, tenant,
-                          0);
+            r = table_get(&s->pending, ctl_metrics_reason_class(j->reason), queue, tenant, 0);
             if (r) {
                 r->v++;
             }
-            r = table_get(&s->oldest, j->spec.queue, tenant, NULL, (double)j->submit_ms);
+            r = table_get(&s->oldest, queue, tenant, NULL, (double)j->submit_ms);
             if (r && (double)j->submit_ms < r->v) {
                 r->v = (double)j->submit_ms;
             }
@@ -325,9 +330,10 @@ static void copy_nodes(gpupoold *g, snap *s)
     }
 }
 
-static void copy_state(gpupoold *g, snap *s)
+static void copy_state(gpupoold *g, bool full, snap *s)
 {
     memset(s, 0, sizeof(*s));
+    s->full = full;
     s->now_ms = ctl_now_ms();
     ctl_read_lock(g);
     copy_tenants(&g->st, s);
@@ -367,15 +373,20 @@ static void write_jobs(gp_prom *p, const snap *s, gpupoold *g)
     static const char *const job_keys[] = {"state", "queue", "tenant"};
     static const char *const pending_keys[] = {"reason", "queue", "tenant"};
     static const char *const oldest_keys[] = {"queue", "tenant", NULL};
+    static const char *const pool_job_keys[] = {"state", NULL, NULL};
+    static const char *const pool_pending_keys[] = {"reason", NULL, NULL};
+    static const char *const pool_oldest_keys[] = {NULL, NULL, NULL};
     gp_prom_family(p, "gpupool_jobs", "gauge", "Jobs by state, queue and tenant.");
-    write_table(p, "gpupool_jobs", &s->jobs, job_keys, NULL, s);
+    write_table(p, "gpupool_jobs", &s->jobs, s->full ? job_keys : pool_job_keys, NULL, s);
     gp_prom_family(p, "gpupool_jobs_pending", "gauge",
                    "Jobs waiting for a placement (Pending or Preempted), by the class of the "
                    "reason they wait, queue and tenant.");
-    write_table(p, "gpupool_jobs_pending", &s->pending, pending_keys, NULL, s);
+    write_table(p, "gpupool_jobs_pending", &s->pending, s->full ? pending_keys : pool_pending_keys,
+                NULL, s);
     gp_prom_family(p, "gpupool_job_pending_oldest_seconds", "gauge",
                    "Time since the submission of the oldest waiting job, by queue and tenant.");
-    write_table(p, "gpupool_job_pending_oldest_seconds", &s->oldest, oldest_keys, age_seconds, s);
+    write_table(p, "gpupool_job_pending_oldest_seconds", &s->oldest,
+                s->full ? oldest_keys : pool_oldest_keys, age_seconds, s);
 
     gp_prom_family(p, "gpupool_scheduler_cycles_total", "counter", "Scheduling cycles run.");
     gp_prom_sample(p, "gpupool_scheduler_cycles_total", NULL,
@@ -486,7 +497,7 @@ static const char *route_pattern(int route)
 void api_metrics(api_req *rq)
 {
     snap s;
-    copy_state(rq->g, &s);
+    copy_state(rq->g, api_scrape_full(rq), &s);
     gp_prom p;
     gp_prom_init(&p);
     if (!s.oom) {
@@ -496,7 +507,9 @@ void api_metrics(api_req *rq)
         write_jobs(&p, &s, rq->g);
         write_gpus(&p, &s);
         write_nodes(&p, &s);
-        write_quota(&p, &s);
+        if (s.full) { /* per tenant */
+            write_quota(&p, &s);
+        }
         ctl_metrics_write(&rq->g->metrics, &p, route_pattern);
     }
     snap_fini(&s);

@@ -4,7 +4,9 @@
  *
  * Create takes {"name": ..., <document>}; update (PUT) takes the document (a name in it must
  * match the path). Deleting an object that active jobs use is refused (409), so no job ever
- * points at something missing. Users see only their own tenant.
+ * points at something missing; so is deleting a priority class or queue a tenant is granted
+ * (the refusal names the tenants: revoke the grants first). A tenant's grants must name
+ * existing classes and queues. Users see only their own tenant.
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
@@ -253,6 +255,10 @@ static int put_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (rc < 0) {
         return rc;
     }
+    if (a->type == OBJ_TENANT && (rc = ctl_tenant_grants_check(st, &o.tenant, d)) < 0) {
+        ctl_tenant_fini(&o.tenant);
+        return rc;
+    }
     *id_of(a->type, &o) = 0;
     if (i >= 0) {
         any_obj *cur = (any_obj *)(a->type == OBJ_TENANT   ? (void *)&st->tenants[i]
@@ -324,6 +330,35 @@ static void put(api_req *rq, obj_type t, bool create)
     json_decref(a.doc);
 }
 
+/* Refuses (409) deleting a priority class or queue that tenants list in their grants, naming
+ * them. */
+static int check_granted(ctl_state *st, obj_type t, const char *name, gp_diag *d)
+{
+    if (t != OBJ_PCLASS && t != OBJ_QUEUE) {
+        return 0;
+    }
+    ctl_grant k = t == OBJ_PCLASS ? CTL_GRANT_CLASS : CTL_GRANT_QUEUE;
+    char names[256] = "";
+    size_t len = 0;
+    int n = 0;
+    for (int i = 0; i < st->ntenants; i++) {
+        if (!ctl_tenant_lists(&st->tenants[i], k, name)) {
+            continue;
+        }
+        if (n++ < 5) {
+            int w = snprintf(names + len, sizeof(names) - len, "%s%s", len ? ", " : "",
+                             st->tenants[i].lim.name);
+            len = w > 0 && (size_t)w < sizeof(names) - len ? len + (size_t)w : len;
+        }
+    }
+    if (n == 0) {
+        return 0;
+    }
+    return gp_diag_set(
+        d, GP_ESTATE, "%s %s: granted to tenant%s %s%s; remove it from their %s first",
+        kind_name[t], name, n == 1 ? "" : "s", names, n > 5 ? ", ..." : "", ctl_grant_field(k));
+}
+
 static int delete_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     put_arg *a = op->arg;
@@ -341,7 +376,11 @@ static int delete_run(gpupoold *g, ctl_op *op, gp_diag *d)
         return gp_diag_set(d, GP_ESTATE, "%s %s: %d active jobs use it", kind_name[a->type],
                            a->name, active);
     }
-    int rc = gp_store_obj_delete(g->store, store_kind[a->type], id, d);
+    int rc = check_granted(st, a->type, a->name, d);
+    if (rc < 0) {
+        return rc;
+    }
+    rc = gp_store_obj_delete(g->store, store_kind[a->type], id, d);
     /* A deleted tenant's user tokens go with it. */
     for (int k = 0; rc == 0 && a->type == OBJ_TENANT && k < st->ntokens; k++) {
         if (st->tokens[k].tenant_id == id && !st->tokens[k].revoked) {

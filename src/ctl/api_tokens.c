@@ -1,8 +1,9 @@
 /*
  * /v1/tokens: API tokens. A token's secret is shown once, at creation; the store and memory
  * keep only its SHA-256. Roles: admin, operator, user (bound to a tenant), join (may only
- * register nodes). Agent tokens are made by node registration, one per node; registering again
- * revokes the node's older ones.
+ * register nodes), metrics (may only scrape the controller's and the agents' /metrics). Agent
+ * tokens are made by node registration, one per node; registering again revokes the node's older
+ * ones.
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
@@ -23,6 +24,8 @@ static const char *prefix_of(ctl_role r)
         return "gpj";
     case CTL_ROLE_AGENT:
         return "gpn";
+    case CTL_ROLE_METRICS:
+        return "gpm";
     default:
         return "gpu";
     }
@@ -170,7 +173,7 @@ void api_tokens_create(api_req *rq)
         rc = gp_diag_set(&d, GP_EINVAL, "name: required");
     }
     if (rc == 0 && (ctl_role_parse(role, &a.role) < 0 || a.role == CTL_ROLE_AGENT)) {
-        rc = gp_diag_set(&d, GP_EINVAL, "role: must be admin, operator, user or join");
+        rc = gp_diag_set(&d, GP_EINVAL, "role: must be admin, operator, user, join or metrics");
     }
     if (rc == 0 && (a.role == CTL_ROLE_USER) != (a.tenant[0] != 0)) {
         rc = gp_diag_set(&d, GP_EINVAL, "tenant: %s",

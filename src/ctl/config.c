@@ -371,9 +371,11 @@ static const opt options[] = {
     {.key = "metrics.auth",
      .type = T_BOOL,
      AT(metrics.auth),
-     .def = "false",
-     .help = "GET /metrics and /v1/sd/prometheus need an admin or operator token (Prometheus: "
-             "authorization credentials); false: anyone who reaches the address may read them"},
+     .def = "true",
+     .help = "GET /metrics and /v1/sd/prometheus need a metrics, admin or operator token "
+             "(Prometheus: authorization credentials_file); false: anyone who reaches the address "
+             "reads them, without a token only pool-wide figures (no tenant, queue or job "
+             "labels)"},
     {.key = "billing.price_table",
      .type = T_PATH,
      .flags = F_EMPTY_OK,

@@ -128,7 +128,7 @@ typedef struct gp_ctl_config {
         char external_url[GP_CTL_PATH_MAX]; /* generatorURL base; "" = none */
     } alerts;
     struct {
-        bool auth; /* /metrics and /v1/sd/prometheus need a staff token; default false */
+        bool auth; /* /metrics and /v1/sd/prometheus need a scraper token; default true */
     } metrics;
     struct {
         char price_table[GP_CTL_PATH_MAX]; /* YAML file (docs/billing.md); "" = no prices */

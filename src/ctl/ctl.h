@@ -37,8 +37,9 @@ typedef enum ctl_role {
     CTL_ROLE_ADMIN,
     CTL_ROLE_OPERATOR,
     CTL_ROLE_USER,
-    CTL_ROLE_JOIN,  /* may register nodes only */
-    CTL_ROLE_AGENT, /* one node's agent: heartbeats and status of that node */
+    CTL_ROLE_JOIN,    /* may register nodes only */
+    CTL_ROLE_AGENT,   /* one node's agent: heartbeats and status of that node */
+    CTL_ROLE_METRICS, /* may only scrape: /metrics and /v1/sd/prometheus (and the agents') */
 } ctl_role;
 
 const char *ctl_role_name(ctl_role r);
@@ -56,10 +57,17 @@ typedef struct ctl_principal {
 
 /* ---- objects ---- */
 
+/* What a tenant's users may submit with (ctl_tenant_granted). */
+typedef enum ctl_grant { CTL_GRANT_CLASS = 0, CTL_GRANT_QUEUE, CTL_NGRANTS } ctl_grant;
+
 typedef struct ctl_tenant {
     int64_t id;
     gp_sched_tenant lim;  /* name and quotas; per-model quotas by model name in quota_models */
     json_t *quota_models; /* {"A100-80GB": milli, ...} as given; owned (ctl_tenant_limits) */
+    /* The priority classes and queues granted to its users: arrays of distinct names, owned;
+     * NULL: not set, only the configured default (jobs.default_priority_class,
+     * jobs.default_queue). */
+    json_t *grants[CTL_NGRANTS];
 } ctl_tenant;
 
 typedef struct ctl_queue {
@@ -427,6 +435,18 @@ int ctl_volumes_check(ctl_state *st, const gp_jobspec *spec, gp_diag *d);
  * New reference. */
 json_t *ctl_volumes_doc(ctl_state *st, const gp_jobspec *spec);
 void ctl_tenant_fini(ctl_tenant *t);
+/* The document field of a grant ("priority_classes", "queues") and what it names ("priority
+ * class", "queue"). */
+const char *ctl_grant_field(ctl_grant k);
+const char *ctl_grant_kind(ctl_grant k);
+/* Whether t grants name (a priority class or a queue): listed in its grants, or, where it has
+ * none of that kind, name is dflt (the configured default). */
+bool ctl_tenant_granted(const ctl_tenant *t, ctl_grant k, const char *name, const char *dflt);
+/* Whether t lists name among its explicit grants of kind k. */
+bool ctl_tenant_lists(const ctl_tenant *t, ctl_grant k, const char *name);
+/* Checks that every name t lists exists in st (before it is stored): GP_EINVAL naming the field
+ * ("priority_classes[1]: no priority class named x"). */
+int ctl_tenant_grants_check(ctl_state *st, const ctl_tenant *t, gp_diag *d);
 /* The tenant's limits as the scheduler takes them: its quotas, with each per-model quota
  * resolved against the cluster's models (gpupool/modelname.h: "A100-80GB" limits "NVIDIA
  * A100-SXM4-80GB"). A model named by several keys takes the most specific one's quota; of

@@ -2,7 +2,8 @@
  * Tenants, queues and priority classes: their documents (what the API shows and the store
  * keeps) and the strict readers that turn a document back into the scheduler's limits.
  *
- *   tenant:  {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models": {"A100-80GB": 8}}}
+ *   tenant:  {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models": {"A100-80GB": 8}},
+ *             "priority_classes": ["normal", "high"], "queues": ["default", "batch"]}
  *   queue:   {"weight": 2, "guarantee": {"gpus": 8}, "capability": {"gpus": 32, "cpu_milli": ..,
  *             "memory_mib": .., "gpu_memory_mib": ..}, "reclaimable": true}
  *   class:   {"value": 1000, "preemption_policy": "PreemptLowerPriority", "description": ".."}
@@ -11,6 +12,11 @@
  * no borrowing: its jobs run wherever there is room and are never reclaimed. A queue with one
  * (even {"gpus": 0}) is owed that much; what it holds beyond it is borrowed, which only
  * preemptible jobs may do, and which queues below their guarantee reclaim.
+ *
+ * A tenant's grants bound what its users submit with (api_jobs.c): a list names the priority
+ * classes (queues) allowed; absent or null, only the configured default one. The readers check
+ * their shape only; that each name exists is checked against the state when a tenant is
+ * written (ctl_tenant_grants_check), and a class or queue a tenant lists cannot be deleted.
  */
 #include "ctl/ctl.h"
 #include "ctl/doc.h"
@@ -99,9 +105,91 @@ static int read_models(json_t *quota, json_t **out, gp_diag *d)
     return 0;
 }
 
+#define GRANTS_MAX 64 /* names per list */
+
+const char *ctl_grant_field(ctl_grant k)
+{
+    return k == CTL_GRANT_CLASS ? "priority_classes" : "queues";
+}
+
+const char *ctl_grant_kind(ctl_grant k)
+{
+    return k == CTL_GRANT_CLASS ? "priority class" : "queue";
+}
+
+/* Reads doc[field of k]: a list of distinct names, or absent/null (*out NULL). */
+static int read_grants(json_t *doc, ctl_grant k, json_t **out, gp_diag *d)
+{
+    const char *field = ctl_grant_field(k);
+    json_t *v = json_object_get(doc, field);
+    *out = NULL;
+    if (!v || json_is_null(v)) {
+        return 0;
+    }
+    if (!json_is_array(v) || json_array_size(v) > GRANTS_MAX) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be a list of at most %d %s names", field,
+                           GRANTS_MAX, ctl_grant_kind(k));
+    }
+    size_t i;
+    json_t *x;
+    json_array_foreach(v, i, x)
+    {
+        const char *s = json_string_value(x);
+        if (!s || strlen(s) >= GP_NAME_MAX || !doc_name_valid(s)) {
+            return gp_diag_set(d, GP_EINVAL, "%s[%zu]: must be a %s name", field, i,
+                               ctl_grant_kind(k));
+        }
+        for (size_t j = 0; j < i; j++) {
+            if (strcmp(json_string_value(json_array_get(v, j)), s) == 0) {
+                return gp_diag_set(d, GP_EINVAL, "%s[%zu]: %s is listed twice", field, i, s);
+            }
+        }
+    }
+    *out = json_copy(v);
+    return *out ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+}
+
+bool ctl_tenant_lists(const ctl_tenant *t, ctl_grant k, const char *name)
+{
+    size_t i;
+    json_t *x;
+    json_array_foreach(t->grants[k], i, x)
+    {
+        if (strcmp(json_string_value(x), name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+bool ctl_tenant_granted(const ctl_tenant *t, ctl_grant k, const char *name, const char *dflt)
+{
+    return t->grants[k] ? ctl_tenant_lists(t, k, name) : strcmp(name, dflt) == 0;
+}
+
+int ctl_tenant_grants_check(ctl_state *st, const ctl_tenant *t, gp_diag *d)
+{
+    for (int k = 0; k < CTL_NGRANTS; k++) {
+        size_t i;
+        json_t *x;
+        json_array_foreach(t->grants[k], i, x)
+        {
+            const char *s = json_string_value(x);
+            bool found = k == CTL_GRANT_CLASS ? ctl_pclass_by_name(st, s) != NULL
+                                              : ctl_queue_by_name(st, s) != NULL;
+            if (!found) {
+                return gp_diag_set(d, GP_EINVAL, "%s[%zu]: no %s named %s",
+                                   ctl_grant_field((ctl_grant)k), i, ctl_grant_kind((ctl_grant)k),
+                                   s);
+            }
+        }
+    }
+    return 0;
+}
+
 int ctl_tenant_from_doc(const char *name, json_t *doc, ctl_tenant *out, gp_diag *d)
 {
-    static const char *const top[] = {"name", "quota", NULL};
+    static const char *const top[] = {"name", "quota", "priority_classes", "queues", NULL};
     static const char *const qf[] = {"gpus", "gpu_memory_mib", "models", NULL};
     ctl_tenant t;
     memset(&t, 0, sizeof(t));
@@ -123,7 +211,11 @@ int ctl_tenant_from_doc(const char *name, json_t *doc, ctl_tenant *out, gp_diag 
     if (rc == 0) {
         rc = read_models(quota ? quota : doc, &t.quota_models, d);
     }
+    for (int k = 0; rc == 0 && k < CTL_NGRANTS; k++) {
+        rc = read_grants(doc, (ctl_grant)k, &t.grants[k], d);
+    }
     if (rc < 0) {
+        ctl_tenant_fini(&t);
         return rc;
     }
     for (int m = 0; m < GP_MAX_MODELS; m++) {
@@ -137,6 +229,10 @@ void ctl_tenant_fini(ctl_tenant *t)
 {
     json_decref(t->quota_models);
     t->quota_models = NULL;
+    for (int k = 0; k < CTL_NGRANTS; k++) {
+        json_decref(t->grants[k]);
+        t->grants[k] = NULL;
+    }
 }
 
 void ctl_tenant_limits(const ctl_state *st, const ctl_tenant *t, gp_sched_tenant *out)
@@ -178,7 +274,13 @@ json_t *ctl_tenant_doc(const ctl_state *st, const ctl_tenant *t)
         json_object_set_new(models, model, doc_gpus_value(json_integer_value(v)));
     }
     json_object_set_new(quota, "models", models);
-    return json_pack("{s:s, s:o}", "name", t->lim.name, "quota", quota);
+    json_t *doc = json_pack("{s:s, s:o}", "name", t->lim.name, "quota", quota);
+    for (int k = 0; doc && k < CTL_NGRANTS; k++) {
+        if (t->grants[k]) {
+            json_object_set_new(doc, ctl_grant_field((ctl_grant)k), json_copy(t->grants[k]));
+        }
+    }
+    return doc;
 }
 
 int ctl_queue_from_doc(const char *name, json_t *doc, ctl_queue *out, gp_diag *d)

@@ -144,6 +144,11 @@ int64_t api_scope(const api_req *rq)
     return rq->who.role == CTL_ROLE_USER ? rq->who.tenant_id : 0;
 }
 
+bool api_scrape_full(const api_req *rq)
+{
+    return rq->who.role != CTL_ROLE_NONE;
+}
+
 json_t *api_body(api_req *rq)
 {
     const char *type = gp_http_request_header(rq->http, "Content-Type");
@@ -350,7 +355,10 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
     rq.route = *route = hit;
     unsigned roles = hit->roles;
     if (roles == R_SCRAPE) {
-        roles = rq.g->cfg->metrics.auth ? R_STAFF : R_ANYONE;
+        /* Without metrics.auth a token is still checked when one is given: it unlocks the
+         * per-tenant labels (api_scrape_full). */
+        bool given = gp_http_request_header(req, "Authorization") != NULL;
+        roles = rq.g->cfg->metrics.auth || given ? R_SCRAPERS : R_ANYONE;
     }
     if (roles != R_ANYONE) {
         if (authenticate(&rq) < 0 || !within_rate(&rq)) {

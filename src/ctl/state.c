@@ -9,7 +9,8 @@
 #include <string.h>
 #include <time.h>
 
-static const char *const role_names[] = {"none", "admin", "operator", "user", "join", "agent"};
+static const char *const role_names[] = {"none", "admin", "operator", "user",
+                                         "join", "agent", "metrics"};
 
 const char *ctl_role_name(ctl_role r)
 {

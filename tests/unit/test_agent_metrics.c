@@ -154,7 +154,7 @@ static char *text_of(const gp_metrics_snapshot *s)
 {
     gp_prom p;
     gp_prom_init(&p);
-    gp_metrics_write(s, &p);
+    gp_metrics_write(s, true, &p);
     const char *t = gp_prom_text(&p);
     assert_non_null(t);
     char *copy = strdup(t);
@@ -391,6 +391,30 @@ static void test_families_once(void **state)
     gp_metrics_snapshot_free(s);
 }
 
+/* Without jobs (an anonymous scraper of an open /metrics) the GPUs' samples keep their device
+ * labels, and nothing names a job, a tenant or a queue: the slice families are left out. */
+static void test_pool_wide(void **state)
+{
+    (void)state;
+    gp_metrics_snapshot *s = snapshot();
+    gp_prom p;
+    gp_prom_init(&p);
+    gp_metrics_write(s, false, &p);
+    const char *t = gp_prom_text(&p);
+    assert_non_null(t);
+    has_line(t, "DCGM_FI_DEV_GPU_UTIL{" GPU0 "} 87");
+    has_line(t, "gpupool_agent_heartbeat_failures_total 4");
+    const char *hidden[] = {"tenant=", "queue=", "gpupool_job",
+                            "team-a",  "team-b", "gpupool_slice_"};
+    for (size_t i = 0; i < sizeof(hidden) / sizeof(hidden[0]); i++) {
+        if (strstr(t, hidden[i])) {
+            fail_msg("%s in the pool-wide page:\n%s", hidden[i], t);
+        }
+    }
+    gp_prom_fini(&p);
+    gp_metrics_snapshot_free(s);
+}
+
 /* The hand-over renders nothing before the first snapshot, then the latest one published. */
 static void test_publish(void **state)
 {
@@ -399,7 +423,7 @@ static void test_publish(void **state)
     assert_non_null(m);
     gp_prom p;
     gp_prom_init(&p);
-    gp_metrics_render(m, &p);
+    gp_metrics_render(m, true, &p);
     assert_string_equal(gp_prom_text(&p), "");
     gp_prom_fini(&p);
     gp_metrics_snapshot *a = snapshot();
@@ -410,7 +434,7 @@ static void test_publish(void **state)
     char *want = text_of(b);
     gp_metrics_publish(m, b); /* a is freed */
     gp_prom_init(&p);
-    gp_metrics_render(m, &p);
+    gp_metrics_render(m, true, &p);
     assert_string_equal(gp_prom_text(&p), want);
     assert_non_null(strstr(gp_prom_text(&p), "\ngpupool_agent_heartbeat_failures_total 2\n"));
     gp_prom_fini(&p);
@@ -426,7 +450,7 @@ int main(void)
         cmocka_unit_test(test_gpu_held_whole), cmocka_unit_test(test_absent_and_shared),
         cmocka_unit_test(test_mig_devices),    cmocka_unit_test(test_slices),
         cmocka_unit_test(test_agent_families), cmocka_unit_test(test_families_once),
-        cmocka_unit_test(test_publish),
+        cmocka_unit_test(test_publish),        cmocka_unit_test(test_pool_wide),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

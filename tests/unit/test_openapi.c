@@ -159,7 +159,7 @@ static void check_route(json_t *doc, const api_route *r, int *n)
         problem(n, "%s %s: summary differs from the route table's", r->method, r->pattern);
     }
     /* Monitoring routes document who may call them once metrics.auth asks for a token. */
-    unsigned roles = r->roles == R_SCRAPE ? R_STAFF : r->roles;
+    unsigned roles = r->roles == R_SCRAPE ? R_SCRAPERS : r->roles;
     if (roles_of(op) != roles) {
         problem(n, "%s %s: x-roles differ from the route's role bits", r->method, r->pattern);
     }
