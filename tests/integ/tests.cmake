@@ -341,3 +341,16 @@ add_test(NAME integ_e2e_security
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_security PROPERTIES LABELS "integ;security" TIMEOUT 240
                      SKIP_RETURN_CODE 77)
+
+# Policy (issue 17): grants of priority classes and queues to tenants (API and CLI), and who
+# reads the metrics: one metrics token for the controller and the agents, pool-wide figures only
+# for anonymous scrapers when metrics.auth is off.
+add_test(NAME integ_ctl_policy
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_policy.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_policy PROPERTIES LABELS "integ;security" TIMEOUT 120)
+add_test(NAME integ_ctl_metrics_auth
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_metrics_auth.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_metrics_auth PROPERTIES LABELS "integ;security" TIMEOUT 180)
