@@ -37,6 +37,11 @@ expect_stdout "NAME" "WEIGHT" "train" "default"
 run get tenant team-a -o yaml "${ADMIN[@]}"
 expect_rc 0
 expect_stdout "name: team-a" "A100-80GB: 2"
+# team-a's users may submit to the train queue (grants), team-b's only to the default one.
+run tenant set team-a --queues default,train "${ADMIN[@]}" -o json
+expect_rc 0
+grep -qF '"train"' "$TMP/stdout" || fail "tenant set --queues: train not granted"
+grep -A1 '"models"' "$TMP/stdout" | grep -qF 'A100-80GB' || fail "tenant set changed the quota"
 
 run token create --name alice --role user --tenant team-a "${ADMIN[@]}"
 expect_rc 0
@@ -210,6 +215,11 @@ run get jobs --token "$USER_TOKEN"
 expect_rc 1
 expect_stderr "revoked"
 run cancel frac other "${ADMIN[@]}"
+expect_rc 0
+run queue delete train "${ADMIN[@]}"
+expect_rc 1
+expect_stderr "queue train: granted to tenant team-a"
+run tenant set team-a --queues none "${ADMIN[@]}"
 expect_rc 0
 run queue delete train "${ADMIN[@]}"
 expect_rc 0

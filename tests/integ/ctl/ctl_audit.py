@@ -137,7 +137,8 @@ with Pool(GPUPOOLD) as p:
              request="POST /v1/tenants"))
     step(a, "tenant create", lambda: admin.post("/v1/tenants", {"name": "team-b"}), 201,
          rec("tenant.create", "admin", "admin", "team-b", "tenant/team-b"))
-    step(a, "tenant update", lambda: admin.put("/v1/tenants/team-a", {"quota": {"gpus": 8}}),
+    step(a, "tenant update", lambda: admin.put("/v1/tenants/team-a", {
+        "quota": {"gpus": 8}, "priority_classes": ["low", "normal", "high"]}),
          200, rec("tenant.update", "admin", "admin", "team-a", "tenant/team-a",
                   request="PUT /v1/tenants/team-a",
                   body=lambda b: b["quota"]["gpus"] == 8))

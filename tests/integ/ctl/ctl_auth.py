@@ -29,7 +29,8 @@ with Pool(sys.argv[1]) as p:
     check(s == 200 and "paths" in api, "openapi.json served", s)
     anon = p.client(None)
     bogus = p.client("gpu_not-a-real-token")
-    public = {"/healthz", "/readyz", "/openapi.json", "/metrics", "/v1/sd/prometheus"}
+    # /metrics and /v1/sd/prometheus need a token too: metrics.auth is on by default.
+    public = {"/healthz", "/readyz", "/openapi.json"}
     # The web dashboard's files need no token either; whether they exist depends on the build.
     dashboard = {"/", "/ui", "/ui/", "/ui/{path}"}
     for path, ops in api["paths"].items():

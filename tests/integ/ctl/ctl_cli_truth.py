@@ -215,7 +215,7 @@ try:
         table = cli(p, "get", "job", "long")
         check(cell(table, long_id, "REASON").startswith("maintenance: n2"),
               "get job shows it", table)
-        s, metrics = p.client(None).get("/metrics")
+        s, metrics = p.admin.get("/metrics")
         check(s == 200 and re.search(r'gpupool_jobs_pending\{[^}]*reason="maintenance"[^}]*\} 2',
                                      metrics) is not None,
               "the metric counts them as maintenance", s, metrics[-3000:])

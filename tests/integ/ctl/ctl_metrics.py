@@ -50,8 +50,17 @@ def parse(text):
     return out
 
 
+def scraper(p):
+    """A client with the pool's metrics token (what Prometheus scrapes with), made once."""
+    if getattr(p, "scraper", None) is None:
+        s, d = p.admin.post("/v1/tokens", {"name": "prometheus", "role": "metrics"})
+        check(s == 201, "a metrics token", s, d)
+        p.scraper = p.client(d["token"])
+    return p.scraper
+
+
 def scrape(p):
-    s, text = p.client(None).get("/metrics")
+    s, text = scraper(p).get("/metrics")
     check(s == 200 and isinstance(text, str), "GET /metrics", s, text)
     return text, parse(text)
 
@@ -97,9 +106,10 @@ def node_state(p, name):
 args = ["--nodes-heartbeat-timeout", "1s", "--nodes-lost-timeout", "1h", "--api-rate-limit",
         "0", "--api-token-rate-limit", "0"]
 with Pool(sys.argv[1], args) as p:
-    p.tenant("team-a", gpus=2)
-    p.tenant("team-b")
     p.queue("batch")
+    for name, doc in (("team-a", {"quota": {"gpus": 2}}), ("team-b", {})):
+        s, d = p.admin.post("/v1/tenants", dict(doc, name=name, queues=["default", "batch"]))
+        check(s == 201, "create tenant %s granted the batch queue" % name, s, d)
     alice, bob = p.user("alice", "team-a"), p.user("bob", "team-b")
     nodes = {"n1": node_doc("n1", ngpus=4), "n2": node_doc("n2", ngpus=2),
              "n3": node_doc("n3", ngpus=2, model=L4, mem=24576),
@@ -242,7 +252,7 @@ with Pool(sys.argv[1], args) as p:
           "the scrape itself is counted")
 
     # Service discovery: every node with an address and port, with its labels.
-    s, sd = p.client(None).get("/v1/sd/prometheus")
+    s, sd = scraper(p).get("/v1/sd/prometheus")
     check(s == 200 and isinstance(sd, list), "GET /v1/sd/prometheus", s, sd)
     got = {g["labels"]["Hostname"]: g for g in sd}
     check(sorted(got) == ["n1", "n2", "n3"], "n1, n2, n3 listed; n4 has no port", sd)
@@ -297,8 +307,9 @@ with Pool(sys.argv[1], ["--nodes-heartbeat-timeout", "1s", "--nodes-lost-timeout
           "the job waits again")
     b.stop = True
     b.t.join()
-# metrics.auth: only admins and operators read /metrics and the service discovery.
-with Pool(sys.argv[1], ["--metrics-auth"]) as p:
+# metrics.auth (the default): only metrics tokens, admins and operators read /metrics and the
+# service discovery.
+with Pool(sys.argv[1]) as p:
     p.tenant("team-a")
     alice = p.user("alice", "team-a")
     s, d = p.admin.post("/v1/tokens", {"name": "prom", "role": "operator"})

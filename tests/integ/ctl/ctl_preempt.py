@@ -14,6 +14,7 @@ from pool import Pool, check, node_doc, submit
 with Pool(sys.argv[1]) as p:
     p.register(node_doc("n0"))
     p.tenant("team-a")
+    p.grant("team-a", classes=["low", "normal", "high"])
     alice = p.user("alice", "team-a")
 
     # Fill the node: 4 + 2 GPUs preemptible, 2 GPUs not.
@@ -54,6 +55,7 @@ with Pool(sys.argv[1]) as p:
     alice = p.user("alice", "team-a")
     p.queue("research", guarantee={"gpus": 8})
     p.queue("batch", weight=1, guarantee={"gpus": 0})
+    p.grant("team-a", queues=["default", "research", "batch"])
     for i in range(4):
         submit(alice, "b%d" % i, gpus=2, queue="batch", preemptible=True)
     for i in range(4):

@@ -33,6 +33,7 @@ with Pool(sys.argv[1]) as p:
     s, d = p.admin.post("/v1/priorityclasses", {"name": "urgent", "value": 5000,
                                                 "preemption_policy": "PreemptLowerPriority"})
     check(s == 201, "priority class", s, d)
+    p.grant("team-a", classes=["normal", "urgent"], queues=["default", "research"])
     alice = p.user("alice", "team-a")
     for i in range(6):
         submit(alice, "run-%d" % i, gpus=2, queue="research" if i % 2 else "default")

@@ -192,6 +192,8 @@ with Pool(GPUPOOLD, ["--billing-price-table", good, "--billing-used-flush-interv
     p.register(node_doc("n1", ngpus=4, model="H100-80GB"))
     p.tenant("team-a")
     p.tenant("team-b")
+    p.grant("team-a", classes=["normal", "high"])
+    p.grant("team-b", classes=["low", "normal"])
     alice = p.user("alice", "team-a")
     bob = p.user("bob", "team-b")
     b = Beater(p)

@@ -47,6 +47,9 @@ alerting:
         - targets: ["127.0.0.1:%(am)d"]
 scrape_configs:
   - job_name: gpupoold
+    authorization:
+      type: Bearer
+      credentials_file: "%(scrape)s"
     static_configs:
       - targets: ["%(ctl)s"]
   - job_name: gpupool-agent
@@ -57,6 +60,9 @@ scrape_configs:
     http_sd_configs:
       - url: http://%(ctl)s/v1/sd/prometheus
         refresh_interval: 1s
+        authorization:
+          type: Bearer
+          credentials_file: "%(scrape)s"
 """
 
 

@@ -170,6 +170,19 @@ class Pool:
         check(s == 201, "create tenant %s" % name, s, d)
         return d
 
+    def grant(self, tenant, classes=None, queues=None):
+        """Grants the tenant's users these priority classes and queues (lists; None keeps)."""
+        s, d = self.admin.get("/v1/tenants/" + tenant)
+        check(s == 200, "get tenant %s" % tenant, s, d)
+        doc = {k: d[k] for k in ("quota", "priority_classes", "queues") if k in d}
+        if classes is not None:
+            doc["priority_classes"] = list(classes)
+        if queues is not None:
+            doc["queues"] = list(queues)
+        s, d = self.admin.put("/v1/tenants/" + tenant, doc)
+        check(s == 200, "grant to tenant %s" % tenant, s, d)
+        return d
+
     def user(self, name, tenant):
         s, d = self.admin.post("/v1/tokens", {"name": name, "role": "user", "tenant": tenant})
         check(s == 201, "create token %s" % name, s, d)
