@@ -136,8 +136,9 @@ try:
         check(s == 401, "a wrong token is refused even when the page is open", s, d)
         s, d = alice.get("/metrics")
         check(s == 403, "a user's token does not unlock the labels", s, d)
+        check(p.stop() == 0, "gpupoold exits cleanly", p.read_log()[-3000:])
 finally:
     for a in agents:
-        a.stop()
+        check(a.stop() == 0, "agent %s exits cleanly" % a.node, a.log()[-3000:])
     shutil.rmtree(tmp, ignore_errors=True)
 print("ok")

@@ -149,5 +149,6 @@ with Pool(gpupoold) as p:
     check(s == 201, "team-c uses low", s, d)
     s, d = submit(carol, "c2")
     refused(s, d, 403, "priority class normal: not granted to tenant team-c")
+    check(p.stop() == 0, "gpupoold exits cleanly", p.read_log()[-3000:])
 
 print("ok")
