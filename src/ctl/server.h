@@ -22,6 +22,13 @@
  * defaults and the admin token on first start), and starts the committer. GP_ESTATE (another
  * gpupoold holds the data directory; d names its pid), GP_EIO and friends with d set. */
 int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d);
+/* What ctl_start_with calls on the committer's store once it is open, before anything is read:
+ * it may replace *s with a store wrapping it (which then owns it). 0, or an error with d set
+ * (the start fails). Tests wrap the store in one that fails on purpose (store/store_fault.h). */
+typedef int (*ctl_store_wrap_fn)(void *ctx, gp_store **s, gp_diag *d);
+/* ctl_start, with the committer's store wrapped by wrap(ctx, ...) (NULL: as ctl_start). */
+int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap, void *ctx,
+                   gp_diag *d);
 /* Stops the committer (finishing queued ops), closes the store, releases the data directory. */
 void ctl_stop(gpupoold *g);
 

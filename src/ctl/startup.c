@@ -140,6 +140,12 @@ static int make_dir(const char *dir, gp_diag *d)
 
 int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
 {
+    return ctl_start_with(g, cfg, NULL, NULL, d);
+}
+
+int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap, void *ctx,
+                   gp_diag *d)
+{
     memset(g, 0, sizeof(*g));
     g->cfg = cfg;
     g->datalock = -1;
@@ -155,6 +161,9 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
     }
     if (rc == 0) {
         rc = gp_store_open(path, &g->store, d);
+    }
+    if (rc == 0 && wrap) {
+        rc = wrap(ctx, &g->store, d);
     }
     if (rc == 0) {
         rc = gp_store_open(path, &g->reader, d);
