@@ -9,8 +9,6 @@
  */
 #include "ctl/audit.h"
 
-#include "ctl/api.h"
-
 #include <ctype.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -228,16 +226,17 @@ static void derive(const char *method, const char *pattern, ctl_op_audit *a)
     a->kind = a->action_buf; /* the part before the '.', by the length below */
 }
 
-void ctl_audit_prepare(const api_req *rq, ctl_op *op)
+void ctl_audit_prepare(ctl_op *op, const ctl_principal *who, const gp_http_request *http,
+                       const char *pattern, const char *ref, const char *ref2)
 {
     ctl_op_audit *a = &op->audit;
     memset(a, 0, sizeof(*a));
-    a->who = &rq->who;
-    a->method = rq->http->method;
-    a->path = rq->http->path;
-    a->ref = rq->params[0];
-    a->ref2 = rq->params[1];
-    const char *pattern = rq->route ? rq->route->pattern : rq->http->path;
+    a->who = who;
+    a->method = http->method;
+    a->path = http->path;
+    a->ref = ref;
+    a->ref2 = ref2;
+    pattern = pattern ? pattern : http->path;
     for (int i = 0; i < NAUDIT_ROUTES; i++) {
         const audit_route *r = &audit_routes[i];
         if (strcmp(r->method, a->method) == 0 && strcmp(r->pattern, pattern) == 0) {
@@ -253,9 +252,9 @@ void ctl_audit_prepare(const api_req *rq, ctl_op *op)
     }
     /* Not the body of a creation: the object itself is stored, and a job's spec may carry
      * credentials in its environment. */
-    if (a->ref && rq->http->body_len > 0 && is_write(a->method)) {
-        a->body = rq->http->body;
-        a->body_len = rq->http->body_len;
+    if (a->ref && http->body_len > 0 && is_write(a->method)) {
+        a->body = http->body;
+        a->body_len = http->body_len;
     }
 }
 

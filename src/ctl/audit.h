@@ -16,11 +16,9 @@
 #ifndef GP_CTL_AUDIT_H
 #define GP_CTL_AUDIT_H
 
-#include "ctl/server.h"
+#include "ctl/context.h"
 
 #include <jansson.h>
-
-struct api_req;
 
 typedef struct ctl_audit_rec {
     const char *actor;  /* NULL: who is acting now (above); role "" for the controller */
@@ -43,14 +41,13 @@ int ctl_audit_allocate(gpupoold *g, const ctl_job *j, const ctl_replica *replica
 int ctl_audit_free(gpupoold *g, const ctl_job *j, const char *actor, const char *ended,
                    const char *reason, gp_diag *d);
 
-/* Fills op->audit from the API request rq (its route, caller, path and body); api_run calls it
- * before queueing the op. rq must outlive the op. */
-void ctl_audit_prepare(const struct api_req *rq, ctl_op *op);
+/* Fills op->audit from an API request: its caller who, the request http, the pattern of the route
+ * it matched (NULL: none; the path stands for it) and the route's parameters ref and ref2 (NULL:
+ * none). api_run calls it before queueing the op; all of them must outlive the op. */
+void ctl_audit_prepare(ctl_op *op, const ctl_principal *who, const gp_http_request *http,
+                       const char *pattern, const char *ref, const char *ref2);
 /* The record of the API change op, after op->run succeeded (the committer, in the op's
  * savepoint). 0 when written or when op records nothing; else as ctl_audit. */
 int ctl_audit_op(gpupoold *g, const ctl_op *op, gp_diag *d);
-
-/* GET /v1/audit (api_audit.c). */
-void api_audit_list(struct api_req *rq);
 
 #endif

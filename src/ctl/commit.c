@@ -3,9 +3,10 @@
  * store transaction (see server.h).
  *
  * Invariant: memory equals what the store has committed whenever the state lock is free. A
- * group holds the lock from BEGIN to COMMIT; an op that fails is rolled back to its savepoint
- * and has not touched memory; an op whose audit record cannot be written after it ran is rolled
- * back too, and memory reloaded; a COMMIT that fails reloads memory from the store. Long-poll
+ * group holds the lock from BEGIN to COMMIT and is one transaction of the runner (txn.h), each op
+ * a step of it: an op that fails is rolled back to its savepoint and has not touched memory; an
+ * op whose audit record cannot be written after it ran is rolled back too, and memory reloaded;
+ * a COMMIT that fails reloads memory from the store. Long-poll
  * waiters of desired documents are woken (ctl_desired_publish) after the commit, before the
  * lock is released, so what they are answered has been committed. Alerts raised by a change
  * (notify.h) go to the sender likewise, after the commit; those of a rolled-back op or group are
@@ -37,89 +38,71 @@ void ctl_read_unlock(gpupoold *g)
     pthread_mutex_unlock(&g->st.lock);
 }
 
-void ctl_reload(gpupoold *g)
+/* One op, a step of its group: run, then its audit record in the same savepoint. A record that
+ * cannot be written undoes the change, and memory, which run may already have changed (its own
+ * record, or one of several placements it ended), is reloaded by the runner. */
+static int op_step(ctl_txn *tx, void *arg, gp_diag *d)
 {
-    gp_diag d;
-    gp_diag_clear(&d);
-    int rc = ctl_state_load(&g->st, g->store, &d);
+    ctl_op *op = arg;
+    gpupoold *g = tx->g;
+    g->op_now = op;
+    int rc = op->run(g, op, d);
     if (rc == 0) {
-        ctl_nodes_grace(&g->st, ctl_now_ms());
+        rc = ctl_audit_op(g, op, d);
+        tx->dirty = rc < 0;
     }
-    if (rc < 0 || ctl_sched_reset(g, &d) < 0) {
-        GP_LOG(GP_LOG_ERROR, "ctl", "reloading the state from the store: %s", d.msg);
-        g->ready = false;
-    }
+    tx->dirty |= op->audit.failed;
+    g->op_now = NULL;
+    return rc;
 }
 
-/* Runs op in its savepoint, then appends its audit record there. A record that cannot be
- * written undoes the change: the savepoint is rolled back, and memory, which run may already
- * have changed (its own record, or one of several placements it ended), is loaded again from
- * the store (what this group has written so far included). */
-static void run_one(gpupoold *g, ctl_op *op)
+typedef struct group {
+    ctl_op *ops;
+    bool kick;
+} group;
+
+/* The body of a group: each op in its own step; an op that fails fails alone. */
+static int group_body(ctl_txn *tx, void *arg, gp_diag *d)
 {
-    gp_diag_clear(&op->diag);
-    op->status = op->status ? op->status : 200;
-    int rc = gp_store_savepoint(g->store, &op->diag);
-    size_t alerts = ctl_notify_mark(g);
-    if (rc == 0) {
-        g->op_now = op;
-        rc = op->run(g, op, &op->diag);
-        bool changed = rc == 0;
-        if (rc == 0) {
-            rc = ctl_audit_op(g, op, &op->diag);
+    (void)d;
+    group *gr = arg;
+    for (ctl_op *op = gr->ops; op; op = op->next) {
+        gp_diag_clear(&op->diag);
+        op->status = op->status ? op->status : 200;
+        op->rc = ctl_txn_step(tx, op_step, op, &op->diag);
+        if (op->rc < 0 && op->diag.code == 0) {
+            gp_diag_set(&op->diag, op->rc, "%s", gp_strerror(op->rc));
         }
-        g->op_now = NULL;
-        if (rc < 0) {
-            gp_store_savepoint_rollback(g->store);
-            ctl_notify_rollback(g, alerts);
-            if (changed || op->audit.failed) {
-                ctl_reload(g);
-            }
-        } else {
-            rc = gp_store_savepoint_release(g->store, &op->diag);
+        if (op->rc < 0) {
+            json_decref(op->result);
+            op->result = NULL;
         }
+        gr->kick |= op->rc == 0 && op->kick;
     }
-    if (rc < 0 && op->diag.code == 0) {
-        gp_diag_set(&op->diag, rc, "%s", gp_strerror(rc));
-    }
-    if (rc < 0) {
-        json_decref(op->result);
-        op->result = NULL;
-    }
-    op->rc = rc;
+    return 0;
 }
 
-/* Runs a group of ops in one transaction. */
+/* Runs a group of ops in one transaction. When it does not commit, every op fails: with the
+ * BEGIN's error, or, when the COMMIT failed, as unavailable (memory was reloaded). */
 static void run_group(gpupoold *g, ctl_op *ops)
 {
     pthread_mutex_lock(&g->st.lock);
     gp_diag d;
     gp_diag_clear(&d);
-    int rc = gp_store_begin(g->store, &d);
-    bool kick = false;
-    for (ctl_op *op = ops; op; op = op->next) {
-        if (rc < 0) {
-            op->rc = rc;
-            op->diag = d;
-            continue;
-        }
-        run_one(g, op);
-        kick |= op->rc == 0 && op->kick;
-    }
-    if (rc == 0 && (rc = gp_store_commit(g->store, &d)) < 0) {
-        GP_LOG(GP_LOG_ERROR, "ctl", "commit: %s", d.msg);
-        gp_store_rollback(g->store);
-        for (ctl_op *op = ops; op; op = op->next) {
-            json_decref(op->result);
-            op->result = NULL;
-            op->rc = GP_EUNAVAIL;
+    group gr = {.ops = ops, .kick = false};
+    bool ran = false;
+    int rc = ctl_txn_run(g, "group of changes", CTL_TXN_MEMORY, group_body, &gr, &ran, &d);
+    for (ctl_op *op = ops; rc < 0 && op; op = op->next) {
+        json_decref(op->result);
+        op->result = NULL;
+        op->rc = ran ? GP_EUNAVAIL : rc;
+        if (ran) {
             gp_diag_set(&op->diag, GP_EUNAVAIL, "the store failed to commit: %s; retry", d.msg);
+        } else {
+            op->diag = d;
         }
-        ctl_notify_rollback(g, 0);
-        ctl_reload(g);
-        kick = true;
     }
-    ctl_notify_publish(g);
+    bool kick = rc == 0 ? gr.kick : ran;
     ctl_auth_refresh(g);
     ctl_desired_publish(&g->st);
     pthread_mutex_unlock(&g->st.lock);

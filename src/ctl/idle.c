@@ -4,7 +4,7 @@
 #include "ctl/idle.h"
 
 #include "base/log.h"
-#include "ctl/api.h"
+#include "ctl/changes.h"
 #include "ctl/notify.h"
 
 #include <stdint.h>

@@ -18,7 +18,7 @@
 #ifndef GP_CTL_IDLE_H
 #define GP_CTL_IDLE_H
 
-#include "ctl/server.h"
+#include "ctl/context.h"
 
 /* A Running replica r of job j reported util (percent; -1: none). Stops the job when it has
  * been idle long enough (j's replicas are then NULL). 0, or an error of the store with d set. */

@@ -4,7 +4,8 @@
  * the store first and changes memory only once the store has taken it; all run in the
  * committer, inside its transaction.
  */
-#include "ctl/api.h"
+#include "ctl/audit.h"
+#include "ctl/changes.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
 

@@ -3,6 +3,7 @@
  * listeners, and runs until SIGINT or SIGTERM. Exit codes: 0 after a clean stop, 1 when it
  * cannot start (store, listen address), 2 for a bad configuration or usage.
  */
+#include "ctl/api.h"
 #include "ctl/server.h"
 
 #include "base/log.h"
@@ -69,6 +70,12 @@ int main(int argc, char **argv)
     if (ctl_start(&g, &cfg, &d) < 0) {
         fprintf(stderr, "gpupoold: %s\n", d.msg);
         return 1;
+    }
+    char ui[GP_CTL_PATH_MAX], why[GP_CTL_PATH_MAX + 128];
+    if (api_ui_dir(&cfg, ui, sizeof(ui), why, sizeof(why)) == 0) {
+        GP_LOG(GP_LOG_INFO, "ui", "dashboard=/ui/ dir=%s", ui);
+    } else {
+        GP_LOG(GP_LOG_INFO, "ui", "no dashboard at /ui/: %s", why);
     }
     int rc = listen_on(&g, &cfg.listen, NULL, NULL, &g.http, &d);
     if (rc == 0 && cfg.tls.listen.host[0]) {

@@ -11,7 +11,8 @@
 #include "ctl/meter.h"
 
 #include "base/log.h"
-#include "ctl/api.h"
+#include "ctl/changes.h"
+#include "ctl/txn.h"
 #include "ctl/prices.h"
 #include "gpupool/mig.h"
 
@@ -245,30 +246,32 @@ void ctl_meter_report(gpupoold *g, const ctl_job *j, int r, int util, int64_t no
 
 /* ---- the tick ---- */
 
-int ctl_meter_tick(gpupoold *g, int64_t now, gp_diag *d)
+typedef struct flush {
+    bool *dead; /* per entry: its placement has ended (dropped from the table once committed) */
+    int64_t now;
+} flush;
+
+/* The flush's writes (the store only: the table changes once they are committed). */
+static int flush_body(ctl_txn *tx, void *arg, gp_diag *d)
 {
-    struct ctl_meter *m = g->meter;
-    if (!m || now - m->last_flush_ms < g->cfg->billing.used_flush_ms) {
-        return 0;
-    }
-    m->last_flush_ms = now;
-    bool *dead = calloc((size_t)m->n + 1, sizeof(*dead));
-    int rc = dead ? gp_store_begin(g->store, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    flush *f = arg;
+    struct ctl_meter *m = tx->g->meter;
+    int rc = 0;
     for (int i = 0; rc == 0 && i < m->n; i++) {
         meter_entry *e = &m->e[i];
-        if (live(&g->st, e->job_id, e->replica, e->epoch)) {
+        if (live(tx->st, e->job_id, e->replica, e->epoch)) {
             if (used_of(e) > e->stored) {
-                rc = gp_store_usage_set_used(g->store, e->job_id, e->replica, e->epoch, used_of(e),
+                rc = gp_store_usage_set_used(tx->store, e->job_id, e->replica, e->epoch, used_of(e),
                                              d);
             }
             continue;
         }
         /* Ended: its row was closed with its placement, unless memory dropped the placement
          * by itself (a placement found incomplete when the state was reloaded). */
-        dead[i] = true;
+        f->dead[i] = true;
         gp_diag why;
-        int c =
-            gp_store_usage_close(g->store, e->job_id, e->replica, e->epoch, now, used_of(e), &why);
+        int c = gp_store_usage_close(tx->store, e->job_id, e->replica, e->epoch, f->now, used_of(e),
+                                     &why);
         if (c == 0) {
             GP_LOG(GP_LOG_WARN, "meter",
                    "job=%lld replica=%d epoch=%lld: usage record still open after its placement "
@@ -277,23 +280,32 @@ int ctl_meter_tick(gpupoold *g, int64_t now, gp_diag *d)
         }
         rc = c == GP_ENOENT ? 0 : c < 0 ? gp_diag_set(d, c, "%s", why.msg) : 0;
     }
-    if (rc == 0) {
-        rc = gp_store_commit(g->store, d);
+    return rc;
+}
+
+int ctl_meter_tick(gpupoold *g, int64_t now, gp_diag *d)
+{
+    struct ctl_meter *m = g->meter;
+    if (!m || now - m->last_flush_ms < g->cfg->billing.used_flush_ms) {
+        return 0;
     }
+    m->last_flush_ms = now;
+    flush f = {.dead = calloc((size_t)m->n + 1, sizeof(bool)), .now = now};
+    int rc = f.dead ? ctl_txn_run(g, "usage flush", CTL_TXN_STORE, flush_body, &f, NULL, d)
+                    : gp_diag_set(d, GP_ENOMEM, "out of memory");
     if (rc < 0) {
-        gp_store_rollback(g->store);
-        free(dead);
+        free(f.dead);
         return rc;
     }
     int k = 0;
     for (int i = 0; i < m->n; i++) {
-        if (!dead[i]) {
+        if (!f.dead[i]) {
             m->e[i].stored = used_of(&m->e[i]);
             m->e[k++] = m->e[i];
         }
     }
     m->n = k;
-    free(dead);
+    free(f.dead);
     return 0;
 }
 
@@ -451,6 +463,19 @@ static int reconcile_rows(gpupoold *g, struct ctl_meter *m, open_rows *o, int64_
     return rc;
 }
 
+typedef struct reconcile_txn {
+    struct ctl_meter *m;
+    open_rows *o;
+    int64_t now;
+} reconcile_txn;
+
+static int reconcile_body(ctl_txn *tx, void *arg, gp_diag *d)
+{
+    reconcile_txn *x = arg;
+    return reconcile_rows(tx->g, x->m, x->o, x->now, d);
+}
+
+/* At start, before the meter is g's: a failure fails the start, so the table it filled goes. */
 static int reconcile(gpupoold *g, struct ctl_meter *m, int64_t now, gp_diag *d)
 {
     open_rows o = {NULL, 0, 0};
@@ -460,16 +485,8 @@ static int reconcile(gpupoold *g, struct ctl_meter *m, int64_t now, gp_diag *d)
         gp_diag_set(d, rc, "out of memory");
     }
     if (rc == 0) {
-        rc = gp_store_begin(g->store, d);
-    }
-    if (rc == 0) {
-        rc = reconcile_rows(g, m, &o, now, d);
-    }
-    if (rc == 0) {
-        rc = gp_store_commit(g->store, d);
-    }
-    if (rc < 0) {
-        gp_store_rollback(g->store);
+        reconcile_txn x = {.m = m, .o = &o, .now = now};
+        rc = ctl_txn_run(g, "usage reconcile", CTL_TXN_STORE, reconcile_body, &x, NULL, d);
     }
     free(o.v);
     return rc;

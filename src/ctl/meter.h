@@ -31,7 +31,7 @@
 #ifndef GP_CTL_METER_H
 #define GP_CTL_METER_H
 
-#include "ctl/server.h"
+#include "ctl/context.h"
 #include "gpupool/meter.h"
 
 /* Loads billing.price_table (gpupoold does not start on a bad one) and reconciles the ledger

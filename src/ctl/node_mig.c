@@ -14,7 +14,7 @@
  * knows whether it still places a replica there. A GPU of a model gpupool cannot partition keeps
  * its list (it is shown) but gives the model no layout.
  */
-#include "ctl/api.h"
+#include "ctl/changes.h"
 #include "ctl/doc.h"
 #include "ctl/recovery.h"
 

@@ -54,7 +54,7 @@
 #ifndef GP_CTL_NOTIFY_H
 #define GP_CTL_NOTIFY_H
 
-#include "ctl/server.h"
+#include "ctl/context.h"
 
 #include <jansson.h>
 #include <stdbool.h>

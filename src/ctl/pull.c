@@ -15,7 +15,7 @@
  * registry's message after it) could not get its image: report_one fails the job with that
  * reason and does not restart it (it would only fail the same way).
  */
-#include "ctl/api.h"
+#include "ctl/changes.h"
 
 #include <stdio.h>
 #include <string.h>

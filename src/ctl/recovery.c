@@ -4,7 +4,8 @@
 #include "ctl/recovery.h"
 
 #include "base/log.h"
-#include "ctl/api.h"
+#include "ctl/changes.h"
+#include "ctl/txn.h"
 #include "ctl/notify.h"
 
 #include <math.h>
@@ -458,6 +459,19 @@ static void windows(gpupoold *g, int64_t now)
     }
 }
 
+/* The body of the tick's transaction: every node with something due. */
+static int tick_body(ctl_txn *tx, void *arg, gp_diag *d)
+{
+    int64_t now = *(const int64_t *)arg;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < tx->st->nnodes; i++) {
+        ctl_node *n = &tx->st->nodes[i];
+        int what = due(tx->g, n, now);
+        rc = what ? handle(tx->g, n, what, now, d) : 0;
+    }
+    return rc;
+}
+
 int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
 {
     ctl_state *st = &g->st;
@@ -467,20 +481,7 @@ int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
     }
     int rc = 0;
     if (any) {
-        size_t alerts = ctl_notify_mark(g);
-        rc = gp_store_begin(g->store, d);
-        for (int i = 0; rc == 0 && i < st->nnodes; i++) {
-            int what = due(g, &st->nodes[i], now);
-            rc = what ? handle(g, &st->nodes[i], what, now, d) : 0;
-        }
-        if (rc == 0) {
-            rc = gp_store_commit(g->store, d);
-        }
-        if (rc < 0) {
-            gp_store_rollback(g->store);
-            ctl_notify_rollback(g, alerts);
-            ctl_reload(g); /* memory may hold some of the changes */
-        }
+        rc = ctl_txn_run(g, "recovery", CTL_TXN_MEMORY, tick_body, &now, NULL, d);
     }
     spares(g);
     windows(g, now);

@@ -27,7 +27,7 @@
 #ifndef GP_CTL_RECOVERY_H
 #define GP_CTL_RECOVERY_H
 
-#include "ctl/server.h"
+#include "ctl/context.h"
 
 /* What happens to the jobs on a node (ctl_node_end_jobs). */
 typedef enum ctl_jobs_act {

@@ -130,7 +130,8 @@ void api_diag(api_req *rq, const gp_diag *d)
 
 void api_run(api_req *rq, ctl_op *op)
 {
-    ctl_audit_prepare(rq, op);
+    ctl_audit_prepare(op, &rq->who, rq->http, rq->route ? rq->route->pattern : NULL, rq->params[0],
+                      rq->params[1]);
     if (ctl_run_op(rq->g, op) < 0) {
         api_diag(rq, &op->diag);
         return;

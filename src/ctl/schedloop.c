@@ -7,10 +7,12 @@
  * store did not keep is ever acted on. A waiting job's reason is written only when it changes,
  * so an idle pool with many pending jobs does not rewrite them every cycle.
  */
-#include "ctl/api.h"
+#include "ctl/audit.h"
+#include "ctl/changes.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
 #include "ctl/recovery.h"
+#include "ctl/server.h"
 
 #include "base/log.h"
 #include "gpupool/modelname.h"
@@ -78,15 +80,6 @@ static int reserve(void **p, int *cap, int n, size_t size)
     *p = q;
     *cap = ncap;
     return 0;
-}
-
-int ctl_sched_reset(gpupoold *g, gp_diag *d)
-{
-    gp_sched_free(g->sched);
-    g->sched = NULL;
-    gp_sched_config cfg;
-    gp_ctl_config_sched(g->cfg, &cfg);
-    return gp_sched_new(g->st.cluster, &cfg, &g->sched, d);
 }
 
 static int index_of_queue(const ctl_state *st, const char *name)
@@ -415,6 +408,21 @@ static bool reasons_changed(gpupoold *g, const gp_sched_result *r)
     return false;
 }
 
+typedef struct result_txn {
+    cycle_in *c;
+    gp_sched_result *r;
+    ctl_replica **replicas;
+    int64_t now;
+} result_txn;
+
+static int result_body(ctl_txn *tx, void *arg, gp_diag *d)
+{
+    result_txn *x = arg;
+    return write_result(tx->g, x->c, x->r, x->replicas, x->now, d);
+}
+
+/* The cycle's decisions: stored in one transaction (the store only), then applied to memory;
+ * when they cannot be stored, the scheduler's model is put back as it was. */
 static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t now, gp_diag *d)
 {
     ctl_replica **replicas = calloc((size_t)r->nplaced + 1, sizeof(*replicas));
@@ -424,16 +432,8 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
         rc = replicas[i] ? 0 : GP_ENOMEM;
     }
     if (rc == 0) {
-        rc = gp_store_begin(g->store, d);
-        if (rc == 0) {
-            rc = write_result(g, c, r, replicas, now, d);
-        }
-        if (rc == 0) {
-            rc = gp_store_commit(g->store, d);
-        }
-        if (rc < 0) {
-            gp_store_rollback(g->store);
-        }
+        result_txn x = {.c = c, .r = r, .replicas = replicas, .now = now};
+        rc = ctl_txn_run(g, "scheduling cycle", CTL_TXN_STORE, result_body, &x, NULL, d);
     }
     if (rc == 0) {
         apply_result(g, r, replicas, now);
@@ -450,43 +450,50 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
     return rc;
 }
 
-/* Fails the jobs that have held their GPUs past their max runtime (counted from placement);
- * the agents stop them when the placement disappears from their desired set. */
-static int expire(gpupoold *g, int64_t now, gp_diag *d)
+static bool expired(const ctl_job *j, int64_t now)
 {
-    ctl_state *st = &g->st;
-    bool any = false;
-    for (int i = 0; i < st->njobs && !any; i++) {
-        ctl_job *j = st->jobs[i];
-        any = ctl_job_state_holds(j->state) && j->spec.max_runtime_s > 0 &&
-              now - j->start_ms > j->spec.max_runtime_s * 1000;
-    }
-    if (!any) {
-        return 0;
-    }
-    int rc = gp_store_begin(g->store, d);
-    for (int i = 0; rc == 0 && i < st->njobs; i++) {
-        ctl_job *j = st->jobs[i];
-        if (ctl_job_state_holds(j->state) && j->spec.max_runtime_s > 0 &&
-            now - j->start_ms > j->spec.max_runtime_s * 1000) {
+    return ctl_job_state_holds(j->state) && j->spec.max_runtime_s > 0 &&
+           now - j->start_ms > j->spec.max_runtime_s * 1000;
+}
+
+static int expire_body(ctl_txn *tx, void *arg, gp_diag *d)
+{
+    int64_t now = *(const int64_t *)arg;
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < tx->st->njobs; i++) {
+        ctl_job *j = tx->st->jobs[i];
+        if (expired(j, now)) {
             char why[128];
             snprintf(why, sizeof(why), "max runtime of %llds exceeded",
                      (long long)j->spec.max_runtime_s);
-            rc = ctl_job_finish(g, j, false, 0, 0, why, d);
+            rc = ctl_job_finish(tx->g, j, false, 0, 0, why, d);
         }
-    }
-    if (rc == 0) {
-        rc = gp_store_commit(g->store, d);
-    }
-    if (rc < 0) {
-        gp_store_rollback(g->store);
-        ctl_reload(g); /* memory may hold some of the changes */
     }
     return rc;
 }
 
+/* Fails the jobs that have held their GPUs past their max runtime (counted from placement);
+ * the agents stop them when the placement disappears from their desired set. */
+static int expire(gpupoold *g, int64_t now, gp_diag *d)
+{
+    bool any = false;
+    for (int i = 0; i < g->st.njobs && !any; i++) {
+        any = expired(g->st.jobs[i], now);
+    }
+    if (!any) {
+        return 0;
+    }
+    return ctl_txn_run(g, "max runtime", CTL_TXN_MEMORY, expire_body, &now, NULL, d);
+}
+
 int ctl_schedule(gpupoold *g, gp_diag *d)
 {
+    if (g->stale) {
+        ctl_reload(g);
+    }
+    if (g->stale) {
+        return gp_diag_set(d, GP_EUNAVAIL, "the state is not loaded from the store");
+    }
     int rc0 = ctl_recovery_tick(g, ctl_now_ms(), d);
     if (rc0 == 0) {
         rc0 = expire(g, ctl_now_ms(), d);

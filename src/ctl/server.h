@@ -15,117 +15,20 @@
 #ifndef GP_CTL_SERVER_H
 #define GP_CTL_SERVER_H
 
-#include "ctl/config.h"
-#include "ctl/ctl.h"
-#include "ctl/metrics.h"
-#include "net/http_server.h"
-
-#include <jansson.h>
-#include <pthread.h>
-#include <stdatomic.h>
-
-typedef struct gpupoold gpupoold;
-typedef struct ctl_notifier ctl_notifier;
-typedef struct ctl_op ctl_op;
-
-/* Runs inside the group's transaction, under the state lock: checks the change against memory,
- * writes it to the store and applies it to memory. 0, or an error with d set; on error the
- * committer rolls the store back to the op's savepoint, so the op must not have changed memory
- * (check everything first, change memory last). */
-typedef int (*ctl_op_fn)(gpupoold *g, ctl_op *op, gp_diag *d);
-
-/* What the audit log needs to know of an API change (audit.h): set by api_run from the request
- * before the op is queued. After run succeeds the committer appends the change's record in the
- * op's savepoint, so the change and its record are stored together or not at all. */
-typedef struct ctl_op_audit {
-    const ctl_principal *who; /* the caller; NULL: not an API request */
-    const char *action;       /* "job.cancel"; NULL: no record of the request itself */
-    const char *kind;         /* the object's kind: "job" */
-    bool by_id;               /* the object is named by its id ("job/42"), else by its name */
-    bool created_only;        /* recorded only when run answers 201: a retried submit changes
-                                 nothing */
-    const char *ref, *ref2;   /* the path's parameters ("gpu-01", "3" for a GPU); NULL: none */
-    const char *method, *path;
-    const char *body; /* the body of a change to an existing object (a PUT's document, a drain's
-                         reason: JSON text, body_len bytes), shown in the record */
-    size_t body_len;
-    char action_buf[64]; /* action, when derived from a route the audit table lacks */
-    int64_t time_ms;     /* the time of the op's records, taken by the first: they share it */
-    bool failed; /* set when a record of the op could not be written: memory may hold part of
-                    the change, so the committer reloads it */
-} ctl_op_audit;
-
-struct ctl_op {
-    ctl_op_fn run;
-    void *arg;      /* the op's input; owned by the caller */
-    json_t *result; /* set by run: the answer's document (a new reference) */
-    int status;     /* set by run: the HTTP status of success (default 200) */
-    bool kick;      /* set by run: the change may let the scheduler place something */
-    ctl_op_audit audit;
-    /* filled by the committer */
-    int rc;
-    gp_diag diag;
-    bool done;
-    ctl_op *next;
-};
-
-typedef struct ctl_stats {
-    atomic_llong cycles;
-    atomic_llong cycle_us_last;
-    atomic_llong groups;
-    atomic_llong ops;
-    atomic_llong placed;
-    atomic_llong evicted;
-} ctl_stats;
-
-/* What authentication needs of one token, copied out of the state so that requests are
- * authenticated without the state lock (which a group holds through its fsync). */
-typedef struct ctl_auth_entry {
-    char hash[65];
-    int64_t expires_ms;
-    bool revoked;
-    ctl_principal who;
-} ctl_auth_entry;
-
-struct gpupoold {
-    const gp_ctl_config *cfg;
-    gp_store *store;  /* the committer's */
-    gp_store *reader; /* for events; under reader_lock */
-    pthread_mutex_t reader_lock;
-    ctl_state st;
-    gp_scheduler *sched;
-    struct ctl_cycle_buf *cycbuf; /* the scheduler's input buffers (schedloop.c) */
-    struct ctl_meter *meter;      /* metering: prices and used figures (meter.h) */
-    gp_http_server *http;
-    gp_http_server *https;
-    bool ready;
-    /* the tokens, for authentication: rebuilt by the committer after a group changed them */
-    pthread_mutex_t auth_lock;
-    ctl_auth_entry *auth;
-    int nauth;
-    uint64_t auth_gen; /* st.auth_gen the table was built from */
-    /* the committer */
-    pthread_t committer;
-    pthread_mutex_t qlock;
-    pthread_cond_t qcond;    /* work queued, a kick, or stop */
-    pthread_cond_t donecond; /* ops done */
-    ctl_op *head, *tail;
-    ctl_op *op_now; /* the op being run, NULL between ops: who acts, for the audit log */
-    bool stop, kicked, running;
-    int64_t last_cycle_ms;
-    ctl_stats stats;
-    ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
-    ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
-    int datalock;         /* the data directory's lock (datalock.h), held from start to stop */
-};
-
-/* Milliseconds since the epoch (the wall clock; times the controller stores). */
-int64_t ctl_now_ms(void);
+#include "ctl/context.h"
+#include "ctl/txn.h"
 
 /* Locks the data directory (datalock.h), opens the store, loads the state (creating the
  * defaults and the admin token on first start), and starts the committer. GP_ESTATE (another
  * gpupoold holds the data directory; d names its pid), GP_EIO and friends with d set. */
 int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d);
+/* What ctl_start_with calls on the committer's store once it is open, before anything is read:
+ * it may replace *s with a store wrapping it (which then owns it). 0, or an error with d set
+ * (the start fails). Tests wrap the store in one that fails on purpose (store/store_fault.h). */
+typedef int (*ctl_store_wrap_fn)(void *ctx, gp_store **s, gp_diag *d);
+/* ctl_start, with the committer's store wrapped by wrap(ctx, ...) (NULL: as ctl_start). */
+int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap, void *ctx,
+                   gp_diag *d);
 /* Stops the committer (finishing queued ops), closes the store, releases the data directory. */
 void ctl_stop(gpupoold *g);
 
@@ -135,12 +38,6 @@ void ctl_committer_stop(gpupoold *g);
 /* Marks nodes whose agent has been silent past nodes.heartbeat_timeout NotReady (memory only;
  * the committer calls it before each cycle). */
 void ctl_check_liveness(gpupoold *g);
-
-/* After a failed commit, or an op rolled back because its audit record could not be written:
- * memory may hold changes the store lost, so it is loaded again from the store (and the
- * scheduler rebuilt); when even that fails the controller stops being ready. Under the state
- * lock, in the committer. */
-void ctl_reload(gpupoold *g);
 
 /* Runs op through the committer and waits for it. Returns op->rc. */
 int ctl_run_op(gpupoold *g, ctl_op *op);
@@ -152,13 +49,8 @@ void ctl_auth_refresh(gpupoold *g);
 /* The principal of a token hash: 0, or GP_EAUTH (unknown, expired or revoked). */
 int ctl_auth_lookup(gpupoold *g, const char *hash, int64_t now, ctl_principal *out);
 
-void ctl_read_lock(gpupoold *g);
-void ctl_read_unlock(gpupoold *g);
-
 /* Runs one scheduling cycle now (the committer calls it; so do tests through an op). */
 int ctl_schedule(gpupoold *g, gp_diag *d);
-/* Rebuilds the scheduler over the current cluster model (after a load). */
-int ctl_sched_reset(gpupoold *g, gp_diag *d);
 void ctl_cycle_buf_free(struct ctl_cycle_buf *b);
 
 /* The HTTP handler of the whole API (router.c); ctx is the gpupoold. */

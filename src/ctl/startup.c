@@ -13,10 +13,11 @@
  * Before anything else in the data directory is touched, the controller takes its lock
  * (datalock.h): a second gpupoold on the same directory stops there, naming the first's pid.
  */
-#include "ctl/api.h"
+#include "ctl/changes.h"
 #include "ctl/datalock.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
+#include "ctl/server.h"
 
 #include "base/log.h"
 
@@ -56,20 +57,14 @@ static int put_default(gpupoold *g, gp_obj_kind kind, const char *name, const ch
     return gp_store_obj_put(g->store, kind, &id, name, json, d);
 }
 
-/* The first start's defaults and tokens, in one transaction. */
-static int initialise(gpupoold *g, gp_diag *d)
+/* The first start's defaults and tokens, the body of one transaction (the tokens go to memory
+ * too; the whole state is loaded from the store afterwards). */
+static int initialise_body(ctl_txn *tx, void *arg, gp_diag *d)
 {
-    char buf[8];
-    int rc = gp_store_meta_get(g->store, "initialised", buf, sizeof(buf), d);
-    if (rc != GP_ENOENT) {
-        return rc;
-    }
-    gp_diag_clear(d);
-    rc = gp_store_begin(g->store, d);
-    if (rc == 0) {
-        rc = put_default(g, GP_OBJ_QUEUE, "default",
+    (void)arg;
+    gpupoold *g = tx->g;
+    int rc = put_default(g, GP_OBJ_QUEUE, "default",
                          "{\"name\":\"default\",\"weight\":1,\"reclaimable\":true}", d);
-    }
     if (rc == 0) {
         rc = put_default(g, GP_OBJ_PRIORITY_CLASS, "low",
                          "{\"name\":\"low\",\"value\":-100,\"preemption_policy\":\"Never\","
@@ -111,11 +106,19 @@ static int initialise(gpupoold *g, gp_diag *d)
     if (rc == 0) {
         rc = gp_store_meta_set(g->store, "initialised", "1", d);
     }
-    if (rc == 0) {
-        rc = gp_store_commit(g->store, d);
+    return rc;
+}
+
+static int initialise(gpupoold *g, gp_diag *d)
+{
+    char buf[8];
+    int rc = gp_store_meta_get(g->store, "initialised", buf, sizeof(buf), d);
+    if (rc != GP_ENOENT) {
+        return rc;
     }
+    gp_diag_clear(d);
+    rc = ctl_txn_run(g, "first start", CTL_TXN_MEMORY, initialise_body, NULL, NULL, d);
     if (rc < 0) {
-        gp_store_rollback(g->store);
         return rc;
     }
     GP_LOG(GP_LOG_INFO, "ctl", "first start: wrote %s/admin.token and the join token",
@@ -137,6 +140,12 @@ static int make_dir(const char *dir, gp_diag *d)
 
 int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
 {
+    return ctl_start_with(g, cfg, NULL, NULL, d);
+}
+
+int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap, void *ctx,
+                   gp_diag *d)
+{
     memset(g, 0, sizeof(*g));
     g->cfg = cfg;
     g->datalock = -1;
@@ -152,6 +161,9 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
     }
     if (rc == 0) {
         rc = gp_store_open(path, &g->store, d);
+    }
+    if (rc == 0 && wrap) {
+        rc = wrap(ctx, &g->store, d);
     }
     if (rc == 0) {
         rc = gp_store_open(path, &g->reader, d);
@@ -190,12 +202,6 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
     g->ready = true;
     GP_LOG(GP_LOG_INFO, "ctl", "state loaded: tenants=%d queues=%d nodes=%d jobs=%d pending=%d",
            g->st.ntenants, g->st.nqueues, g->st.nnodes, g->st.njobs, g->st.npending);
-    char ui[GP_CTL_PATH_MAX], why[GP_CTL_PATH_MAX + 128];
-    if (api_ui_dir(cfg, ui, sizeof(ui), why, sizeof(why)) == 0) {
-        GP_LOG(GP_LOG_INFO, "ui", "dashboard=/ui/ dir=%s", ui);
-    } else {
-        GP_LOG(GP_LOG_INFO, "ui", "no dashboard at /ui/: %s", why);
-    }
     return 0;
 }
 

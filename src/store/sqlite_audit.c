@@ -18,7 +18,7 @@ static void bind_str(sqlite3_stmt *st, int col, const char *v)
     sqlite3_bind_text(st, col, v ? v : "", -1, SQLITE_STATIC);
 }
 
-int gp_store_audit_add(gp_store *s, gp_audit_rec *r, gp_diag *d)
+int gp__sqlite_audit_add(gp_store *s, gp_audit_rec *r, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_AUDIT_ADD, &st, "audit add", d);
@@ -39,7 +39,7 @@ int gp_store_audit_add(gp_store *s, gp_audit_rec *r, gp_diag *d)
     }
     gp_sqlite_put(s, GP_SQ_AUDIT_ADD, st);
     if (rc == 0) {
-        r->id = sqlite3_last_insert_rowid(s->db);
+        r->id = sqlite3_last_insert_rowid(SQ(s)->db);
     }
     return rc;
 }
@@ -133,15 +133,15 @@ static int bind_upper(sqlite3_stmt *st, int col, const char *v, size_t len)
     return sqlite3_bind_text(st, col, hi, (int)len, sqlite3_free);
 }
 
-int gp_store_audit_each(gp_store *s, const gp_audit_filter *f, gp_store_audit_fn fn, void *ctx,
-                        gp_diag *d)
+int gp__sqlite_audit_each(gp_store *s, const gp_audit_filter *f, gp_store_audit_fn fn, void *ctx,
+                          gp_diag *d)
 {
     static const gp_audit_filter all;
     f = f ? f : &all;
     char sql[512];
     int shape = audit_shape(f, sql, sizeof(sql));
     sqlite3_stmt *st;
-    int rc = gp_sqlite_prepare(s, &s->audit[shape], sql, &st, "audit list", d);
+    int rc = gp_sqlite_prepare(s, &SQ(s)->audit[shape], sql, &st, "audit list", d);
     if (rc < 0) {
         return rc;
     }
@@ -185,6 +185,6 @@ int gp_store_audit_each(gp_store *s, const gp_audit_filter *f, gp_store_audit_fn
     if (rc == 0 && step != SQLITE_DONE) {
         rc = gp_sqlite_error(s, d, GP_EIO, "audit list");
     }
-    gp_sqlite_put_slot(&s->audit[shape], st);
+    gp_sqlite_put_slot(&SQ(s)->audit[shape], st);
     return rc;
 }

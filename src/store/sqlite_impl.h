@@ -11,7 +11,7 @@
 #ifndef GP_STORE_SQLITE_IMPL_H
 #define GP_STORE_SQLITE_IMPL_H
 
-#include "store/store.h"
+#include "store/store_ops.h"
 
 #include <sqlite3.h>
 
@@ -109,7 +109,9 @@ enum { GP_SQ_OBJ_INSERT, GP_SQ_OBJ_UPDATE, GP_SQ_OBJ_DELETE, GP_SQ_OBJ_EACH, GP_
  * exact value or a prefix (3^4). */
 #define GP_SQ_AUDIT_SHAPES (2 * 2 * 3 * 3 * 3 * 3)
 
-struct gp_store {
+/* The SQLite backend's handle: its gp_store (the operations table) first. */
+typedef struct gp_sqlite {
+    gp_store base;
     sqlite3 *db;
     /* gp_store_begin succeeded and neither commit nor rollback ran since: lets commit and
      * savepoint notice a transaction SQLite rolled back by itself after an I/O error. */
@@ -117,7 +119,19 @@ struct gp_store {
     sqlite3_stmt *stmt[GP_SQ_COUNT];
     sqlite3_stmt *obj[GP_SQ_OBJ_KINDS][GP_SQ_OBJ_OPS];
     sqlite3_stmt *audit[GP_SQ_AUDIT_SHAPES];
-};
+} gp_sqlite;
+
+/* The SQLite handle of a store of this backend. */
+#define SQ(s) ((gp_sqlite *)(s))
+
+/* The backend's operations (store_ops.h), one gp__sqlite_<name> per row. */
+#define GP_SQLITE_OP_PROTO(cls, name, params, args) int gp__sqlite_##name params;
+GP_STORE_OPS(GP_SQLITE_OP_PROTO)
+#undef GP_SQLITE_OP_PROTO
+int gp__sqlite_version(gp_store *s);
+void gp__sqlite_rollback(gp_store *s);
+void gp__sqlite_savepoint_rollback(gp_store *s);
+void gp__sqlite_close(gp_store *s);
 
 /* Gives in *st the statement cached in *slot, preparing sql into the slot on first use, or a
  * fresh statement when the cached one is in use. GP_EIO with d naming what. Hand the statement

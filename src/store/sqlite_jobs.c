@@ -16,7 +16,8 @@
 
 /* ---- jobs ---- */
 
-int gp_store_job_find_key(gp_store *s, int64_t tenant_id, const char *key, int64_t *id, gp_diag *d)
+int gp__sqlite_job_find_key(gp_store *s, int64_t tenant_id, const char *key, int64_t *id,
+                            gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_JOB_BY_KEY, &st, "idempotency lookup", d);
@@ -40,12 +41,12 @@ int gp_store_job_find_key(gp_store *s, int64_t tenant_id, const char *key, int64
 /* The id of the tenant's job with rec's idempotency key, in rec->id. */
 static int job_by_key(gp_store *s, gp_job_rec *rec, gp_diag *d)
 {
-    int rc = gp_store_job_find_key(s, rec->tenant_id, rec->idempotency_key, &rec->id, d);
+    int rc = gp__sqlite_job_find_key(s, rec->tenant_id, rec->idempotency_key, &rec->id, d);
     return rc == GP_ENOENT ? gp_sqlite_error(s, d, GP_EIO, "idempotency lookup") : rc;
 }
 
-int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json,
-                        const char *status_json, int *created, gp_diag *d)
+int gp__sqlite_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json,
+                          const char *status_json, int *created, gp_diag *d)
 {
     *created = 0;
     sqlite3_stmt *st;
@@ -63,7 +64,7 @@ int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json,
     sqlite3_bind_text(st, 6, spec_json ? spec_json : "{}", -1, SQLITE_STATIC);
     sqlite3_bind_text(st, 7, status_json ? status_json : "{}", -1, SQLITE_STATIC);
     rc = gp_sqlite_write(s, st, "job insert", d);
-    int inserted = rc == 0 && sqlite3_changes(s->db) > 0;
+    int inserted = rc == 0 && sqlite3_changes(SQ(s)->db) > 0;
     gp_sqlite_put(s, GP_SQ_JOB_INSERT, st);
     if (rc == GP_EEXIST) {
         return gp_diag_set(d, rc, "name: a job named %s is already active", rec->name);
@@ -77,13 +78,13 @@ int gp_store_job_insert(gp_store *s, gp_job_rec *rec, const char *spec_json,
     if (!inserted) {
         return job_by_key(s, rec, d); /* the key was stored: a retry */
     }
-    rec->id = sqlite3_last_insert_rowid(s->db);
+    rec->id = sqlite3_last_insert_rowid(SQ(s)->db);
     *created = 1;
     return 0;
 }
 
-int gp_store_job_update(gp_store *s, int64_t id, const char *state, const char *status_json,
-                        gp_diag *d)
+int gp__sqlite_job_update(gp_store *s, int64_t id, const char *state, const char *status_json,
+                          gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_JOB_UPDATE, &st, "job update", d);
@@ -94,7 +95,7 @@ int gp_store_job_update(gp_store *s, int64_t id, const char *state, const char *
     sqlite3_bind_text(st, 2, status_json ? status_json : "{}", -1, SQLITE_STATIC);
     sqlite3_bind_int64(st, 3, id);
     rc = gp_sqlite_write(s, st, "job update", d);
-    int changed = rc == 0 && sqlite3_changes(s->db) > 0;
+    int changed = rc == 0 && sqlite3_changes(SQ(s)->db) > 0;
     gp_sqlite_put(s, GP_SQ_JOB_UPDATE, st);
     if (rc == GP_EEXIST) {
         return gp_diag_set(d, rc, "job %lld: another active job of the tenant has its name",
@@ -117,8 +118,8 @@ static void job_row(sqlite3_stmt *st, gp_job_rec *out)
     out->submit_time_ms = sqlite3_column_int64(st, 5);
 }
 
-int gp_store_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json, char **status_json,
-                     gp_diag *d)
+int gp__sqlite_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json,
+                       char **status_json, gp_diag *d)
 {
     char *spec = NULL, *status = NULL;
     sqlite3_stmt *st;
@@ -156,7 +157,7 @@ int gp_store_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json,
     return rc;
 }
 
-int gp_store_job_each(gp_store *s, gp_store_job_fn fn, void *ctx, gp_diag *d)
+int gp__sqlite_job_each(gp_store *s, gp_store_job_fn fn, void *ctx, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_JOB_EACH, &st, "job list", d);
@@ -178,7 +179,7 @@ int gp_store_job_each(gp_store *s, gp_store_job_fn fn, void *ctx, gp_diag *d)
 
 /* ---- events ---- */
 
-int gp_store_event_add(gp_store *s, gp_event_rec *ev, gp_diag *d)
+int gp__sqlite_event_add(gp_store *s, gp_event_rec *ev, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_EVENT_ADD, &st, "event add", d);
@@ -195,13 +196,13 @@ int gp_store_event_add(gp_store *s, gp_event_rec *ev, gp_diag *d)
         return gp_diag_set(d, rc, "job %lld: not found", (long long)ev->job_id);
     }
     if (rc == 0) {
-        ev->id = sqlite3_last_insert_rowid(s->db);
+        ev->id = sqlite3_last_insert_rowid(SQ(s)->db);
     }
     return rc;
 }
 
-int gp_store_event_each(gp_store *s, int64_t job_id, int64_t after, int limit, gp_store_event_fn fn,
-                        void *ctx, gp_diag *d)
+int gp__sqlite_event_each(gp_store *s, int64_t job_id, int64_t after, int limit,
+                          gp_store_event_fn fn, void *ctx, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_EVENT_EACH, &st, "event list", d);
@@ -230,7 +231,7 @@ int gp_store_event_each(gp_store *s, int64_t job_id, int64_t after, int limit, g
 
 /* ---- placements ---- */
 
-int gp_store_placement_put(gp_store *s, const gp_placement_rec *p, const char *json, gp_diag *d)
+int gp__sqlite_placement_put(gp_store *s, const gp_placement_rec *p, const char *json, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_PLACEMENT_PUT, &st, "placement put", d);
@@ -251,7 +252,7 @@ int gp_store_placement_put(gp_store *s, const gp_placement_rec *p, const char *j
     return rc;
 }
 
-int gp_store_placement_clear(gp_store *s, int64_t job_id, gp_diag *d)
+int gp__sqlite_placement_clear(gp_store *s, int64_t job_id, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_PLACEMENT_CLEAR, &st, "placement clear", d);
@@ -264,7 +265,7 @@ int gp_store_placement_clear(gp_store *s, int64_t job_id, gp_diag *d)
     return rc;
 }
 
-int gp_store_placement_each(gp_store *s, gp_store_placement_fn fn, void *ctx, gp_diag *d)
+int gp__sqlite_placement_each(gp_store *s, gp_store_placement_fn fn, void *ctx, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_PLACEMENT_EACH, &st, "placement list", d);

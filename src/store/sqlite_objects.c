@@ -43,16 +43,16 @@ static int obj_stmt(gp_store *s, gp_obj_kind kind, int op, sqlite3_stmt **st, gp
     char sql[128], what[64];
     snprintf(sql, sizeof(sql), "%s%s%s", obj_sql[op].head, kinds[kind].table, obj_sql[op].tail);
     snprintf(what, sizeof(what), "%s statement", kinds[kind].noun);
-    return gp_sqlite_prepare(s, &s->obj[kind][op], sql, st, what, d);
+    return gp_sqlite_prepare(s, &SQ(s)->obj[kind][op], sql, st, what, d);
 }
 
 static void obj_put_stmt(gp_store *s, gp_obj_kind kind, int op, sqlite3_stmt *st)
 {
-    gp_sqlite_put_slot(&s->obj[kind][op], st);
+    gp_sqlite_put_slot(&SQ(s)->obj[kind][op], st);
 }
 
-int gp_store_obj_put(gp_store *s, gp_obj_kind kind, int64_t *id, const char *name, const char *json,
-                     gp_diag *d)
+int gp__sqlite_obj_put(gp_store *s, gp_obj_kind kind, int64_t *id, const char *name,
+                       const char *json, gp_diag *d)
 {
     int op = *id == 0 ? GP_SQ_OBJ_INSERT : GP_SQ_OBJ_UPDATE;
     sqlite3_stmt *st;
@@ -66,7 +66,7 @@ int gp_store_obj_put(gp_store *s, gp_obj_kind kind, int64_t *id, const char *nam
         sqlite3_bind_int64(st, 3, *id);
     }
     rc = gp_sqlite_write(s, st, kinds[kind].noun, d);
-    int changed = rc == 0 && sqlite3_changes(s->db) > 0;
+    int changed = rc == 0 && sqlite3_changes(SQ(s)->db) > 0;
     obj_put_stmt(s, kind, op, st);
     if (rc == GP_EEXIST) {
         return gp_diag_set(d, rc, "%s %s: already exists", kinds[kind].noun, name);
@@ -78,12 +78,12 @@ int gp_store_obj_put(gp_store *s, gp_obj_kind kind, int64_t *id, const char *nam
         return gp_diag_set(d, GP_ENOENT, "%s %lld: not found", kinds[kind].noun, (long long)*id);
     }
     if (op == GP_SQ_OBJ_INSERT) {
-        *id = sqlite3_last_insert_rowid(s->db);
+        *id = sqlite3_last_insert_rowid(SQ(s)->db);
     }
     return 0;
 }
 
-int gp_store_obj_delete(gp_store *s, gp_obj_kind kind, int64_t id, gp_diag *d)
+int gp__sqlite_obj_delete(gp_store *s, gp_obj_kind kind, int64_t id, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = obj_stmt(s, kind, GP_SQ_OBJ_DELETE, &st, d);
@@ -92,7 +92,7 @@ int gp_store_obj_delete(gp_store *s, gp_obj_kind kind, int64_t id, gp_diag *d)
     }
     sqlite3_bind_int64(st, 1, id);
     rc = gp_sqlite_write(s, st, kinds[kind].noun, d);
-    int changed = rc == 0 && sqlite3_changes(s->db) > 0;
+    int changed = rc == 0 && sqlite3_changes(SQ(s)->db) > 0;
     obj_put_stmt(s, kind, GP_SQ_OBJ_DELETE, st);
     if (rc == GP_ENOENT) { /* a foreign key: something still refers to the object */
         return gp_diag_set(d, GP_ESTATE, "%s %lld: in use by %s", kinds[kind].noun, (long long)id,
@@ -104,7 +104,7 @@ int gp_store_obj_delete(gp_store *s, gp_obj_kind kind, int64_t id, gp_diag *d)
     return rc;
 }
 
-int gp_store_obj_each(gp_store *s, gp_obj_kind kind, gp_store_obj_fn fn, void *ctx, gp_diag *d)
+int gp__sqlite_obj_each(gp_store *s, gp_obj_kind kind, gp_store_obj_fn fn, void *ctx, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = obj_stmt(s, kind, GP_SQ_OBJ_EACH, &st, d);
@@ -124,7 +124,7 @@ int gp_store_obj_each(gp_store *s, gp_obj_kind kind, gp_store_obj_fn fn, void *c
 
 /* ---- tokens ---- */
 
-int gp_store_token_insert(gp_store *s, gp_token_rec *t, gp_diag *d)
+int gp__sqlite_token_insert(gp_store *s, gp_token_rec *t, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_TOKEN_INSERT, &st, "token insert", d);
@@ -141,7 +141,7 @@ int gp_store_token_insert(gp_store *s, gp_token_rec *t, gp_diag *d)
     sqlite3_bind_int(st, 8, t->revoked != 0);
     rc = gp_sqlite_write(s, st, "token insert", d);
     /* SQLite names the column in "UNIQUE constraint failed: tokens.hash". */
-    int hash_taken = rc == GP_EEXIST && strstr(sqlite3_errmsg(s->db), "tokens.hash") != NULL;
+    int hash_taken = rc == GP_EEXIST && strstr(sqlite3_errmsg(SQ(s)->db), "tokens.hash") != NULL;
     gp_sqlite_put(s, GP_SQ_TOKEN_INSERT, st);
     if (hash_taken) {
         return gp_diag_set(d, GP_EEXIST, "token %s: its hash is already stored", t->name);
@@ -150,12 +150,12 @@ int gp_store_token_insert(gp_store *s, gp_token_rec *t, gp_diag *d)
         return gp_diag_set(d, rc, "token %s: already exists", t->name);
     }
     if (rc == 0) {
-        t->id = sqlite3_last_insert_rowid(s->db);
+        t->id = sqlite3_last_insert_rowid(SQ(s)->db);
     }
     return rc;
 }
 
-int gp_store_token_revoke(gp_store *s, int64_t id, gp_diag *d)
+int gp__sqlite_token_revoke(gp_store *s, int64_t id, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_TOKEN_REVOKE, &st, "token revoke", d);
@@ -164,7 +164,7 @@ int gp_store_token_revoke(gp_store *s, int64_t id, gp_diag *d)
     }
     sqlite3_bind_int64(st, 1, id);
     rc = gp_sqlite_write(s, st, "token revoke", d);
-    int changed = rc == 0 && sqlite3_changes(s->db) > 0;
+    int changed = rc == 0 && sqlite3_changes(SQ(s)->db) > 0;
     gp_sqlite_put(s, GP_SQ_TOKEN_REVOKE, st);
     if (rc == 0 && !changed) {
         return gp_diag_set(d, GP_ENOENT, "token %lld: not found", (long long)id);
@@ -172,7 +172,7 @@ int gp_store_token_revoke(gp_store *s, int64_t id, gp_diag *d)
     return rc;
 }
 
-int gp_store_token_each(gp_store *s, gp_store_token_fn fn, void *ctx, gp_diag *d)
+int gp__sqlite_token_each(gp_store *s, gp_store_token_fn fn, void *ctx, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_TOKEN_EACH, &st, "token list", d);

@@ -7,7 +7,7 @@
 
 #include <string.h>
 
-int gp_store_registry_cred_put(gp_store *s, const gp_registry_cred_rec *r, gp_diag *d)
+int gp__sqlite_registry_cred_put(gp_store *s, const gp_registry_cred_rec *r, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_REGCRED_PUT, &st, "registry credentials", d);
@@ -27,7 +27,8 @@ int gp_store_registry_cred_put(gp_store *s, const gp_registry_cred_rec *r, gp_di
     return rc;
 }
 
-int gp_store_registry_cred_delete(gp_store *s, int64_t tenant_id, const char *registry, gp_diag *d)
+int gp__sqlite_registry_cred_delete(gp_store *s, int64_t tenant_id, const char *registry,
+                                    gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_REGCRED_DELETE, &st, "registry credentials", d);
@@ -37,7 +38,7 @@ int gp_store_registry_cred_delete(gp_store *s, int64_t tenant_id, const char *re
     sqlite3_bind_int64(st, 1, tenant_id);
     sqlite3_bind_text(st, 2, registry, -1, SQLITE_STATIC);
     rc = gp_sqlite_write(s, st, "registry credentials", d);
-    int changed = rc == 0 && sqlite3_changes(s->db) > 0;
+    int changed = rc == 0 && sqlite3_changes(SQ(s)->db) > 0;
     gp_sqlite_put(s, GP_SQ_REGCRED_DELETE, st);
     if (rc == 0 && !changed) {
         return gp_diag_set(d, GP_ENOENT, "registry %s: no credentials stored", registry);
@@ -45,7 +46,7 @@ int gp_store_registry_cred_delete(gp_store *s, int64_t tenant_id, const char *re
     return rc;
 }
 
-int gp_store_registry_cred_each(gp_store *s, gp_store_registry_cred_fn fn, void *ctx, gp_diag *d)
+int gp__sqlite_registry_cred_each(gp_store *s, gp_store_registry_cred_fn fn, void *ctx, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_REGCRED_EACH, &st, "registry credentials", d);

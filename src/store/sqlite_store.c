@@ -179,7 +179,7 @@ int gp_store_schema_version(void)
 
 int gp_sqlite_error(gp_store *s, gp_diag *d, int code, const char *what)
 {
-    return gp_diag_set(d, code, "store: %s: %s", what, sqlite3_errmsg(s->db));
+    return gp_diag_set(d, code, "store: %s: %s", what, sqlite3_errmsg(SQ(s)->db));
 }
 
 int gp_sqlite_prepare(gp_store *s, sqlite3_stmt **slot, const char *sql, sqlite3_stmt **st,
@@ -192,7 +192,7 @@ int gp_sqlite_prepare(gp_store *s, sqlite3_stmt **slot, const char *sql, sqlite3
     }
     /* Only the cached copy is persistent: a fresh one for re-entry lives for one call. */
     unsigned flags = *slot ? 0 : SQLITE_PREPARE_PERSISTENT;
-    if (sqlite3_prepare_v3(s->db, sql, -1, flags, st, NULL) != SQLITE_OK) {
+    if (sqlite3_prepare_v3(SQ(s)->db, sql, -1, flags, st, NULL) != SQLITE_OK) {
         *st = NULL;
         return gp_sqlite_error(s, d, GP_EIO, what);
     }
@@ -205,7 +205,7 @@ int gp_sqlite_prepare(gp_store *s, sqlite3_stmt **slot, const char *sql, sqlite3
 int gp_sqlite_get(gp_store *s, gp_sqlite_stmt_id id, sqlite3_stmt **st, const char *what,
                   gp_diag *d)
 {
-    return gp_sqlite_prepare(s, &s->stmt[id], stmt_sql[id], st, what, d);
+    return gp_sqlite_prepare(s, &SQ(s)->stmt[id], stmt_sql[id], st, what, d);
 }
 
 void gp_sqlite_put_slot(sqlite3_stmt **slot, sqlite3_stmt *st)
@@ -220,7 +220,7 @@ void gp_sqlite_put_slot(sqlite3_stmt **slot, sqlite3_stmt *st)
 
 void gp_sqlite_put(gp_store *s, gp_sqlite_stmt_id id, sqlite3_stmt *st)
 {
-    gp_sqlite_put_slot(&s->stmt[id], st);
+    gp_sqlite_put_slot(&SQ(s)->stmt[id], st);
 }
 
 int gp_sqlite_exec(sqlite3_stmt *st)
@@ -235,7 +235,7 @@ int gp_sqlite_write(gp_store *s, sqlite3_stmt *st, const char *what, gp_diag *d)
     if (step == SQLITE_DONE) {
         return 0;
     }
-    switch (sqlite3_extended_errcode(s->db)) {
+    switch (sqlite3_extended_errcode(SQ(s)->db)) {
     case SQLITE_CONSTRAINT_UNIQUE:
     case SQLITE_CONSTRAINT_PRIMARYKEY:
         return GP_EEXIST;
@@ -280,7 +280,7 @@ static int run_fixed(gp_store *s, gp_sqlite_stmt_id id, const char *what, gp_dia
 
 /* ---- opening and migrations ---- */
 
-int gp_store_version(gp_store *s)
+int gp__sqlite_version(gp_store *s)
 {
     sqlite3_stmt *st;
     if (gp_sqlite_get(s, GP_SQ_VERSION, &st, "schema version", NULL) < 0) {
@@ -294,10 +294,10 @@ int gp_store_version(gp_store *s)
 /* Runs the next migration if one is due: 1 when it ran, 0 when the schema is current. */
 static int migrate_one(gp_store *s, gp_diag *d)
 {
-    if (sqlite3_exec(s->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
+    if (sqlite3_exec(SQ(s)->db, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK) {
         return gp_sqlite_error(s, d, GP_EIO, "migration: begin");
     }
-    int rc = 0, v = gp_store_version(s);
+    int rc = 0, v = gp__sqlite_version(s);
     if (v < 0) {
         rc = gp_sqlite_error(s, d, GP_EIO, "reading the schema version");
     } else if (v > NMIGRATIONS) {
@@ -309,34 +309,47 @@ static int migrate_one(gp_store *s, gp_diag *d)
         char bump[64], what[32];
         snprintf(bump, sizeof(bump), "PRAGMA user_version = %d", v + 1);
         snprintf(what, sizeof(what), "migration %d", v + 1);
-        if (sqlite3_exec(s->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
-            sqlite3_exec(s->db, bump, NULL, NULL, NULL) != SQLITE_OK) {
+        if (sqlite3_exec(SQ(s)->db, migrations[v], NULL, NULL, NULL) != SQLITE_OK ||
+            sqlite3_exec(SQ(s)->db, bump, NULL, NULL, NULL) != SQLITE_OK) {
             rc = gp_sqlite_error(s, d, GP_EIO, what);
         }
     }
-    if (rc == 0 && sqlite3_exec(s->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+    if (rc == 0 && sqlite3_exec(SQ(s)->db, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
         rc = gp_sqlite_error(s, d, GP_EIO, "migration: commit");
     }
     if (rc < 0) {
-        sqlite3_exec(s->db, "ROLLBACK", NULL, NULL, NULL);
+        sqlite3_exec(SQ(s)->db, "ROLLBACK", NULL, NULL, NULL);
         return rc;
     }
     return v < NMIGRATIONS;
 }
 
-int gp_store_open(const char *path, gp_store **out, gp_diag *d)
+static const gp_store_ops sqlite_ops = {
+    .name = "sqlite",
+#define SQLITE_OP(cls, name, params, args) .name = gp__sqlite_##name,
+    GP_STORE_OPS(SQLITE_OP)
+#undef SQLITE_OP
+        .version = gp__sqlite_version,
+    .rollback = gp__sqlite_rollback,
+    .savepoint_rollback = gp__sqlite_savepoint_rollback,
+    .close = gp__sqlite_close,
+};
+
+int gp__sqlite_open(const char *path, gp_store **out, gp_diag *d)
 {
     *out = NULL;
-    gp_store *s = calloc(1, sizeof(*s));
-    if (!s) {
+    gp_sqlite *sq = calloc(1, sizeof(*sq));
+    if (!sq) {
         return gp_diag_set(d, GP_ENOMEM, "store: out of memory");
     }
+    sq->base.ops = &sqlite_ops;
+    gp_store *s = &sq->base;
     int rc = 0;
-    if (sqlite3_open_v2(path, &s->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
+    if (sqlite3_open_v2(path, &sq->db, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, NULL) !=
         SQLITE_OK) {
         rc = gp_diag_set(d, GP_EIO, "store: %s: %s", path,
-                         s->db ? sqlite3_errmsg(s->db) : "cannot open");
-    } else if (sqlite3_exec(s->db,
+                         SQ(s)->db ? sqlite3_errmsg(SQ(s)->db) : "cannot open");
+    } else if (sqlite3_exec(SQ(s)->db,
                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
                             "PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;",
                             NULL, NULL, NULL) != SQLITE_OK) {
@@ -346,40 +359,40 @@ int gp_store_open(const char *path, gp_store **out, gp_diag *d)
         }
     }
     if (rc < 0) {
-        gp_store_close(s);
+        gp__sqlite_close(s);
         return rc;
     }
     *out = s;
     return 0;
 }
 
-void gp_store_close(gp_store *s)
+void gp__sqlite_close(gp_store *s)
 {
     if (!s) {
         return;
     }
     for (int i = 0; i < GP_SQ_COUNT; i++) {
-        sqlite3_finalize(s->stmt[i]);
+        sqlite3_finalize(SQ(s)->stmt[i]);
     }
     for (int k = 0; k < GP_SQ_OBJ_KINDS; k++) {
         for (int op = 0; op < GP_SQ_OBJ_OPS; op++) {
-            sqlite3_finalize(s->obj[k][op]);
+            sqlite3_finalize(SQ(s)->obj[k][op]);
         }
     }
     for (int i = 0; i < GP_SQ_AUDIT_SHAPES; i++) {
-        sqlite3_finalize(s->audit[i]);
+        sqlite3_finalize(SQ(s)->audit[i]);
     }
     /* A transaction still open is rolled back by SQLite: nothing uncommitted survives. */
-    sqlite3_close(s->db);
-    free(s);
+    sqlite3_close(SQ(s)->db);
+    free(SQ(s));
 }
 
 /* ---- transactions ---- */
 
-int gp_store_begin(gp_store *s, gp_diag *d)
+int gp__sqlite_begin(gp_store *s, gp_diag *d)
 {
     int rc = run_fixed(s, GP_SQ_BEGIN, "begin", d);
-    s->in_tx = rc == 0;
+    SQ(s)->in_tx = rc == 0;
     return rc;
 }
 
@@ -388,49 +401,49 @@ int gp_store_begin(gp_store *s, gp_diag *d)
  * that would each commit on their own. */
 static int check_tx(gp_store *s, const char *what, gp_diag *d)
 {
-    if (s->in_tx && sqlite3_get_autocommit(s->db)) {
+    if (SQ(s)->in_tx && sqlite3_get_autocommit(SQ(s)->db)) {
         return gp_diag_set(
             d, GP_EIO, "store: %s: the transaction was rolled back after an earlier error", what);
     }
     return 0;
 }
 
-int gp_store_commit(gp_store *s, gp_diag *d)
+int gp__sqlite_commit(gp_store *s, gp_diag *d)
 {
     int rc = check_tx(s, "commit", d);
     if (rc == 0) {
         rc = run_fixed(s, GP_SQ_COMMIT, "commit", d);
     }
     if (rc < 0) {
-        gp_store_rollback(s);
+        gp__sqlite_rollback(s);
     }
-    s->in_tx = 0;
+    SQ(s)->in_tx = 0;
     return rc;
 }
 
-void gp_store_rollback(gp_store *s)
+void gp__sqlite_rollback(gp_store *s)
 {
-    s->in_tx = 0;
-    if (!sqlite3_get_autocommit(s->db)) {
+    SQ(s)->in_tx = 0;
+    if (!sqlite3_get_autocommit(SQ(s)->db)) {
         run_fixed(s, GP_SQ_ROLLBACK, "rollback", NULL);
     }
 }
 
 /* Savepoints all have one name: SQLite's ROLLBACK TO and RELEASE act on the most recent one
  * of that name, so they nest as deep as callers open them. */
-int gp_store_savepoint(gp_store *s, gp_diag *d)
+int gp__sqlite_savepoint(gp_store *s, gp_diag *d)
 {
     int rc = check_tx(s, "savepoint", d);
     return rc < 0 ? rc : run_fixed(s, GP_SQ_SAVEPOINT, "savepoint", d);
 }
 
-int gp_store_savepoint_release(gp_store *s, gp_diag *d)
+int gp__sqlite_savepoint_release(gp_store *s, gp_diag *d)
 {
     int rc = check_tx(s, "savepoint release", d);
     return rc < 0 ? rc : run_fixed(s, GP_SQ_RELEASE, "savepoint release", d);
 }
 
-void gp_store_savepoint_rollback(gp_store *s)
+void gp__sqlite_savepoint_rollback(gp_store *s)
 {
     /* Both fail harmlessly when there is no savepoint or no transaction. */
     if (run_fixed(s, GP_SQ_ROLLBACK_TO, "savepoint rollback", NULL) == 0) {
@@ -440,7 +453,7 @@ void gp_store_savepoint_rollback(gp_store *s)
 
 /* ---- allocation epoch ---- */
 
-int gp_store_next_epoch(gp_store *s, int64_t *epoch, gp_diag *d)
+int gp__sqlite_next_epoch(gp_store *s, int64_t *epoch, gp_diag *d)
 {
     *epoch = 0;
     sqlite3_stmt *st;
@@ -466,7 +479,7 @@ int gp_store_next_epoch(gp_store *s, int64_t *epoch, gp_diag *d)
 
 /* ---- meta ---- */
 
-int gp_store_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d)
+int gp__sqlite_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_META_SET, &st, "meta set", d);
@@ -482,7 +495,7 @@ int gp_store_meta_set(gp_store *s, const char *key, const char *value, gp_diag *
     return rc;
 }
 
-int gp_store_meta_get(gp_store *s, const char *key, char *buf, size_t cap, gp_diag *d)
+int gp__sqlite_meta_get(gp_store *s, const char *key, char *buf, size_t cap, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_META_GET, &st, "meta get", d);

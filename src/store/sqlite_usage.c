@@ -16,7 +16,7 @@ static void bind_str(sqlite3_stmt *st, int col, const char *v)
     sqlite3_bind_text(st, col, v ? v : "", -1, SQLITE_STATIC);
 }
 
-int gp_store_usage_open(gp_store *s, gp_usage_rec *r, gp_diag *d)
+int gp__sqlite_usage_open(gp_store *s, gp_usage_rec *r, gp_diag *d)
 {
     sqlite3_stmt *st;
     int rc = gp_sqlite_get(s, GP_SQ_USAGE_OPEN, &st, "usage open", d);
@@ -52,7 +52,7 @@ int gp_store_usage_open(gp_store *s, gp_usage_rec *r, gp_diag *d)
                            (long long)r->job_id, r->replica, (long long)r->epoch);
     }
     if (rc == 0) {
-        r->id = sqlite3_last_insert_rowid(s->db);
+        r->id = sqlite3_last_insert_rowid(SQ(s)->db);
     }
     return rc;
 }
@@ -76,21 +76,21 @@ static int update(gp_store *s, gp_sqlite_stmt_id id, int64_t job_id, int replica
     sqlite3_bind_int64(st, p, epoch);
     rc = gp_sqlite_write(s, st, what, d);
     gp_sqlite_put(s, id, st);
-    if (rc == 0 && sqlite3_changes(s->db) == 0) {
+    if (rc == 0 && sqlite3_changes(SQ(s)->db) == 0) {
         rc = gp_diag_set(d, GP_ENOENT, "usage of job %lld replica %d epoch %lld: no open record",
                          (long long)job_id, replica, (long long)epoch);
     }
     return rc;
 }
 
-int gp_store_usage_close(gp_store *s, int64_t job_id, int replica, int64_t epoch, int64_t end_ms,
-                         int64_t used, gp_diag *d)
+int gp__sqlite_usage_close(gp_store *s, int64_t job_id, int replica, int64_t epoch, int64_t end_ms,
+                           int64_t used, gp_diag *d)
 {
     return update(s, GP_SQ_USAGE_CLOSE, job_id, replica, epoch, end_ms, used, "usage close", d);
 }
 
-int gp_store_usage_set_used(gp_store *s, int64_t job_id, int replica, int64_t epoch, int64_t used,
-                            gp_diag *d)
+int gp__sqlite_usage_set_used(gp_store *s, int64_t job_id, int replica, int64_t epoch, int64_t used,
+                              gp_diag *d)
 {
     int rc = update(s, GP_SQ_USAGE_USED, job_id, replica, epoch, 0, used, "usage used", d);
     if (rc == GP_ENOENT) {
@@ -100,8 +100,8 @@ int gp_store_usage_set_used(gp_store *s, int64_t job_id, int replica, int64_t ep
     return rc;
 }
 
-int gp_store_usage_each(gp_store *s, const gp_usage_filter *f, gp_store_usage_fn fn, void *ctx,
-                        gp_diag *d)
+int gp__sqlite_usage_each(gp_store *s, const gp_usage_filter *f, gp_store_usage_fn fn, void *ctx,
+                          gp_diag *d)
 {
     gp_sqlite_stmt_id id = f->open_only ? GP_SQ_USAGE_OPEN_EACH : GP_SQ_USAGE_EACH;
     sqlite3_stmt *st;

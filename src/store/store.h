@@ -1,5 +1,7 @@
 /*
- * The store: gpupoold's durable state behind one interface (SQLite now, PostgreSQL later).
+ * The store: gpupoold's durable state behind one interface, with two backends: SQLite (the
+ * embedded default) and PostgreSQL. Each backend fills in a table of operations
+ * (store_ops.h); the functions below dispatch through it, so callers never know which one runs.
  *
  * Opening a store creates or migrates its schema to the newest version, one transaction per
  * migration, so a crash mid-migration leaves the previous version intact. SQLite runs in WAL
@@ -10,9 +12,9 @@
  * already stored returns the stored job's id and changes nothing, so a retried submit never
  * creates a second job.
  *
- * Ownership: gp_store_open gives the caller the store; gp_store_close frees it (accepts NULL).
- * One gp_store is used by one thread at a time; open a second one on the same file for
- * concurrent readers (WAL lets them read while the writer writes).
+ * Ownership: gp_store_open and gp_store_open_url give the caller the store; gp_store_close frees it
+ * (accepts NULL). One gp_store is used by one thread at a time; open a second one on the same file
+ * for concurrent readers (WAL lets them read while the writer writes).
  */
 #ifndef GP_STORE_STORE_H
 #define GP_STORE_STORE_H
@@ -30,7 +32,13 @@ int gp_store_schema_version(void);
 /* Opens (creating when missing) the SQLite database at path and migrates it. GP_EIO with d
  * saying why (cannot open, newer schema than this build knows, I/O error). */
 int gp_store_open(const char *path, gp_store **out, gp_diag *d);
+/* Opens the store a URL names: "sqlite:PATH" or a bare PATH (no "://", no "="): the SQLite
+ * database at PATH; "postgresql://..." or "postgres://..." (libpq's URI form): a PostgreSQL
+ * database. GP_EINVAL naming store.url for any other URL; otherwise as the backend's open. */
+int gp_store_open_url(const char *url, gp_store **out, gp_diag *d);
 void gp_store_close(gp_store *s);
+/* The backend's name: "sqlite", "postgresql" (or "fault" for the wrapper of store_fault.h). */
+const char *gp_store_backend(const gp_store *s);
 /* The schema version of the open database. */
 int gp_store_version(gp_store *s);
 

@@ -1019,7 +1019,7 @@ static void audit_plan(gp_store *s, sqlite3_stmt *cached, char *out, size_t cap)
 {
     char *sql = sqlite3_mprintf("EXPLAIN QUERY PLAN %s", sqlite3_sql(cached));
     sqlite3_stmt *st;
-    assert_int_equal(sqlite3_prepare_v2(s->db, sql, -1, &st, NULL), SQLITE_OK);
+    assert_int_equal(sqlite3_prepare_v2(SQ(s)->db, sql, -1, &st, NULL), SQLITE_OK);
     size_t n = 0;
     out[0] = '\0';
     while (sqlite3_step(st) == SQLITE_ROW && n < cap) {
@@ -1066,7 +1066,7 @@ static void test_audit_filters_use_indexes(void **state)
         }
         sqlite3_stmt *used = NULL;
         for (int k = 0; k < GP_SQ_AUDIT_SHAPES; k++) {
-            used = s->audit[k] ? s->audit[k] : used;
+            used = SQ(s)->audit[k] ? SQ(s)->audit[k] : used;
         }
         assert_non_null(used);
         char plan[512];

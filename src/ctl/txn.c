@@ -1,0 +1,121 @@
+/*
+ * The transaction runner (see txn.h): BEGIN, the body, COMMIT; on failure ROLLBACK, the
+ * transaction's alerts dropped and, when memory was changed, memory reloaded from the store.
+ *
+ * Invariant: when ctl_txn_run or ctl_txn_step returns, memory equals what the store's connection
+ * sees, or g->stale is set (a reload failed) and no transaction runs until a reload succeeds.
+ */
+#include "ctl/txn.h"
+
+#include "base/log.h"
+#include "ctl/notify.h"
+
+int ctl_sched_reset(gpupoold *g, gp_diag *d)
+{
+    gp_sched_free(g->sched);
+    g->sched = NULL;
+    gp_sched_config cfg;
+    gp_ctl_config_sched(g->cfg, &cfg);
+    return gp_sched_new(g->st.cluster, &cfg, &g->sched, d);
+}
+
+void ctl_reload(gpupoold *g)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = ctl_state_load(&g->st, g->store, &d);
+    if (rc == 0) {
+        ctl_nodes_grace(&g->st, ctl_now_ms());
+        rc = ctl_sched_reset(g, &d);
+    }
+    if (rc < 0) {
+        /* The load left memory partial, and the old scheduler pointed into the freed model. */
+        gp_sched_free(g->sched);
+        g->sched = NULL;
+        GP_LOG(GP_LOG_ERROR, "ctl", "reloading the state from the store: %s", d.msg);
+        g->stale = true;
+        g->ready = false;
+        return;
+    }
+    if (g->stale) {
+        GP_LOG(GP_LOG_INFO, "ctl", "state reloaded from the store");
+        g->stale = false;
+        g->ready = true;
+    }
+}
+
+/* A reload that failed before is tried again before anything runs on what memory holds. */
+static int fresh(gpupoold *g, gp_diag *d)
+{
+    if (g->stale) {
+        ctl_reload(g);
+    }
+    return g->stale ? gp_diag_set(d, GP_EUNAVAIL,
+                                  "the controller cannot load its state from the store; retry")
+                    : 0;
+}
+
+int ctl_txn_run(gpupoold *g, const char *what, ctl_txn_kind kind, ctl_txn_fn body, void *arg,
+                bool *ran, gp_diag *d)
+{
+    ctl_txn tx = {.g = g, .store = g->store, .st = &g->st, .cfg = g->cfg, .now = ctl_now_ms()};
+    bool began = false, body_ok = false;
+    size_t alerts = ctl_notify_mark(g);
+    int rc = fresh(g, d);
+    if (rc == 0) {
+        rc = gp_store_begin(g->store, d);
+        began = rc == 0;
+    }
+    if (began) {
+        rc = body(&tx, arg, d);
+        body_ok = rc == 0;
+    }
+    if (body_ok && (rc = gp_store_commit(g->store, d)) < 0) {
+        GP_LOG(GP_LOG_ERROR, "ctl", "%s: commit: %s", what, d->msg);
+    }
+    if (ran) {
+        *ran = body_ok;
+    }
+    if (rc == 0) {
+        ctl_notify_publish(g);
+        return 0;
+    }
+    if (d->code == 0) {
+        gp_diag_set(d, rc, "%s", gp_strerror(rc));
+    }
+    if (began) {
+        gp_store_rollback(g->store);
+    }
+    ctl_notify_rollback(g, alerts);
+    if (began && kind == CTL_TXN_MEMORY) {
+        ctl_reload(g); /* memory may hold some of the changes */
+    }
+    return rc;
+}
+
+int ctl_txn_step(ctl_txn *tx, ctl_txn_fn fn, void *arg, gp_diag *d)
+{
+    int rc = fresh(tx->g, d);
+    if (rc == 0) {
+        rc = gp_store_savepoint(tx->store, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    size_t alerts = ctl_notify_mark(tx->g);
+    tx->dirty = false;
+    rc = fn(tx, arg, d);
+    bool changed = rc == 0 || tx->dirty;
+    if (rc == 0) {
+        rc = gp_store_savepoint_release(tx->store, d);
+    }
+    if (rc < 0) {
+        gp_store_savepoint_rollback(tx->store);
+        ctl_notify_rollback(tx->g, alerts);
+        if (changed) {
+            ctl_reload(tx->g); /* what the transaction holds now, without this step */
+        }
+    }
+    tx->dirty = false;
+    return rc;
+}

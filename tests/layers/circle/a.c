@@ -1,0 +1,2 @@
+#include "ctl/a.h"
+#include "ctl/b.h"

@@ -1,0 +1,2 @@
+#include "ctl/b.h"
+#include "ctl/a.h"

@@ -1,0 +1,1 @@
+#include "ctl/high.h"

@@ -1,0 +1,742 @@
+/*
+ * The controller's rollback paths under fault injection: a real gpupoold (ctl_start_with, its
+ * committer and HTTP API on 127.0.0.1, SQLite in a temp dir) whose committer's store is wrapped
+ * in store_fault.h's wrapper. For each kind of transaction — API changes (a submit, a cancel that
+ * ends a placement), a scheduling cycle's placements, a usage flush, the recovery tick and the
+ * first start — the Nth store call fails, for every N until the transaction runs with no call
+ * left to fail. After each run: memory equals a fresh load from the store (jobs and their states,
+ * placements, the cluster model's allocations, nodes, objects, tokens, open usage rows); a failed
+ * API change answered 5xx; and the next transaction of the same kind works.
+ *
+ * Scheduling cycles never run by themselves here (the committer's next cycle is pushed a day
+ * away): the test runs them, so the count of store calls is the same on every run.
+ */
+#include "ctl/meter.h"
+#include "ctl/recovery.h"
+#include "ctl/server.h"
+#include "net/http_client.h"
+#include "store/store_fault.h"
+
+#include "base/clock.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define MAX_N 1000
+
+typedef struct pool {
+    char dir[256];
+    gp_ctl_config cfg;
+    gpupoold g;
+    gp_http_server *http;
+    gp_http_client *admin;
+    char base[64];
+} pool;
+
+static pool P;
+
+/* ---- the pool ---- */
+
+static int wrap(void *ctx, gp_store **s, gp_diag *d)
+{
+    gp_store *w = NULL;
+    int rc = gp_store_fault_wrap(*s, ctx, &w, d);
+    if (rc == 0) {
+        *s = w;
+    }
+    return rc;
+}
+
+static void arm(uint64_t nth)
+{
+    gp_store_fault_plan plan = {.count = GP_STORE_FAULT_ANY, .nth = nth};
+    assert_int_equal(gp_store_fault_arm(P.g.store, &plan), 0);
+}
+
+static void read_token(const char *name, char *buf, size_t cap)
+{
+    char path[512];
+    snprintf(path, sizeof(path), "%s/%s", P.dir, name);
+    FILE *f = fopen(path, "r");
+    assert_non_null(f);
+    assert_non_null(fgets(buf, (int)cap, f));
+    fclose(f);
+    buf[strcspn(buf, "\n")] = 0;
+}
+
+static void load_config(void)
+{
+    char *argv[] = {"gpupoold", "--data-dir",
+                    P.dir,      "--scheduler-interval",
+                    "1h",       "--nodes-heartbeat-timeout",
+                    "1h",       "--nodes-lost-timeout",
+                    "1h",       "--billing-used-flush-interval",
+                    "1h"};
+    gp_ctl_cli cli;
+    gp_diag d;
+    gp_diag_clear(&d);
+    assert_int_equal(
+        gp_ctl_config_load((int)(sizeof(argv) / sizeof(argv[0])), argv, NULL, &P.cfg, &cli, &d), 0);
+}
+
+/* Starts gpupoold on P.dir with the store failing its nth call (0: none). Returns ctl_start's
+ * result; on success the API listens and P.admin holds the admin token. */
+static int start(uint64_t nth, uint64_t *injected)
+{
+    load_config();
+    gp_store_fault_plan plan = {.count = GP_STORE_FAULT_ANY, .nth = nth};
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = ctl_start_with(&P.g, &P.cfg, wrap, &plan, &d);
+    if (rc < 0) {
+        assert_true(d.msg[0] != 0);
+        *injected = 1;
+        return rc;
+    }
+    *injected = gp_store_fault_injected(P.g.store);
+    arm(0);
+    /* No cycle by itself: the test runs them. */
+    pthread_mutex_lock(&P.g.qlock);
+    P.g.last_cycle_ms = gp_mono_ms() + 86400000;
+    pthread_mutex_unlock(&P.g.qlock);
+    gp_http_server_config hc = {.host = "127.0.0.1", .port = 0, .threads = 2, .max_body = 1 << 20};
+    assert_int_equal(gp_http_server_start(&hc, ctl_http_handle, &P.g, &P.http, &d), 0);
+    snprintf(P.base, sizeof(P.base), "http://127.0.0.1:%d", gp_http_server_port(P.http));
+    char tok[256];
+    read_token("admin.token", tok, sizeof(tok));
+    assert_int_equal(gp_http_client_new(P.base, tok, &P.admin, &d), 0);
+    return 0;
+}
+
+static void stop(void)
+{
+    gp_http_client_free(P.admin);
+    P.admin = NULL;
+    gp_http_server_stop(P.http);
+    P.http = NULL;
+    ctl_stop(&P.g);
+}
+
+static void make_dir(void)
+{
+    snprintf(P.dir, sizeof(P.dir), "/tmp/gp-txn-faults.XXXXXX");
+    assert_non_null(mkdtemp(P.dir));
+}
+
+static void remove_dir(void)
+{
+    DIR *dp = opendir(P.dir);
+    assert_non_null(dp);
+    for (struct dirent *e; (e = readdir(dp));) {
+        if (strcmp(e->d_name, ".") != 0 && strcmp(e->d_name, "..") != 0) {
+            char path[600];
+            snprintf(path, sizeof(path), "%s/%s", P.dir, e->d_name);
+            unlink(path);
+        }
+    }
+    closedir(dp);
+    rmdir(P.dir);
+}
+
+/* ---- HTTP ---- */
+
+/* Calls the API as c (NULL: the admin) with body (stolen; NULL: none); *out (may be NULL) gets
+ * the answer. Returns the status. */
+static int call(gp_http_client *c, const char *method, const char *path, json_t *body, json_t **out)
+{
+    char *text = body ? json_dumps(body, JSON_COMPACT) : NULL;
+    json_decref(body);
+    int status = 0;
+    char *resp = NULL;
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = gp_http_call(c ? c : P.admin, method, path, text, text ? strlen(text) : 0, NULL,
+                          &status, &resp, NULL, &d);
+    free(text);
+    if (rc < 0) {
+        fail_msg("%s %s: %s", method, path, d.msg);
+    }
+    json_t *doc = json_loads(resp, 0, NULL);
+    free(resp);
+    if (out) {
+        *out = doc;
+    } else {
+        json_decref(doc);
+    }
+    return status;
+}
+
+static json_t *node_body(const char *name)
+{
+    json_t *gpus = json_array();
+    for (int i = 0; i < 4; i++) {
+        json_array_append_new(gpus, json_pack("{s:s+, s:s, s:i, s:i, s:[]}", "uuid", "GPU-", name,
+                                              "model", "A100-80GB", "memory_mib", 81920, "numa", 0,
+                                              "nvlink"));
+        json_t *u = json_object_get(json_array_get(gpus, (size_t)i), "uuid");
+        char uuid[64];
+        snprintf(uuid, sizeof(uuid), "GPU-%s-%d", name, i);
+        json_string_set(u, uuid);
+    }
+    return json_pack("{s:s, s:s, s:i, s:i, s:o}", "name", name, "address", "127.0.0.1:0",
+                     "cpu_milli", 64000, "memory_mib", 262144, "gpus", gpus);
+}
+
+static void setup_pool(void)
+{
+    char tok[256];
+    read_token("join.token", tok, sizeof(tok));
+    gp_http_client *join = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_client_new(P.base, tok, &join, &d), 0);
+    assert_int_equal(call(join, "POST", "/v1/nodes", node_body("n0"), NULL), 201);
+    assert_int_equal(call(join, "POST", "/v1/nodes", node_body("n1"), NULL), 201);
+    gp_http_client_free(join);
+    assert_int_equal(call(NULL, "POST", "/v1/tenants", json_pack("{s:s}", "name", "t1"), NULL),
+                     201);
+}
+
+/* Submits a one-GPU job; its id, or -1 when the answer was not 201 (*status). */
+static int64_t submit(int *status)
+{
+    static int seq;
+    char name[32];
+    snprintf(name, sizeof(name), "j%d", ++seq);
+    json_t *res = NULL;
+    *status = call(NULL, "POST", "/v1/jobs",
+                   json_pack("{s:s, s:s, s:[s], s:{s:i}}", "name", name, "tenant", "t1", "command",
+                             "true", "resources", "gpus", 1),
+                   &res);
+    int64_t id = *status == 201 ? json_integer_value(json_object_get(res, "id")) : -1;
+    json_decref(res);
+    return id;
+}
+
+static int64_t submit_ok(void)
+{
+    int status;
+    int64_t id = submit(&status);
+    assert_int_equal(status, 201);
+    return id;
+}
+
+static int cancel(int64_t id)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/v1/jobs/%lld/cancel", (long long)id);
+    return call(NULL, "POST", path, json_object(), NULL);
+}
+
+static int schedule(void)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    pthread_mutex_lock(&P.g.st.lock);
+    int rc = ctl_schedule(&P.g, &d);
+    ctl_desired_publish(&P.g.st);
+    pthread_mutex_unlock(&P.g.st.lock);
+    return rc;
+}
+
+static ctl_job_state job_state(int64_t id)
+{
+    pthread_mutex_lock(&P.g.st.lock);
+    ctl_job *j = ctl_job_by_id(&P.g.st, id);
+    ctl_job_state s = j ? j->state : CTL_NSTATES;
+    pthread_mutex_unlock(&P.g.st.lock);
+    return s;
+}
+
+/* Cancels every job that has not ended (faults off). */
+static void cancel_all(void)
+{
+    for (int64_t id = 1; id < 10000; id++) {
+        ctl_job_state s = job_state(id);
+        if (s == CTL_NSTATES) {
+            break;
+        }
+        if (!ctl_job_state_final(s)) {
+            assert_int_equal(cancel(id), 200);
+        }
+    }
+}
+
+/* ---- memory against the store ---- */
+
+static json_t *cluster_doc(const ctl_state *st, const ctl_node *n)
+{
+    const gp_node *cn = gp_cluster_node(st->cluster, n->cl);
+    json_t *gpus = json_array();
+    for (int k = 0; k < cn->ngpus; k++) {
+        const gp_gpu *gg = gp_cluster_gpu(st->cluster, n->cl, k);
+        json_array_append_new(gpus,
+                              json_pack("{s:i, s:I, s:i, s:i, s:i, s:i, s:i, s:i}", "milli_free",
+                                        gg->milli_free, "mem_free", (json_int_t)gg->mem_free_mib,
+                                        "holders", gg->holders, "mode", gg->mode, "mig_mem",
+                                        gg->mig_mem_used, "mig_cmp", gg->mig_compute_used,
+                                        "mig_inst", gg->mig_instances, "avail", gg->avail));
+    }
+    return json_pack("{s:I, s:I, s:o}", "cpu_free", (json_int_t)cn->cpu_free, "mem_free",
+                     (json_int_t)cn->mem_free, "gpus", gpus);
+}
+
+static json_t *job_doc(const ctl_job *j)
+{
+    json_t *reps = json_array();
+    for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+        json_array_append_new(reps, json_pack("{s:I, s:I, s:o}", "node",
+                                              (json_int_t)j->replicas[r].node_id, "epoch",
+                                              (json_int_t)j->replicas[r].epoch, "a",
+                                              ctl_assignment_doc(&j->replicas[r].a)));
+    }
+    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:s, s:o}", "id",
+                     (json_int_t)j->id, "tenant", (json_int_t)j->tenant_id, "name", j->name,
+                     "state", ctl_job_state_name(j->state), "reason", j->reason, "restarts",
+                     j->restarts, "exit", j->exit_code, "submit", (json_int_t)j->submit_ms, "start",
+                     (json_int_t)j->start_ms, "end", (json_int_t)j->end_ms, "spec",
+                     j->spec_json ? j->spec_json : "", "replicas", reps);
+}
+
+/* What must be the same in memory and in the store. Memory-only fields (heartbeats, readiness,
+ * fencing) are left out: a reload resets them on purpose. */
+static json_t *state_doc(ctl_state *st)
+{
+    json_t *doc = json_object(), *a;
+    json_object_set_new(doc, "tenants", a = json_array());
+    for (int i = 0; i < st->ntenants; i++) {
+        json_array_append_new(a, ctl_tenant_doc(st, &st->tenants[i]));
+    }
+    json_object_set_new(doc, "queues", a = json_array());
+    for (int i = 0; i < st->nqueues; i++) {
+        json_array_append_new(a, ctl_queue_doc(&st->queues[i]));
+    }
+    json_object_set_new(doc, "classes", a = json_array());
+    for (int i = 0; i < st->npclasses; i++) {
+        json_array_append_new(a, ctl_pclass_doc(&st->pclasses[i]));
+    }
+    json_object_set_new(doc, "nodes", a = json_array());
+    for (int i = 0; i < st->nnodes; i++) {
+        const ctl_node *n = &st->nodes[i];
+        json_t *nd = ctl_node_doc(n);
+        json_object_set_new(nd, "id", json_integer(n->id));
+        json_object_set_new(nd, "cordoned", json_boolean(n->cordoned));
+        json_object_set_new(nd, "draining", json_boolean(n->draining));
+        json_object_set_new(nd, "cluster", cluster_doc(st, n));
+        json_array_append_new(a, nd);
+    }
+    json_object_set_new(doc, "jobs", a = json_array());
+    for (int i = 0; i < st->njobs; i++) {
+        json_array_append_new(a, job_doc(st->jobs[i]));
+    }
+    json_object_set_new(doc, "tokens", a = json_array());
+    for (int i = 0; i < st->ntokens; i++) {
+        const gp_token_rec *t = &st->tokens[i];
+        json_array_append_new(a, json_pack("{s:I, s:s, s:s, s:s, s:i}", "id", (json_int_t)t->id,
+                                           "name", t->name, "role", t->role, "hash", t->hash,
+                                           "revoked", t->revoked));
+    }
+    json_object_set_new(doc, "pending", json_integer(st->npending));
+    return doc;
+}
+
+static int collect_open(void *ctx, const gp_usage_rec *r)
+{
+    char key[96];
+    snprintf(key, sizeof(key), "%lld/%d/%lld", (long long)r->job_id, r->replica,
+             (long long)r->epoch);
+    json_array_append_new(ctx, json_string(key));
+    return 0;
+}
+
+static int by_text(const void *a, const void *b)
+{
+    return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+/* The keys in arr, sorted, as one string (the caller frees it). */
+static char *sorted_keys(json_t *arr)
+{
+    size_t n = json_array_size(arr);
+    const char **v = calloc(n + 1, sizeof(*v));
+    for (size_t i = 0; i < n; i++) {
+        v[i] = json_string_value(json_array_get(arr, i));
+    }
+    qsort(v, n, sizeof(*v), by_text);
+    size_t cap = 16 + n * 96;
+    char *out = calloc(1, cap);
+    for (size_t i = 0; i < n; i++) {
+        strcat(out, v[i]);
+        strcat(out, " ");
+    }
+    free(v);
+    return out;
+}
+
+static void expect_equal(const char *what, json_t *mem, json_t *disk)
+{
+    if (!json_equal(mem, disk)) {
+        char *m = json_dumps(mem, JSON_SORT_KEYS | JSON_COMPACT);
+        char *s = json_dumps(disk, JSON_SORT_KEYS | JSON_COMPACT);
+        print_error("%s: memory differs from the store\nmemory: %s\nstore:  %s\n", what, m, s);
+        free(m);
+        free(s);
+        fail();
+    }
+}
+
+/* Memory equals a fresh load from the store (a new connection: committed data only), and the
+ * open usage rows are the live placements. */
+static void check_consistent(const char *what)
+{
+    pthread_mutex_lock(&P.g.st.lock);
+    assert_false(P.g.stale);
+    json_t *mem = state_doc(&P.g.st);
+    json_t *live = json_array();
+    for (int i = 0; i < P.g.st.njobs; i++) {
+        const ctl_job *j = P.g.st.jobs[i];
+        for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
+            char key[96];
+            snprintf(key, sizeof(key), "%lld/%d/%lld", (long long)j->id, r,
+                     (long long)j->replicas[r].epoch);
+            json_array_append_new(live, json_string(key));
+        }
+    }
+    pthread_mutex_unlock(&P.g.st.lock);
+
+    char path[600];
+    snprintf(path, sizeof(path), "%s/gpupool.db", P.dir);
+    gp_store *s = NULL;
+    gp_diag d;
+    gp_diag_clear(&d);
+    assert_int_equal(gp_store_open(path, &s, &d), 0);
+    static ctl_state fresh;
+    memset(&fresh, 0, sizeof(fresh));
+    assert_int_equal(ctl_state_load(&fresh, s, &d), 0);
+    json_t *disk = state_doc(&fresh);
+    ctl_state_clear(&fresh);
+    json_t *open = json_array();
+    gp_usage_filter f = {.open_only = 1};
+    assert_int_equal(gp_store_usage_each(s, &f, collect_open, open, &d), 0);
+    gp_store_close(s);
+
+    expect_equal(what, mem, disk);
+    char *a = sorted_keys(live), *b = sorted_keys(open);
+    if (strcmp(a, b) != 0) {
+        print_error("%s: live placements [%s], open usage rows [%s]\n", what, a, b);
+        fail();
+    }
+    free(a);
+    free(b);
+    json_decref(mem);
+    json_decref(disk);
+    json_decref(live);
+    json_decref(open);
+}
+
+/* ---- the sweeps ---- */
+
+/* One kind of transaction: prepare (faults off), act with the Nth call failing (returns 0 when
+ * the change was made, else the failure: an HTTP status or a negative code), and check that the
+ * next one works (faults off). */
+typedef struct sweep {
+    const char *name;
+    void (*prepare)(void);
+    int (*act)(void);
+    void (*next)(void);
+} sweep;
+
+static void run_sweep(const sweep *s)
+{
+    int failed = 0;
+    uint64_t n = 1;
+    for (; n < MAX_N; n++) {
+        s->prepare();
+        arm(n);
+        int rc = s->act();
+        uint64_t injected = gp_store_fault_injected(P.g.store);
+        arm(0);
+        char what[128];
+        snprintf(what, sizeof(what), "%s, call %llu failing", s->name, (unsigned long long)n);
+        if (rc != 0) {
+            failed++;
+            if (!(rc < 0 || rc >= 500)) {
+                fail_msg("%s: answered %d, not a 5xx", what, rc);
+            }
+            assert_true(injected > 0);
+        }
+        check_consistent(what);
+        s->next();
+        check_consistent(what);
+        if (injected == 0) {
+            break;
+        }
+    }
+    assert_true(n < MAX_N);
+    assert_true(failed > 0);
+    print_message("%s: %llu store calls, %d runs failed, memory equal to the store after each\n",
+                  s->name, (unsigned long long)(n - 1), failed);
+}
+
+/* A submit (job, event, audit record). */
+static void nothing(void)
+{
+}
+
+static int act_submit(void)
+{
+    int status;
+    submit(&status);
+    return status == 201 ? 0 : status;
+}
+
+static void next_submit(void)
+{
+    submit_ok();
+}
+
+/* A cancel ending a placement (placement, job, event, usage row, audit records). */
+static int64_t victim;
+
+static void prepare_cancel(void)
+{
+    cancel_all();
+    victim = submit_ok();
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(job_state(victim), CTL_SCHEDULED);
+}
+
+static int act_cancel(void)
+{
+    int status = cancel(victim);
+    return status == 200 ? 0 : status;
+}
+
+static void next_cancel(void)
+{
+    ctl_job_state s = job_state(victim);
+    if (!ctl_job_state_final(s)) {
+        assert_int_equal(cancel(victim), 200);
+    }
+    assert_int_equal(job_state(victim), CTL_CANCELLED);
+}
+
+/* A scheduling cycle placing two jobs. */
+static int64_t cyc[2];
+
+static void prepare_cycle(void)
+{
+    cancel_all();
+    cyc[0] = submit_ok();
+    cyc[1] = submit_ok();
+}
+
+static int act_cycle(void)
+{
+    return schedule();
+}
+
+static void next_cycle(void)
+{
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(job_state(cyc[0]), CTL_SCHEDULED);
+    assert_int_equal(job_state(cyc[1]), CTL_SCHEDULED);
+}
+
+/* A usage flush: a running replica reported busy, its used figure written. */
+static int64_t flush_ms;
+
+static void heartbeat_busy(int64_t id)
+{
+    pthread_mutex_lock(&P.g.st.lock);
+    ctl_job *j = ctl_job_by_id(&P.g.st, id);
+    assert_non_null(j->replicas);
+    int64_t epoch = j->replicas[0].epoch;
+    ctl_node *n = ctl_node_by_id(&P.g.st, j->replicas[0].node_id);
+    char path[128];
+    snprintf(path, sizeof(path), "/v1/nodes/%s/heartbeat", n->name);
+    pthread_mutex_unlock(&P.g.st.lock);
+    struct timespec ts = {0, 3000000};
+    nanosleep(&ts, NULL); /* some time in use to count */
+    json_t *body =
+        json_pack("{s:[{s:I, s:i, s:I, s:s, s:i}]}", "replicas", "job", (json_int_t)id, "replica",
+                  0, "epoch", (json_int_t)epoch, "state", "Running", "util", 50);
+    assert_int_equal(call(NULL, "POST", path, body, NULL), 200);
+}
+
+static void prepare_flush(void)
+{
+    if (job_state(victim) != CTL_RUNNING) {
+        cancel_all();
+        victim = submit_ok();
+        assert_int_equal(schedule(), 0);
+        heartbeat_busy(victim); /* Running */
+    }
+    heartbeat_busy(victim);
+}
+
+static int act_flush(void)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    pthread_mutex_lock(&P.g.st.lock);
+    flush_ms += 2 * P.cfg.billing.used_flush_ms;
+    int rc = ctl_meter_tick(&P.g, flush_ms, &d);
+    pthread_mutex_unlock(&P.g.st.lock);
+    return rc;
+}
+
+static int find_used(void *ctx, const gp_usage_rec *r)
+{
+    if (r->job_id == victim) {
+        *(int64_t *)ctx = r->used_gpu_milli_ms;
+    }
+    return 0;
+}
+
+static void next_flush(void)
+{
+    assert_int_equal(act_flush(), 0);
+    int64_t stored = -1;
+    gp_diag d;
+    gp_usage_filter f = {.open_only = 1};
+    assert_int_equal(gp_store_usage_each(P.g.reader, &f, find_used, &stored, &d), 0);
+    pthread_mutex_lock(&P.g.st.lock);
+    int64_t epoch = ctl_job_by_id(&P.g.st, victim)->replicas[0].epoch;
+    int64_t mem = ctl_meter_used(&P.g, victim, 0, epoch, stored);
+    pthread_mutex_unlock(&P.g.st.lock);
+    assert_true(stored > 0);
+    assert_int_equal(stored, mem); /* what memory counted is what the ledger says */
+}
+
+/* The recovery tick: the node of a placed job is lost, the job restarted elsewhere. */
+static void lose(int64_t id, bool *ended)
+{
+    pthread_mutex_lock(&P.g.st.lock);
+    ctl_job *j = ctl_job_by_id(&P.g.st, id);
+    assert_non_null(j->replicas);
+    ctl_node *n = ctl_node_by_id(&P.g.st, j->replicas[0].node_id);
+    int64_t now = ctl_now_ms();
+    n->ready = false;
+    n->heartbeat_ms = now - P.cfg.nodes.lost_timeout_ms - 1000;
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = ctl_recovery_tick(&P.g, now, &d);
+    pthread_mutex_unlock(&P.g.st.lock);
+    *ended = rc == 0;
+}
+
+/* Every node reports in with nothing running (unfenced, ready). */
+static void nodes_report(void)
+{
+    assert_int_equal(
+        call(NULL, "POST", "/v1/nodes/n0/heartbeat", json_pack("{s:[]}", "replicas"), NULL), 200);
+    assert_int_equal(
+        call(NULL, "POST", "/v1/nodes/n1/heartbeat", json_pack("{s:[]}", "replicas"), NULL), 200);
+}
+
+static void prepare_recovery(void)
+{
+    cancel_all();
+    nodes_report();
+    victim = submit_ok();
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(job_state(victim), CTL_SCHEDULED);
+}
+
+static int act_recovery(void)
+{
+    bool ended;
+    lose(victim, &ended);
+    return ended ? 0 : -1;
+}
+
+static void next_recovery(void)
+{
+    if (job_state(victim) == CTL_SCHEDULED) {
+        bool ended;
+        lose(victim, &ended);
+        assert_true(ended);
+    }
+    /* its placement ended with the node (failed: its restart policy is Never) */
+    assert_false(ctl_job_state_holds(job_state(victim)));
+}
+
+static const sweep sweeps[] = {
+    {"submit", nothing, act_submit, next_submit},
+    {"cancel of a placed job", prepare_cancel, act_cancel, next_cancel},
+    {"scheduling cycle", prepare_cycle, act_cycle, next_cycle},
+    {"usage flush", prepare_flush, act_flush, next_flush},
+    {"recovery tick", prepare_recovery, act_recovery, next_recovery},
+};
+
+static void test_transactions(void **state)
+{
+    (void)state;
+    make_dir();
+    uint64_t injected;
+    assert_int_equal(start(0, &injected), 0);
+    setup_pool();
+    flush_ms = ctl_now_ms();
+    check_consistent("the start");
+    for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
+        run_sweep(&sweeps[i]);
+    }
+    stop();
+    remove_dir();
+}
+
+/* The first start: its defaults and tokens in one transaction. A start failing at any call
+ * stores nothing half-way: the next start completes, memory equals the store, and the admin
+ * token it wrote works. */
+static void test_first_start(void **state)
+{
+    (void)state;
+    uint64_t n = 1, failed = 0;
+    for (; n < MAX_N; n++) {
+        make_dir();
+        uint64_t injected = 0;
+        int rc = start(n, &injected);
+        if (rc < 0) {
+            failed++;
+            uint64_t none;
+            assert_int_equal(start(0, &none), 0);
+        }
+        check_consistent("first start");
+        json_t *who = NULL;
+        assert_int_equal(call(NULL, "GET", "/v1/whoami", NULL, &who), 200);
+        assert_string_equal(json_string_value(json_object_get(who, "role")), "admin");
+        json_decref(who);
+        pthread_mutex_lock(&P.g.st.lock);
+        assert_int_equal(P.g.st.nqueues, 1);
+        assert_int_equal(P.g.st.npclasses, 3);
+        assert_int_equal(P.g.st.ntokens, 2);
+        pthread_mutex_unlock(&P.g.st.lock);
+        stop();
+        remove_dir();
+        if (injected == 0) {
+            break;
+        }
+    }
+    assert_true(n < MAX_N);
+    assert_true(failed > 0);
+    print_message("first start: %llu store calls, %llu starts failed\n",
+                  (unsigned long long)(n - 1), (unsigned long long)failed);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_transactions),
+        cmocka_unit_test(test_first_start),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}
