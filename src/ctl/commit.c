@@ -96,6 +96,12 @@ static void run_group(gpupoold *g, ctl_op *ops)
     gp_diag d;
     gp_diag_clear(&d);
     int rc = gp_store_begin(g->store, &d);
+    if (rc == GP_EIO) { /* the store is away (PostgreSQL restarting): a retry may work */
+        GP_LOG(GP_LOG_ERROR, "ctl", "begin: %s", d.msg);
+        char why[sizeof(d.msg)];
+        snprintf(why, sizeof(why), "%s", d.msg);
+        rc = gp_diag_set(&d, GP_EUNAVAIL, "the store is unavailable: %.400s; retry", why);
+    }
     bool kick = false;
     for (ctl_op *op = ops; op; op = op->next) {
         if (rc < 0) {

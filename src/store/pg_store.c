@@ -65,14 +65,20 @@ int64_t gp_pg_changes(PGresult *res)
     return strtoll(PQcmdTuples(res), NULL, 10);
 }
 
-/* PostgreSQL's messages end with a newline; the diag's should not. */
+/* PostgreSQL's messages end with a newline and may hold more (a hint on a tabbed line): the
+ * diag's is one line. */
 static int error_with(gp_diag *d, int code, const char *what, const char *msg)
 {
-    size_t n = strlen(msg);
-    while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == ' ')) {
-        n--;
+    char line[400];
+    snprintf(line, sizeof(line), "%s", msg);
+    for (char *c = line; *c; c++) {
+        *c = *c == '\n' || *c == '\t' ? ' ' : *c;
     }
-    return gp_diag_set(d, code, "store: %s: %.*s", what, (int)n, msg);
+    size_t n = strlen(line);
+    while (n > 0 && line[n - 1] == ' ') {
+        line[--n] = '\0';
+    }
+    return gp_diag_set(d, code, "store: %s: %s", what, line);
 }
 
 int gp_pg_error(gp_store *s, gp_diag *d, int code, const char *what)
