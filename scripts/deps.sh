@@ -9,6 +9,8 @@ packages=(
     libjansson-dev  # JSON
     libyaml-dev     # YAML
     libsqlite3-dev  # the store
+    libpq-dev       # the store's PostgreSQL backend (libpq)
+    postgresql-15   # the PostgreSQL the store's tests start (initdb, pg_ctl) and store.url names
     libmicrohttpd-dev    # HTTP server of gpupoold (built with GnuTLS: HTTPS)
     libcurl4-openssl-dev # HTTP client of the CLI, the agent and the tests
     libssl-dev      # libcrypto: API token randomness and SHA-256

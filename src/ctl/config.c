@@ -99,6 +99,13 @@ static const opt options[] = {
      AT(listen),
      .def = "127.0.0.1:7070",
      .help = "address of the HTTP API"},
+    {.key = "store.url",
+     .type = T_PATH,
+     .flags = F_EMPTY_OK,
+     AT(store_url),
+     .def = "",
+     .help = "the store: sqlite:PATH, or postgresql://USER@HOST:PORT/DB (password from "
+             "PGPASSWORD or ~/.pgpass); empty: sqlite:DATA_DIR/gpupool.db"},
     {.key = "tls.listen",
      .type = T_ADDR,
      .flags = F_EMPTY_OK,

@@ -67,8 +67,9 @@ typedef struct gp_ctl_cost_map {
 } gp_ctl_cost_map;
 
 typedef struct gp_ctl_config {
-    char data_dir[GP_CTL_PATH_MAX]; /* required */
-    gp_ctl_addr listen;             /* default 127.0.0.1:7070 */
+    char data_dir[GP_CTL_PATH_MAX];  /* required */
+    char store_url[GP_CTL_PATH_MAX]; /* "" = sqlite:<data_dir>/gpupool.db */
+    gp_ctl_addr listen;              /* default 127.0.0.1:7070 */
     struct {
         gp_ctl_addr listen;         /* host "" = TLS off (default) */
         char cert[GP_CTL_PATH_MAX]; /* both set when listen is */

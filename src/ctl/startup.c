@@ -154,19 +154,20 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     pthread_mutex_init(&g->reader_lock, NULL);
     pthread_mutex_init(&g->auth_lock, NULL);
     char path[GP_CTL_PATH_MAX + 32];
-    snprintf(path, sizeof(path), "%s/gpupool.db", cfg->data_dir);
+    snprintf(path, sizeof(path), "sqlite:%s/gpupool.db", cfg->data_dir);
+    const char *url = cfg->store_url[0] ? cfg->store_url : path;
     int rc = make_dir(cfg->data_dir, d);
     if (rc == 0) {
         rc = ctl_datalock_take(cfg->data_dir, &g->datalock, d);
     }
     if (rc == 0) {
-        rc = gp_store_open(path, &g->store, d);
+        rc = gp_store_open_url(url, &g->store, d); /* the writer */
     }
     if (rc == 0 && wrap) {
         rc = wrap(ctx, &g->store, d);
     }
     if (rc == 0) {
-        rc = gp_store_open(path, &g->reader, d);
+        rc = gp_store_open_url(url, &g->reader, d);
     }
     if (rc == 0) {
         rc = ctl_state_load(&g->st, g->store, d);

@@ -65,6 +65,12 @@ int ctl_txn_run(gpupoold *g, const char *what, ctl_txn_kind kind, ctl_txn_fn bod
     if (rc == 0) {
         rc = gp_store_begin(g->store, d);
         began = rc == 0;
+        if (rc == GP_EIO) { /* the store is away (PostgreSQL restarting): a retry may work */
+            GP_LOG(GP_LOG_ERROR, "ctl", "%s: begin: %s", what, d->msg);
+            char why[sizeof(d->msg)];
+            snprintf(why, sizeof(why), "%s", d->msg);
+            rc = gp_diag_set(d, GP_EUNAVAIL, "the store is unavailable: %.400s; retry", why);
+        }
     }
     if (began) {
         rc = body(&tx, arg, d);

@@ -89,6 +89,10 @@
     X(META_GET, "SELECT value FROM meta WHERE key = ?")                                            \
     X(AUDIT_ADD, "INSERT INTO audit(time_ms, actor, role, tenant, action, object, detail) "        \
                  "VALUES (?, ?, ?, ?, ?, ?, ?)")                                                   \
+    X(LEASE_READ, "SELECT holder, token, expires_ms, "                                             \
+                  "CAST((julianday('now') - 2440587.5) * 86400000 AS INTEGER) "                    \
+                  "FROM lease WHERE id = 1")                                                       \
+    X(LEASE_WRITE, "UPDATE lease SET holder = ?, token = ?, expires_ms = ? WHERE id = 1")          \
     GP_SQLITE_USAGE_STMTS(X)                                                                       \
     GP_SQLITE_REGISTRY_STMTS(X)
 
@@ -116,10 +120,17 @@ typedef struct gp_sqlite {
     /* gp_store_begin succeeded and neither commit nor rollback ran since: lets commit and
      * savepoint notice a transaction SQLite rolled back by itself after an I/O error. */
     int in_tx;
+    /* The lease this store holds (sqlite_lease.c); 0: none. */
+    int64_t lease_token;
+    char lease_holder[128];
     sqlite3_stmt *stmt[GP_SQ_COUNT];
     sqlite3_stmt *obj[GP_SQ_OBJ_KINDS][GP_SQ_OBJ_OPS];
     sqlite3_stmt *audit[GP_SQ_AUDIT_SHAPES];
 } gp_sqlite;
+
+/* Inside a transaction just begun: when the store holds the lease, checks it is still ours
+ * (sqlite_lease.c). 0 when it holds none. */
+int gp__sqlite_lease_check(gp_store *s, gp_diag *d);
 
 /* The SQLite handle of a store of this backend. */
 #define SQ(s) ((gp_sqlite *)(s))

@@ -161,6 +161,13 @@ static const char *const migrations[] = {
     "  password TEXT NOT NULL,"
     "  updated_ms INTEGER NOT NULL,"
     "  PRIMARY KEY (tenant_id, registry)) WITHOUT ROWID;",
+    /* 8: the leader lease (store.h): one row, its token never going back. */
+    "CREATE TABLE lease ("
+    "  id INTEGER PRIMARY KEY CHECK (id = 1),"
+    "  holder TEXT NOT NULL DEFAULT '',"
+    "  token INTEGER NOT NULL DEFAULT 0,"
+    "  expires_ms INTEGER NOT NULL DEFAULT 0);"
+    "INSERT INTO lease(id) VALUES (1);",
 };
 #define NMIGRATIONS ((int)(sizeof(migrations) / sizeof(migrations[0])))
 
@@ -393,6 +400,9 @@ int gp__sqlite_begin(gp_store *s, gp_diag *d)
 {
     int rc = run_fixed(s, GP_SQ_BEGIN, "begin", d);
     SQ(s)->in_tx = rc == 0;
+    if (rc == 0 && (rc = gp__sqlite_lease_check(s, d)) < 0) {
+        gp__sqlite_rollback(s);
+    }
     return rc;
 }
 

@@ -282,6 +282,42 @@ int gp_store_registry_cred_delete(gp_store *s, int64_t tenant_id, const char *re
 typedef int (*gp_store_registry_cred_fn)(void *ctx, const gp_registry_cred_rec *r);
 int gp_store_registry_cred_each(gp_store *s, gp_store_registry_cred_fn fn, void *ctx, gp_diag *d);
 
+/* ---- the leader lease, with a fencing token ----
+ * Several gpupoold may share one database; one of them, the leader, writes. The lease is one row
+ * in the database: its holder, a token and when it expires, by the database's clock (so the
+ * holders' clocks need not agree). Acquiring a lease that is free, expired or held by another
+ * whose time ran out gives a new token, strictly larger than every token before it (kept in the
+ * database, never reused); acquiring one already ours extends it and keeps its token.
+ *
+ * Once a store holds the lease, every transaction it begins is conditional on it: gp_store_begin
+ * locks the lease row for share and checks that the token is still this store's and unexpired,
+ * else fails with GP_ESTATE ("lease lost: held by X with token N"). A takeover locks the row for
+ * update, so it waits for a running transaction of the old holder to end, and the old holder's
+ * next begin fails: a deposed leader can never commit. A store that never acquired the lease
+ * (a reader, a single gpupoold) runs its transactions unconditionally.
+ *
+ * Each call is a transaction of its own: GP_ESTATE inside one. */
+typedef struct gp_store_lease {
+    char holder[128];     /* "" when free */
+    int64_t token;        /* the last token handed out (0: never) */
+    int64_t remaining_ms; /* until it expires; 0 when expired or free */
+    int ours;             /* this store holds it with that token */
+} gp_store_lease;
+
+/* Takes the lease for holder (a name unique to the process, e.g. "host:pid") for ttl_ms (> 0),
+ * its token in *token. GP_ESTATE naming the holder, its token and its time left while another
+ * holds it; GP_EINVAL for an empty holder or a ttl_ms <= 0. */
+int gp_store_lease_acquire(gp_store *s, const char *holder, int64_t ttl_ms, int64_t *token,
+                           gp_diag *d);
+/* Extends the lease this store holds to ttl_ms from now. GP_ESTATE when it holds none or lost
+ * it (another took it over); the store then holds none. */
+int gp_store_lease_renew(gp_store *s, int64_t ttl_ms, gp_diag *d);
+/* Gives the lease up (free at once for another; the token is kept, so the next is larger).
+ * Holding none is not an error. */
+int gp_store_lease_release(gp_store *s, gp_diag *d);
+/* The lease as the database has it. */
+int gp_store_lease_get(gp_store *s, gp_store_lease *out, gp_diag *d);
+
 /* ---- settings of the controller itself (e.g. whether the admin token was made) ---- */
 /* Sets key to value. Must run in a transaction. */
 int gp_store_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d);

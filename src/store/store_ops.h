@@ -91,7 +91,17 @@ typedef enum gp_store_op_class {
     X(WRITE, meta_set, (gp_store * s, const char *key, const char *value, gp_diag *d),             \
       (s, key, value, d))                                                                          \
     X(READ, meta_get, (gp_store * s, const char *key, char *buf, size_t cap, gp_diag *d),          \
-      (s, key, buf, cap, d))
+      (s, key, buf, cap, d))                                                                       \
+    GP_STORE_LEASE_OPS(X)
+
+/* The leader lease (store.h); each call is a transaction of its own. */
+#define GP_STORE_LEASE_OPS(X)                                                                      \
+    X(WRITE, lease_acquire,                                                                        \
+      (gp_store * s, const char *holder, int64_t ttl_ms, int64_t *token, gp_diag *d),              \
+      (s, holder, ttl_ms, token, d))                                                               \
+    X(WRITE, lease_renew, (gp_store * s, int64_t ttl_ms, gp_diag * d), (s, ttl_ms, d))             \
+    X(WRITE, lease_release, (gp_store * s, gp_diag * d), (s, d))                                   \
+    X(READ, lease_get, (gp_store * s, gp_store_lease * out, gp_diag * d), (s, out, d))
 
 typedef struct gp_store_ops {
     const char *name; /* "sqlite", "postgresql", "fault" */
@@ -110,7 +120,22 @@ struct gp_store {
     const gp_store_ops *ops;
 };
 
+/* The lease row as a backend read it, locked, with the database's clock. */
+typedef struct gp__lease_row {
+    char holder[128];
+    int64_t token, expires_ms, now_ms;
+} gp__lease_row;
+
+/* What acquiring the lease for holder does to row (store.c, shared by the backends): 0 with the
+ * row changed to the new holder, token and expiry; GP_ESTATE with d naming the holder while
+ * another holds it; GP_EINVAL for a bad holder or ttl_ms. */
+int gp__lease_acquire_row(gp__lease_row *row, const char *holder, int64_t ttl_ms, gp_diag *d);
+/* Whether the store holding token as holder may still write: 0, or GP_ESTATE with d saying
+ * who holds the lease now ("lease lost: held by X with token N"). */
+int gp__lease_check_row(const gp__lease_row *row, const char *holder, int64_t token, gp_diag *d);
+
 /* The backends' openers. */
 int gp__sqlite_open(const char *path, gp_store **out, gp_diag *d);
+int gp__pg_open(const char *url, gp_store **out, gp_diag *d);
 
 #endif

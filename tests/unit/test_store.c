@@ -1,5 +1,11 @@
 /*
- * The SQLite store: migrations (from an empty file and from a schema-1 database), durability
+ * The store's conformance suite, run against SQLite always (test_store) and against
+ * PostgreSQL when the pg fixture has started a server (test_store_pg: GP_TEST_PG_URL_FILE names
+ * the file with its URL; each test gets a database of its own). Both backends must pass the
+ * same tests; the few that read SQLite's files or plans directly are skipped on PostgreSQL, and
+ * the few that go around the store use each backend's own SQL.
+ *
+ * The store: migrations (from an empty file and from a schema-1 database), durability
  * across reopen, transactions and savepoints, idempotent job insert, unique names, iteration
  * order and early stop, event pagination, tokens, objects, meta and the allocation epoch; the
  * audit log (order, filters, pages, and UPDATE and DELETE refused whoever opens the file).
@@ -8,19 +14,44 @@
 #include "store/store.h"
 #include "tests/unit/harness.h"
 
+#include <libpq-fe.h>
+#include <pthread.h>
 #include <sqlite3.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 typedef struct fixture {
     char dir[64];
     char path[128];
+    int pg;           /* the PostgreSQL backend */
+    char pgbase[256]; /* the server's URL, without a database */
+    char pgdb[64];    /* this test's database */
+    char url[512];    /* what the store opens */
 } fixture;
+
+/* Runs sql on the server's maintenance database (pg) or on db of the fixture's server. */
+static int pg_exec(const fixture *f, const char *db, const char *sql, char *err, size_t cap)
+{
+    char url[512];
+    snprintf(url, sizeof(url), "%s/%s", f->pgbase, db);
+    PGconn *c = PQconnectdb(url);
+    PGresult *r = PQexec(c, sql);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
+    if (err) {
+        snprintf(err, cap, "%s", ok ? "" : PQresultErrorMessage(r));
+    }
+    PQclear(r);
+    PQfinish(c);
+    return ok ? 0 : -1;
+}
 
 static int setup(void **state)
 {
+    static int serial;
     fixture *f = calloc(1, sizeof(*f));
     strcpy(f->dir, "/tmp/gpupool-store.XXXXXX");
     if (!mkdtemp(f->dir)) {
@@ -28,6 +59,24 @@ static int setup(void **state)
         return -1;
     }
     snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
+    snprintf(f->url, sizeof(f->url), "sqlite:%s", f->path);
+    const char *urlfile = getenv("GP_TEST_PG_URL_FILE");
+    if (urlfile) {
+        FILE *uf = fopen(urlfile, "r");
+        if (!uf || !fgets(f->pgbase, sizeof(f->pgbase), uf)) {
+            fail_msg("%s: no PostgreSQL URL (is the pg fixture running?)", urlfile);
+        }
+        fclose(uf);
+        f->pgbase[strcspn(f->pgbase, "\n")] = '\0';
+        f->pg = 1;
+        snprintf(f->pgdb, sizeof(f->pgdb), "gp_t_%d_%d", (int)getpid(), ++serial);
+        char sql[128], err[256];
+        snprintf(sql, sizeof(sql), "CREATE DATABASE %s", f->pgdb);
+        if (pg_exec(f, "postgres", sql, err, sizeof(err)) < 0) {
+            fail_msg("%s: %s", sql, err);
+        }
+        snprintf(f->url, sizeof(f->url), "%s/%s", f->pgbase, f->pgdb);
+    }
     *state = f;
     return 0;
 }
@@ -35,6 +84,11 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    if (f->pg) {
+        char sql[128];
+        snprintf(sql, sizeof(sql), "DROP DATABASE %s WITH (FORCE)", f->pgdb);
+        pg_exec(f, "postgres", sql, NULL, 0);
+    }
     char cmd[160];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
     int rc = system(cmd);
@@ -42,11 +96,19 @@ static int teardown(void **state)
     return rc == 0 ? 0 : -1;
 }
 
+/* The tests that read SQLite's own files or plans. */
+#define SQLITE_ONLY(f)                                                                             \
+    do {                                                                                           \
+        if ((f)->pg) {                                                                             \
+            skip();                                                                                \
+        }                                                                                          \
+    } while (0)
+
 static gp_store *open_store(const fixture *f)
 {
     gp_store *s = NULL;
     gp_diag d;
-    int rc = gp_store_open(f->path, &s, &d);
+    int rc = gp_store_open_url(f->url, &s, &d);
     if (rc != 0) {
         fail_msg("gp_store_open: %s", d.msg);
     }
@@ -313,6 +375,7 @@ static const char v1_schema[] =
 static void test_migrate_from_v1(void **state)
 {
     fixture *f = *state;
+    SQLITE_ONLY(f);
     sqlite3 *db;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     assert_int_equal(sqlite3_exec(db, v1_schema, NULL, NULL, NULL), SQLITE_OK);
@@ -704,6 +767,19 @@ static void test_event_pagination(void **state)
 static void test_newer_schema_refused(void **state)
 {
     fixture *f = *state;
+    if (f->pg) {
+        gp_store_close(open_store(f));
+        char sql[96];
+        snprintf(sql, sizeof(sql), "UPDATE gp_schema SET version = %d",
+                 gp_store_schema_version() + 1);
+        assert_int_equal(pg_exec(f, f->pgdb, sql, NULL, 0), 0);
+        gp_store *s;
+        gp_diag d;
+        assert_int_equal(gp_store_open_url(f->url, &s, &d), GP_EIO);
+        assert_null(s);
+        assert_non_null(strstr(d.msg, "newer"));
+        return;
+    }
     sqlite3 *db;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     char sql[64];
@@ -1034,6 +1110,7 @@ static void audit_plan(gp_store *s, sqlite3_stmt *cached, char *out, size_t cap)
 static void test_audit_filters_use_indexes(void **state)
 {
     fixture *f = *state;
+    SQLITE_ONLY(f);
     gp_diag d;
     gp_store *s = open_store(f);
     static const char *const actors[] = {"a", "a\xfe", "a\xff", "a\xff\xff", "b", "\xff", ""};
@@ -1078,6 +1155,9 @@ static void test_audit_filters_use_indexes(void **state)
     }
 }
 
+static void audit_append_only_pg(const fixture *f);
+static void audit_append_only_sqlite(const fixture *f);
+
 static void test_audit_append_only(void **state)
 {
     fixture *f = *state;
@@ -1090,6 +1170,58 @@ static void test_audit_append_only(void **state)
     gp_store_close(s);
 
     /* Whoever opens the database: UPDATE and DELETE are refused, the record stays. */
+    if (f->pg) {
+        audit_append_only_pg(f);
+    } else {
+        audit_append_only_sqlite(f);
+    }
+    s = open_store(f);
+    audits a = list_audit(s, NULL);
+    assert_int_equal(a.n, 1);
+    assert_string_equal(a.actor[0], "admin");
+    assert_int_equal(a.time[0], 1);
+    OK(gp_store_begin(s, &d));
+    gp_audit_rec blocked = {.time_ms = 2, .actor = "admin", .action = "job.submit"};
+    assert_int_equal(gp_store_audit_add(s, &blocked, &d), GP_EIO);
+    if (!f->pg) {
+        assert_non_null(strstr(d.msg, "audit unavailable"));
+    }
+    gp_store_rollback(s);
+    gp_store_close(s);
+}
+
+/* PostgreSQL: the same refusals in its SQL, and a trigger that refuses every insert. */
+static void audit_append_only_pg(const fixture *f)
+{
+    static const char *const refused[] = {
+        "UPDATE audit SET actor = 'someone-else'",
+        "UPDATE audit SET time_ms = 2 WHERE id = 1",
+        "DELETE FROM audit",
+        "DELETE FROM audit WHERE id = 1",
+        "TRUNCATE audit",
+    };
+    char err[512];
+    for (size_t i = 0; i < sizeof(refused) / sizeof(refused[0]); i++) {
+        if (pg_exec(f, f->pgdb, refused[i], err, sizeof(err)) == 0 || !strstr(err, "append-only")) {
+            fail_msg("%s: %s", refused[i], err);
+        }
+    }
+    /* An id of the writer's choosing (over an existing record) is refused too. */
+    assert_int_equal(
+        pg_exec(f, f->pgdb, "INSERT INTO audit(id, time_ms, actor, action) VALUES (1, 9, 'x', 'y')",
+                NULL, 0),
+        -1);
+    assert_int_equal(pg_exec(f, f->pgdb,
+                             "CREATE FUNCTION audit_down() RETURNS trigger LANGUAGE plpgsql AS $$ "
+                             "BEGIN RAISE EXCEPTION 'audit unavailable'; END $$; "
+                             "CREATE TRIGGER audit_down BEFORE INSERT ON audit "
+                             "FOR EACH ROW EXECUTE FUNCTION audit_down()",
+                             NULL, 0),
+                     0);
+}
+
+static void audit_append_only_sqlite(const fixture *f)
+{
     sqlite3 *db;
     assert_int_equal(sqlite3_open(f->path, &db), SQLITE_OK);
     static const char *const refused[] = {
@@ -1116,18 +1248,123 @@ static void test_audit_append_only(void **state)
                                   NULL, NULL, NULL),
                      SQLITE_OK);
     sqlite3_close(db);
+}
 
-    s = open_store(f);
-    audits a = list_audit(s, NULL);
-    assert_int_equal(a.n, 1);
-    assert_string_equal(a.actor[0], "admin");
-    assert_int_equal(a.time[0], 1);
-    OK(gp_store_begin(s, &d));
-    gp_audit_rec blocked = {.time_ms = 2, .actor = "admin", .action = "job.submit"};
-    assert_int_equal(gp_store_audit_add(s, &blocked, &d), GP_EIO);
-    assert_non_null(strstr(d.msg, "audit unavailable"));
-    gp_store_rollback(s);
-    gp_store_close(s);
+/* ---- the leader lease: two stores on one database ---- */
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    nanosleep(&ts, NULL);
+}
+
+/* Only one holds it; the other is told who does; the holder's transactions run. */
+static void test_lease_one_leader(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *a = open_store(f), *b = open_store(f);
+    int64_t ta = 0, tb = 0, again = 0;
+    OK(gp_store_lease_acquire(a, "ctl-a", 60000, &ta, &d));
+    assert_true(ta > 0);
+    assert_int_equal(gp_store_lease_acquire(b, "ctl-b", 60000, &tb, &d), GP_ESTATE);
+    assert_int_equal(tb, 0);
+    assert_non_null(strstr(d.msg, "held by ctl-a"));
+    OK(gp_store_lease_acquire(a, "ctl-a", 60000, &again, &d)); /* ours: extended, same token */
+    assert_int_equal(again, ta);
+    gp_store_lease l;
+    OK(gp_store_lease_get(b, &l, &d));
+    assert_string_equal(l.holder, "ctl-a");
+    assert_int_equal(l.token, ta);
+    assert_true(l.remaining_ms > 0);
+    assert_int_equal(l.ours, 0);
+    OK(gp_store_lease_get(a, &l, &d));
+    assert_int_equal(l.ours, 1);
+    OK(gp_store_begin(a, &d));
+    put_obj(a, GP_OBJ_TENANT, "team-a", NULL);
+    OK(gp_store_commit(a, &d));
+    OK(gp_store_lease_renew(a, 60000, &d));
+    assert_int_equal(gp_store_lease_renew(b, 60000, &d), GP_ESTATE); /* holds none */
+    /* Released: free at once, and the next token is larger. */
+    OK(gp_store_lease_release(a, &d));
+    OK(gp_store_lease_acquire(b, "ctl-b", 60000, &tb, &d));
+    assert_true(tb > ta);
+    assert_int_equal(gp_store_lease_acquire(a, "", 1000, &ta, &d), GP_EINVAL);
+    assert_int_equal(gp_store_lease_acquire(a, "ctl-a", 0, &ta, &d), GP_EINVAL);
+    gp_store_close(a);
+    gp_store_close(b);
+}
+
+/* After expiry another takes over with a larger token; the deposed one can neither begin nor
+ * renew, and its store holds nothing afterwards. */
+static void test_lease_takeover_fences(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *a = open_store(f), *b = open_store(f);
+    int64_t ta, tb;
+    OK(gp_store_lease_acquire(a, "ctl-a", 1, &ta, &d));
+    sleep_ms(20); /* the lease is 1 ms long */
+    OK(gp_store_lease_acquire(b, "ctl-b", 60000, &tb, &d));
+    assert_true(tb > ta);
+    assert_int_equal(gp_store_begin(a, &d), GP_ESTATE);
+    char want[64];
+    snprintf(want, sizeof(want), "lease lost: held by ctl-b with token %lld", (long long)tb);
+    if (!strstr(d.msg, want)) {
+        fail_msg("\"%s\" does not say \"%s\"", d.msg, want);
+    }
+    assert_int_equal(gp_store_lease_renew(a, 60000, &d), GP_ESTATE);
+    OK(gp_store_begin(b, &d));
+    put_obj(b, GP_OBJ_TENANT, "team-b", NULL);
+    OK(gp_store_commit(b, &d));
+    objs o = list_objs(a, GP_OBJ_TENANT); /* reads still work */
+    assert_int_equal(o.n, 1);
+    gp_store_close(a);
+    gp_store_close(b);
+}
+
+typedef struct takeover {
+    gp_store *s;
+    int64_t token;
+    int rc;
+    atomic_int done;
+    gp_diag d;
+} takeover;
+
+static void *take_over(void *arg)
+{
+    takeover *t = arg;
+    t->rc = gp_store_lease_acquire(t->s, "ctl-b", 60000, &t->token, &t->d);
+    atomic_store(&t->done, 1);
+    return NULL;
+}
+
+/* A takeover waits for the holder's open transaction, which commits under the old token. */
+static void test_lease_takeover_waits(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *a = open_store(f);
+    takeover t = {.s = open_store(f)};
+    int64_t ta;
+    OK(gp_store_lease_acquire(a, "ctl-a", 200, &ta, &d));
+    OK(gp_store_begin(a, &d));
+    put_obj(a, GP_OBJ_TENANT, "team-a", NULL);
+    sleep_ms(300); /* expired, with the transaction still open */
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, take_over, &t), 0);
+    sleep_ms(300);
+    assert_int_equal(atomic_load(&t.done), 0); /* still waiting for a's transaction */
+    OK(gp_store_commit(a, &d));
+    pthread_join(th, NULL);
+    if (t.rc != 0) {
+        fail_msg("takeover: %s", t.d.msg);
+    }
+    assert_true(t.token > ta);
+    assert_int_equal(gp_store_begin(a, &d), GP_ESTATE);
+    assert_int_equal(list_objs(t.s, GP_OBJ_TENANT).n, 1);
+    gp_store_close(a);
+    gp_store_close(t.s);
 }
 
 int main(void)
@@ -1150,6 +1387,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_registry_creds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_log, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_append_only, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease_one_leader, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease_takeover_fences, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_lease_takeover_waits, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

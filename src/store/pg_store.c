@@ -1,0 +1,478 @@
+/*
+ * PostgreSQL backend of the store: connecting, migrations, the statement helpers, transactions,
+ * the allocation epoch and the meta settings. Jobs, events and placements are in pg_jobs.c;
+ * objects, tokens and registry credentials in pg_objects.c; the audit log and the usage ledger
+ * in pg_ledger.c; the leader lease in pg_lease.c. See pg_impl.h for the invariants.
+ *
+ * Durability: every session sets synchronous_commit on, so when gp_store_commit returns 0 the
+ * transaction is in PostgreSQL's WAL on disk (and on a synchronous standby when the server is
+ * configured with one), whatever the server's default.
+ *
+ * Migrations: table gp_schema holds the version. Each migration runs in its own transaction
+ * that first takes an advisory lock, then reads the version, runs the script and bumps the
+ * version: two gpupoold starting together migrate once, and a crash leaves the last version.
+ */
+#include "store/pg_impl.h"
+
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* The advisory lock of migrations (any constant that fits a bigint). */
+#define MIGRATION_LOCK "7165117112111108"
+
+/* ---- parameters and results ---- */
+
+void gp_pg_str(gp_pg_params *p, const char *v)
+{
+    if (p->n < GP_PG_MAX_PARAMS) {
+        p->v[p->n++] = v;
+    }
+}
+
+void gp_pg_i64(gp_pg_params *p, int64_t v)
+{
+    if (p->n < GP_PG_MAX_PARAMS) {
+        snprintf(p->num[p->n], sizeof(p->num[0]), "%" PRId64, v);
+        p->v[p->n] = p->num[p->n];
+        p->n++;
+    }
+}
+
+const char *gp_pg_text(PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col) ? "" : PQgetvalue(res, row, col);
+}
+
+int64_t gp_pg_int(PGresult *res, int row, int col)
+{
+    return strtoll(gp_pg_text(res, row, col), NULL, 10);
+}
+
+int gp_pg_isnull(PGresult *res, int row, int col)
+{
+    return PQgetisnull(res, row, col);
+}
+
+void gp_pg_copy(char *dst, size_t cap, PGresult *res, int row, int col)
+{
+    snprintf(dst, cap, "%s", gp_pg_text(res, row, col));
+}
+
+int64_t gp_pg_changes(PGresult *res)
+{
+    return strtoll(PQcmdTuples(res), NULL, 10);
+}
+
+/* PostgreSQL's messages end with a newline and may hold more (a hint on a tabbed line): the
+ * diag's is one line. */
+static int error_with(gp_diag *d, int code, const char *what, const char *msg)
+{
+    char line[400];
+    snprintf(line, sizeof(line), "%s", msg);
+    for (char *c = line; *c; c++) {
+        *c = *c == '\n' || *c == '\t' ? ' ' : *c;
+    }
+    size_t n = strlen(line);
+    while (n > 0 && line[n - 1] == ' ') {
+        line[--n] = '\0';
+    }
+    return gp_diag_set(d, code, "store: %s: %s", what, line);
+}
+
+int gp_pg_error(gp_store *s, gp_diag *d, int code, const char *what)
+{
+    return error_with(d, code, what, PQerrorMessage(PG(s)->conn));
+}
+
+/* ---- connection ---- */
+
+static int connected(gp_store *s)
+{
+    return PQstatus(PG(s)->conn) == CONNECTION_OK;
+}
+
+/* Sets what every session needs; on a new connection and after each reset. */
+static int session_setup(gp_store *s, gp_diag *d)
+{
+    PGresult *r = PQexec(PG(s)->conn, "SET synchronous_commit = on; SET client_min_messages = "
+                                      "warning; SET TIME ZONE 'UTC'");
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    return ok ? 0 : gp_pg_error(s, d, GP_EIO, "session setup");
+}
+
+/* Re-establishes a lost connection. GP_EIO while the server is away. */
+static int reconnect(gp_store *s, gp_diag *d)
+{
+    PQreset(PG(s)->conn);
+    if (!connected(s)) {
+        return gp_pg_error(s, d, GP_EIO, "postgresql: connection lost");
+    }
+    return session_setup(s, d);
+}
+
+/* One statement; the result, or NULL after a failure (message in the connection). */
+static PGresult *run(gp_store *s, const char *sql, const gp_pg_params *p, int *ok)
+{
+    PGresult *r =
+        PQexecParams(PG(s)->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, 0);
+    ExecStatusType st = PQresultStatus(r);
+    *ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+    return r;
+}
+
+int gp_pg_query(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **res,
+                const char *what, gp_diag *d)
+{
+    if (res) {
+        *res = NULL;
+    }
+    if (!PG(s)->in_tx && !connected(s) && reconnect(s, d) < 0) {
+        return GP_EIO;
+    }
+    int ok;
+    PGresult *r = run(s, sql, p, &ok);
+    if (!ok && !PG(s)->in_tx && !connected(s)) {
+        /* The server went away since the last call: one more try on a new connection. */
+        PQclear(r);
+        if (reconnect(s, d) < 0) {
+            return GP_EIO;
+        }
+        r = run(s, sql, p, &ok);
+    }
+    if (!ok) {
+        int rc = error_with(d, GP_EIO, what, PQresultErrorMessage(r));
+        PQclear(r);
+        return rc;
+    }
+    if (res) {
+        *res = r;
+    } else {
+        PQclear(r);
+    }
+    return 0;
+}
+
+/* Runs a fixed statement without parameters or rows; 0 or GP_EIO. */
+static int run_fixed(gp_store *s, const char *sql, const char *what, gp_diag *d)
+{
+    return gp_pg_query(s, sql, NULL, NULL, what, d);
+}
+
+/* The code of a failed write from its SQLSTATE. */
+static int write_code(PGresult *r)
+{
+    const char *state = PQresultErrorField(r, PG_DIAG_SQLSTATE);
+    if (!state) {
+        return GP_EIO;
+    }
+    if (strcmp(state, "23505") == 0) { /* unique_violation */
+        return GP_EEXIST;
+    }
+    if (strcmp(state, "23503") == 0) { /* foreign_key_violation */
+        return GP_ENOENT;
+    }
+    return strncmp(state, "23", 2) == 0 ? GP_EINVAL : GP_EIO; /* integrity constraints */
+}
+
+int gp_pg_write(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **res,
+                char *constraint, const char *what, gp_diag *d)
+{
+    if (res) {
+        *res = NULL;
+    }
+    if (constraint) {
+        constraint[0] = '\0';
+    }
+    gp_pg *pg = PG(s);
+    if (pg->in_tx && run_fixed(s, "SAVEPOINT gp_stmt", what, d) < 0) {
+        return GP_EIO;
+    }
+    if (!pg->in_tx && !connected(s) && reconnect(s, d) < 0) {
+        return GP_EIO;
+    }
+    int ok;
+    PGresult *r = run(s, sql, p, &ok);
+    int rc = 0;
+    if (!ok) {
+        rc = write_code(r);
+        if (constraint) {
+            const char *c = PQresultErrorField(r, PG_DIAG_CONSTRAINT_NAME);
+            snprintf(constraint, 64, "%s", c ? c : "");
+        }
+        if (rc != GP_EEXIST && rc != GP_ENOENT) {
+            error_with(d, rc, what, PQresultErrorMessage(r));
+        }
+        PQclear(r);
+        r = NULL;
+    }
+    if (pg->in_tx) {
+        /* Back to the state before the statement: kept when it worked, undone when not. */
+        gp_diag ed;
+        if (run_fixed(s, rc == 0 ? "RELEASE gp_stmt" : "ROLLBACK TO gp_stmt", what, &ed) < 0 ||
+            (rc < 0 && run_fixed(s, "RELEASE gp_stmt", what, &ed) < 0)) {
+            PQclear(r);
+            return gp_diag_set(d, GP_EIO, "%s", ed.msg);
+        }
+    }
+    if (res && rc == 0) {
+        *res = r;
+    } else {
+        PQclear(r);
+    }
+    return rc;
+}
+
+/* ---- opening and migrations ---- */
+
+int gp__pg_version(gp_store *s)
+{
+    PGresult *r;
+    if (gp_pg_query(s, "SELECT version FROM gp_schema", NULL, &r, "schema version", NULL) < 0) {
+        return -1;
+    }
+    int v = PQntuples(r) == 1 ? (int)gp_pg_int(r, 0, 0) : 0;
+    PQclear(r);
+    return v;
+}
+
+/* Runs the next migration if one is due: 1 when it ran, 0 when the schema is current. */
+static int migrate_one(gp_store *s, gp_diag *d)
+{
+    int rc = run_fixed(s, "BEGIN", "migration: begin", d);
+    if (rc < 0) {
+        return rc;
+    }
+    PG(s)->in_tx = 1;
+    rc = run_fixed(s, "SELECT pg_advisory_xact_lock(" MIGRATION_LOCK ")", "migration: lock", d);
+    if (rc == 0) {
+        rc = run_fixed(s, "CREATE TABLE IF NOT EXISTS gp_schema (version INTEGER NOT NULL)",
+                       "migration: schema table", d);
+    }
+    if (rc == 0) {
+        rc = run_fixed(s,
+                       "INSERT INTO gp_schema SELECT 0 WHERE NOT EXISTS (SELECT 1 FROM gp_schema)",
+                       "migration: schema table", d);
+    }
+    int v = rc == 0 ? gp__pg_version(s) : -1;
+    if (rc == 0 && v < 0) {
+        rc = gp_pg_error(s, d, GP_EIO, "reading the schema version");
+    } else if (rc == 0 && v > gp__pg_nmigrations) {
+        rc = gp_diag_set(d, GP_EIO,
+                         "store: schema version %d is newer than this build's %d; upgrade gpupool",
+                         v, gp__pg_nmigrations);
+    } else if (rc == 0 && v < gp__pg_nmigrations) {
+        char what[32];
+        snprintf(what, sizeof(what), "migration %d", v + 1);
+        /* A script of several statements: PQexec, which takes no parameters (it has none). */
+        PGresult *r = PQexec(PG(s)->conn, gp__pg_migrations[v]);
+        if (PQresultStatus(r) != PGRES_COMMAND_OK) {
+            rc = error_with(d, GP_EIO, what, PQresultErrorMessage(r));
+        }
+        PQclear(r);
+        if (rc == 0) {
+            gp_pg_params p = {0};
+            gp_pg_i64(&p, v + 1);
+            rc = gp_pg_query(s, "UPDATE gp_schema SET version = $1", &p, NULL, what, d);
+        }
+    }
+    if (rc == 0) {
+        rc = run_fixed(s, "COMMIT", "migration: commit", d);
+    }
+    PG(s)->in_tx = 0;
+    if (rc < 0) {
+        run_fixed(s, "ROLLBACK", "migration: rollback", NULL);
+        return rc;
+    }
+    return v < gp__pg_nmigrations;
+}
+
+static const gp_store_ops pg_ops = {
+    .name = "postgresql",
+#define PG_OP(cls, name, params, args) .name = gp__pg_##name,
+    GP_STORE_OPS(PG_OP)
+#undef PG_OP
+        .version = gp__pg_version,
+    .rollback = gp__pg_rollback,
+    .savepoint_rollback = gp__pg_savepoint_rollback,
+    .close = gp__pg_close,
+};
+
+int gp__pg_open(const char *url, gp_store **out, gp_diag *d)
+{
+    *out = NULL;
+    gp_pg *pg = calloc(1, sizeof(*pg));
+    if (!pg) {
+        return gp_diag_set(d, GP_ENOMEM, "store: out of memory");
+    }
+    pg->base.ops = &pg_ops;
+    gp_store *s = &pg->base;
+    /* The URL's own settings come after the default connect timeout, so they win. The URL may
+     * hold a password: messages name the host and database, never the URL. */
+    const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
+    const char *const values[] = {"10", "gpupoold", url, NULL};
+    pg->conn = PQconnectdbParams(keys, values, 1);
+    int rc = 0;
+    if (!pg->conn) {
+        rc = gp_diag_set(d, GP_ENOMEM, "store: out of memory");
+    } else if (!connected(s)) {
+        rc = gp_pg_error(s, d, GP_EIO, "postgresql: cannot connect");
+    } else {
+        rc = session_setup(s, d);
+    }
+    if (rc == 0) {
+        while ((rc = migrate_one(s, d)) > 0) {
+        }
+    }
+    if (rc < 0) {
+        gp__pg_close(s);
+        return rc;
+    }
+    *out = s;
+    return 0;
+}
+
+void gp__pg_close(gp_store *s)
+{
+    /* An open transaction ends with the session: the server rolls it back. */
+    PQfinish(PG(s)->conn);
+    free(PG(s));
+}
+
+/* ---- transactions ---- */
+
+int gp__pg_begin(gp_store *s, gp_diag *d)
+{
+    gp_pg *pg = PG(s);
+    if (pg->in_tx) {
+        return gp_diag_set(d, GP_ESTATE, "store: begin: a transaction is open already");
+    }
+    /* gp_pg_query re-establishes a lost connection (and retries once) outside a transaction. */
+    int rc = run_fixed(s, "BEGIN", "begin", d);
+    if (rc == 0) {
+        pg->in_tx = 1;
+        rc = gp__pg_lease_check(s, d);
+        if (rc < 0) {
+            gp__pg_rollback(s);
+        }
+    }
+    return rc;
+}
+
+/* GP_EIO when the transaction cannot commit: the connection is gone, or a statement failed
+ * outside a statement savepoint and PostgreSQL aborted the transaction. */
+static int check_tx(gp_store *s, const char *what, gp_diag *d)
+{
+    if (!connected(s)) {
+        return gp_pg_error(s, d, GP_EIO, what);
+    }
+    if (PG(s)->in_tx && PQtransactionStatus(PG(s)->conn) != PQTRANS_INTRANS) {
+        return gp_diag_set(
+            d, GP_EIO, "store: %s: the transaction was rolled back after an earlier error", what);
+    }
+    return 0;
+}
+
+int gp__pg_commit(gp_store *s, gp_diag *d)
+{
+    int rc = check_tx(s, "commit", d);
+    PGresult *r = NULL;
+    if (rc == 0) {
+        rc = gp_pg_query(s, "COMMIT", NULL, &r, "commit", d);
+    }
+    /* A COMMIT of an aborted transaction "succeeds" as ROLLBACK. */
+    if (rc == 0 && strcmp(PQcmdStatus(r), "COMMIT") != 0) {
+        rc = gp_diag_set(d, GP_EIO, "store: commit: the transaction was rolled back");
+    }
+    PQclear(r);
+    if (rc < 0) {
+        gp__pg_rollback(s);
+    }
+    PG(s)->in_tx = 0;
+    return rc;
+}
+
+void gp__pg_rollback(gp_store *s)
+{
+    PG(s)->in_tx = 0;
+    if (connected(s) && PQtransactionStatus(PG(s)->conn) != PQTRANS_IDLE) {
+        PGresult *r = PQexec(PG(s)->conn, "ROLLBACK");
+        PQclear(r);
+    }
+}
+
+/* Savepoints all have one name: ROLLBACK TO and RELEASE act on the most recent one of that
+ * name, so they nest, as in the SQLite backend. */
+int gp__pg_savepoint(gp_store *s, gp_diag *d)
+{
+    int rc = check_tx(s, "savepoint", d);
+    return rc < 0 ? rc : run_fixed(s, "SAVEPOINT gp_change", "savepoint", d);
+}
+
+int gp__pg_savepoint_release(gp_store *s, gp_diag *d)
+{
+    int rc = check_tx(s, "savepoint release", d);
+    return rc < 0 ? rc : run_fixed(s, "RELEASE gp_change", "savepoint release", d);
+}
+
+void gp__pg_savepoint_rollback(gp_store *s)
+{
+    if (PG(s)->in_tx && run_fixed(s, "ROLLBACK TO gp_change", "savepoint rollback", NULL) == 0) {
+        run_fixed(s, "RELEASE gp_change", "savepoint release", NULL);
+    }
+}
+
+/* ---- allocation epoch ---- */
+
+int gp__pg_next_epoch(gp_store *s, int64_t *epoch, gp_diag *d)
+{
+    *epoch = 0;
+    PGresult *r;
+    int rc = gp_pg_query(s,
+                         "UPDATE counters SET value = value + 1 WHERE name = 'epoch' "
+                         "RETURNING value",
+                         NULL, &r, "epoch", d);
+    if (rc < 0) {
+        return rc;
+    }
+    if (PQntuples(r) == 1) {
+        *epoch = gp_pg_int(r, 0, 0);
+    } else {
+        rc = gp_diag_set(d, GP_EIO, "store: epoch: the counter is missing");
+    }
+    PQclear(r);
+    return rc;
+}
+
+/* ---- meta ---- */
+
+int gp__pg_meta_set(gp_store *s, const char *key, const char *value, gp_diag *d)
+{
+    gp_pg_params p = {0};
+    gp_pg_str(&p, key);
+    gp_pg_str(&p, value);
+    return gp_pg_query(s,
+                       "INSERT INTO meta(key, value) VALUES ($1, $2) "
+                       "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+                       &p, NULL, "meta set", d);
+}
+
+int gp__pg_meta_get(gp_store *s, const char *key, char *buf, size_t cap, gp_diag *d)
+{
+    gp_pg_params p = {0};
+    gp_pg_str(&p, key);
+    PGresult *r;
+    int rc = gp_pg_query(s, "SELECT value FROM meta WHERE key = $1", &p, &r, "meta get", d);
+    if (rc < 0) {
+        return rc;
+    }
+    if (PQntuples(r) == 1) {
+        gp_pg_copy(buf, cap, r, 0, 0);
+    } else {
+        rc = gp_diag_set(d, GP_ENOENT, "meta %s: not set", key);
+    }
+    PQclear(r);
+    return rc;
+}
