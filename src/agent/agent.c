@@ -52,6 +52,9 @@ typedef struct activity {
 /* GPU instances of one GPU, at most (one per memory slice). */
 #define AGENT_MAX_GI 8
 
+/* Rounds over the controllers per call (net/servers.h). */
+#define AGENT_FAILOVER_ROUNDS 2
+
 /* XIDs kept for the controller while it cannot be reached, at most. */
 #define AGENT_MAX_XIDS 256
 
@@ -332,7 +335,7 @@ static int do_register(gp_agent *a, gp_diag *d)
         json_object_set_new(doc, "runtime", gp_runtime_json(&a->rt));
     }
     gp_http_client *join = NULL;
-    int rc = doc ? gp_http_client_new(a->cfg.server, a->cfg.join_token, &join, d)
+    int rc = doc ? gp_http_client_new_servers(a->cfg.server, a->cfg.join_token, &join, d)
                  : gp_diag_set(d, GP_ENOMEM, "out of memory");
     json_t *resp = NULL;
     if (rc == 0) {
@@ -359,7 +362,12 @@ static int do_register(gp_agent *a, gp_diag *d)
         snprintf(a->token, sizeof(a->token), "%s", token);
         gp_http_client_free(a->http);
         a->http = NULL;
-        rc = gp_http_client_new(a->cfg.server, a->token, &a->http, d);
+        rc = gp_http_client_new_servers(a->cfg.server, a->token, &a->http, d);
+    }
+    if (rc == 0) {
+        /* One more round after a failure is enough here: the agent's loop tries again anyway,
+         * and a round held up for seconds would delay the replicas' supervision. */
+        gp_http_client_set_failover(a->http, AGENT_FAILOVER_ROUNDS, 200);
     }
     json_decref(resp);
     if (rc == 0) {

@@ -74,6 +74,7 @@
 #include "base/log.h"
 #include "base/textfile.h"
 #include "net/http_client.h"
+#include "net/servers.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -98,7 +99,7 @@ static int usage(const char *msg)
         fprintf(stderr, "gpupool-agent: %s\n", msg);
     }
     fprintf(stderr,
-            "usage: gpupool-agent --server URL --join-token-file FILE --state-dir DIR\n"
+            "usage: gpupool-agent --server URL[,URL...] --join-token-file FILE --state-dir DIR\n"
             "                     [--name NODE] [--address HOST:PORT] [--nvml-library PATH]\n"
             "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
             "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
@@ -604,6 +605,12 @@ int main(int argc, char **argv)
     }
     if (!cfg.server[0] || !token_file[0] || !cfg.state_dir[0]) {
         return usage("--server, --join-token-file and --state-dir are required");
+    }
+    gp_servers servers;
+    gp_diag sd;
+    if (gp_servers_parse(cfg.server, &servers, &sd) < 0) {
+        fprintf(stderr, "gpupool-agent: --server: %s\n", sd.msg);
+        return 2;
     }
     if (!cfg.name[0] && gethostname(cfg.name, sizeof(cfg.name) - 1) != 0) {
         return usage("--name: the host name is unknown; give one");

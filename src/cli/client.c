@@ -10,6 +10,7 @@
 
 #include "cli/cli.h"
 #include "net/http_client.h"
+#include "net/servers.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -75,18 +76,40 @@ int gp_cli_config_path(char *buf, size_t cap)
     return n > 0 && (size_t)n < cap ? 0 : -1;
 }
 
-/* A server URL as used: a bare host:port gets "http://" (as curl takes it), trailing '/' go. */
-static void normalize_url(char *url, size_t cap)
+/* A server list as used: each entry normalised (servers.h: a bare host:port gets "http://",
+ * trailing '/' go). 0, or GP_EXIT_USAGE with the message printed. An empty list stays empty. */
+static int normalize_servers(char *list, size_t cap, const char *what)
 {
-    if (url[0] && !strstr(url, "://")) {
-        char tmp[1024];
-        snprintf(tmp, sizeof(tmp), "%s", url);
-        snprintf(url, cap, "http://%.1000s", tmp);
+    gp_servers s;
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (!list[0]) {
+        return 0;
     }
-    size_t n = strlen(url);
-    while (n > 0 && url[n - 1] == '/') {
-        url[--n] = '\0';
+    if (gp_servers_parse(list, &s, &d) < 0) {
+        fprintf(stderr, "gpupool: %s: %s\n", what, d.msg);
+        return GP_EXIT_USAGE;
     }
+    if (gp_servers_format(&s, list, cap) < 0) {
+        fprintf(stderr, "gpupool: %s: too long\n", what);
+        return GP_EXIT_USAGE;
+    }
+    return 0;
+}
+
+/* Whether every server of list is one of those of cfg (both normalised). */
+static int servers_within(const char *list, const char *cfg)
+{
+    gp_servers a, b;
+    if (gp_servers_parse(list, &a, NULL) < 0 || gp_servers_parse(cfg, &b, NULL) < 0) {
+        return 0;
+    }
+    for (int i = 0; i < a.n; i++) {
+        if (gp_servers_find(&b, a.url[i]) < 0) {
+            return 0;
+        }
+    }
+    return 1;
 }
 
 /* Reads the config file into *cfg (fields left empty when absent); no file is no error. */
@@ -171,13 +194,15 @@ int gp_cli_resolve(const gp_cli_args *a, gp_cli_target *t)
      * a server named on the command line for another purpose. */
     gp_cli_target cfg;
     read_config(&cfg);
-    normalize_url(cfg.server, sizeof(cfg.server));
-    normalize_url(t->server, sizeof(t->server));
+    if ((rc = normalize_servers(cfg.server, sizeof(cfg.server), "the config file's server")) ||
+        (rc = normalize_servers(t->server, sizeof(t->server), "server"))) {
+        return rc;
+    }
     if (!t->server[0]) {
         snprintf(t->server, sizeof(t->server), "%s",
                  cfg.server[0] ? cfg.server : GP_CLI_DEFAULT_SERVER);
     }
-    if (!file && !token && cfg.token[0] && strcmp(t->server, cfg.server) == 0) {
+    if (!file && !token && cfg.token[0] && servers_within(t->server, cfg.server)) {
         snprintf(t->token, sizeof(t->token), "%s", cfg.token);
     }
     return 0;
@@ -192,10 +217,10 @@ int gp_cli_connect_to(const gp_cli_target *t, gp_cli_conn **out)
         return GP_EXIT_FAILURE;
     }
     c->t = *t;
-    normalize_url(c->t.server, sizeof(c->t.server));
     gp_diag d;
     gp_diag_clear(&d);
-    int rc = gp_http_client_new(c->t.server, c->t.token[0] ? c->t.token : NULL, &c->http, &d);
+    int rc =
+        gp_http_client_new_servers(c->t.server, c->t.token[0] ? c->t.token : NULL, &c->http, &d);
     if (rc < 0) {
         fprintf(stderr, "gpupool: server %s: %s\n", c->t.server, d.msg);
         free(c);
@@ -234,8 +259,8 @@ static void print_refusal(const gp_cli_conn *c, int status, const char *body, si
     if (json_is_string(msg)) {
         fprintf(stderr, "gpupool: %s\n", json_string_value(msg));
     } else {
-        fprintf(stderr, "gpupool: %s answered HTTP %d: %.200s\n", c->t.server, status,
-                len ? body : "(no body)");
+        fprintf(stderr, "gpupool: %s answered HTTP %d: %.200s\n", gp_http_client_server(c->http),
+                status, len ? body : "(no body)");
     }
     if (status == 401 && !c->t.token[0]) {
         fputs("gpupool: no token: give --token or --token-file, set GPUPOOL_TOKEN, or run "
@@ -280,8 +305,8 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
         json_error_t err;
         *resp = tlen ? json_loadb(text, tlen, 0, &err) : json_null();
         if (!*resp) {
-            fprintf(stderr, "gpupool: %s%s: invalid JSON in the answer: %s\n", c->t.server, path,
-                    err.text);
+            fprintf(stderr, "gpupool: %s%s: invalid JSON in the answer: %s\n",
+                    gp_http_client_server(c->http), path, err.text);
             rc = GP_EXIT_FAILURE;
         }
     }

@@ -5,9 +5,11 @@
  * Server and token are each taken from the first of: the flags (--server, --token or
  * --token-file), the environment (GPUPOOL_SERVER, GPUPOOL_TOKEN), the config file
  * ($XDG_CONFIG_HOME/gpupool/config, else ~/.config/gpupool/config: lines "server: URL" and
- * "token: TOKEN"); the server defaults to http://127.0.0.1:7070. The config file's token is
- * used only with the config file's server, so a --server given for another cluster never
- * receives it.
+ * "token: TOKEN"); the server defaults to http://127.0.0.1:7070. A server may be a
+ * comma-separated list of the controllers of one pool ("http://a:7070,http://b:7070"): calls
+ * follow the leader among them (net/http_client.h, gp_http_client_new_servers). The config
+ * file's token is used only when every server named is one of the config file's, so a --server
+ * given for another cluster never receives it.
  *
  * Errors: every function here prints its own message on stderr ("gpupool: MESSAGE", the
  * server's error message as is) and returns the exit status for it: GP_EXIT_FAILURE for a

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
 
 #define MAX_SPEC_BYTES (4 << 20)
 
@@ -372,6 +373,26 @@ static int is_json(const char *path, const char *text)
     return text[strspn(text, " \t\r\n")] == '{';
 }
 
+/* The Idempotency-Key of this submit into buf: --idempotency-key, else a fresh random one, so
+ * that a submit sent again to another controller after a lost connection (net/servers.h) makes
+ * one job, not two. */
+static const char *submit_key(const gp_cli_args *a, char *buf, size_t cap)
+{
+    const char *given = gp_cli_arg(a, "idempotency-key");
+    unsigned char r[16];
+    if (given) {
+        return given;
+    }
+    if (getrandom(r, sizeof(r), 0) != (ssize_t)sizeof(r) || cap < 2 * sizeof(r) + 5) {
+        return NULL; /* no key: a lost connection is then not retried */
+    }
+    size_t n = (size_t)snprintf(buf, cap, "cli-");
+    for (size_t i = 0; i < sizeof(r); i++) {
+        n += (size_t)snprintf(buf + n, cap - n, "%02x", r[i]);
+    }
+    return buf;
+}
+
 static int submit_file(gp_cli_conn *c, const gp_cli_args *a, json_t **job)
 {
     const char *path = gp_cli_arg(a, "file");
@@ -394,9 +415,10 @@ static int submit_file(gp_cli_conn *c, const gp_cli_args *a, json_t **job)
         free(text);
         return bad || text ? GP_EXIT_USAGE : GP_EXIT_FAILURE;
     }
+    char key[64];
     int rc = gp_cli_call_raw(c, "POST", "/v1/jobs", text, len,
                              is_json(path, text) ? "application/json" : "application/yaml",
-                             gp_cli_arg(a, "idempotency-key"), job);
+                             submit_key(a, key, sizeof(key)), job);
     free(text);
     return rc;
 }
@@ -434,10 +456,11 @@ static int run(const gp_cli_args *a)
         json_object_set_new(spec, "name", json_string(name));
     }
     json_t *job = NULL;
+    char key[64];
     if (rc == 0 && spec) {
         char *text = json_dumps(spec, JSON_COMPACT);
         rc = text ? gp_cli_call_raw(c, "POST", "/v1/jobs", text, strlen(text), "application/json",
-                                    gp_cli_arg(a, "idempotency-key"), &job)
+                                    submit_key(a, key, sizeof(key)), &job)
                   : GP_EXIT_FAILURE;
         free(text);
     } else if (rc == 0) {

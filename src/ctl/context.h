@@ -15,6 +15,7 @@
 
 #include "ctl/config.h"
 #include "ctl/ctl.h"
+#include "ctl/ha.h"
 #include "ctl/metrics.h"
 #include "net/http_server.h"
 
@@ -118,6 +119,7 @@ struct gpupoold {
     ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
     ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
     int datalock;         /* the data directory's lock (datalock.h), held from start to stop */
+    ctl_ha ha;            /* leader or follower (ha.h); a single gpupoold is the leader */
 };
 
 /* Milliseconds since the epoch (the wall clock; times the controller stores). */

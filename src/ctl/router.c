@@ -354,6 +354,12 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
     }
     match(hit->pattern, req->path, &rq);
     rq.route = *route = hit;
+    char leader[CTL_HA_URL_MAX];
+    if (ctl_ha_get(&rq.g->ha, leader, sizeof(leader)) == CTL_HA_FOLLOWER &&
+        !ctl_ha_follower_serves(hit->method, hit->pattern)) {
+        ctl_ha_redirect(leader, req->path, resp); /* before authentication: no token needed */
+        return;
+    }
     unsigned roles = hit->roles;
     if (roles == R_SCRAPE) {
         /* Without metrics.auth a token is still checked when one is given: it unlocks the
@@ -401,7 +407,13 @@ void api_readyz(api_req *rq)
         api_error(rq, GP_EUNAVAIL, "not ready");
         return;
     }
-    api_reply(rq, 200, json_pack("{s:s}", "status", "ready"));
+    char leader[CTL_HA_URL_MAX];
+    ctl_ha_role role = ctl_ha_get(&rq->g->ha, leader, sizeof(leader));
+    json_t *doc = json_pack("{s:s, s:s}", "status", "ready", "role", ctl_ha_role_name(role));
+    if (role == CTL_HA_FOLLOWER) {
+        json_object_set_new(doc, "leader", leader[0] ? json_string(leader) : json_null());
+    }
+    api_reply(rq, 200, doc);
 }
 
 void api_whoami(api_req *rq)

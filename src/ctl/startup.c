@@ -153,6 +153,7 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     pthread_mutex_init(&g->st.lock, NULL);
     pthread_mutex_init(&g->reader_lock, NULL);
     pthread_mutex_init(&g->auth_lock, NULL);
+    ctl_ha_init(&g->ha);
     char path[GP_CTL_PATH_MAX + 32];
     snprintf(path, sizeof(path), "sqlite:%s/gpupool.db", cfg->data_dir);
     const char *url = cfg->store_url[0] ? cfg->store_url : path;
@@ -226,6 +227,7 @@ void ctl_stop(gpupoold *g)
     pthread_mutex_destroy(&g->auth_lock);
     pthread_mutex_destroy(&g->reader_lock);
     pthread_mutex_destroy(&g->st.lock);
+    ctl_ha_fini(&g->ha);
     ctl_metrics_fini(&g->metrics);
     ctl_datalock_release(g->datalock); /* last: nothing of this process uses the directory now */
     g->datalock = -1;

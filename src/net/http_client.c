@@ -5,11 +5,15 @@
  */
 #include "net/http_client.h"
 
+#include "net/servers.h"
+
 #include <curl/curl.h>
+#include <errno.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <time.h>
 
 /* A response larger than this is refused rather than exhausting memory. */
 #define RESP_MAX ((size_t)1 << 30)
@@ -20,6 +24,9 @@ struct gp_http_client {
     char *auth;    /* "Authorization: Bearer TOKEN" or NULL */
     char *ca_file; /* or NULL: the system's store */
     long timeout_ms, connect_ms;
+    int nservers;       /* 0: the one base URL; else a server list with failover */
+    gp_servers servers; /* with nservers */
+    gp_failover fo;     /* where the next call starts, kept between calls */
 };
 
 typedef struct resp_buf {
@@ -74,6 +81,32 @@ int gp_http_client_new(const char *base_url, const char *token, gp_http_client *
     }
     *out = c;
     return 0;
+}
+
+int gp_http_client_new_servers(const char *servers, const char *token, gp_http_client **out,
+                               gp_diag *d)
+{
+    gp_servers list;
+    *out = NULL;
+    int rc = gp_servers_parse(servers, &list, d);
+    if (rc < 0 || (rc = gp_http_client_new(list.url[0], token, out, d)) < 0) {
+        return rc;
+    }
+    (*out)->servers = list;
+    (*out)->nservers = list.n;
+    gp_failover_init(&(*out)->fo, list.n);
+    return 0;
+}
+
+void gp_http_client_set_failover(gp_http_client *c, int rounds, int backoff_ms)
+{
+    c->fo.rounds = rounds < 1 ? 1 : rounds;
+    c->fo.backoff_ms = backoff_ms < 0 ? 0 : backoff_ms;
+}
+
+const char *gp_http_client_server(const gp_http_client *c)
+{
+    return c->nservers ? c->servers.url[c->fo.current] : c->base;
 }
 
 void gp_http_client_free(gp_http_client *c)
@@ -188,13 +221,14 @@ static void set_method(CURL *h, const char *method, const char *body, size_t len
     }
 }
 
-static int transport_error(const gp_http_client *c, CURLcode cc, const char *method,
-                           const char *url, const char *errbuf, const resp_buf *b, gp_diag *d)
+static int transport_error(const gp_http_client *c, const char *base, CURLcode cc,
+                           const char *method, const char *url, const char *errbuf,
+                           const resp_buf *b, gp_diag *d)
 {
     if (cc == CURLE_COULDNT_CONNECT) {
         long os_errno = 0;
         curl_easy_getinfo(c->h, CURLINFO_OS_ERRNO, &os_errno);
-        return gp_diag_set(d, GP_EIO, "connect to %s: %s", c->base,
+        return gp_diag_set(d, GP_EIO, "connect to %s: %s", base,
                            os_errno ? strerror((int)os_errno)
                                     : (errbuf[0] ? errbuf : curl_easy_strerror(cc)));
     }
@@ -206,28 +240,48 @@ static int transport_error(const gp_http_client *c, CURLcode cc, const char *met
                        errbuf[0] ? errbuf : curl_easy_strerror(cc));
 }
 
-int gp_http_call(gp_http_client *c, const char *method, const char *path_and_query,
-                 const char *body, size_t len, const char *const *extra_headers, int *status,
-                 char **resp_body, size_t *resp_len, gp_diag *d)
+/* Whether a failed transfer may have reached the server's handler: nothing of the request was
+ * sent when the connection (or its TLS handshake) never came up. */
+static gp_servers_outcome failure_outcome(CURL *h, CURLcode cc)
 {
-    *resp_body = NULL;
-    if (!method || !*method || strpbrk(method, " \r\n") || !path_and_query ||
-        strpbrk(path_and_query, " \r\n")) {
-        return gp_diag_set(d, GP_EINVAL, "http call: bad method or path");
+    long sent = 0;
+    if (cc == CURLE_COULDNT_CONNECT || cc == CURLE_COULDNT_RESOLVE_HOST ||
+        cc == CURLE_SSL_CONNECT_ERROR || cc == CURLE_PEER_FAILED_VERIFICATION) {
+        return GP_SERVERS_UNSENT;
     }
-    size_t n = strlen(c->base) + strlen(path_and_query) + 1;
-    char *url = malloc(n);
-    int rc = 0;
-    struct curl_slist *headers = url ? build_headers(c, body, extra_headers, &rc) : NULL;
-    if (!url || rc != 0) {
-        free(url);
-        return rc == GP_EINVAL ? gp_diag_set(d, rc, "http call: bad extra header")
-                               : gp_diag_set(d, GP_ENOMEM, "http call: out of memory");
-    }
-    snprintf(url, n, "%s%s", c->base, path_and_query);
+    curl_easy_getinfo(h, CURLINFO_REQUEST_SIZE, &sent);
+    return sent > 0 ? GP_SERVERS_MAYBE_SENT : GP_SERVERS_UNSENT;
+}
 
+/* One attempt. The request of the call: method, path, body, headers. */
+typedef struct call_req {
+    const char *method, *path;
+    const char *body;
+    size_t len;
+    struct curl_slist *headers;
+    const char *const *extra; /* the caller's, to tell whether a retry is safe */
+} call_req;
+
+/* The answer of one attempt: status, body and Location (both malloc'd), or a transport failure
+ * (rc GP_EIO with d set, *outcome telling whether the request may have been sent). */
+typedef struct call_resp {
+    int status;
+    resp_buf b;
+    char *location;
+    gp_servers_outcome outcome;
+} call_resp;
+
+static int attempt(gp_http_client *c, const char *base, const call_req *rq, call_resp *out,
+                   gp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    size_t n = strlen(base) + strlen(rq->path) + 1;
+    char *url = malloc(n);
+    if (!url) {
+        return gp_diag_set(d, GP_ENOMEM, "http call: out of memory");
+    }
+    snprintf(url, n, "%s%s", base, rq->path);
     char errbuf[CURL_ERROR_SIZE] = "";
-    resp_buf b = {0};
     CURL *h = c->h;
     curl_easy_reset(h);
     curl_easy_setopt(h, CURLOPT_URL, url);
@@ -238,37 +292,104 @@ int gp_http_call(gp_http_client *c, const char *method, const char *path_and_que
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, errbuf);
     curl_easy_setopt(h, CURLOPT_TIMEOUT_MS, c->timeout_ms);
     curl_easy_setopt(h, CURLOPT_CONNECTTIMEOUT_MS, c->connect_ms);
-    curl_easy_setopt(h, CURLOPT_HTTPHEADER, headers);
+    curl_easy_setopt(h, CURLOPT_HTTPHEADER, rq->headers);
     curl_easy_setopt(h, CURLOPT_WRITEFUNCTION, on_write);
-    curl_easy_setopt(h, CURLOPT_WRITEDATA, &b);
+    curl_easy_setopt(h, CURLOPT_WRITEDATA, &out->b);
     if (c->ca_file) {
         curl_easy_setopt(h, CURLOPT_CAINFO, c->ca_file);
     }
-    set_method(h, method, body, len);
+    set_method(h, rq->method, rq->body, rq->len);
 
     CURLcode cc = curl_easy_perform(h);
     long code = 0;
+    char *loc = NULL;
     if (cc == CURLE_OK) {
         curl_easy_getinfo(h, CURLINFO_RESPONSE_CODE, &code);
+        curl_easy_getinfo(h, CURLINFO_REDIRECT_URL, &loc);
     }
-    /* The handle must not keep pointers to what is freed below. */
+    /* The handle must not keep pointers to what is freed by the caller. */
     curl_easy_setopt(h, CURLOPT_HTTPHEADER, NULL);
     curl_easy_setopt(h, CURLOPT_ERRORBUFFER, NULL);
-    curl_slist_free_all(headers);
+    int rc = 0;
     if (cc != CURLE_OK) {
-        rc = transport_error(c, cc, method, url, errbuf, &b, d);
-        free(url);
-        free(b.data);
+        out->outcome = out->b.too_big ? GP_SERVERS_ANSWER : failure_outcome(h, cc);
+        rc = transport_error(c, base, cc, rq->method, url, errbuf, &out->b, d);
+        free(out->b.data);
+        out->b.data = NULL;
+    } else if ((!out->b.data && !(out->b.data = calloc(1, 1))) ||
+               (loc && !(out->location = strdup(loc)))) {
+        free(out->b.data);
+        out->b.data = NULL;
+        rc = gp_diag_set(d, GP_ENOMEM, "http call: out of memory");
+    }
+    out->status = (int)code;
+    free(url);
+    return rc;
+}
+
+static void sleep_ms(int ms)
+{
+    struct timespec ts = {ms / 1000, (long)(ms % 1000) * 1000000L};
+    while (nanosleep(&ts, &ts) < 0 && errno == EINTR) {
+    }
+}
+
+/* The attempts of one call over the server list (servers.h); the last attempt's result is the
+ * call's. */
+static int call_servers(gp_http_client *c, const call_req *rq, call_resp *out, gp_diag *d)
+{
+    int safe = gp_servers_request_safe(rq->method, rq->extra);
+    gp_failover_begin(&c->fo);
+    for (;;) {
+        int rc = attempt(c, c->servers.url[c->fo.current], rq, out, d);
+        if (rc < 0 && rc != GP_EIO) {
+            return rc;
+        }
+        int hint = -1;
+        gp_servers_outcome o = rc < 0 ? out->outcome
+                                      : gp_servers_classify(&c->servers, out->status, out->location,
+                                                            out->b.data, out->b.len, &hint);
+        int wait = gp_failover_after(&c->fo, o, hint, safe);
+        if (wait < 0) {
+            return rc;
+        }
+        free(out->b.data);
+        free(out->location);
+        out->b.data = out->location = NULL;
+        gp_diag_clear(d);
+        if (wait > 0) {
+            sleep_ms(wait);
+        }
+    }
+}
+
+int gp_http_call(gp_http_client *c, const char *method, const char *path_and_query,
+                 const char *body, size_t len, const char *const *extra_headers, int *status,
+                 char **resp_body, size_t *resp_len, gp_diag *d)
+{
+    *resp_body = NULL;
+    if (!method || !*method || strpbrk(method, " \r\n") || !path_and_query ||
+        strpbrk(path_and_query, " \r\n")) {
+        return gp_diag_set(d, GP_EINVAL, "http call: bad method or path");
+    }
+    int rc = 0;
+    call_req rq = {method, path_and_query, body, len, NULL, extra_headers};
+    rq.headers = build_headers(c, body, extra_headers, &rc);
+    if (rc != 0) {
+        return rc == GP_EINVAL ? gp_diag_set(d, rc, "http call: bad extra header")
+                               : gp_diag_set(d, GP_ENOMEM, "http call: out of memory");
+    }
+    call_resp r;
+    rc = c->nservers ? call_servers(c, &rq, &r, d) : attempt(c, c->base, &rq, &r, d);
+    curl_slist_free_all(rq.headers);
+    free(r.location);
+    if (rc < 0) {
         return rc;
     }
-    free(url);
-    if (!b.data && !(b.data = calloc(1, 1))) {
-        return gp_diag_set(d, GP_ENOMEM, "http call: out of memory");
-    }
-    *status = (int)code;
-    *resp_body = b.data;
+    *status = r.status;
+    *resp_body = r.b.data;
     if (resp_len) {
-        *resp_len = b.len;
+        *resp_len = r.b.len;
     }
     return 0;
 }

@@ -1,8 +1,9 @@
 /*
  * HTTP client: a thin wrapper over libcurl for the CLI, the agent, tests and benchmarks.
  *
- * A client talks to one base URL ("http://127.0.0.1:7070" or "https://..."), holds one curl
- * easy handle and so reuses its connection between calls. It sends `Authorization: Bearer TOKEN`
+ * A client talks to one base URL ("http://127.0.0.1:7070" or "https://..."), or to a list of
+ * servers of which one is the leader (gp_http_client_new_servers), holds one curl easy handle
+ * and so reuses its connection between calls. It sends `Authorization: Bearer TOKEN`
  * when made with a token, and `Content-Type: application/json` with a body unless the caller
  * gives another Content-Type. Any HTTP status is a success at this layer: the caller reads the
  * status and the API's error body. Transport failures (connect, TLS, timeout) are GP_EIO with a
@@ -36,6 +37,22 @@ void gp_http_client_global_cleanup(void);
  * connect, the system's CA store. 0 and *out, or GP_EINVAL (empty or non-http(s) URL, token
  * with CR/LF), GP_ENOMEM; *out is then NULL. */
 int gp_http_client_new(const char *base_url, const char *token, gp_http_client **out, gp_diag *d);
+/* Makes a client for a list of servers, "URL[,URL...]" (servers.h: at most GP_SERVERS_MAX, a
+ * bare host:port gets http://), all sent the same token. A call goes to the server that
+ * answered the last call; a connection failure, or a "not the leader" answer (a 307, or a 503
+ * whose JSON has a "leader" member), makes it try the server the answer names when that one is
+ * in the list, else the next, in rounds with a backoff (default 6 rounds, 200 ms doubling to
+ * 2 s); a server not in the list is never sent anything. A request that may have been
+ * processed before its connection was lost is sent again only when it is safe to repeat
+ * (GET, HEAD, PUT, DELETE, OPTIONS, or one with an Idempotency-Key header). The call's result
+ * is its last attempt's. 0 and *out, or GP_EINVAL (the list; d names the entry), GP_ENOMEM. */
+int gp_http_client_new_servers(const char *servers, const char *token, gp_http_client **out,
+                               gp_diag *d);
+/* Sets the failover of a client made by gp_http_client_new_servers: at most rounds rounds per
+ * call (>= 1), backoff_ms before the second one. No effect on other clients. */
+void gp_http_client_set_failover(gp_http_client *c, int rounds, int backoff_ms);
+/* The base URL the next call goes to first (borrowed; valid until the next call or free). */
+const char *gp_http_client_server(const gp_http_client *c);
 /* Frees the client and closes its connection. Accepts NULL. */
 void gp_http_client_free(gp_http_client *c);
 

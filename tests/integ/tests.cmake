@@ -354,3 +354,11 @@ add_test(NAME integ_ctl_metrics_auth
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_metrics_auth PROPERTIES LABELS "integ;security" TIMEOUT 180)
+# High availability, the clients' side: gpupool and gpupool-agent given several controllers
+# follow the leader past dead ports and followers (307, 503), resend a lost submit with its
+# Idempotency-Key, and never send anything to a host outside their list (fake controllers).
+add_test(NAME integ_ctl_failover_clients
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_failover_clients.py
+                 $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_failover_clients PROPERTIES LABELS integ TIMEOUT 180)
