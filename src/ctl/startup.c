@@ -17,6 +17,7 @@
 #include "ctl/datalock.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
+#include "ctl/secrets.h"
 
 #include "base/log.h"
 
@@ -161,6 +162,9 @@ int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
     }
     if (rc == 0) {
         rc = initialise(g, d);
+    }
+    if (rc == 0) {
+        rc = ctl_secrets_start(g, d); /* the key of secret env values, checked */
     }
     if (rc == 0) {
         g->st.checkpoint_root = cfg->jobs.checkpoint_root;

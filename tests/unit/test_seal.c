@@ -24,7 +24,9 @@ static char *seal(const unsigned char *key, const char *ad, const char *plain)
     assert_int_equal(gp_seal(key, ad, plain, strlen(plain), &out, &d), 0);
     assert_non_null(out);
     assert_true(gp_seal_is_sealed(out));
-    assert_null(strstr(out, plain[0] ? plain : "\x01"));
+    if (strlen(plain) >= 6) { /* shorter ones may turn up in base64 by chance */
+        assert_null(strstr(out, plain));
+    }
     return out;
 }
 
