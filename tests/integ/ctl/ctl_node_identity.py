@@ -175,6 +175,7 @@ try:
         check("joining anew" in agent.log(), "the refused credential made it join anew",
               agent.log()[-3000:])
         check(agent.stop() == 0, "the agent stops cleanly", agent.log()[-2000:])
+        check(p.stop() == 0, "gpupoold exits cleanly", p.read_log()[-3000:])
 finally:
     for a in agents:
         if a.proc.poll() is None:

@@ -209,6 +209,7 @@ try:
         os.chmod(key, 0o600)
         p.start()
         check(p.admin.get("/v1/jobs/db")[0] == 200, "the right key: starts again")
+        check(p.stop() == 0, "gpupoold exits cleanly", p.read_log()[-3000:])
 finally:
     for a in agents:
         if a.proc.poll() is None:
