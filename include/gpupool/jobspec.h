@@ -30,7 +30,11 @@
  *   network: host               # host | private (its own network namespace)
  *   command: [python, train.py] # required, non-empty
  *   args: [--epochs, "3"]
- *   env: {HF_HOME: /data/hf}    # names [A-Za-z_][A-Za-z0-9_]*; gpupool's own are refused
+ *   env: {HF_HOME: /data/hf}    # names [A-Za-z_][A-Za-z0-9_]*; gpupool's own are refused;
+ *                               #   a value is a string, or {value: S, secret: BOOL} (a secret
+ *                               #   value: stored sealed, never shown), or the stored form of a
+ *                               #   secret, {secret: true, sealed: TEXT} (net/seal.h; only
+ *                               #   gpupoold writes it)
  *   working_dir: /workspace     # absolute
  *   volumes:                    # registered volumes, seen at /data/NAME: NAME (the volume's
  *     - imagenet                #   own mode: read-only if the volume is), NAME:ro, NAME:rw,
@@ -92,7 +96,9 @@ typedef enum gp_network {
 
 typedef struct gp_env_var {
     char *name;
-    char *value;
+    char *value; /* sealed: the sealed text, else the value */
+    bool secret; /* never shown; stored sealed */
+    bool sealed; /* value is the sealed text ({secret: true, sealed: TEXT}) */
 } gp_env_var;
 
 /* A volume a job mounts. Whether the name is registered, and whether a read-write use of a

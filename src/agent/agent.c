@@ -215,18 +215,38 @@ static void host_capacity(int64_t *cpu_milli, int64_t *memory_mib)
     *memory_mib = pages > 0 && page > 0 ? (int64_t)pages * page / (1024 * 1024) : 1024;
 }
 
+/* The node's own credential, STATE_DIR/agent.token (0600; the state directory is hidden from
+ * jobs): written after each registration, read at start, so a restarted agent re-registers as
+ * itself. The controller answers a join token for a known node with 409. */
 static int save_token(const gp_agent *a, gp_diag *d)
 {
     char path[GP_AGENT_PATH_MAX + 16];
     snprintf(path, sizeof(path), "%s/agent.token", a->cfg.state_dir);
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW, 0600);
     if (fd < 0) {
         return gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
     }
     size_t n = strlen(a->token);
     bool ok = write(fd, a->token, n) == (ssize_t)n && fsync(fd) == 0;
+    ok &= fchmod(fd, 0600) == 0; /* a file left by an older agent keeps no wider mode */
     close(fd);
     return ok ? 0 : gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
+}
+
+/* Reads STATE_DIR/agent.token into a->token; none (or unreadable): a->token stays "". */
+static void load_token(gp_agent *a)
+{
+    char path[GP_AGENT_PATH_MAX + 16];
+    snprintf(path, sizeof(path), "%s/agent.token", a->cfg.state_dir);
+    a->token[0] = '\0';
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
+        return;
+    }
+    ssize_t n = read(fd, a->token, sizeof(a->token) - 1);
+    close(fd);
+    a->token[n > 0 ? n : 0] = '\0';
+    a->token[strcspn(a->token, " \t\r\n")] = '\0';
 }
 
 /* Calls path with client c, sending doc (none when NULL); the answer in *resp (a new reference)
@@ -323,6 +343,42 @@ static void add_mig_layouts(gp_agent *a, json_t *gpus, const gp_replica_watch *r
     }
 }
 
+/* POST /v1/nodes with credential token; the answer in *resp. */
+static int post_registration(gp_agent *a, const char *token, json_t *doc, json_t **resp, gp_diag *d)
+{
+    gp_http_client *c = NULL;
+    int rc = gp_http_client_new_servers(a->cfg.server, token, &c, d);
+    if (rc == 0) {
+        rc = call_json(c, "POST", "/v1/nodes", doc, resp, d);
+    }
+    if (refused_field(rc, d, "runtime")) {
+        GP_LOG(GP_LOG_WARN, "agent", "the controller takes no runtime: registering without it");
+        a->ctl_no_runtime = true;
+        json_object_del(doc, "runtime");
+        gp_diag_clear(d);
+        rc = call_json(c, "POST", "/v1/nodes", doc, resp, d);
+    }
+    gp_http_client_free(c);
+    return rc;
+}
+
+/* Registers with the node's own credential when it has one; when the controller refuses it (401:
+ * revoked, or a controller whose store was reset) with the join token, which registers only a
+ * node the controller does not know. */
+static int register_as(gp_agent *a, json_t *doc, json_t **resp, gp_diag *d)
+{
+    if (a->token[0]) {
+        int rc = post_registration(a, a->token, doc, resp, d);
+        if (rc != GP_EAUTH) {
+            return rc;
+        }
+        GP_LOG(GP_LOG_WARN, "agent", "the node's own credential was refused (%s): joining anew",
+               d->msg);
+        gp_diag_clear(d);
+    }
+    return post_registration(a, a->cfg.join_token, doc, resp, d);
+}
+
 static int do_register(gp_agent *a, gp_diag *d)
 {
     int64_t cpu, mem;
@@ -334,21 +390,8 @@ static int do_register(gp_agent *a, gp_diag *d)
     if (doc && !a->ctl_no_runtime) {
         json_object_set_new(doc, "runtime", gp_runtime_json(&a->rt));
     }
-    gp_http_client *join = NULL;
-    int rc = doc ? gp_http_client_new_servers(a->cfg.server, a->cfg.join_token, &join, d)
-                 : gp_diag_set(d, GP_ENOMEM, "out of memory");
     json_t *resp = NULL;
-    if (rc == 0) {
-        rc = call_json(join, "POST", "/v1/nodes", doc, &resp, d);
-    }
-    if (refused_field(rc, d, "runtime")) {
-        GP_LOG(GP_LOG_WARN, "agent", "the controller takes no runtime: registering without it");
-        a->ctl_no_runtime = true;
-        json_object_del(doc, "runtime");
-        gp_diag_clear(d);
-        rc = call_json(join, "POST", "/v1/nodes", doc, &resp, d);
-    }
-    gp_http_client_free(join);
+    int rc = doc ? register_as(a, doc, &resp, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
     json_decref(doc);
     const char *token = NULL, *control = NULL;
     if (rc == 0 &&
@@ -522,6 +565,7 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
         periodic_check(a); /* the first heartbeat carries it */
     }
     if (rc == 0) {
+        load_token(a);
         rc = do_register(a, d);
     }
     if (rc < 0) {

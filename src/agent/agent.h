@@ -46,7 +46,10 @@
  * jobs: they fail with exit 125).
  *
  * State directory layout:
- *   agent.token                 the node's agent token (0600), from the last registration
+ *   agent.token                 the node's agent token (0600), from the last registration; the
+ *                               agent registers again with it (a join token registers only a
+ *                               node the controller does not know), and with the join token
+ *                               only when the controller refuses it (401)
  *   images.json                 when each image was last used by a replica here (images.h)
  *   replicas/J-R-E/             one directory per placement (job J, replica R, epoch E): the
  *                               supervisor's files, plus spec.json and supervisor.log

@@ -49,6 +49,9 @@ static const gp_cli_opt submit_opts[] = {
     {"restart", 0, "POLICY", "never, on-failure or always"},
     {"max-restarts", 0, "N", "restarts allowed (0..1000)"},
     {"env", 0, "K=V", "environment variable (repeatable)"},
+    {"secret-env", 0, "K[=V]",
+     "secret environment variable: stored encrypted, never shown; K alone takes the value of K "
+     "in this environment, so it stays out of the process list (repeatable)"},
     {"workdir", 0, "DIR", "working directory (absolute)"},
     {"volume", 0, "NAME[:ro|:rw]", "mount a registered volume at /data/NAME (repeatable)"},
     {"image", 0, "REF",
@@ -247,6 +250,30 @@ static int s_env(json_t *s, json_t *r, const char *v)
     return json_object_set_new(env, name, json_string(eq + 1));
 }
 
+/* --secret-env K=V, or K: the value of K in the caller's environment. */
+static int s_secret_env(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    const char *eq = strchr(v, '=');
+    size_t n = eq ? (size_t)(eq - v) : strlen(v);
+    if (n == 0 || n > 255) {
+        return -1;
+    }
+    char name[256];
+    memcpy(name, v, n);
+    name[n] = '\0';
+    const char *value = eq ? eq + 1 : getenv(name);
+    if (!value) {
+        return -1;
+    }
+    json_t *env = json_object_get(s, "env");
+    if (!env) {
+        env = json_object();
+        json_object_set_new(s, "env", env);
+    }
+    return json_object_set_new(env, name, json_pack("{s:s, s:b}", "value", value, "secret", 1));
+}
+
 static int s_workdir(json_t *s, json_t *r, const char *v)
 {
     (void)r;
@@ -286,14 +313,37 @@ static int s_allow_unschedulable(json_t *s, json_t *r, const char *v)
 
 /* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */
 static setter *const setters[] = {
-    NULL,           s_name,        s_gpus,      s_model,
-    s_milli,        s_gpu_mem,     s_cores,     s_compute_policy,
-    s_mig,          s_replicas,    s_queue,     s_priority,
-    s_tenant,       s_cpu,         s_cpu_milli, s_memory,
-    s_preemptible,  s_topology,    s_runtime,   s_restart,
-    s_max_restarts, s_env,         s_workdir,   s_volume,
-    s_image,        s_pull_policy, s_network,   s_allow_unschedulable,
-    NULL,           NULL,
+    NULL,
+    s_name,
+    s_gpus,
+    s_model,
+    s_milli,
+    s_gpu_mem,
+    s_cores,
+    s_compute_policy,
+    s_mig,
+    s_replicas,
+    s_queue,
+    s_priority,
+    s_tenant,
+    s_cpu,
+    s_cpu_milli,
+    s_memory,
+    s_preemptible,
+    s_topology,
+    s_runtime,
+    s_restart,
+    s_max_restarts,
+    s_env,
+    s_secret_env,
+    s_workdir,
+    s_volume,
+    s_image,
+    s_pull_policy,
+    s_network,
+    s_allow_unschedulable,
+    NULL,
+    NULL,
 };
 
 _Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / sizeof(submit_opts[0]),
@@ -313,8 +363,13 @@ static int spec_from_flags(const gp_cli_args *a, json_t **out)
             if (setters[i](spec, res, vals.v[k]) < 0) {
                 json_decref(spec);
                 json_decref(res);
-                return gp_cli_usage_error(a->spec, "--%s: bad value \"%s\" (%s)",
-                                          submit_opts[i].name, vals.v[k], submit_opts[i].help);
+                /* a secret's value is never echoed: its name only */
+                int shown = strcmp(submit_opts[i].name, "secret-env") == 0
+                                ? (int)strcspn(vals.v[k], "=")
+                                : (int)strlen(vals.v[k]);
+                return gp_cli_usage_error(a->spec, "--%s: bad value \"%.*s\" (%s)",
+                                          submit_opts[i].name, shown, vals.v[k],
+                                          submit_opts[i].help);
             }
         }
     }

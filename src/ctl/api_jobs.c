@@ -11,6 +11,7 @@
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
+#include "ctl/secrets.h"
 #include "gpupool/feasible.h"
 #include "gpupool/meter.h"
 
@@ -73,6 +74,7 @@ json_t *api_job_doc(ctl_state *st, const ctl_job *j)
     const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
     const ctl_pclass *pc = ctl_pclass_by_name(st, j->spec.priority_class);
     json_t *spec = json_loads(j->spec_json, 0, NULL);
+    ctl_secrets_show(spec, NULL, 0, NULL); /* a secret value: its name only */
     json_t *doc = json_pack(
         "{s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:i, s:o, s:o}", "id",
         (json_int_t)j->id, "name", j->name, "tenant", t ? t->lim.name : "?", "queue", j->spec.queue,
@@ -199,6 +201,7 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
         return rc;
     }
     rc = check_submit(st, g->cfg, a, &t, d);
+    rc = rc < 0 ? rc : ctl_secrets_seal(st->secret_key, t->id, a->doc, &a->spec, d);
     if (rc < 0) {
         return rc;
     }
@@ -335,6 +338,9 @@ void api_jobs_submit(api_req *rq)
     int rc = text ? gp_jobspec_parse_json(text, strlen(text), &a.spec, &d)
                   : gp_diag_set(&d, GP_ENOMEM, "out of memory");
     free(text);
+    if (rc == 0 && (rc = ctl_secrets_check_submitted(&a.spec, &d)) < 0) {
+        gp_jobspec_fini(&a.spec);
+    }
     if (rc == 0 && resolve_compute_policy(rq->g->cfg, &a) < 0) {
         rc = gp_diag_set(&d, GP_ENOMEM, "out of memory");
         gp_jobspec_fini(&a.spec);

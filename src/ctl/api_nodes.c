@@ -1,5 +1,6 @@
 /*
- * /v1/nodes: registration (with a join token; answers the node's own agent token), heartbeats
+ * /v1/nodes: registration (answers the node's own new agent and control tokens; a join token
+ * registers only a new name, see may_register), heartbeats
  * (replica states and GPU readings in, the node's desired replicas out; see desired.c),
  * reading, and cordon, drain and uncordon.
  *
@@ -165,6 +166,8 @@ typedef struct register_arg {
     json_t *doc;
     char name[GP_NAME_MAX];
     char token[128];
+    ctl_role role;       /* the caller's: join, agent or admin */
+    int64_t caller_node; /* an agent's own node */
 } register_arg;
 
 int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d)
@@ -257,11 +260,36 @@ static void keep_controller_fields(const ctl_node *old, json_t *normal)
     json_decref(mine);
 }
 
+/* Who may register the node name: a join token only a name not yet known (it proves nothing
+ * about a node, so a known one is re-admitted only by an admin or by the node's own agent
+ * token); an agent token only its own node; an admin any. */
+static int may_register(const gpupoold *g, const register_arg *a, const ctl_node *old, gp_diag *d)
+{
+    if (a->role == CTL_ROLE_JOIN && old) {
+        return gp_diag_set(d, GP_EEXIST,
+                           "node %s: already registered; re-admitting a known node needs an admin "
+                           "token or the node's own agent token",
+                           a->name);
+    }
+    if (a->role == CTL_ROLE_AGENT && (!old || old->id != a->caller_node)) {
+        const ctl_node *own = ctl_node_by_id((ctl_state *)&g->st, a->caller_node);
+        return gp_diag_set(d, GP_EPERM,
+                           "node %s: an agent token registers only its own node (this one is "
+                           "node %s's)",
+                           a->name, own ? own->name : "?");
+    }
+    return 0;
+}
+
 static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     register_arg *a = op->arg;
     ctl_state *st = &g->st;
     ctl_node *old = ctl_node_by_name(st, a->name);
+    int allowed = may_register(g, a, old, d);
+    if (allowed < 0) {
+        return allowed;
+    }
     int64_t now = ctl_now_ms();
     json_object_set_new(a->doc, "registered_ms", json_integer(now));
     char control[64];
@@ -364,6 +392,8 @@ void api_nodes_register(api_req *rq)
 {
     register_arg a;
     memset(&a, 0, sizeof(a));
+    a.role = rq->who.role;
+    a.caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0;
     a.doc = api_body(rq);
     if (!a.doc) {
         return;

@@ -274,6 +274,14 @@ static const opt options[] = {
      AT(nodes.join_token_file),
      .def = "",
      .help = "where the first start writes the join token; empty: DATA_DIR/join.token"},
+    {.key = "secrets.key_file",
+     .type = T_PATH,
+     .flags = F_EMPTY_OK,
+     AT(secrets.key_file),
+     .def = "",
+     .help = "the AES-256 key (64 hex digits) that seals jobs' secret environment values in the "
+             "store; the same file for every controller of a pool; created (0600) at the first "
+             "start when missing; empty: DATA_DIR/secret.key"},
     {.key = "jobs.default_queue",
      .type = T_STRING,
      AT(jobs.default_queue),

@@ -139,6 +139,9 @@ typedef struct gp_ctl_config {
         char dir[GP_CTL_PATH_MAX]; /* the dashboard's files; "" = the installed layout beside
                                       the executable; "none" = no dashboard */
     } ui;
+    struct {
+        char key_file[GP_CTL_PATH_MAX]; /* "" = DATA_DIR/secret.key */
+    } secrets;
 } gp_ctl_config;
 
 /* What the command line asked for besides settings. */

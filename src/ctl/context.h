@@ -88,8 +88,9 @@ typedef struct ctl_auth_entry {
 
 struct gpupoold {
     const gp_ctl_config *cfg;
-    gp_store *store;  /* the committer's */
-    gp_store *reader; /* for events; under reader_lock */
+    unsigned char secret_key[32]; /* secrets.key_file's (secrets.h); st.secret_key points here */
+    gp_store *store;              /* the committer's */
+    gp_store *reader;             /* for events; under reader_lock */
     pthread_mutex_t reader_lock;
     ctl_state st;
     gp_scheduler *sched;

@@ -290,6 +290,8 @@ typedef struct ctl_state {
     /* jobs.checkpoint_root (desired documents name each job's directory under it); kept by
      * ctl_state_clear */
     const char *checkpoint_root;
+    /* The key that seals jobs' secret env values (secrets.h); kept by ctl_state_clear */
+    const unsigned char *secret_key;
 } ctl_state;
 
 /* Empties and frees everything in st (the lock is kept). */

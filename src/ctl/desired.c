@@ -4,6 +4,7 @@
  * GET /v1/nodes/{node}/desired, and the waiters of that long-poll.
  */
 #include "ctl/api.h"
+#include "ctl/secrets.h"
 #include "base/clock.h"
 
 #include <errno.h>
@@ -120,6 +121,8 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
                                         (json_int_t)sh->mem_mib, "mig_start", sh->mig_start));
     }
     json_t *spec = json_loads(j->spec_json, 0, NULL);
+    /* secret env values: opened for the node's own agent only */
+    ctl_secrets_show(spec, secrets ? st->secret_key : NULL, j->tenant_id, j->name);
     json_t *doc = json_pack(
         "{s:I, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:o, s:o}", "job", (json_int_t)j->id, "name",
         j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size", j->spec.replicas,

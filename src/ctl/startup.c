@@ -18,6 +18,7 @@
 #include "ctl/meter.h"
 #include "ctl/notify.h"
 #include "ctl/server.h"
+#include "ctl/secrets.h"
 
 #include "base/log.h"
 
@@ -175,6 +176,9 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     }
     if (rc == 0) {
         rc = initialise(g, d);
+    }
+    if (rc == 0) {
+        rc = ctl_secrets_start(g, d); /* the key of secret env values, checked */
     }
     if (rc == 0) {
         g->st.checkpoint_root = cfg->jobs.checkpoint_root;

@@ -100,8 +100,10 @@ void ctl_state_clear(ctl_state *st)
     uint64_t gen = st->gen, auth_gen = st->auth_gen, held_gen = st->held_gen;
     ctl_desired_waiters *waiters = st->waiters;
     const char *checkpoint_root = st->checkpoint_root;
+    const unsigned char *secret_key = st->secret_key;
     memset(st, 0, sizeof(*st));
     st->checkpoint_root = checkpoint_root;
+    st->secret_key = secret_key;
     st->lock = lock;
     st->gen = gen + 1; /* cached views of the old state are stale */
     st->auth_gen = auth_gen + 1;

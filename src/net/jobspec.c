@@ -7,6 +7,7 @@
 
 #include "base/envname.h"
 #include "gpupool/modelname.h"
+#include "net/seal.h"
 #include "net/yaml_json.h"
 
 #include <ctype.h>
@@ -360,10 +361,46 @@ static int f_args(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     return get_strings(v, path, 0, &s->args, d);
 }
 
+/* One env entry given as an object: {value: S, secret: B} or {secret: true, sealed: S}. */
+static int env_object(json_t *val, const char *path, const char *key, gp_env_var *var, gp_diag *d)
+{
+    json_t *value = json_object_get(val, "value"), *sealed = json_object_get(val, "sealed");
+    json_t *secret = json_object_get(val, "secret");
+    const char *k;
+    json_t *x;
+    json_object_foreach(val, k, x)
+    {
+        if (strcmp(k, "value") != 0 && strcmp(k, "sealed") != 0 && strcmp(k, "secret") != 0) {
+            return gp_diag_set(d, GP_EINVAL, "%s.%.64s.%.64s: unknown field (value, secret)", path,
+                               key, k);
+        }
+    }
+    if (secret && !json_is_boolean(secret)) {
+        return gp_diag_set(d, GP_EINVAL, "%s.%.64s.secret: must be true or false", path, key);
+    }
+    json_t *text = value ? value : sealed;
+    if ((value != NULL) == (sealed != NULL)) {
+        return gp_diag_set(d, GP_EINVAL, "%s.%.64s.value: required (a string)", path, key);
+    }
+    if (!json_is_string(text) || memchr(json_string_value(text), '\0', json_string_length(text))) {
+        return gp_diag_set(d, GP_EINVAL, "%s.%.64s.%s: must be a string", path, key,
+                           value ? "value" : "sealed");
+    }
+    var->secret = json_is_true(secret);
+    var->sealed = sealed != NULL;
+    if (var->sealed && !var->secret) {
+        return gp_diag_set(d, GP_EINVAL, "%s.%.64s.sealed: only with secret: true", path, key);
+    }
+    var->value = strdup(json_string_value(text));
+    return 0;
+}
+
 static int f_env(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     if (!json_is_object(v) || json_object_size(v) > 1024) {
-        return gp_diag_set(d, GP_EINVAL, "%s: must be a map of at most 1024 names to strings",
+        return gp_diag_set(d, GP_EINVAL,
+                           "%s: must be a map of at most 1024 names to strings (or {value, "
+                           "secret})",
                            path);
     }
     s->env = calloc(json_object_size(v) + 1, sizeof(gp_env_var));
@@ -381,11 +418,26 @@ static int f_env(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
             return gp_diag_set(d, GP_EINVAL, "%s.%.64s: set by gpupool, cannot be overridden", path,
                                key);
         }
-        if (!json_is_string(val) || memchr(json_string_value(val), '\0', json_string_length(val))) {
-            return gp_diag_set(d, GP_EINVAL, "%s.%.64s: must be a string", path, key);
+        gp_env_var *var = &s->env[s->nenv];
+        if (json_is_object(val)) {
+            int rc = env_object(val, path, key, var, d);
+            if (rc < 0) {
+                free(var->value);
+                var->value = NULL;
+                return rc;
+            }
+        } else if (!json_is_string(val) ||
+                   memchr(json_string_value(val), '\0', json_string_length(val))) {
+            return gp_diag_set(d, GP_EINVAL, "%s.%.64s: must be a string or {value, secret}", path,
+                               key);
+        } else {
+            var->value = strdup(json_string_value(val));
         }
-        s->env[s->nenv].name = strdup(key);
-        s->env[s->nenv++].value = strdup(json_string_value(val));
+        var->name = strdup(key);
+        s->nenv++;
+        if (!var->name || !var->value) {
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        }
     }
     return 0;
 }
@@ -718,6 +770,9 @@ void gp_jobspec_fini(gp_jobspec *s)
     free_list(s->args);
     for (int i = 0; i < s->nenv; i++) {
         free(s->env[i].name);
+        if (s->env[i].secret && s->env[i].value) {
+            gp_seal_wipe(s->env[i].value, strlen(s->env[i].value));
+        }
         free(s->env[i].value);
     }
     free(s->env);

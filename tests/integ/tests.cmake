@@ -101,6 +101,22 @@ add_test(NAME integ_agent_metrics
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_agent_metrics PROPERTIES LABELS integ TIMEOUT 180)
 
+# Node identity: a join token registers only new names, an agent token only its own node; each
+# registration revokes the node's older credentials; a restarted agent re-registers as itself.
+add_test(NAME integ_ctl_node_identity
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_node_identity.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_node_identity PROPERTIES LABELS "integ;security" TIMEOUT 240)
+
+# Secret env values: sealed in the store, hidden in every answer, opened only for the node's own
+# agent, seen by the job's process; a moved or changed sealed value is refused; the key file.
+add_test(NAME integ_ctl_secrets
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_secrets.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_secrets PROPERTIES LABELS "integ;security" TIMEOUT 240)
+
 # The API's request limits (body, head, nesting depth, slow clients, per-tenant rate limits) and
 # tenant isolation walked over every documented route, against a real gpupoold.
 foreach(script ctl_limits ctl_isolation)

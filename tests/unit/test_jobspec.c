@@ -294,9 +294,49 @@ static void test_image(void **state)
                  "network: must be one of host, private");
 }
 
+/* Secret env values: {value, secret}, the stored sealed form, and what is refused. */
+static void test_secret_env(void **state)
+{
+    (void)state;
+    gp_jobspec s;
+    gp_diag d;
+    const char *y = "name: a\ncommand: [x]\nenv: {P: plain, S: {value: pw, secret: true},\n"
+                    "  F: {value: v, secret: false}, Q: {value: q},\n"
+                    "  Z: {secret: true, sealed: gps1.AAAA}}\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_int_equal(s.nenv, 5);
+    for (int i = 0; i < s.nenv; i++) {
+        const gp_env_var *v = &s.env[i];
+        bool secret = strcmp(v->name, "S") == 0 || strcmp(v->name, "Z") == 0;
+        assert_int_equal(v->secret, secret);
+        assert_int_equal(v->sealed, strcmp(v->name, "Z") == 0);
+        if (strcmp(v->name, "S") == 0) {
+            assert_string_equal(v->value, "pw");
+        } else if (strcmp(v->name, "Z") == 0) {
+            assert_string_equal(v->value, "gps1.AAAA");
+        }
+    }
+    gp_jobspec_fini(&s);
+    expect_error("name: a\ncommand: [x]\nenv: {S: {secret: true}}\n", GP_EINVAL,
+                 "env.S.value: required");
+    expect_error("name: a\ncommand: [x]\nenv: {S: {value: 3, secret: true}}\n", GP_EINVAL,
+                 "env.S.value: must be a string");
+    expect_error("name: a\ncommand: [x]\nenv: {S: {value: v, secret: 1}}\n", GP_EINVAL,
+                 "env.S.secret: must be true or false");
+    expect_error("name: a\ncommand: [x]\nenv: {S: {value: v, shown: no}}\n", GP_EINVAL,
+                 "env.S.shown: unknown field");
+    expect_error("name: a\ncommand: [x]\nenv: {S: {value: v, sealed: x, secret: true}}\n",
+                 GP_EINVAL, "env.S.value: required");
+    expect_error("name: a\ncommand: [x]\nenv: {S: {sealed: x}}\n", GP_EINVAL,
+                 "env.S.sealed: only with secret: true");
+    expect_error("name: a\ncommand: [x]\nenv: {S: [x]}\n", GP_EINVAL,
+                 "env.S: must be a string or {value, secret}");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_secret_env),
         cmocka_unit_test(test_same_in_json_and_yaml),
         cmocka_unit_test(test_defaults_and_kinds),
         cmocka_unit_test(test_errors_name_the_field),

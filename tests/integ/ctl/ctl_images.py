@@ -307,8 +307,9 @@ with Pool(GPUPOOLD) as p:
     check(d["runtime"] is None and d["images"] == {"count": 0, "size_bytes": 0, "items": []},
           "a node without a runtime", d)
     # Registering again (same inventory) without a runtime takes the capability away.
-    s, d = p.client(p.join_token).post("/v1/nodes", node_doc("gpu", ngpus=2))
+    s, d = p.agent("gpu").post("/v1/nodes", node_doc("gpu", ngpus=2))
     check(s == 200 and d["node"]["runtime"] is None, "runtime gone", s, d)
+    p.agent_tokens["gpu"] = d["token"]
     s, d = submit(alice, "late", image=IMAGE)
     check(s == 400 and "no node can run images" in err(d), "no runtime left: refused", s, d)
     gpu = p.register(doc)  # and back

@@ -113,8 +113,8 @@ with Pool(sys.argv[1]) as p:
     # Registering again with other instances is no change of inventory, even while jobs hold
     # GPUs there: the node stays, with the instances reported now.
     later = [inst("7g.80gb", 0, idle=False, held=True)]
-    join = p.client(p.join_token)  # the port changed with the restart
-    s, d = join.post("/v1/nodes", node("m1", [mig_gpu(0, later), mig_gpu(1, SEVEN)]))
+    own = p.agent("m1")  # the node's own credential; the port changed with the restart
+    s, d = own.post("/v1/nodes", node("m1", [mig_gpu(0, later), mig_gpu(1, SEVEN)]))
     check(s == 200, "registered again", s, d)
     s, n = p.admin.get("/v1/nodes/m1")
     check(n["gpus"][0]["mig_instances"] == later and n["gpus"][1]["mig_instances"] == SEVEN,

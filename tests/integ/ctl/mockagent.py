@@ -26,14 +26,14 @@ class MockAgent:
         self.dir = os.path.join(root, node)
         self.state = os.path.join(self.dir, "state")
         self.control_file = os.path.join(self.dir, "nvml-control")
-        os.makedirs(self.dir)
+        os.makedirs(self.dir, exist_ok=True)  # an agent restarted keeps its state directory
         open(self.control_file, "w").close()
         self.log_path = os.path.join(self.dir, "agent.log")
         self.port = free_ports(1) if listen else None
         address = ["--address", "127.0.0.1:%d" % self.port] if listen else []
         env = dict(os.environ, GPUPOOL_NVML_MOCK_INVENTORY=inventory_file,
                    GPUPOOL_NVML_MOCK_CONTROL=self.control_file)
-        with open(self.log_path, "w") as log:
+        with open(self.log_path, "a") as log:
             self.proc = subprocess.Popen(
                 [agent_bin, "--server", server, "--join-token-file", token_file, "--state-dir",
                  self.state, "--name", node] + address +

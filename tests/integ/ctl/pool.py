@@ -196,9 +196,18 @@ class Pool:
         return d
 
     def register(self, doc):
-        s, d = self.client(self.join_token).post("/v1/nodes", doc)
+        """Registers a node as its agent does: a new one with the join token, a known one with
+        the node's own agent token (a join token takes only names not yet known)."""
+        tokens = self.__dict__.setdefault("agent_tokens", {})
+        cred = tokens.get(doc["name"], self.join_token)
+        s, d = self.client(cred).post("/v1/nodes", doc)
         check(s in (200, 201), "register node %s" % doc["name"], s, d)
+        tokens[doc["name"]] = d["token"]
         return self.client(d["token"])
+
+    def agent(self, node):
+        """A client with the node's newest agent token (from register)."""
+        return self.client(self.agent_tokens[node])
 
     def job(self, client, ref):
         s, d = client.get("/v1/jobs/%s" % ref)
