@@ -49,6 +49,13 @@
 #define GP_HTTP_MAX_HEADER       (64 * 1024)
 #define GP_HTTP_MAX_HEADER_LIMIT (1024 * 1024)
 
+/* The longest request line (method, space, request target with its query; the version is not
+ * counted) and the most query parameters accepted: past either, 414 with the API's error shape
+ * before the headers are judged. A request line past even libmicrohttpd's buffer (max_header
+ * plus 16 KiB) gets libmicrohttpd's own 414. */
+#define GP_HTTP_MAX_URI          8192
+#define GP_HTTP_MAX_QUERY_PARAMS 64
+
 typedef struct gp_http_server gp_http_server;
 
 typedef struct gp_http_server_config {
