@@ -341,3 +341,9 @@ add_test(NAME integ_e2e_security
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_security PROPERTIES LABELS "integ;security" TIMEOUT 240
                      SKIP_RETURN_CODE 77)
+
+# Strict input at the edge: heartbeat values, 414/413, non-HTTP first bytes (issue 17).
+add_test(NAME integ_ctl_strict_input
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_strict_input.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_strict_input PROPERTIES LABELS "integ;security" TIMEOUT 180)
