@@ -387,9 +387,10 @@ json_t *gp_wire_replica_encode(const gp_wire_replica *r)
                             json_pack("{s:s, s:I, s:I}", "image", r->pull_image, "done_bytes",
                                       (json_int_t)r->pull_done_bytes, "total_bytes",
                                       (json_int_t)r->pull_total_bytes));
-        return v;
     }
-    set_int(v, "exit_code", r->exit_code);
+    if (!r->pulling || r->exit_code != 0) { /* a pulling report carries none */
+        set_int(v, "exit_code", r->exit_code);
+    }
     if (r->reason[0]) {
         json_object_set_new(v, "reason", json_string(r->reason));
     }
