@@ -26,6 +26,7 @@
 #include "agent/runtime.h"
 #include "agent/usage.h"
 #include "base/log.h"
+#include "net/wire.h"
 #include "net/http_client.h"
 
 #include <errno.h>
@@ -778,33 +779,27 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
     return r;
 }
 
-/* The heartbeat's reading of a GPU sampled this round. */
+/* The heartbeat's reading of a GPU sampled this round, through the wire codec (net/wire.h). */
 static json_t *gpu_reading(const gp_metrics_gpu *m)
 {
+    /* A reading outside the wire's range (a broken sensor) is left out, not sent: the
+     * controller would refuse the whole heartbeat. */
     const gp_nvml_readings *r = &m->r;
-    json_t *v = json_pack("{s:i}", "index", m->index);
-    if (r->util_gpu >= 0) {
-        json_object_set_new(v, "utilization", json_integer(r->util_gpu));
-    }
-    if (r->memory_used_mib >= 0) {
-        json_object_set_new(v, "memory_used_mib", json_integer(r->memory_used_mib));
-    }
-    if (r->temperature_c >= 0) {
-        json_object_set_new(v, "temperature_c", json_integer(r->temperature_c));
-    }
-    if (r->power_w >= 0) {
-        json_object_set_new(v, "power_w", json_real(r->power_w));
-    }
-    if (r->sm_clock_mhz >= 0) {
-        json_object_set_new(v, "sm_clock_mhz", json_integer(r->sm_clock_mhz));
-    }
-    if (r->memory_clock_mhz >= 0) {
-        json_object_set_new(v, "memory_clock_mhz", json_integer(r->memory_clock_mhz));
-    }
-    if (r->ecc_uncorrected >= 0) {
-        json_object_set_new(v, "ecc_uncorrected", json_integer(r->ecc_uncorrected));
-    }
-    return v;
+    gp_wire_gpu g = {
+        .index = m->index,
+        .utilization = r->util_gpu >= 0 && r->util_gpu <= 100 ? r->util_gpu : -1,
+        .memory_used_mib = r->memory_used_mib >= 0 && r->memory_used_mib <= GP_WIRE_MAX_MEMORY_MIB
+                               ? r->memory_used_mib
+                               : -1,
+        .temperature_c =
+            r->temperature_c >= 0 && r->temperature_c <= 150 ? r->temperature_c : GP_WIRE_NO_TEMP,
+        .power_w = r->power_w >= 0 && r->power_w <= 5000 ? r->power_w : -1,
+        .sm_clock_mhz = r->sm_clock_mhz >= 0 && r->sm_clock_mhz <= 100000 ? r->sm_clock_mhz : -1,
+        .memory_clock_mhz =
+            r->memory_clock_mhz >= 0 && r->memory_clock_mhz <= 100000 ? r->memory_clock_mhz : -1,
+        .ecc_uncorrected = r->ecc_uncorrected >= 0 ? r->ecc_uncorrected : -1,
+    };
+    return gp_wire_gpu_encode(&g);
 }
 
 /* The heartbeat document: every reportable replica, this round's reading of every GPU (with the
@@ -869,7 +864,13 @@ static void collect_xids(gp_agent *a)
                    AGENT_MAX_XIDS);
             json_array_remove(a->xids, 0);
         }
-        json_array_append_new(a->xids, json_pack("{s:i, s:i}", "gpu", ev.gpu, "xid", ev.xid));
+        if (ev.xid < 1 || ev.xid > GP_WIRE_XID_MAX) {
+            GP_LOG(GP_LOG_WARN, "agent", "xid gpu=%d xid=%d: outside 1..%d, not reported", ev.gpu,
+                   ev.xid, GP_WIRE_XID_MAX);
+            continue;
+        }
+        gp_wire_xid x = {.gpu = ev.gpu, .xid = ev.xid};
+        json_array_append_new(a->xids, gp_wire_xid_encode(&x));
     }
 }
 

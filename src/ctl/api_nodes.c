@@ -13,6 +13,7 @@
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
+#include "net/wire.h"
 #include "ctl/idle.h"
 #include "ctl/meter.h"
 #include "ctl/recovery.h"
@@ -417,9 +418,10 @@ void api_nodes_register(api_req *rq)
 
 typedef struct beat_arg {
     const char *node;
-    int64_t caller_node; /* 0 = admin */
-    json_t *doc;
-    json_t *images; /* the image cache in normal form (ctl_images_read); NULL: not reported */
+    int64_t caller_node;  /* 0 = admin */
+    json_t *doc;          /* as sent; decoded and validated into hb */
+    gp_wire_heartbeat hb; /* the heartbeat, typed (net/wire.h) */
+    json_t *images;       /* the image cache in normal form (ctl_images_read); NULL: not reported */
     int64_t images_bytes;
 } beat_arg;
 
@@ -441,25 +443,15 @@ static int replica_failed(gpupoold *g, ctl_job *j, int replica, int exit_code, c
     return ctl_job_finish(g, j, false, replica, exit_code, why, d);
 }
 
-static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int *stale_running,
-                      gp_diag *d)
+/* One replica report, decoded (w) and as sent (rep: its pull progress is read by pull.c). */
+static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, json_t *rep,
+                      bool *changed, int *stale_running, gp_diag *d)
 {
-    json_int_t job = 0, epoch = 0, idle_ms = -1;
-    int replica = -1, exit_code = 0, util = -1;
-    const char *state = NULL, *reason = NULL;
-    if (json_unpack(rep, "{s:I, s:i, s:I, s:s, s?i, s?s, s?I, s?i}", "job", &job, "replica",
-                    &replica, "epoch", &epoch, "state", &state, "exit_code", &exit_code, "reason",
-                    &reason, "idle_ms", &idle_ms, "util", &util) != 0 ||
-        util < -1 || util > 100) {
-        return gp_diag_set(d, GP_EINVAL,
-                           "replicas[]: each needs job, replica, epoch and state (Running, "
-                           "Succeeded or Failed); a reason, when given, is a string, idle_ms "
-                           "an integer and util an integer percentage (0..100)");
-    }
-    bool running = strcmp(state, "Running") == 0, ok = strcmp(state, "Succeeded") == 0;
-    if (!running && !ok && strcmp(state, "Failed") != 0) {
-        return gp_diag_set(d, GP_EINVAL, "replicas[].state: must be Running, Succeeded or Failed");
-    }
+    int64_t job = w->job, epoch = w->epoch, idle_ms = w->idle_ms;
+    int replica = w->replica, exit_code = w->exit_code, util = w->util;
+    const char *state = gp_wire_state_name(w->state);
+    const char *reason = w->reason[0] ? w->reason : NULL;
+    bool running = w->state == GP_WIRE_RUNNING, ok = w->state == GP_WIRE_SUCCEEDED;
     ctl_job *j = ctl_job_by_id(&g->st, job);
     if (!j || !j->replicas || replica < 0 || replica >= j->spec.replicas ||
         j->replicas[replica].epoch != epoch || j->replicas[replica].node_id != n->id) {
@@ -518,24 +510,34 @@ static int report_one(gpupoold *g, ctl_node *n, json_t *rep, bool *changed, int 
     return 0;
 }
 
-/* The agent's GPU readings: utilisation feeds the scheduler; the rest is shown with the node. */
-static void read_gpus(ctl_node *n, json_t *gpus)
+/* The agent's GPU readings (indices checked by check_beat): utilisation feeds the scheduler;
+ * the rest is shown with the node. */
+static void read_gpus(ctl_node *n, const gp_wire_heartbeat *hb)
 {
-    size_t i;
-    json_t *v;
-    json_array_foreach(gpus, i, v)
-    {
-        int index = -1;
-        double util = -1;
-        if (json_unpack(v, "{s:i, s?F}", "index", &index, "utilization", &util) == 0 &&
-            index >= 0 && index < n->ngpus) {
-            n->gpus[index].util = util;
-            json_decref(n->gpus[index].readings);
-            n->gpus[index].readings = json_deep_copy(v);
-            json_object_del(n->gpus[index].readings, "index");
-            json_object_del(n->gpus[index].readings, "mig_instances"); /* node_mig.c */
+    for (size_t i = 0; i < hb->ngpus; i++) {
+        gp_wire_gpu g = hb->gpus[i];
+        g.mig_instances = NULL; /* node_mig.c */
+        json_t *readings = gp_wire_gpu_encode(&g);
+        if (!readings) {
+            continue;
         }
+        json_object_del(readings, "index");
+        n->gpus[g.index].util = g.utilization;
+        json_decref(n->gpus[g.index].readings);
+        n->gpus[g.index].readings = readings;
     }
+}
+
+/* What only the registered node can judge: GPU indices and memory. Runs before anything of the
+ * heartbeat is applied, so a refused one changes nothing. */
+static int check_beat(const ctl_node *n, const gp_wire_heartbeat *hb, gp_diag *d)
+{
+    int64_t mem[GP_MAX_GPUS_PER_NODE];
+    for (int i = 0; i < n->ngpus; i++) {
+        mem[i] = n->gpus[i].mem_mib;
+    }
+    gp_wire_node_gpus node = {.ngpus = n->ngpus, .memory_mib = mem};
+    return gp_wire_heartbeat_check_node(hb, &node, d);
 }
 
 static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
@@ -546,24 +548,26 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (!n || (a->caller_node && n->id != a->caller_node)) {
         return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
     }
+    int bad = check_beat(n, &a->hb, d);
+    if (bad < 0) {
+        return bad;
+    }
     int migs = ctl_mig_report(g, n, json_object_get(a->doc, "gpus"), d);
     if (migs < 0) {
         return migs;
     }
     op->kick |= migs > 0;
     json_t *reps = json_object_get(a->doc, "replicas");
-    size_t i;
-    json_t *rep;
     bool changed = false;
     int stale_running = 0;
-    json_array_foreach(reps, i, rep)
-    {
-        int rc = report_one(g, n, rep, &changed, &stale_running, d);
+    for (size_t i = 0; i < a->hb.nreplicas; i++) {
+        int rc = report_one(g, n, &a->hb.replicas[i], json_array_get(reps, i), &changed,
+                            &stale_running, d);
         if (rc < 0) {
             return rc;
         }
     }
-    read_gpus(n, json_object_get(a->doc, "gpus"));
+    read_gpus(n, &a->hb);
     if (a->images) {
         json_decref(n->images);
         n->images = json_incref(a->images);
@@ -590,38 +594,28 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
 
 void api_nodes_heartbeat(api_req *rq)
 {
-    static const char *const fields[] = {"replicas", "gpus", "events", "health", "images", NULL};
-    beat_arg a = {rq->params[0], rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0, NULL, NULL,
-                  0};
+    beat_arg a = {.node = rq->params[0],
+                  .caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0};
     a.doc = api_body(rq);
     if (!a.doc) {
         return;
     }
     gp_diag d;
     gp_diag_clear(&d);
-    int rc = doc_check_fields(a.doc, "", fields, &d);
-    json_t *health = json_object_get(a.doc, "health");
-    if (rc == 0 && health && !json_is_object(health)) {
-        rc = gp_diag_set(&d, GP_EINVAL, "health: must be an object");
-    }
-    for (int f = 0; rc == 0 && f < 3; f++) {
-        json_t *list = json_object_get(a.doc, fields[f]);
-        if (list && !json_is_array(list)) {
-            rc = gp_diag_set(&d, GP_EINVAL, "%s: must be a list", fields[f]);
-        }
-    }
-    json_t *images = json_object_get(a.doc, "images");
-    if (rc == 0 && images && !json_is_null(images)) {
-        rc = ctl_images_read(images, &a.images, &a.images_bytes, &d);
+    int rc = gp_wire_heartbeat_decode(a.doc, &a.hb, &d);
+    if (rc == 0 && a.hb.images) {
+        rc = ctl_images_read(a.hb.images, &a.images, &a.images_bytes, &d);
     }
     if (rc < 0) {
         api_diag(rq, &d);
+        gp_wire_heartbeat_fini(&a.hb);
         json_decref(a.doc);
         return;
     }
     ctl_op op = {.run = beat_run, .arg = &a};
     api_run(rq, &op);
     json_decref(a.images);
+    gp_wire_heartbeat_fini(&a.hb);
     json_decref(a.doc);
 }
 

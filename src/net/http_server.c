@@ -27,6 +27,7 @@
  * never touches a socket number that has been closed and reused.
  */
 #include "net/http_server.h"
+#include "net/http_accept.h"
 #include "base/clock.h"
 
 #include "base/log.h"
@@ -62,6 +63,7 @@ typedef struct conn_track {
 
 struct gp_http_server {
     struct MHD_Daemon *mhd;
+    gp_http_acceptor *acceptor; /* owns the listening socket; hands connections to mhd */
     gp_http_handler handler;
     void *ctx;
     size_t max_body;
@@ -107,7 +109,9 @@ struct gp_http_deferred {
 typedef struct conn_state {
     char *body;
     size_t len, cap;
-    int too_big;          /* over max_body: the rest is discarded, 413 at the end */
+    size_t uri_len;       /* raw request target as sent (path and query) */
+    size_t nparams;       /* query parameters in it */
+    bool started;         /* on_headers ran */
     int answered;         /* a response is already queued */
     gp_http_deferred *dr; /* the handler deferred the answer */
 } conn_state;
@@ -460,9 +464,66 @@ static size_t head_size(struct MHD_Connection *conn)
     return ci ? ci->header_size : 0;
 }
 
-/* First call of a request: headers are in, no body yet. */
-static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st)
+/* libmicrohttpd's URI log callback: the raw request target, before libmicrohttpd splits the
+ * query into one record per parameter. Those records come from the connection's fixed memory
+ * pool; when a query of thousands of parameters exhausts it, libmicrohttpd 0.9.75 tries to
+ * answer in a pool that has no room left and the connection hangs until its timeout. So a
+ * target over GP_HTTP_MAX_URI bytes or GP_HTTP_MAX_QUERY_PARAMS parameters has its query cut
+ * off here, in libmicrohttpd's own buffer (which it modifies itself right after: it is writable
+ * and the request's own), and is answered 414 by on_headers. What this returns becomes the
+ * request's con_cls; on_completed frees it. */
+static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
 {
+    (void)cls;
+    (void)conn;
+    conn_state *st = calloc(1, sizeof(*st));
+    if (!st) {
+        return NULL; /* on_access allocates it, the limits unchecked */
+    }
+    st->uri_len = strlen(uri);
+    char *q = strchr(uri, '?');
+    if (q) {
+        st->nparams = 1;
+        for (const char *p = q + 1; *p; p++) {
+            st->nparams += *p == '&' || *p == ';';
+        }
+    }
+    if (q && (st->uri_len > GP_HTTP_MAX_URI || st->nparams > GP_HTTP_MAX_QUERY_PARAMS)) {
+        q[1] = '\0'; /* libmicrohttpd then parses an empty query */
+    }
+    return st;
+}
+
+/* 414 for a request target over the limits (see on_uri); "" when within them. */
+static enum MHD_Result answer_uri_too_long(struct MHD_Connection *conn, conn_state *st,
+                                           const char *method)
+{
+    gp_http_response resp = {.content_type = "application/json"};
+    size_t line = strlen(method) + 1 + st->uri_len;
+    if (line > GP_HTTP_MAX_URI) {
+        gp_http_respond_error(&resp, GP_ETOOBIG,
+                              "request line: %zu bytes, more than the %d accepted", line,
+                              GP_HTTP_MAX_URI);
+    } else {
+        gp_http_respond_error(&resp, GP_ETOOBIG,
+                              "query string: %zu parameters, more than the %d accepted",
+                              st->nparams, GP_HTTP_MAX_QUERY_PARAMS);
+    }
+    resp.status = 414;
+    st->answered = 1;
+    return send_response(conn, &resp);
+}
+
+/* First call of a request: headers are in, no body yet. */
+static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st,
+                                  const char *method)
+{
+    st->started = true;
+    if (strlen(method) + 1 + st->uri_len > GP_HTTP_MAX_URI ||
+        st->nparams > GP_HTTP_MAX_QUERY_PARAMS) {
+        track_deadline(srv, conn, false);
+        return answer_uri_too_long(conn, st, method);
+    }
     size_t head = head_size(conn);
     if (head > srv->max_header) {
         track_deadline(srv, conn, false);
@@ -476,7 +537,6 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
     errno = 0;
     unsigned long long n = strtoull(cl, NULL, 10);
     if (errno || n > srv->max_body) {
-        st->too_big = 1;
         track_deadline(srv, conn, false);
         return answer_too_big(conn, st, srv->max_body);
     }
@@ -678,6 +738,43 @@ static void deferred_stop(gp_http_server *srv)
     pthread_mutex_unlock(&srv->dlock);
 }
 
+/* A body streaming in (chunked) went past max_body: answers 413 and closes the connection at
+ * once, rather than reading on what may be an endless chunk ("FFFFFFFFFFFFFFFF"). libmicrohttpd
+ * 0.9.75 refuses to queue a response while a body is being received, so on a plain connection
+ * the 413 is written to the socket here (libmicrohttpd has nothing queued on it) and the
+ * connection is then closed by returning MHD_NO. On TLS the bytes would have to go through the
+ * TLS session, which libmicrohttpd owns: the connection is just closed. */
+static enum MHD_Result refuse_streamed_body(gp_http_server *srv, struct MHD_Connection *conn,
+                                            conn_state *st)
+{
+    track_deadline(srv, conn, false);
+    st->answered = 1;
+    free(st->body);
+    st->body = NULL;
+    st->len = st->cap = 0;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!srv->tls_cert && ci) {
+        gp_http_response resp = {.content_type = "application/json"};
+        gp_http_respond_error(&resp, GP_ETOOBIG, "request body larger than %zu bytes",
+                              srv->max_body);
+        char head[160];
+        int n = snprintf(head, sizeof(head),
+                         "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+                         "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                         resp.body_len);
+        /* Best effort: a few hundred bytes into an idle socket's send buffer. */
+        if (send(ci->connect_fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n && resp.body) {
+            (void)!send(ci->connect_fd, resp.body, resp.body_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        shutdown(ci->connect_fd, SHUT_WR);
+        response_fini(&resp);
+    }
+    GP_LOG(GP_LOG_WARN, "http", "request body past %zu bytes while streaming: 413, closed",
+           srv->max_body);
+    return MHD_NO;
+}
+
 static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st,
                                 const char *url, const char *method)
 {
@@ -716,16 +813,18 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             return MHD_NO;
         }
         *con_cls = st;
-        return on_headers(srv, conn, st);
+    }
+    if (!st->started) {
+        return on_headers(srv, conn, st, method);
     }
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
         *upload_data_size = 0;
-        if (!st->too_big && append_body(st, upload_data, n, srv->max_body) != 0) {
-            st->too_big = 1;
-            free(st->body);
-            st->body = NULL;
-            st->len = st->cap = 0;
+        if (st->answered) {
+            return MHD_YES; /* answered early (e.g. 431): the body is read and dropped */
+        }
+        if (append_body(st, upload_data, n, srv->max_body) != 0) {
+            return refuse_streamed_body(srv, conn, st);
         }
         return MHD_YES;
     }
@@ -736,9 +835,6 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         return deferred_step(srv, conn, st);
     }
     track_deadline(srv, conn, false); /* the whole request is in */
-    if (st->too_big) {
-        return answer_too_big(conn, st, srv->max_body);
-    }
     return dispatch(srv, conn, st, url, method);
 }
 
@@ -806,8 +902,18 @@ static int read_pem(const char *path, char **out, gp_diag *d)
     return 0;
 }
 
+/* A connection whose first bytes passed the acceptor: libmicrohttpd takes it (and closes it if
+ * it cannot). */
+static void hand_over(void *ctx, int fd, const struct sockaddr *sa, socklen_t len)
+{
+    gp_http_server *srv = ctx;
+    if (MHD_add_connection(srv->mhd, fd, sa, len) != MHD_YES) {
+        GP_LOG(GP_LOG_WARN, "http", "connection dropped: libmicrohttpd: %s", strerror(errno));
+    }
+}
+
 /* Binds and listens on host:port; returns the socket or a negative GP_E* code. */
-static int listen_on(const char *host, int port, int *family, gp_diag *d)
+static int listen_on(const char *host, int port, gp_diag *d)
 {
     struct addrinfo hints = {
         .ai_family = AF_UNSPEC,
@@ -832,7 +938,6 @@ static int listen_on(const char *host, int port, int *family, gp_diag *d)
         freeaddrinfo(ai);
         return gp_diag_set(d, GP_EIO, "listen %s:%d: %s", host, port, strerror(e));
     }
-    *family = ai->ai_family;
     freeaddrinfo(ai);
     return fd;
 }
@@ -916,13 +1021,11 @@ static size_t unescape(void *cls, struct MHD_Connection *conn, char *s)
 }
 
 static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, const char *host,
-                        int fd, int family, gp_diag *d)
+                        gp_diag *d)
 {
+    /* No listening socket: the acceptor (http_accept.h) owns it and adds connections. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                     MHD_ALLOW_SUSPEND_RESUME;
-    if (family == AF_INET6) {
-        flags |= MHD_USE_IPv6;
-    }
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET;
     struct MHD_OptionItem tls[] = {
         {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
@@ -940,7 +1043,7 @@ static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, c
     srv->starting = 1;
     srv->mhd = MHD_start_daemon(
         flags, 0, NULL, NULL, on_access, srv, MHD_OPTION_EXTERNAL_LOGGER, on_mhd_log, srv,
-        MHD_OPTION_LISTEN_SOCKET, fd, MHD_OPTION_THREAD_POOL_SIZE,
+        MHD_OPTION_URI_LOG_CALLBACK, on_uri, srv, MHD_OPTION_THREAD_POOL_SIZE,
         (unsigned)(cfg->threads > 0 ? cfg->threads : 4), MHD_OPTION_CONNECTION_TIMEOUT,
         cfg->timeout_s, MHD_OPTION_CONNECTION_MEMORY_LIMIT, pool, MHD_OPTION_NOTIFY_COMPLETED,
         on_completed, srv, MHD_OPTION_NOTIFY_CONNECTION, on_connection, srv,
@@ -955,7 +1058,7 @@ static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, c
     if (srv->timeout_ms > 0) {
         int rc = pthread_create(&srv->watchdog, NULL, watchdog_main, srv);
         if (rc != 0) {
-            MHD_stop_daemon(srv->mhd); /* closes the socket: the caller must not */
+            MHD_stop_daemon(srv->mhd);
             srv->mhd = NULL;
             return gp_diag_set(d, GP_EIO, "http server %s:%d: watchdog thread: %s", host, srv->port,
                                strerror(rc));
@@ -992,25 +1095,26 @@ int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handl
         server_free(srv);
         return rc;
     }
-    int family = AF_INET;
     const char *host = cfg->host ? cfg->host : "127.0.0.1";
-    int fd = listen_on(host, cfg->port, &family, d);
+    int fd = listen_on(host, cfg->port, d);
     if (fd < 0) {
         server_free(srv);
         return fd;
     }
     srv->port = bound_port(fd);
-    struct stat before = {0};
-    fstat(fd, &before);
-    rc = start_daemon(srv, cfg, host, fd, family, d);
+    rc = start_daemon(srv, cfg, host, d);
     if (rc != 0) {
-        /* MHD 0.9.75 closes the socket it was given when it fails late (e.g. TLS setup) but not
-         * when it fails early; close it only if fd is still our socket, not a reused number. */
-        struct stat after;
-        if (fstat(fd, &after) == 0 && after.st_ino == before.st_ino &&
-            after.st_dev == before.st_dev) {
-            close(fd);
-        }
+        close(fd);
+        server_free(srv);
+        return rc;
+    }
+    /* The first bytes of a connection get the request timeout, or a minute when none is set. */
+    int64_t first_ms = srv->timeout_ms > 0 ? srv->timeout_ms : 60000;
+    rc = gp_http_acceptor_start(fd, srv->tls_cert != NULL, first_ms, hand_over, srv, &srv->acceptor,
+                                d);
+    if (rc != 0) { /* the acceptor closed fd */
+        watchdog_stop(srv);
+        MHD_stop_daemon(srv->mhd);
         server_free(srv);
         return rc;
     }
@@ -1028,6 +1132,7 @@ void gp_http_server_stop(gp_http_server *srv)
     if (!srv) {
         return;
     }
+    gp_http_acceptor_stop(srv->acceptor); /* no new connections */
     deferred_stop(srv);
     watchdog_stop(srv);
     /* Joins the pool threads, so every handler in flight has returned; closes the socket and

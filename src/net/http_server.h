@@ -5,10 +5,14 @@
  * body up to cfg.max_body bytes, calls one handler with the complete request, and sends what the
  * handler put in the response. Routing, methods, authentication and parsing are the handler's
  * business. A body larger than max_body (known from Content-Length, or found while a chunked body
- * streams in; the rest of a streamed body is read and discarded) is answered 413 with the API's
- * error shape and the handler is never called.
+ * streams in: then the connection is closed right after the answer, whatever size its chunk
+ * declares) is answered 413 with the API's error shape and the handler is never called.
  *
  * Limits on clients, all answered before the handler is called:
+ *   - a request line over GP_HTTP_MAX_URI bytes or a query of more than
+ *     GP_HTTP_MAX_QUERY_PARAMS parameters is answered 414 (code GP_ETOOBIG);
+ *   - a connection whose first bytes are not an HTTP request line (or, on a TLS port, not a TLS
+ *     handshake) is closed at once (http_accept.h);
  *   - a request head (request line and header fields) larger than max_header is answered 431
  *     with the API's error shape (code GP_ETOOBIG) before its body is read. libmicrohttpd keeps
  *     a head in a per-connection buffer of max_header plus 16 KiB; a head too large for even
@@ -48,6 +52,13 @@
  * (bytes): each connection reserves max_header plus 16 KiB. */
 #define GP_HTTP_MAX_HEADER       (64 * 1024)
 #define GP_HTTP_MAX_HEADER_LIMIT (1024 * 1024)
+
+/* The longest request line (method, space, request target with its query; the version is not
+ * counted) and the most query parameters accepted: past either, 414 with the API's error shape
+ * before the headers are judged. A request line past even libmicrohttpd's buffer (max_header
+ * plus 16 KiB) gets libmicrohttpd's own 414. */
+#define GP_HTTP_MAX_URI          8192
+#define GP_HTTP_MAX_QUERY_PARAMS 64
 
 typedef struct gp_http_server gp_http_server;
 

@@ -378,3 +378,8 @@ add_test(NAME integ_ctl_failover_clients
                  $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_failover_clients PROPERTIES LABELS integ TIMEOUT 180)
+# Strict input at the edge: heartbeat values, 414/413, non-HTTP first bytes (issue 17).
+add_test(NAME integ_ctl_strict_input
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_strict_input.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_strict_input PROPERTIES LABELS "integ;security" TIMEOUT 180)

@@ -11,6 +11,7 @@
 #define _DEFAULT_SOURCE /* mkdtemp, usleep */
 #include "gpupool/error.h"
 #include "net/http_client.h"
+#include "net/http_accept.h"
 #include "net/http_server.h"
 #include "tests/unit/harness.h"
 
@@ -1024,6 +1025,109 @@ static void test_slow_deferred_not_cut(void **state)
     pthread_mutex_destroy(&dc.lock);
 }
 
+/* The edge: a request target over the limits is 414 at once (2,000 query parameters used to
+ * exhaust libmicrohttpd's pool and hang for the timeout); a chunked body past max_body is 413
+ * and the connection closed at once, even when its chunk declares 2^64-1 bytes; a connection
+ * whose first bytes are not HTTP is closed at once. The server's timeout is 30 s: a close
+ * within 5 s is not the timeout. Normal and keep-alive requests go on working. */
+static void test_edge(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server *srv = start_echo(&ec, NULL, NULL);
+    int port = gp_http_server_port(srv);
+    size_t cap = 64 * 1024;
+    char *req = malloc(cap);
+    assert_non_null(req);
+
+    int n = snprintf(req, cap, "GET /echo?");
+    for (int i = 0; i < 2000; i++) {
+        n += snprintf(req + n, cap - (size_t)n, i ? "&a" : "a");
+    }
+    n += snprintf(req + n, cap - (size_t)n, " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    char *out = raw_exchange(port, req, (size_t)n);
+    assert_non_null(strstr(out, "HTTP/1.1 414"));
+    assert_non_null(strstr(out, "query string: 2000 parameters, more than the 64 accepted"));
+    free(out);
+
+    n = snprintf(req, cap, "GET /echo?q=%09000d HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+                 7);
+    out = raw_exchange(port, req, (size_t)n);
+    assert_non_null(strstr(out, "HTTP/1.1 414"));
+    assert_non_null(strstr(out, "request line: 9012 bytes, more than the 8192 accepted"));
+    free(out);
+
+    n = snprintf(req, cap, "GET /echo?q=1");
+    for (int i = 1; i < GP_HTTP_MAX_QUERY_PARAMS; i++) {
+        n += snprintf(req + n, cap - (size_t)n, "&a%d=1", i);
+    }
+    n += snprintf(req + n, cap - (size_t)n, " HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    out = raw_exchange(port, req, (size_t)n);
+    assert_non_null(strstr(out, "HTTP/1.1 200"));
+    assert_non_null(strstr(out, "q=1\n"));
+    free(out);
+
+    /* An endless chunk: 413 as soon as the body passes max_body, then the server closes. */
+    n = snprintf(req, cap,
+                 "POST /echo HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n"
+                 "FFFFFFFFFFFFFFFF\r\n");
+    memset(req + n, 'c', MAX_BODY + 1);
+    n += MAX_BODY + 1;
+    int fd = raw_send(port, req, (size_t)n);
+    out = raw_read(fd);
+    assert_non_null(strstr(out, "HTTP/1.1 413"));
+    assert_non_null(strstr(out, "GP_ETOOBIG"));
+    free(out);
+
+    /* A TLS ClientHello on the plain port, and binary garbage: closed at once, no answer. */
+    static const unsigned char hello[] = {0x16, 0x03, 0x01, 0x00, 0xc4, 0x01, 0x00, 0x00,
+                                          0xc0, 0x03, 0x03, 0x9a, 0x11, 0x00, 0x00, 0x00};
+    static const unsigned char garbage[] = {0x00, 0x01, 0xff, 0xfe, 0x7f, 'G', 'E', 'T'};
+    fd = raw_send(port, (const char *)hello, sizeof(hello));
+    assert_true(closed_within(fd, 5000));
+    close(fd);
+    fd = raw_send(port, (const char *)garbage, sizeof(garbage));
+    assert_true(closed_within(fd, 5000));
+    close(fd);
+    assert_int_equal(atomic_load(&ec.calls), 1);
+
+    /* Normal requests on one keep-alive connection still work. */
+    gp_http_client *c = client_for(srv, "http", NULL);
+    for (int i = 0; i < 3; i++) {
+        int status = 0;
+        out = call(c, "GET", "/echo?q=ok", NULL, 0, NULL, &status);
+        assert_int_equal(status, 200);
+        free(out);
+    }
+    gp_http_client_free(c);
+    assert_int_equal(atomic_load(&ec.calls), 4);
+    free(req);
+    gp_http_server_stop(srv);
+}
+
+/* What the acceptor lets through, byte by byte. */
+static void test_sniff(void **state)
+{
+    (void)state;
+    const unsigned char *u = (const unsigned char *)"GET / HTTP/1.1";
+    assert_int_equal(gp_http_sniff(u, 0, false), GP_SNIFF_MORE);
+    assert_int_equal(gp_http_sniff(u, 2, false), GP_SNIFF_MORE);
+    assert_int_equal(gp_http_sniff(u, 4, false), GP_SNIFF_OK);
+    assert_int_equal(gp_http_sniff((const unsigned char *)"\r\nPOST /", 8, false), GP_SNIFF_OK);
+    assert_int_equal(gp_http_sniff((const unsigned char *)"M-SEARCH *", 10, false), GP_SNIFF_OK);
+    assert_int_equal(gp_http_sniff((const unsigned char *)" GET", 4, false), GP_SNIFF_BAD);
+    assert_int_equal(gp_http_sniff((const unsigned char *)"get /", 5, false), GP_SNIFF_BAD);
+    assert_int_equal(gp_http_sniff((const unsigned char *)"\x16\x03\x01", 3, false), GP_SNIFF_BAD);
+    assert_int_equal(gp_http_sniff((const unsigned char *)"ABCDEFGHIJKLMNOPQ ", 18, false),
+                     GP_SNIFF_BAD);
+    unsigned char crlf[GP_HTTP_SNIFF_BYTES];
+    memset(crlf, '\n', sizeof(crlf));
+    assert_int_equal(gp_http_sniff(crlf, sizeof(crlf) - 1, false), GP_SNIFF_MORE);
+    assert_int_equal(gp_http_sniff(crlf, sizeof(crlf), false), GP_SNIFF_BAD);
+    assert_int_equal(gp_http_sniff((const unsigned char *)"\x16\x03", 2, true), GP_SNIFF_OK);
+    assert_int_equal(gp_http_sniff(u, 4, true), GP_SNIFF_BAD);
+}
+
 int main(void)
 {
     if (gp_http_client_global_init() != 0) {
@@ -1045,6 +1149,8 @@ int main(void)
         cmocka_unit_test(test_header_limit),
         cmocka_unit_test(test_slow_clients),
         cmocka_unit_test(test_slow_deferred_not_cut),
+        cmocka_unit_test(test_edge),
+        cmocka_unit_test(test_sniff),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
     gp_http_client_global_cleanup();

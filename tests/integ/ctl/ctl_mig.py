@@ -75,7 +75,7 @@ with Pool(sys.argv[1]) as p:
           "gpus[0].mig_instances[0].start: 1g.10gb cannot start at memory slice 7 (legal: 0, 1, 2, "
           "3, 4, 5, 6)", "heartbeat refused", s, d)
     s, d = agent.post(beat, {"gpus": [{"index": 9, "mig_instances": []}]})
-    check(s == 400 and d["error"]["message"] == "gpus[0].index: no such GPU on node m1",
+    check(s == 400 and d["error"]["message"] == "gpus[0].index: 9, the node has 2 GPUs",
           "heartbeat for a GPU the node lacks", s, d)
     s, n = p.admin.get("/v1/nodes/m1")
     check(n["gpus"][1]["mig_instances"] == SEVEN, "unchanged by refused heartbeats", n)
