@@ -167,8 +167,10 @@ typedef struct register_arg {
     json_t *doc;
     char name[GP_NAME_MAX];
     char token[128];
-    ctl_role role;       /* the caller's: join, agent or admin */
-    int64_t caller_node; /* an agent's own node */
+    ctl_role role;        /* the caller's: join, agent or admin */
+    int64_t caller_node;  /* an agent's own node */
+    int64_t caller_token; /* an agent's token (kept until the new one is used) */
+    int64_t new_token;    /* the token this registration made */
 } register_arg;
 
 int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d)
@@ -344,6 +346,13 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         rc = ctl_token_create(g, a->name, CTL_ROLE_AGENT, 0, id, 0, secret, sizeof(secret), d);
         snprintf(a->token, sizeof(a->token), "%s", secret);
     }
+    if (rc == 0) {
+        /* Every older credential dies now, but the one the node's own agent registered with: it
+         * stays until the agent uses the new one (beat_run), so an agent that dies before saving
+         * its new token comes back with the old one instead of being locked out. */
+        a->new_token = g->st.tokens[g->st.ntokens - 1].id;
+        rc = ctl_tokens_retire_agent(g, id, a->caller_token, a->new_token, d);
+    }
     if (rc == 0 && (!old || changed)) {
         if (old) {
             gp_cluster_set_schedulable(st->cluster, old->cl, false);
@@ -380,6 +389,8 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         desired_moved_with(st, n);
         n->ready = true;
         n->heartbeat_ms = now;
+        n->agent_token_id = a->new_token;
+        n->older_agent_tokens = a->caller_token != 0;
         ctl_node_update_schedulable(st, n);
         op->status = old ? 200 : 201;
         op->kick = true;
@@ -395,6 +406,7 @@ void api_nodes_register(api_req *rq)
     memset(&a, 0, sizeof(a));
     a.role = rq->who.role;
     a.caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0;
+    a.caller_token = rq->who.role == CTL_ROLE_AGENT ? rq->who.token_id : 0;
     a.doc = api_body(rq);
     if (!a.doc) {
         return;
@@ -419,6 +431,7 @@ void api_nodes_register(api_req *rq)
 typedef struct beat_arg {
     const char *node;
     int64_t caller_node;  /* 0 = admin */
+    int64_t caller_token; /* the agent's token */
     json_t *doc;          /* as sent; decoded and validated into hb */
     gp_wire_heartbeat hb; /* the heartbeat, typed (net/wire.h) */
     json_t *images;       /* the image cache in normal form (ctl_images_read); NULL: not reported */
@@ -552,6 +565,14 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (bad < 0) {
         return bad;
     }
+    if (n->older_agent_tokens && a->caller_token == n->agent_token_id) {
+        /* the agent holds its newest credential: the one it re-registered with dies */
+        int rc = ctl_tokens_retire_agent(g, n->id, n->agent_token_id, 0, d);
+        if (rc < 0) {
+            return rc;
+        }
+        n->older_agent_tokens = false;
+    }
     int migs = ctl_mig_report(g, n, json_object_get(a->doc, "gpus"), d);
     if (migs < 0) {
         return migs;
@@ -595,7 +616,8 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
 void api_nodes_heartbeat(api_req *rq)
 {
     beat_arg a = {.node = rq->params[0],
-                  .caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0};
+                  .caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0,
+                  .caller_token = rq->who.role == CTL_ROLE_AGENT ? rq->who.token_id : 0};
     a.doc = api_body(rq);
     if (!a.doc) {
         return;

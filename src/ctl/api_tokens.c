@@ -46,15 +46,6 @@ int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenan
     snprintf(t.name, sizeof(t.name), "%s", name);
     if (role == CTL_ROLE_AGENT) {
         snprintf(t.name, sizeof(t.name), "agent-%s-%lld", name, (long long)t.created_ms);
-        for (int i = 0; i < st->ntokens; i++) {
-            gp_token_rec *o = &st->tokens[i];
-            if (o->node_id == node_id && !o->revoked && strcmp(o->role, "agent") == 0) {
-                int rc = gp_store_token_revoke(g->store, o->id, d);
-                if (rc < 0) {
-                    return rc;
-                }
-            }
-        }
     }
     snprintf(t.role, sizeof(t.role), "%s", ctl_role_name(role));
     if (gp_token_hash(secret, t.hash) < 0) {
@@ -73,14 +64,31 @@ int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenan
     if (rc < 0) {
         return rc;
     }
-    if (role == CTL_ROLE_AGENT) {
+    st->tokens[st->ntokens++] = t;
+    st->auth_gen++;
+    return 0;
+}
+
+int ctl_tokens_retire_agent(gpupoold *g, int64_t node_id, int64_t keep1, int64_t keep2, gp_diag *d)
+{
+    ctl_state *st = &g->st;
+    for (int pass = 0; pass < 2; pass++) { /* the store first, then memory */
         for (int i = 0; i < st->ntokens; i++) {
-            if (st->tokens[i].node_id == node_id && strcmp(st->tokens[i].role, "agent") == 0) {
-                st->tokens[i].revoked = 1;
+            gp_token_rec *o = &st->tokens[i];
+            if (o->node_id != node_id || o->revoked || strcmp(o->role, "agent") != 0 ||
+                o->id == keep1 || o->id == keep2) {
+                continue;
+            }
+            if (pass == 1) {
+                o->revoked = 1;
+                continue;
+            }
+            int rc = gp_store_token_revoke(g->store, o->id, d);
+            if (rc < 0) {
+                return rc;
             }
         }
     }
-    st->tokens[st->ntokens++] = t;
     st->auth_gen++;
     return 0;
 }

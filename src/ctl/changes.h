@@ -80,4 +80,8 @@ int ctl_job_fail(gpupoold *g, ctl_job *j, const char *cause, gp_diag *d);
 int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenant_id,
                      int64_t node_id, int64_t expires_ms, char *secret, size_t cap, gp_diag *d);
 
+/* Revokes every live agent token of the node but keep1 and keep2 (ids; 0: none), in the store
+ * and in st. Runs in the committer. */
+int ctl_tokens_retire_agent(gpupoold *g, int64_t node_id, int64_t keep1, int64_t keep2, gp_diag *d);
+
 #endif

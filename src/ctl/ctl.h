@@ -161,6 +161,12 @@ typedef struct ctl_node {
      * "last_used_ms"}]; owned; NULL until reported (node_images.c) */
     json_t *images;
     int64_t images_bytes; /* memory: their total size */
+    /* memory (derived from the tokens): the node's newest agent token, and whether an older one
+     * is still live — kept after a re-registration by the node's own agent until the agent
+     * heartbeats with the new one, so an agent that dies before saving its new credential can
+     * still come back with the old one */
+    int64_t agent_token_id;
+    bool older_agent_tokens;
 } ctl_node;
 
 /* The long-poll waiters of desired documents (api_nodes.c). */

@@ -167,6 +167,23 @@ static int load_token(void *ctx, const gp_token_rec *t)
     return 0;
 }
 
+/* Each node's newest live agent token, and whether an older one is live too. */
+static void index_agent_tokens(ctl_state *st)
+{
+    for (int i = 0; i < st->ntokens; i++) {
+        const gp_token_rec *t = &st->tokens[i];
+        ctl_node *n =
+            t->revoked || strcmp(t->role, "agent") != 0 ? NULL : ctl_node_by_id(st, t->node_id);
+        if (!n) {
+            continue;
+        }
+        n->older_agent_tokens |= n->agent_token_id != 0;
+        if (t->id > n->agent_token_id) {
+            n->agent_token_id = t->id;
+        }
+    }
+}
+
 static int load_cred(void *ctx, const gp_registry_cred_rec *r)
 {
     load_ctx *l = ctx;
@@ -365,6 +382,7 @@ int ctl_state_load(ctl_state *st, gp_store *store, gp_diag *d)
         return rc;
     }
     apply_holds(st);
+    index_agent_tokens(st);
     restore_replica_states(st, l.replica_states);
     json_decref(l.replica_states);
     return 0;

@@ -3,7 +3,8 @@
 - A join token registers only a node name not yet known: a known name is 409, naming the node and
   saying re-admitting takes an admin or the node's own credential, and the answer carries no token.
 - An agent token registers only its own node (403 for another, no token in the answer).
-- Every registration issues a new agent token and revokes the node's older ones.
+- Every registration issues a new agent token and revokes the node's older ones, but the one
+  the node's own agent registered with, which lives until the new one is used.
 - An admin re-admits any node.
 - No answer (registration, node list and get, desired, tokens, audit) carries another node's
   agent or control token.
@@ -75,11 +76,24 @@ try:
               and again["control_token"] != n1["control_token"],
               "n1 re-registers with its own token: new credentials", s, again)
         secrets_absent(json.dumps(again), others, "n1's re-registration")
+        # The credential it registered with stays until the new one is used: an agent that
+        # dies before saving its new token comes back with the old one.
         s, d = a1.post("/v1/nodes/n1/heartbeat", {})
-        check(s == 401, "n1's old agent token is revoked by the re-registration", s, d)
+        check(s == 200, "n1's old agent token lives until the new one is used", s, d)
+        s, lost = a1.post("/v1/nodes", node_doc("n1", ngpus=2))
+        check(s == 200 and lost["token"] != again["token"],
+              "n1 re-registers again with the old token (the new one was never saved)", s, lost)
+        s, d = p.client(again["token"]).post("/v1/nodes/n1/heartbeat", {})
+        check(s == 401, "the never-used token of the lost registration is revoked", s, d)
+        again = lost
+        old = a1
         a1 = p.client(again["token"])
         s, d = a1.post("/v1/nodes/n1/heartbeat", {})
         check(s == 200, "n1's new agent token heartbeats", s, d)
+        s, d = old.post("/v1/nodes/n1/heartbeat", {})
+        check(s == 401, "n1's old agent token is revoked once the new one is used", s, d)
+        s, d = a1.post("/v1/nodes/n1/heartbeat", {})
+        check(s == 200, "the new token stays", s, d)
 
         # ---- an admin re-admits ----
         s, readmit = admin.post("/v1/nodes", node_doc("n1", ngpus=2))
@@ -110,7 +124,7 @@ try:
         secrets_absent(json.dumps(d), others, "n1's own desired replicas")
         s, d = admin.get("/v1/audit?limit=1000")
         acts = [r for r in d["items"] if r["action"] == "node.register"]
-        check(len(acts) == 4, "four registrations in the audit log (refusals change nothing)",
+        check(len(acts) == 5, "five registrations in the audit log (refusals change nothing)",
               acts)
 
         # ---- a real agent: its credential in its state directory, restarts ----
@@ -144,8 +158,8 @@ try:
         wait("real1 ready again", ready)
         check("joining anew" not in agent.log(), "the restarted agent used its own credential",
               agent.log()[-3000:])
-        check(p.client(first).post("/v1/nodes/real1/heartbeat", {})[0] == 401,
-              "the credential before the restart is revoked")
+        wait("the credential before the restart is revoked once the new one is used",
+             lambda: p.client(first).post("/v1/nodes/real1/heartbeat", {})[0] == 401)
         s, d = admin.get("/v1/audit?limit=1000")
         last = [r for r in d["items"] if r["action"] == "node.register"
                 and r["object"] == "node/real1"]
