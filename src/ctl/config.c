@@ -59,6 +59,7 @@ typedef struct opt {
     const char *const *choices; /* T_ENUM: NULL-terminated */
     const char *def;            /* default as text; NULL with F_REQUIRED */
     const char *help;
+    const char *flag; /* the flag, where not derived from the key ("--advertise-url") */
 } opt;
 
 #define AT(m) .off = offsetof(gp_ctl_config, m), .size = sizeof(((gp_ctl_config *)0)->m)
@@ -106,6 +107,33 @@ static const opt options[] = {
      .def = "",
      .help = "the store: sqlite:PATH, or postgresql://USER@HOST:PORT/DB (password from "
              "PGPASSWORD or ~/.pgpass); empty: sqlite:DATA_DIR/gpupool.db"},
+    {.key = "ha.advertise_url",
+     .type = T_URLS,
+     .flags = F_EMPTY_OK,
+     AT(ha.advertise_url),
+     .max = 1,
+     .def = "",
+     .flag = "--advertise-url",
+     .help = "this controller's URL as the other controllers, the agents and the CLIs reach it "
+             "(a shared store only): the leader's, followers redirect writes to it; empty: "
+             "http://LISTEN"},
+    {.key = "ha.lease_ttl",
+     .type = T_DURATION,
+     AT(ha.lease_ttl_ms),
+     .min = 100,
+     .max = 10 * 60 * SEC,
+     .def = "3s",
+     .help = "how long the leader's lease lasts unrenewed (a shared store only): a new leader "
+             "takes over this long after the leader died; the leader that cannot renew within "
+             "it stops"},
+    {.key = "ha.renew_interval",
+     .type = T_DURATION,
+     AT(ha.renew_interval_ms),
+     .min = 10,
+     .max = 5 * 60 * SEC,
+     .def = "1s",
+     .help = "how often the leader renews its lease and a follower tries to take it and reloads "
+             "its state (a shared store only); shorter than ha.lease_ttl"},
     {.key = "tls.listen",
      .type = T_ADDR,
      .flags = F_EMPTY_OK,
@@ -426,6 +454,10 @@ static const opt options[] = {
 /* "scheduler.node_policy" -> "--scheduler-node-policy" */
 static void flag_name(const opt *o, char *buf, size_t n)
 {
+    if (o->flag) {
+        snprintf(buf, n, "%s", o->flag);
+        return;
+    }
     snprintf(buf, n, "--%s", o->key);
     for (char *p = buf + 2; *p; p++) {
         *p = *p == '.' || *p == '_' ? '-' : *p;
@@ -1362,6 +1394,9 @@ static int check(const gp_ctl_config *c, gp_diag *d)
             strcmp(c->tls.listen.host, c->listen.host) == 0) {
             return gp_diag_set(d, GP_EINVAL, "tls.listen: must differ from listen");
         }
+    }
+    if (c->ha.renew_interval_ms >= c->ha.lease_ttl_ms) {
+        return gp_diag_set(d, GP_EINVAL, "ha.renew_interval: must be shorter than ha.lease_ttl");
     }
     return 0;
 }

@@ -71,6 +71,11 @@ typedef struct gp_ctl_config {
     char store_url[GP_CTL_PATH_MAX]; /* "" = sqlite:<data_dir>/gpupool.db */
     gp_ctl_addr listen;              /* default 127.0.0.1:7070 */
     struct {
+        char advertise_url[GP_CTL_PATH_MAX]; /* "" = http://LISTEN */
+        int64_t lease_ttl_ms;                /* default 3s */
+        int64_t renew_interval_ms;           /* default 1s; < lease_ttl_ms */
+    } ha;
+    struct {
         gp_ctl_addr listen;         /* host "" = TLS off (default) */
         char cert[GP_CTL_PATH_MAX]; /* both set when listen is */
         char key[GP_CTL_PATH_MAX];

@@ -121,6 +121,17 @@ struct gpupoold {
     ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
     int datalock;         /* the data directory's lock (datalock.h), held from start to stop */
     ctl_ha ha;            /* leader or follower (ha.h); a single gpupoold is the leader */
+    /* The election on a shared store (leader.h); unused on SQLite. */
+    struct {
+        pthread_t thread;
+        bool running;
+        bool stop;
+        pthread_mutex_t lock;
+        pthread_cond_t cond;
+        char holder[128];    /* the lease's holder: "ADVERTISE_URL HOST:PID" */
+        atomic_bool leading; /* this process took the lease and leads */
+        atomic_bool deposed; /* it lost the lease: stopping, exit CTL_EXIT_DEPOSED */
+    } elect;
 };
 
 /* Milliseconds since the epoch (the wall clock; times the controller stores). */

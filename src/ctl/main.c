@@ -1,9 +1,11 @@
 /*
  * gpupoold: the controller daemon. Loads the configuration, starts the controller and its HTTP
  * listeners, and runs until SIGINT or SIGTERM. Exit codes: 0 after a clean stop, 1 when it
- * cannot start (store, listen address), 2 for a bad configuration or usage.
+ * cannot start (store, listen address), 2 for a bad configuration or usage, 3
+ * (CTL_EXIT_DEPOSED) after it lost the leadership of a shared store (leader.h).
  */
 #include "ctl/api.h"
+#include "ctl/leader.h"
 #include "ctl/server.h"
 
 #include "base/log.h"
@@ -89,9 +91,17 @@ int main(int argc, char **argv)
     }
     int sig = 0;
     sigwait(&set, &sig);
-    GP_LOG(GP_LOG_INFO, "ctl", "signal=%s stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    bool deposed = ctl_deposed(&g); /* the election thread signalled: it lost the lease */
+    if (!deposed) {
+        GP_LOG(GP_LOG_INFO, "ctl", "signal=%s stopping", sig == SIGINT ? "SIGINT" : "SIGTERM");
+    }
     gp_http_server_stop(g.https);
     gp_http_server_stop(g.http);
     ctl_stop(&g);
+    if (deposed) {
+        GP_LOG(GP_LOG_ERROR, "ctl", "exiting with status %d: no longer the leader",
+               CTL_EXIT_DEPOSED);
+        return CTL_EXIT_DEPOSED;
+    }
     return 0;
 }

@@ -3,6 +3,7 @@
  * an answer shows of them.
  */
 #include "ctl/secrets.h"
+#include "ctl/txn.h"
 
 #include "base/log.h"
 #include "net/seal.h"
@@ -87,24 +88,27 @@ static int create_key(const char *path, unsigned char *key, gp_diag *d)
     return 0;
 }
 
+static int put_check(ctl_txn *tx, void *arg, gp_diag *d)
+{
+    return gp_store_meta_set(tx->store, CHECK_KEY, arg, d);
+}
+
 /* Stores the check value of key (the pool's first start with a key). */
 static int store_check(gpupoold *g, const unsigned char *key, gp_diag *d)
 {
     char *sealed = NULL;
     int rc = gp_seal(key, CHECK_AD, CHECK_TEXT, strlen(CHECK_TEXT), &sealed, d);
-    rc = rc < 0 ? rc : gp_store_begin(g->store, d);
     if (rc == 0) {
-        rc = gp_store_meta_set(g->store, CHECK_KEY, sealed, d);
-        rc = rc < 0 ? rc : gp_store_commit(g->store, d);
-        if (rc < 0) {
-            gp_store_rollback(g->store);
-        }
+        rc = ctl_txn_run(g, "the secrets key's check value", CTL_TXN_STORE, put_check, sealed, NULL,
+                         d);
     }
     free(sealed);
     return rc;
 }
 
-int ctl_secrets_start(gpupoold *g, gp_diag *d)
+/* The key of the pool (see ctl_secrets_start); with may_write false, a missing key file is not
+ * created and a pool without a check value gets none. */
+static int secrets_open(gpupoold *g, bool may_write, gp_diag *d)
 {
     char path[GP_CTL_PATH_MAX + 32], check[256];
     key_path(g->cfg, path, sizeof(path));
@@ -120,6 +124,10 @@ int ctl_secrets_start(gpupoold *g, gp_diag *d)
                            "sealed with a key: copy the pool's key file there (every controller "
                            "of a pool uses the same one)",
                            path);
+    }
+    if (rc == GP_ENOENT && !may_write) {
+        gp_diag_clear(d);
+        return 0; /* a new pool: its leader makes the key */
     }
     if (rc == GP_ENOENT) {
         rc = create_key(path, g->secret_key, d);
@@ -139,11 +147,21 @@ int ctl_secrets_start(gpupoold *g, gp_diag *d)
                                "sealed with (%s)",
                                path, od.msg);
         }
-    } else {
+    } else if (may_write) {
         rc = store_check(g, g->secret_key, d);
     }
-    g->st.secret_key = rc == 0 ? g->secret_key : NULL;
+    g->st.secret_key = rc == 0 && may_write ? g->secret_key : NULL;
     return rc;
+}
+
+int ctl_secrets_start(gpupoold *g, gp_diag *d)
+{
+    return secrets_open(g, true, d);
+}
+
+int ctl_secrets_verify(gpupoold *g, gp_diag *d)
+{
+    return secrets_open(g, false, d);
 }
 
 int ctl_secrets_check_submitted(const gp_jobspec *s, gp_diag *d)

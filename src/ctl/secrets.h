@@ -29,6 +29,12 @@
  * GP_EINVAL/GP_EIO/GP_EPERM with d naming the file. */
 int ctl_secrets_start(gpupoold *g, gp_diag *d);
 
+/* A follower's check at start, reading only: the key file, when the pool already has a check
+ * value, must be there and be the pool's key, so a controller that could not lead says so when
+ * it starts, not when it takes over. A missing file on a pool without one is fine (its leader
+ * makes it). Same errors as ctl_secrets_start. */
+int ctl_secrets_verify(gpupoold *g, gp_diag *d);
+
 /* Refuses a submitted spec that carries a sealed value (only gpupoold seals): GP_EINVAL naming
  * env.NAME.sealed. */
 int ctl_secrets_check_submitted(const gp_jobspec *s, gp_diag *d);

@@ -32,6 +32,14 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
 /* Stops the committer (finishing queued ops), closes the store, releases the data directory. */
 void ctl_stop(gpupoold *g);
 
+/* The leader's part of a start (startup.c), under the state lock: loads the state, writes the
+ * first start's defaults, loads again, gives every node a grace period for its agent to report
+ * (a takeover's heartbeat clock starts now, not at zero), sets up the scheduler, metering and
+ * the authentication table. Placements and their epochs are loaded as stored: running
+ * replicas are untouched. The committer is started separately. On failure nothing it set up
+ * is left running (d set). */
+int ctl_lead_load(gpupoold *g, gp_diag *d);
+
 /* The committer thread (commit.c), started and stopped by ctl_start and ctl_stop. */
 int ctl_committer_start(gpupoold *g, gp_diag *d);
 void ctl_committer_stop(gpupoold *g);

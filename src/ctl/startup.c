@@ -15,6 +15,7 @@
  */
 #include "ctl/changes.h"
 #include "ctl/datalock.h"
+#include "ctl/leader.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
 #include "ctl/server.h"
@@ -139,6 +140,39 @@ static int make_dir(const char *dir, gp_diag *d)
     return 0;
 }
 
+int ctl_lead_load(gpupoold *g, gp_diag *d)
+{
+    pthread_mutex_lock(&g->st.lock);
+    int rc = ctl_state_load(&g->st, g->store, d);
+    if (rc == 0) {
+        rc = initialise(g, d);
+    }
+    if (rc == 0) {
+        rc = ctl_secrets_start(g, d); /* the key of secret env values, checked */
+    }
+    if (rc == 0) {
+        rc = ctl_state_load(&g->st, g->store, d); /* with the defaults */
+    }
+    if (rc == 0) {
+        ctl_nodes_grace(&g->st, ctl_now_ms()); /* for every agent to report */
+        rc = ctl_sched_reset(g, d);
+    }
+    if (rc == 0) {
+        rc = ctl_meter_start(g, d); /* the price table, and the ledger checked */
+    }
+    if (rc == 0) {
+        ctl_auth_refresh(g);
+        rc = g->auth ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    if (rc < 0) {
+        ctl_meter_stop(g);
+        gp_sched_free(g->sched);
+        g->sched = NULL;
+    }
+    pthread_mutex_unlock(&g->st.lock);
+    return rc;
+}
+
 int ctl_start(gpupoold *g, const gp_ctl_config *cfg, gp_diag *d)
 {
     return ctl_start_with(g, cfg, NULL, NULL, d);
@@ -171,25 +205,17 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     if (rc == 0) {
         rc = gp_store_open_url(url, &g->reader, d);
     }
-    if (rc == 0) {
+    g->st.checkpoint_root = cfg->jobs.checkpoint_root;
+    bool shared = ctl_store_shared(url);
+    if (rc == 0 && shared) { /* a follower until it wins the lease: reads only (leader.h) */
+        ctl_ha_set(&g->ha, CTL_HA_FOLLOWER, NULL);
         rc = ctl_state_load(&g->st, g->store, d);
-    }
-    if (rc == 0) {
-        rc = initialise(g, d);
-    }
-    if (rc == 0) {
-        rc = ctl_secrets_start(g, d); /* the key of secret env values, checked */
-    }
-    if (rc == 0) {
-        g->st.checkpoint_root = cfg->jobs.checkpoint_root;
-        rc = ctl_state_load(&g->st, g->store, d); /* with the defaults */
-    }
-    if (rc == 0) {
-        ctl_nodes_grace(&g->st, ctl_now_ms()); /* for every agent to report */
-        rc = ctl_sched_reset(g, d);
-    }
-    if (rc == 0) {
-        rc = ctl_meter_start(g, d); /* the price table, and the ledger checked */
+        if (rc == 0) {
+            rc = ctl_secrets_verify(g, d);
+        }
+        ctl_auth_refresh(g);
+    } else if (rc == 0) {
+        rc = ctl_lead_load(g, d);
     }
     if (rc == 0) {
         rc = ctl_desired_waiters_start(&g->st, d);
@@ -197,15 +223,17 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     if (rc == 0) {
         rc = ctl_notify_start(g, d);
     }
+    if (rc == 0 && !g->auth) {
+        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
     if (rc == 0) {
-        ctl_auth_refresh(g);
-        rc = g->auth ? ctl_committer_start(g, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
+        g->ready = true;
+        rc = shared ? ctl_elector_start(g, d) : ctl_committer_start(g, d);
     }
     if (rc < 0) {
         ctl_stop(g);
         return rc;
     }
-    g->ready = true;
     GP_LOG(GP_LOG_INFO, "ctl", "state loaded: tenants=%d queues=%d nodes=%d jobs=%d pending=%d",
            g->st.ntenants, g->st.nqueues, g->st.nnodes, g->st.njobs, g->st.npending);
     return 0;
@@ -214,8 +242,15 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
 void ctl_stop(gpupoold *g)
 {
     g->ready = false;
+    ctl_elector_stop(g);              /* first: it may start the committer */
     ctl_desired_waiters_stop(&g->st); /* before the state goes: its thread reads it */
     ctl_committer_stop(g);
+    if (atomic_load(&g->elect.leading) && !ctl_deposed(g)) {
+        gp_diag d;
+        if (gp_store_lease_release(g->store, &d) == 0) { /* another takes over at once */
+            GP_LOG(GP_LOG_INFO, "ha", "lease given up");
+        }
+    }
     ctl_notify_stop(g); /* after the committer: the last alerts are out */
     ctl_meter_stop(g);
     gp_sched_free(g->sched);

@@ -383,3 +383,12 @@ add_test(NAME integ_ctl_strict_input
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_strict_input.py
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_strict_input PROPERTIES LABELS "integ;security" TIMEOUT 180)
+# High availability, the controllers' side: two and three gpupoold on one PostgreSQL (started by
+# the test), real agents and the CLI given every controller; kill -9 of the leader, the old
+# leader back as a follower, a PostgreSQL restart, a deposed leader (SIGSTOP) that cannot commit.
+add_test(NAME integ_ctl_ha
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_ha.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
+                 ${CMAKE_SOURCE_DIR}/tests/pg/pg_fixture.sh)
+set_tests_properties(integ_ctl_ha PROPERTIES LABELS integ TIMEOUT 300)

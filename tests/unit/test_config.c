@@ -544,7 +544,7 @@ static void test_help_version(void **state)
     for (const char *p = buf; (p = strstr(p, "\n| `")); p++) {
         rows++;
     }
-    assert_int_equal(rows, 47); /* one per option */
+    assert_int_equal(rows, 50); /* one per option */
     free(buf);
 }
 
@@ -594,6 +594,32 @@ static int teardown(void **state)
     return chdir("/") == 0 && rmdir(tmpdir) == 0 ? 0 : -1;
 }
 
+/* ha.*: defaults, the --advertise-url flag (not derived from the key), its env name, and a
+ * renew interval that must be shorter than the lease. */
+static void test_ha(void **state)
+{
+    (void)state;
+    gp_ctl_config c;
+    expect_ok(ARGS("--data-dir", "/d"), NOENV, &c);
+    assert_string_equal(c.ha.advertise_url, "");
+    assert_int_equal(c.ha.lease_ttl_ms, 3000);
+    assert_int_equal(c.ha.renew_interval_ms, 1000);
+    expect_ok(ARGS("--data-dir", "/d", "--advertise-url", "http://10.0.0.5:7070", "--ha-lease-ttl",
+                   "5s", "--ha-renew-interval", "500ms"),
+              NOENV, &c);
+    assert_string_equal(c.ha.advertise_url, "http://10.0.0.5:7070");
+    assert_int_equal(c.ha.lease_ttl_ms, 5000);
+    assert_int_equal(c.ha.renew_interval_ms, 500);
+    expect_ok(ARGS("--data-dir", "/d"), ENV("GPUPOOL_HA_ADVERTISE_URL=https://c1:7443"), &c);
+    assert_string_equal(c.ha.advertise_url, "https://c1:7443");
+    expect_fail(ARGS("--data-dir", "/d", "--ha-advertise-url", "http://x:1"), NOENV, GP_EINVAL,
+                "--ha-advertise-url: unknown flag");
+    expect_fail(ARGS("--data-dir", "/d", "--advertise-url", "ftp://x:1"), NOENV, GP_EINVAL,
+                "--advertise-url");
+    expect_fail(ARGS("--data-dir", "/d", "--ha-renew-interval", "3s"), NOENV, GP_EINVAL,
+                "ha.renew_interval: must be shorter than ha.lease_ttl");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -606,6 +632,7 @@ int main(void)
         cmocka_unit_test(test_dump_round_trip),
         cmocka_unit_test(test_help_version),
         cmocka_unit_test(test_yaml_lines),
+        cmocka_unit_test(test_ha),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }
