@@ -715,15 +715,18 @@ static int replica_util(const gp_replica_watch *reps, int nreps, const gp_replic
  * "phase": "Pulling" and "pull" (agent.h); NULL for a starting one without. */
 static json_t *pulling_report(const gp_agent *a, const gp_local_replica *l)
 {
-    char image[512];
-    int64_t done = 0, total = 0;
-    if (!gp_replicas_pull(a->cfg.state_dir, &l->key, image, sizeof(image), &done, &total)) {
+    gp_wire_replica r = {.job = l->key.job,
+                         .replica = l->key.replica,
+                         .epoch = l->key.epoch,
+                         .state = GP_WIRE_RUNNING,
+                         .idle_ms = -1,
+                         .util = -1,
+                         .pulling = true};
+    if (!gp_replicas_pull(a->cfg.state_dir, &l->key, r.pull_image, sizeof(r.pull_image),
+                          &r.pull_done_bytes, &r.pull_total_bytes)) {
         return NULL;
     }
-    return json_pack("{s:I, s:i, s:I, s:s, s:s, s:{s:s, s:I, s:I}}", "job", (json_int_t)l->key.job,
-                     "replica", l->key.replica, "epoch", (json_int_t)l->key.epoch, "state",
-                     "Running", "phase", "Pulling", "pull", "image", image, "done_bytes",
-                     (json_int_t)done, "total_bytes", (json_int_t)total);
+    return gp_wire_replica_encode(&r);
 }
 
 /* The reason of a replica whose image could not be pulled ("ImagePullFailed: ..." in its
@@ -761,22 +764,18 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
     if (!state) {
         return NULL;
     }
-    json_t *r = json_pack("{s:I, s:i, s:I, s:s, s:i}", "job", (json_int_t)l->key.job, "replica",
-                          l->key.replica, "epoch", (json_int_t)l->key.epoch, "state", state,
-                          "exit_code", l->state == GP_LOCAL_LOST ? 137 : l->exit_code);
-    if (r && why[0]) {
-        json_object_set_new(r, "reason", json_string(why));
-    }
     bool running = l->state == GP_LOCAL_RUNNING;
-    int64_t idle = running ? idle_ms(a, &l->key, now) : -1;
-    if (r && idle >= 0) {
-        json_object_set_new(r, "idle_ms", json_integer((json_int_t)idle));
-    }
-    int util = running ? replica_util(reps, nreps, &l->key) : -1;
-    if (r && util >= 0) {
-        json_object_set_new(r, "util", json_integer(util));
-    }
-    return r;
+    gp_wire_replica r = {.job = l->key.job,
+                         .replica = l->key.replica,
+                         .epoch = l->key.epoch,
+                         .state = strcmp(state, "Running") == 0     ? GP_WIRE_RUNNING
+                                  : strcmp(state, "Succeeded") == 0 ? GP_WIRE_SUCCEEDED
+                                                                    : GP_WIRE_FAILED,
+                         .exit_code = l->state == GP_LOCAL_LOST ? 137 : l->exit_code,
+                         .idle_ms = running ? idle_ms(a, &l->key, now) : -1,
+                         .util = running ? replica_util(reps, nreps, &l->key) : -1};
+    snprintf(r.reason, sizeof(r.reason), "%s", why);
+    return gp_wire_replica_encode(&r);
 }
 
 /* The heartbeat's reading of a GPU sampled this round, through the wire codec (net/wire.h). */

@@ -37,9 +37,9 @@ static int decode_pull(json_t *rep, const char *path, gp_wire_replica *r, gp_dia
     if ((rc = gp__wire_members(pull, sub, names, d)) != 0 ||
         (rc = gp__wire_str(pull, sub, "image", true, r->pull_image, sizeof(r->pull_image), d)) !=
             0 ||
-        (rc = gp__wire_int(pull, sub, "done_bytes", 0, INT64_MAX, false, &r->pull_done_bytes, d)) ||
-        (rc = gp__wire_int(pull, sub, "total_bytes", 0, INT64_MAX, false, &r->pull_total_bytes,
-                           d))) {
+        (rc = gp__wire_int(pull, sub, "done_bytes", 0, INT64_MAX, true, &r->pull_done_bytes, d)) ||
+        (rc =
+             gp__wire_int(pull, sub, "total_bytes", 0, INT64_MAX, true, &r->pull_total_bytes, d))) {
         return rc;
     }
     return 0;
