@@ -27,6 +27,7 @@
 #include "agent/usage.h"
 #include "base/log.h"
 #include "net/wire.h"
+#include "net/wire_desired.h"
 #include "net/http_client.h"
 
 #include <errno.h>
@@ -185,13 +186,12 @@ static void periodic_check(gp_agent *a)
 
 /* A check the controller asks for in an answer (check_seq above the last one run for) runs now.
  * True when it ran. */
-static bool requested_check(gp_agent *a, json_t *answer)
+static bool requested_check(gp_agent *a, const gp_wire_desired *answer)
 {
-    json_t *v = json_object_get(answer, "check_seq");
-    if (!json_is_integer(v) || json_integer_value(v) <= a->check_seq) {
+    if (answer->check_seq <= a->check_seq) {
         return false;
     }
-    a->check_seq = json_integer_value(v);
+    a->check_seq = answer->check_seq;
     GP_LOG(GP_LOG_INFO, "agent", "health check requested seq=%lld", (long long)a->check_seq);
     run_check(a);
     return true;
@@ -715,15 +715,18 @@ static int replica_util(const gp_replica_watch *reps, int nreps, const gp_replic
  * "phase": "Pulling" and "pull" (agent.h); NULL for a starting one without. */
 static json_t *pulling_report(const gp_agent *a, const gp_local_replica *l)
 {
-    char image[512];
-    int64_t done = 0, total = 0;
-    if (!gp_replicas_pull(a->cfg.state_dir, &l->key, image, sizeof(image), &done, &total)) {
+    gp_wire_replica r = {.job = l->key.job,
+                         .replica = l->key.replica,
+                         .epoch = l->key.epoch,
+                         .state = GP_WIRE_RUNNING,
+                         .idle_ms = -1,
+                         .util = -1,
+                         .pulling = true};
+    if (!gp_replicas_pull(a->cfg.state_dir, &l->key, r.pull_image, sizeof(r.pull_image),
+                          &r.pull_done_bytes, &r.pull_total_bytes)) {
         return NULL;
     }
-    return json_pack("{s:I, s:i, s:I, s:s, s:s, s:{s:s, s:I, s:I}}", "job", (json_int_t)l->key.job,
-                     "replica", l->key.replica, "epoch", (json_int_t)l->key.epoch, "state",
-                     "Running", "phase", "Pulling", "pull", "image", image, "done_bytes",
-                     (json_int_t)done, "total_bytes", (json_int_t)total);
+    return gp_wire_replica_encode(&r);
 }
 
 /* The reason of a replica whose image could not be pulled ("ImagePullFailed: ..." in its
@@ -761,22 +764,18 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
     if (!state) {
         return NULL;
     }
-    json_t *r = json_pack("{s:I, s:i, s:I, s:s, s:i}", "job", (json_int_t)l->key.job, "replica",
-                          l->key.replica, "epoch", (json_int_t)l->key.epoch, "state", state,
-                          "exit_code", l->state == GP_LOCAL_LOST ? 137 : l->exit_code);
-    if (r && why[0]) {
-        json_object_set_new(r, "reason", json_string(why));
-    }
     bool running = l->state == GP_LOCAL_RUNNING;
-    int64_t idle = running ? idle_ms(a, &l->key, now) : -1;
-    if (r && idle >= 0) {
-        json_object_set_new(r, "idle_ms", json_integer((json_int_t)idle));
-    }
-    int util = running ? replica_util(reps, nreps, &l->key) : -1;
-    if (r && util >= 0) {
-        json_object_set_new(r, "util", json_integer(util));
-    }
-    return r;
+    gp_wire_replica r = {.job = l->key.job,
+                         .replica = l->key.replica,
+                         .epoch = l->key.epoch,
+                         .state = strcmp(state, "Running") == 0     ? GP_WIRE_RUNNING
+                                  : strcmp(state, "Succeeded") == 0 ? GP_WIRE_SUCCEEDED
+                                                                    : GP_WIRE_FAILED,
+                         .exit_code = l->state == GP_LOCAL_LOST ? 137 : l->exit_code,
+                         .idle_ms = running ? idle_ms(a, &l->key, now) : -1,
+                         .util = running ? replica_util(reps, nreps, &l->key) : -1};
+    snprintf(r.reason, sizeof(r.reason), "%s", why);
+    return gp_wire_replica_encode(&r);
 }
 
 /* The heartbeat's reading of a GPU sampled this round, through the wire codec (net/wire.h). */
@@ -1021,28 +1020,23 @@ static void fill_snapshot(gp_agent *a, gp_metrics_snapshot *s, const gp_local_re
     }
     s->heartbeat_failures = a->beat_failures;
 }
-/* True when podman resolves every GPU of the replica's spec through the node's CDI spec: it is
+/* True when podman resolves every GPU of the replica through the node's CDI spec: it is
  * published where podman reads it and names each (uuid, or mig_uuid for a slice). Otherwise
  * the replica runs without GPU devices (gpupool-run logs it); the reason is logged here. */
-static bool cdi_resolves(gp_agent *a, json_t *spec)
+static bool cdi_resolves(gp_agent *a, const gp_wire_desired_replica *r)
 {
     const char *dir = gp_cdi_writer_published(a->cdi);
-    int64_t job = json_integer_value(json_object_get(spec, "job"));
     if (!gp_cdi_writer_inventory(a->cdi) || !gp_cdi_podman_reads(dir)) {
         GP_LOG(GP_LOG_INFO, "cdi", "job=%lld: no GPU devices in its container: the spec is %s",
-               (long long)job,
+               (long long)r->job,
                dir[0] ? "published where podman does not read it" : "not published");
         return false;
     }
-    size_t i;
-    json_t *g;
-    json_array_foreach(json_object_get(spec, "gpus"), i, g)
-    {
-        json_t *mig = json_object_get(g, "mig_uuid");
-        const char *name = json_string_value(mig ? mig : json_object_get(g, "uuid"));
-        if (!name || !gp_cdi_writer_has(a->cdi, name)) {
+    for (size_t i = 0; i < r->ngpus; i++) {
+        const char *name = r->gpus[i].mig_uuid[0] ? r->gpus[i].mig_uuid : r->gpus[i].uuid;
+        if (!name[0] || !gp_cdi_writer_has(a->cdi, name)) {
             GP_LOG(GP_LOG_WARN, "cdi", "job=%lld: %s is not in the CDI spec: no GPU devices",
-                   (long long)job, name ? name : "a GPU without uuid");
+                   (long long)r->job, name[0] ? name : "a GPU without uuid");
             return false;
         }
     }
@@ -1050,16 +1044,15 @@ static bool cdi_resolves(gp_agent *a, json_t *spec)
 }
 
 /* A sandboxed replica's user namespace: its tenant's host ids (idmap.h), from the tenant's id in
- * the desired document (the same on every node; none given: 0). Only root maps ids onto the
+ * the desired replica (the same on every node; none given: 0). Only root maps ids onto the
  * host's: an agent running as another user gives none. */
-static int tenant_ids(gp_agent *a, json_t *spec, gp_diag *d)
+static int tenant_ids(gp_agent *a, const gp_wire_desired_replica *r, json_t *spec, gp_diag *d)
 {
     if (!a->rt.ok || geteuid() != 0) {
         return 0;
     }
-    json_t *t = json_object_get(spec, "tenant_id");
     gp_idmap m;
-    int rc = gp_idmap_tenant(a->cfg.tenant_uids, t ? json_integer_value(t) : 0, &m, d);
+    int rc = gp_idmap_tenant(a->cfg.tenant_uids, r->tenant_id >= 0 ? r->tenant_id : 0, &m, d);
     if (rc == 0) {
         json_object_set_new(
             spec, "userns",
@@ -1068,52 +1061,59 @@ static int tenant_ids(gp_agent *a, json_t *spec, gp_diag *d)
     return rc;
 }
 
-/* The spec gpupool-run reads: the desired replica (a fraction's limits come in its gpu_share,
- * decided by the controller), plus what the agent adds: for a MIG slice the MIG device's UUID
- * (the instance is made to match the controller's choice of profile and placement; see mig.h).
- * *out is the text; *auth the registry credentials (registry_auth), taken out of it (NULL: none);
- * on failure (a MIG instance that cannot be made now) d says why and the next round retries. */
-static int run_spec(gp_agent *a, json_t *want, char **out, char **auth, gp_diag *d)
+/* For each MIG slice of r (mig_start >= 0) the MIG device, made to match the controller's choice
+ * of profile and placement (mig.h): its UUID into the slice's mig_uuid. */
+static int mig_devices(gp_agent *a, gp_wire_desired_replica *r, gp_diag *d)
+{
+    for (size_t i = 0; i < r->ngpus; i++) {
+        gp_wire_desired_gpu *g = &r->gpus[i];
+        if (g->mig_start < 0) {
+            continue;
+        }
+        int rc = r->mig_profile[0]
+                     ? gp_nvml_mig_ensure(a->nvml, g->index, r->mig_profile, g->mig_start,
+                                          g->mig_uuid, sizeof(g->mig_uuid), d)
+                     : gp_diag_set(d, GP_EINVAL, "a MIG slice without spec.resources.mig_profile");
+        if (rc < 0) {
+            return rc;
+        }
+        if (!gp_cdi_writer_has(a->cdi, g->mig_uuid)) {
+            cdi_update(a, "a new MIG device"); /* before the replica starts */
+        }
+    }
+    return 0;
+}
+
+/* The spec gpupool-run reads: the desired replica encoded (a fraction's limits come in its
+ * gpu_share, decided by the controller), plus what the agent adds: for a MIG slice the MIG
+ * device's UUID, the tenant's ids, the CDI members and env_extra. *out is the text; *auth the
+ * registry credentials (registry_auth), kept out of it (NULL: none); on failure (a MIG instance
+ * that cannot be made now) d says why and the next round retries. */
+static int run_spec(gp_agent *a, const gp_wire_desired_replica *want, char **out, char **auth,
+                    gp_diag *d)
 {
     *out = NULL;
     *auth = NULL;
-    json_t *spec = json_deep_copy(want);
-    json_t *creds = json_object_get(spec, "registry_auth");
-    if (creds && !json_is_null(creds)) {
-        *auth = json_dumps(creds, JSON_COMPACT); /* beside spec.json, never in it */
-    }
-    json_object_del(spec, "registry_auth");
-    json_t *gpus = json_object_get(spec, "gpus"), *extra = json_object();
-    const char *profile = NULL;
-    json_unpack(spec, "{s:{s:{s:s}}}", "spec", "resources", "mig_profile", &profile);
-    size_t i;
-    json_t *g;
-    int rc = 0;
-    json_array_foreach(gpus, i, g)
-    {
-        int start = -1, index = -1;
-        json_unpack(g, "{s?i, s?i}", "index", &index, "mig_start", &start);
-        if (start >= 0 && rc == 0) {
-            char uuid[96];
-            rc = profile
-                     ? gp_nvml_mig_ensure(a->nvml, index, profile, start, uuid, sizeof(uuid), d)
-                     : gp_diag_set(d, GP_EINVAL, "a MIG slice without spec.resources.mig_profile");
-            if (rc == 0) {
-                json_object_set_new(g, "mig_uuid", json_string(uuid));
-            }
-            if (rc == 0 && !gp_cdi_writer_has(a->cdi, uuid)) {
-                cdi_update(a, "a new MIG device"); /* before the replica starts */
-            }
-        }
-    }
-    rc = rc ? rc : tenant_ids(a, spec, d);
-    if (json_array_size(gpus) > 0 && gp_cdi_writer_inventory(a->cdi)) {
+    gp_wire_desired_gpu gpus[GP_WIRE_MAX_GPUS];
+    gp_wire_desired_replica r = *want; /* borrows want's members; gpus and credentials its own */
+    memcpy(gpus, want->gpus, want->ngpus * sizeof(*gpus));
+    r.gpus = gpus;
+    r.auth_registry = r.auth_username = r.auth_password = NULL; /* beside spec.json, never in it */
+    json_t *creds = gp_wire_desired_auth_encode(want);
+    *auth = creds ? json_dumps(creds, JSON_COMPACT) : NULL;
+    json_decref(creds);
+    int rc = mig_devices(a, &r, d);
+    json_t *spec = rc == 0 ? gp_wire_desired_replica_encode(&r) : NULL;
+    rc = rc ? rc : spec ? tenant_ids(a, &r, spec, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    if (rc == 0 && r.ngpus > 0 && gp_cdi_writer_inventory(a->cdi)) {
         json_object_set_new(spec, "cdi_spec_dir", json_string(gp_cdi_writer_dir(a->cdi)));
     }
-    if (rc == 0 && json_array_size(gpus) > 0 && cdi_resolves(a, spec)) {
+    if (rc == 0 && r.ngpus > 0 && cdi_resolves(a, &r)) {
         json_object_set_new(spec, "cdi_devices", json_true());
     }
-    json_object_set_new(spec, "env_extra", extra);
+    if (rc == 0) {
+        json_object_set_new(spec, "env_extra", json_object());
+    }
     if (rc == 0 && !(*out = json_dumps(spec, JSON_COMPACT))) {
         rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
@@ -1122,8 +1122,8 @@ static int run_spec(gp_agent *a, json_t *want, char **out, char **auth, gp_diag 
 }
 
 /* Carries out the plan. Errors of one action are logged; the next round retries. */
-static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, int nkeys,
-                      const gp_local_replica *local, int nlocal)
+static void carry_out(gp_agent *a, const gp_wire_desired *want, const gp_replica_key *keys,
+                      int nkeys, const gp_local_replica *local, int nlocal)
 {
     gp_action *plan = malloc(sizeof(*plan) * (size_t)(2 * (nkeys + nlocal) + 1));
     if (!plan) {
@@ -1141,7 +1141,7 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
         switch (plan[i].kind) {
         case GP_ACT_START: {
             char *spec = NULL, *auth = NULL;
-            rc = run_spec(a, json_array_get(desired, (size_t)plan[i].index), &spec, &auth, &d);
+            rc = run_spec(a, &want->replicas[plan[i].index], &spec, &auth, &d);
             if (rc == 0) {
                 rc = gp_replicas_start(&env, &keys[plan[i].index], spec, auth, &d);
             }
@@ -1174,27 +1174,33 @@ static void carry_out(gp_agent *a, json_t *desired, const gp_replica_key *keys, 
     free(plan);
 }
 
-/* Converges on the desired replicas of an answer (heartbeat or long-poll) and records its
- * version. */
-static void converge_to(gp_agent *a, json_t *answer, const gp_local_replica *local, int nlocal)
+/* Converges on the desired replicas of a decoded answer (heartbeat or long-poll) and records
+ * its version. */
+static void converge_to(gp_agent *a, const gp_wire_desired *want, const gp_local_replica *local,
+                        int nlocal)
 {
-    json_t *desired = json_object_get(answer, "desired");
-    int nkeys = (int)json_array_size(desired);
+    int nkeys = (int)want->nreplicas;
     gp_replica_key *keys = calloc((size_t)nkeys + 1, sizeof(*keys));
     for (int i = 0; keys && i < nkeys; i++) {
-        json_int_t job = 0, epoch = 0;
-        int replica = 0;
-        json_unpack(json_array_get(desired, (size_t)i), "{s:I, s:i, s:I}", "job", &job, "replica",
-                    &replica, "epoch", &epoch);
-        keys[i] = (gp_replica_key){job, replica, epoch};
+        const gp_wire_desired_replica *r = &want->replicas[i];
+        keys[i] = (gp_replica_key){r->job, r->replica, r->epoch};
     }
     if (keys) {
-        carry_out(a, desired, keys, nkeys, local, nlocal);
-        json_int_t version = 0;
-        json_unpack(answer, "{s?I}", "version", &version);
-        a->version = version; /* 0 (a controller without versions): no long-poll */
+        carry_out(a, want, keys, nkeys, local, nlocal);
+        a->version = want->version; /* 0 (a controller without versions): no long-poll */
     }
     free(keys);
+}
+
+/* Decodes a controller's answer (net/wire_desired.h); one that does not decode is logged and
+ * not acted on: the agent keeps what it runs and asks again. */
+static int decode_answer(json_t *resp, gp_wire_desired *want, gp_diag *d)
+{
+    int rc = gp_wire_desired_decode(resp, want, d);
+    if (rc < 0) {
+        GP_LOG(GP_LOG_WARN, "agent", "the controller's desired replicas are refused: %s", d->msg);
+    }
+    return rc;
 }
 
 /* Sends the heartbeat of this round; 0 and *resp the answer, or the error (d says why). */
@@ -1269,8 +1275,12 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
     }
     if (rc == 0) {
         json_array_clear(a->xids); /* delivered */
-        converge_to(a, resp, local, nlocal);
-        requested_check(a, resp); /* its result goes out with the next heartbeat */
+    }
+    gp_wire_desired want;
+    if (rc == 0 && decode_answer(resp, &want, d) == 0) {
+        converge_to(a, &want, local, nlocal);
+        requested_check(a, &want); /* its result goes out with the next heartbeat */
+        gp_wire_desired_fini(&want);
     }
     free(reps);
     free(local);
@@ -1294,14 +1304,16 @@ int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d)
     gp_http_client_set_timeout(a->http, (long)wait_ms + WATCH_SLACK_MS, 10000);
     int rc = call_json(a->http, "GET", path, NULL, &resp, d);
     gp_http_client_set_timeout(a->http, 30000, 10000); /* the client's defaults */
+    gp_wire_desired want;
+    rc = rc < 0 ? rc : decode_answer(resp, &want, d);
+    json_decref(resp);
     if (rc < 0) {
         return rc;
     }
-    bool checked = requested_check(a, resp);
-    json_int_t version = 0;
-    json_unpack(resp, "{s?I}", "version", &version);
+    bool checked = requested_check(a, &want);
+    int64_t version = want.version;
     if (version == a->version) {
-        json_decref(resp);
+        gp_wire_desired_fini(&want);
         return checked ? 2 : 0;
     }
     gp_local_replica *local = NULL;
@@ -1309,9 +1321,9 @@ int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d)
     rc = gp_replicas_scan(a->cfg.state_dir, 2 * a->cfg.heartbeat_ms + 5000, &local, &nlocal, d);
     if (rc == 0) {
         GP_LOG(GP_LOG_DEBUG, "agent", "desired changed version=%lld", (long long)version);
-        converge_to(a, resp, local, nlocal);
+        converge_to(a, &want, local, nlocal);
     }
     free(local);
-    json_decref(resp);
+    gp_wire_desired_fini(&want);
     return rc < 0 ? rc : checked ? 2 : 1;
 }

@@ -73,8 +73,7 @@ json_t *api_job_doc(ctl_state *st, const ctl_job *j)
 {
     const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
     const ctl_pclass *pc = ctl_pclass_by_name(st, j->spec.priority_class);
-    json_t *spec = json_loads(j->spec_json, 0, NULL);
-    ctl_secrets_show(spec, NULL, 0, NULL); /* a secret value: its name only */
+    json_t *spec = ctl_job_spec_doc(st, j, false); /* a secret value: its name only */
     json_t *doc = json_pack(
         "{s:I, s:s, s:s, s:s, s:s, s:i, s:s, s:s, s:i, s:I, s:I, s:I, s:i, s:i, s:o, s:o}", "id",
         (json_int_t)j->id, "name", j->name, "tenant", t ? t->lim.name : "?", "queue", j->spec.queue,

@@ -456,9 +456,9 @@ static int replica_failed(gpupoold *g, ctl_job *j, int replica, int exit_code, c
     return ctl_job_finish(g, j, false, replica, exit_code, why, d);
 }
 
-/* One replica report, decoded (w) and as sent (rep: its pull progress is read by pull.c). */
-static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, json_t *rep,
-                      bool *changed, int *stale_running, gp_diag *d)
+/* One replica report, decoded (w). */
+static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, bool *changed,
+                      int *stale_running, gp_diag *d)
 {
     int64_t job = w->job, epoch = w->epoch, idle_ms = w->idle_ms;
     int replica = w->replica, exit_code = w->exit_code, util = w->util;
@@ -473,7 +473,7 @@ static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, json_t
     }
     ctl_replica *r = &j->replicas[replica];
     bool pull_failed = !running && !ok && ctl_pull_failed(exit_code, reason);
-    int pull = ctl_pull_report(g, j, replica, rep, running, pull_failed, d);
+    int pull = ctl_pull_report(g, j, replica, w, pull_failed, d);
     if (pull != 0) {
         return pull < 0 ? pull : 0; /* pulling its image: not started, not idle, not in use */
     }
@@ -578,12 +578,10 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
         return migs;
     }
     op->kick |= migs > 0;
-    json_t *reps = json_object_get(a->doc, "replicas");
     bool changed = false;
     int stale_running = 0;
     for (size_t i = 0; i < a->hb.nreplicas; i++) {
-        int rc = report_one(g, n, &a->hb.replicas[i], json_array_get(reps, i), &changed,
-                            &stale_running, d);
+        int rc = report_one(g, n, &a->hb.replicas[i], &changed, &stale_running, d);
         if (rc < 0) {
             return rc;
         }
@@ -594,7 +592,7 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
         n->images = json_incref(a->images);
         n->images_bytes = a->images_bytes;
     }
-    int xids = ctl_recovery_xids(g, n, json_object_get(a->doc, "events"), d);
+    int xids = ctl_recovery_xids(g, n, a->hb.events, a->hb.nevents, d);
     int health = xids < 0 ? xids : ctl_recovery_health(g, n, json_object_get(a->doc, "health"), d);
     if (health < 0) {
         return health;

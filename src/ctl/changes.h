@@ -11,6 +11,7 @@
 #define GP_CTL_CHANGES_H
 
 #include "ctl/context.h"
+#include "net/wire.h"
 
 #include <jansson.h>
 
@@ -36,11 +37,11 @@ int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
                    gp_diag *d);
 
 /* ---- image pulls reported by agents (pull.c); run in the committer ---- */
-/* Replica report rep of j's replica (current: its placement and epoch): when running and its
- * "phase" is "Pulling", records the pull's progress event when one is due and returns 1 (the
- * replica has not started); otherwise 0, after recording "Pulled REF in S s" when a pull was
- * under way (unless pull_failed). GP_EINVAL naming the field for a malformed "pull". */
-int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, json_t *rep, bool running,
+/* Replica report w (decoded by net/wire.h) of j's replica (current: its placement and epoch):
+ * when running and pulling ("phase": "Pulling"), records the pull's progress event when one is
+ * due and returns 1 (the replica has not started); otherwise 0, after recording "Pulled REF in
+ * S s" when a pull was under way (unless pull_failed). */
+int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *w,
                     bool pull_failed, gp_diag *d);
 /* Whether a failed replica could not get its image: exit code 125 and a reason starting
  * "ImagePullFailed: ". */

@@ -6,6 +6,7 @@
 #include "ctl/api.h"
 #include "ctl/secrets.h"
 #include "base/clock.h"
+#include "net/wire_desired.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -26,17 +27,12 @@ static int gang_nproc(const ctl_job *j)
  * master (replica 0's host and a port derived from the job id) and the hostfile: one line per
  * host, in the order of the replicas, with slots = the processes of the job's replicas there.
  * Nodes that share a host (several agents on one machine) share its line: OpenMPI refuses a
- * host listed twice. Linear in the replicas times the hosts. Returns false when out of memory. */
-static bool gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
+ * host listed twice. Linear in the replicas times the hosts. r->hosts is malloc'd (the caller
+ * frees it). Returns false when out of memory. */
+static bool gang_doc(ctl_state *st, const ctl_job *j, int r, gp_wire_desired_replica *out)
 {
-    struct gang_host {
-        char name[128];
-        int slots;
-    } *hosts = calloc((size_t)j->spec.replicas, sizeof(*hosts));
-    json_t *lines = json_array();
-    if (!hosts || !lines) {
-        free(hosts);
-        json_decref(lines);
+    gp_wire_host *hosts = calloc((size_t)j->spec.replicas, sizeof(*hosts));
+    if (!hosts) {
         return false;
     }
     int nhosts = 0, at = 0, nproc = gang_nproc(j);
@@ -55,21 +51,19 @@ static bool gang_doc(ctl_state *st, const ctl_job *j, int r, json_t *doc)
         }
         hosts[at].slots += nproc;
     }
-    for (int h = 0; h < nhosts; h++) {
-        json_array_append_new(lines, json_sprintf("%s slots=%d", hosts[h].name, hosts[h].slots));
-    }
-    json_object_set_new(doc, "rank", json_integer(r));
-    json_object_set_new(doc, "nproc_per_node", json_integer(nproc));
-    json_object_set_new(doc, "master_addr", json_string(hosts[0].name));
-    json_object_set_new(doc, "master_port", json_integer(29500 + j->id % 10000));
-    json_object_set_new(doc, "hostfile", lines);
-    free(hosts);
+    out->rank = r;
+    out->nproc_per_node = nproc;
+    out->master_addr = hosts[0].name;
+    out->master_port = 29500 + (int)(j->id % 10000);
+    out->hosts = hosts;
+    out->nhosts = (size_t)nhosts;
     return true;
 }
 
 /* A fraction's limits inside the job's processes (gp_jobspec_enforcement), which gpupool-run
  * hands to libgpushare: gpu_share, absent for whole GPUs and MIG slices. */
-static void share_doc(const ctl_job *j, const ctl_replica *rep, const ctl_node *n, json_t *doc)
+static void share_doc(const ctl_job *j, const ctl_replica *rep, const ctl_node *n,
+                      gp_wire_desired_replica *out)
 {
     if (rep->a.nshares != 1) {
         return; /* a fraction is one share of one GPU */
@@ -78,78 +72,109 @@ static void share_doc(const ctl_job *j, const ctl_replica *rep, const ctl_node *
     gp_share_enforcement e;
     gp_jobspec_enforcement(&j->spec, g < n->ngpus ? n->gpus[g].mem_mib : 0, &e);
     if (e.fraction) {
-        json_object_set_new(doc, "gpu_share",
-                            json_pack("{s:I, s:i, s:s}", "memory_mib", (json_int_t)e.memory_mib,
-                                      "core_percent", e.core_percent, "core_policy",
-                                      gp_compute_policy_name(e.policy)));
+        out->share = (gp_wire_gpu_share){.given = true,
+                                         .memory_mib = e.memory_mib,
+                                         .core_percent = e.core_percent,
+                                         .policy = e.policy};
     }
 }
 
 /* Where the replica's processes run: its image (with the pull policy and, for the node's own
  * agent only, the tenant's credentials for the image's registry) or the host's root filesystem
- * (no "image"), and its network. */
-static void sandbox_doc(ctl_state *st, const ctl_job *j, bool secrets, json_t *doc)
+ * (no "image"), and its network. The strings are borrowed from the state. */
+static void sandbox_doc(ctl_state *st, const ctl_job *j, bool secrets, gp_wire_desired_replica *out)
 {
     if (j->spec.network != GP_NETWORK_HOST) {
-        json_object_set_new(doc, "network", json_string(gp_network_name(j->spec.network)));
+        out->network = (int)j->spec.network;
     }
     if (!j->spec.image) {
         return;
     }
-    json_object_set_new(doc, "image", json_string(j->spec.image));
-    json_object_set_new(doc, "image_pull_policy",
-                        json_string(gp_pull_policy_name(j->spec.image_pull_policy)));
+    out->image = j->spec.image;
+    out->pull_policy = j->spec.image_pull_policy;
     const ctl_registry_cred *c =
         secrets ? ctl_registry_for_image(st, j->tenant_id, j->spec.image) : NULL;
     if (c) {
-        json_object_set_new(doc, "registry_auth",
-                            json_pack("{s:s, s:s, s:s}", "registry", c->registry, "username",
-                                      c->username, "password", c->password));
+        out->auth_registry = (char *)c->registry;
+        out->auth_username = (char *)c->username;
+        out->auth_password = (char *)c->password;
     }
 }
 
-/* A desired replica: what the agent must run. */
+/* The job's volumes as the node mounts them; r->volumes is malloc'd, its strings borrowed.
+ * False when out of memory. */
+static bool volumes_doc(ctl_state *st, const gp_jobspec *spec, gp_wire_desired_replica *out)
+{
+    if (spec->nvolumes <= 0) {
+        return true;
+    }
+    out->volumes = calloc((size_t)spec->nvolumes, sizeof(*out->volumes));
+    if (!out->volumes) {
+        return false;
+    }
+    for (int i = 0; i < spec->nvolumes; i++) {
+        const gp_volume_ref *r = &spec->volumes[i];
+        const ctl_volume *v = ctl_volume_by_name(st, r->name);
+        if (v) { /* deleting a volume that active jobs use is refused */
+            gp_wire_volume *x = &out->volumes[out->nvolumes++];
+            snprintf(x->name, sizeof(x->name), "%s", v->name);
+            x->path = (char *)v->path;
+            x->read_only =
+                r->mode == GP_VOLUME_RO || (r->mode == GP_VOLUME_DEFAULT && v->read_only);
+        }
+    }
+    return true;
+}
+
+/* A desired replica: what the agent must run, typed (net/wire_desired.h) and encoded. */
 static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_node *n, bool secrets)
 {
     const ctl_replica *rep = &j->replicas[r];
-    json_t *gpus = json_array();
-    for (int s = 0; s < rep->a.nshares; s++) {
+    gp_wire_desired_gpu gpus[GP_MAX_GPUS_PER_NODE];
+    gp_wire_desired_replica out;
+    gp_wire_desired_replica_init(&out);
+    out.job = j->id;
+    out.replica = r;
+    out.epoch = rep->epoch;
+    snprintf(out.name, sizeof(out.name), "%s", j->name);
+    out.world_size = j->spec.replicas;
+    out.restart_count = j->restarts;
+    out.cpu_milli = rep->a.cpu_milli;
+    out.memory_mib = rep->a.memory_mib;
+    for (int s = 0; s < rep->a.nshares && s < GP_MAX_GPUS_PER_NODE; s++) {
         const gp_gpu_share *sh = &rep->a.shares[s];
-        json_array_append_new(gpus,
-                              json_pack("{s:i, s:s, s:i, s:I, s:i}", "index", sh->gpu, "uuid",
-                                        n->gpus[sh->gpu].uuid, "milli", sh->milli, "memory_mib",
-                                        (json_int_t)sh->mem_mib, "mig_start", sh->mig_start));
+        gpus[s] = (gp_wire_desired_gpu){.index = sh->gpu,
+                                        .milli = sh->milli,
+                                        .memory_mib = sh->mem_mib,
+                                        .mig_start = sh->mig_start};
+        snprintf(gpus[s].uuid, sizeof(gpus[s].uuid), "%s", n->gpus[sh->gpu].uuid);
+        out.ngpus++;
     }
-    json_t *spec = json_loads(j->spec_json, 0, NULL);
+    out.gpus = gpus;
     /* secret env values: opened for the node's own agent only */
-    ctl_secrets_show(spec, secrets ? st->secret_key : NULL, j->tenant_id, j->name);
-    json_t *doc = json_pack(
-        "{s:I, s:s, s:i, s:I, s:i, s:i, s:I, s:I, s:o, s:o}", "job", (json_int_t)j->id, "name",
-        j->name, "replica", r, "epoch", (json_int_t)rep->epoch, "world_size", j->spec.replicas,
-        "restart_count", j->restarts, "cpu_milli", (json_int_t)rep->a.cpu_milli, "memory_mib",
-        (json_int_t)rep->a.memory_mib, "gpus", gpus, "spec", spec ? spec : json_object());
+    out.spec = ctl_job_spec_doc(st, j, secrets);
     /* the job's tenant and queue: the agent labels the job's metrics with them */
     const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
     if (t) {
-        json_object_set_new(doc, "tenant", json_string(t->lim.name));
+        snprintf(out.tenant, sizeof(out.tenant), "%s", t->lim.name);
     }
     /* its id: the agent runs the tenant's jobs under host ids of its own (agent/idmap.h) */
-    json_object_set_new(doc, "tenant_id", json_integer(j->tenant_id));
-    json_object_set_new(doc, "queue", json_string(j->spec.queue));
-    share_doc(j, rep, n, doc);
-    sandbox_doc(st, j, secrets, doc);
-    if (j->spec.nvolumes > 0) {
-        json_object_set_new(doc, "volumes", ctl_volumes_doc(st, &j->spec));
-    }
+    out.tenant_id = j->tenant_id;
+    snprintf(out.queue, sizeof(out.queue), "%s", j->spec.queue);
+    share_doc(j, rep, n, &out);
+    sandbox_doc(st, j, secrets, &out);
+    char ckpt[GP_WIRE_MAX_PATH_LEN];
     if (st->checkpoint_root && st->checkpoint_root[0]) {
-        json_object_set_new(doc, "checkpoint_dir",
-                            json_sprintf("%s/%s/%lld", st->checkpoint_root, t ? t->lim.name : "-",
-                                         (long long)j->id));
+        snprintf(ckpt, sizeof(ckpt), "%s/%s/%lld", st->checkpoint_root, t ? t->lim.name : "-",
+                 (long long)j->id);
+        out.checkpoint_dir = ckpt;
     }
-    if (j->spec.replicas > 1 && !gang_doc(st, j, r, doc)) {
-        json_decref(doc);
-        return NULL;
-    }
+    bool ok = out.spec && volumes_doc(st, &j->spec, &out) &&
+              (j->spec.replicas <= 1 || gang_doc(st, j, r, &out));
+    json_t *doc = ok ? gp_wire_desired_replica_encode(&out) : NULL;
+    json_decref(out.spec);
+    free(out.volumes);
+    free(out.hosts);
     return doc;
 }
 
@@ -170,9 +195,11 @@ int api_desired_answer(ctl_state *st, ctl_node *n, bool secrets, json_t **out)
         }
         json_array_append_new(desired, doc);
     }
-    *out = json_pack("{s:s, s:I, s:b, s:I, s:o}", "node", n->name, "version",
-                     (json_int_t)ctl_node_desired_version(st, n), "cordoned", n->cordoned,
-                     "check_seq", (json_int_t)n->check_seq, "desired", desired);
+    gp_wire_desired head = {.version = ctl_node_desired_version(st, n),
+                            .cordoned = n->cordoned,
+                            .check_seq = n->check_seq};
+    snprintf(head.node, sizeof(head.node), "%s", n->name);
+    *out = gp_wire_desired_encode(&head, desired);
     return *out ? 0 : GP_ENOMEM;
 }
 

@@ -58,32 +58,11 @@ static void fmt_progress(char *buf, size_t cap, int64_t done, int64_t total)
     }
 }
 
-/* The pull object of a Pulling report: GP_EINVAL naming the field. */
-static int read_pull(json_t *pull, const char **image, int64_t *done, int64_t *total, gp_diag *d)
+/* The pull's progress of a Pulling report, decoded and checked by the wire codec (net/wire.h). */
+static int pulling(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *w, gp_diag *d)
 {
-    json_int_t dn = -1, tt = -1;
-    *image = NULL;
-    if (!json_is_object(pull) ||
-        json_unpack(pull, "{s?s, s:I, s:I}", "image", image, "done_bytes", &dn, "total_bytes",
-                    &tt) != 0 ||
-        dn < 0 || tt < 0 || dn > (INT64_C(1) << 53) || tt > (INT64_C(1) << 53)) {
-        return gp_diag_set(d, GP_EINVAL,
-                           "replicas[].pull: a Pulling replica needs pull: {image, done_bytes, "
-                           "total_bytes} with whole numbers of bytes (total 0: unknown)");
-    }
-    *done = dn;
-    *total = tt;
-    return 0;
-}
-
-static int pulling(gpupoold *g, ctl_job *j, int replica, json_t *pull, gp_diag *d)
-{
-    const char *image;
-    int64_t done = 0, total = 0;
-    int rc = read_pull(pull, &image, &done, &total, d);
-    if (rc < 0) {
-        return rc;
-    }
+    const char *image = w->pull_image[0] ? w->pull_image : NULL;
+    int64_t done = w->pull_done_bytes, total = w->pull_total_bytes;
     ctl_replica *r = &j->replicas[replica];
     int64_t now = ctl_now_ms();
     int step = total > 0 ? (int)((done > total ? total : done) * 10 / total) : -1;
@@ -100,7 +79,7 @@ static int pulling(gpupoold *g, ctl_job *j, int replica, json_t *pull, gp_diag *
                  : image       ? image
                                : "the image",
                  progress);
-        rc = ctl_job_event_at(g, j->id, now, "Pulling", msg, d);
+        int rc = ctl_job_event_at(g, j->id, now, "Pulling", msg, d);
         if (rc < 0) {
             return rc;
         }
@@ -113,12 +92,11 @@ static int pulling(gpupoold *g, ctl_job *j, int replica, json_t *pull, gp_diag *
     return 1;
 }
 
-int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, json_t *rep, bool running,
+int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *w,
                     bool pull_failed, gp_diag *d)
 {
-    json_t *phase = json_object_get(rep, "phase");
-    if (running && json_is_string(phase) && strcmp(json_string_value(phase), "Pulling") == 0) {
-        return pulling(g, j, replica, json_object_get(rep, "pull"), d);
+    if (w->state == GP_WIRE_RUNNING && w->pulling) {
+        return pulling(g, j, replica, w, d);
     }
     ctl_replica *r = &j->replicas[replica];
     if (r->pull_start_ms == 0) {

@@ -244,18 +244,14 @@ static int one_xid(gpupoold *g, ctl_node *n, int gpu, int xid, int64_t now, gp_d
     return rc < 0 ? rc : a.jobs != CTL_JOBS_KEEP || a.drain_gpu || a.drain_node;
 }
 
-int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d)
+int ctl_recovery_xids(gpupoold *g, ctl_node *n, const gp_wire_xid *events, size_t nevents,
+                      gp_diag *d)
 {
-    size_t i;
-    json_t *v;
     int64_t now = ctl_now_ms();
     int changed = 0;
-    json_array_foreach(events, i, v)
-    {
-        int gpu = -1, xid = 0;
-        if (json_unpack(v, "{s:i, s:i}", "gpu", &gpu, "xid", &xid) == 0 && gpu >= 0 &&
-            gpu < n->ngpus) {
-            int rc = one_xid(g, n, gpu, xid, now, d);
+    for (size_t i = 0; i < nevents; i++) {
+        if (events[i].gpu < n->ngpus) { /* gp_wire_heartbeat_check_node refused any other */
+            int rc = one_xid(g, n, events[i].gpu, events[i].xid, now, d);
             if (rc < 0) {
                 return rc;
             }

@@ -28,6 +28,7 @@
 #define GP_CTL_RECOVERY_H
 
 #include "ctl/context.h"
+#include "net/wire.h"
 
 /* What happens to the jobs on a node (ctl_node_end_jobs). */
 typedef enum ctl_jobs_act {
@@ -47,10 +48,11 @@ int ctl_node_end_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, ctl_jobs_ac
  * schedulability, GPU availability). */
 int ctl_node_commit(gpupoold *g, ctl_node *n, ctl_node *next, gp_diag *d);
 
-/* The XID events of a heartbeat ([{"gpu", "xid"}]): counted, and acted on per faults.h.
- * Returns 1 when that changed GPUs or placements (a scheduling cycle is due), else 0, or an
- * error. */
-int ctl_recovery_xids(gpupoold *g, ctl_node *n, json_t *events, gp_diag *d);
+/* The XID events of a heartbeat, decoded and checked against the node (net/wire.h): counted,
+ * and acted on per faults.h. Returns 1 when that changed GPUs or placements (a scheduling cycle
+ * is due), else 0, or an error. */
+int ctl_recovery_xids(gpupoold *g, ctl_node *n, const gp_wire_xid *events, size_t nevents,
+                      gp_diag *d);
 /* The health check result of a heartbeat ({"seq", "at_ms", "conditions": [{"check", "gpu",
  * "severity", "message"}]}): node-wide fatal findings make the node unschedulable, a GPU's
  * drain it (restarting its jobs elsewhere), and drained GPUs waiting for this check return.

@@ -248,3 +248,12 @@ void ctl_secrets_show(json_t *spec, const unsigned char *key, int64_t tenant_id,
         free(plain);
     }
 }
+
+json_t *ctl_job_spec_doc(const ctl_state *st, const ctl_job *j, bool secrets)
+{
+    json_t *spec = json_loads(j->spec_json, 0, NULL);
+    if (spec) {
+        ctl_secrets_show(spec, secrets ? st->secret_key : NULL, j->tenant_id, j->name);
+    }
+    return spec;
+}

@@ -50,4 +50,9 @@ int ctl_secrets_seal(const unsigned char *key, int64_t tenant_id, json_t *doc, g
  * named job of tenant tenant_id. */
 void ctl_secrets_show(json_t *spec, const unsigned char *key, int64_t tenant_id, const char *job);
 
+/* The spec of job j as an answer shows it (a new reference; NULL when out of memory): every
+ * secret env value {"secret": true}, or with secrets (the desired replicas of the node's own
+ * agent) opened. */
+json_t *ctl_job_spec_doc(const ctl_state *st, const ctl_job *j, bool secrets);
+
 #endif

@@ -4,6 +4,7 @@
  * down ("replicas[2].pull.done_bytes").
  */
 #include "net/wire.h"
+#include "net/wire_read.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -12,90 +13,12 @@
 
 #define PATH_MAX_LEN 96
 
-static int members(json_t *o, const char *path, const char *const *names, gp_diag *d)
-{
-    if (!json_is_object(o)) {
-        return gp_diag_set(d, GP_EINVAL, "%s: must be an object", path[0] ? path : "body");
-    }
-    const char *key;
-    json_t *v;
-    json_object_foreach(o, key, v)
-    {
-        bool ok = false;
-        for (int i = 0; names[i] && !ok; i++) {
-            ok = strcmp(key, names[i]) == 0;
-        }
-        if (!ok) {
-            return gp_diag_set(d, GP_EINVAL, "%s%s%.64s: unknown field", path, path[0] ? "." : "",
-                               key);
-        }
-    }
-    return 0;
-}
-
-/* Member key as an integer in lo..hi; absent or null: *out untouched, or an error if required. */
-static int get_int(json_t *o, const char *path, const char *key, int64_t lo, int64_t hi,
-                   bool required, int64_t *out, gp_diag *d)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v)) {
-        return required ? gp_diag_set(d, GP_EINVAL, "%s.%s: required", path, key) : 0;
-    }
-    if (!json_is_integer(v) || json_integer_value(v) < lo || json_integer_value(v) > hi) {
-        return gp_diag_set(d, GP_EINVAL, "%s.%s: must be an integer between %lld and %lld", path,
-                           key, (long long)lo, (long long)hi);
-    }
-    *out = json_integer_value(v);
-    return 0;
-}
-
-static int get_i(json_t *o, const char *path, const char *key, int lo, int hi, bool required,
-                 int *out, gp_diag *d)
-{
-    int64_t v = *out;
-    int rc = get_int(o, path, key, lo, hi, required, &v, d);
-    *out = (int)v;
-    return rc;
-}
-
-static int get_num(json_t *o, const char *path, const char *key, double lo, double hi, double *out,
-                   gp_diag *d)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v)) {
-        return 0;
-    }
-    double x = json_number_value(v);
-    if (!json_is_number(v) || !isfinite(x) || x < lo || x > hi) {
-        return gp_diag_set(d, GP_EINVAL, "%s.%s: must be a number between %g and %g", path, key, lo,
-                           hi);
-    }
-    *out = x;
-    return 0;
-}
-
-static int get_str(json_t *o, const char *path, const char *key, bool required, char *out,
-                   size_t cap, gp_diag *d)
-{
-    json_t *v = json_object_get(o, key);
-    if (!v || json_is_null(v)) {
-        return required ? gp_diag_set(d, GP_EINVAL, "%s.%s: required", path, key) : 0;
-    }
-    if (!json_is_string(v) || json_string_length(v) >= cap ||
-        strlen(json_string_value(v)) != json_string_length(v)) {
-        return gp_diag_set(d, GP_EINVAL, "%s.%s: must be a string of at most %zu bytes", path, key,
-                           cap - 1);
-    }
-    memcpy(out, json_string_value(v), json_string_length(v) + 1);
-    return 0;
-}
-
 /* ---- replicas[] ---- */
 
 static int decode_pull(json_t *rep, const char *path, gp_wire_replica *r, gp_diag *d)
 {
     char phase[16] = "";
-    int rc = get_str(rep, path, "phase", false, phase, sizeof(phase), d);
+    int rc = gp__wire_str(rep, path, "phase", false, phase, sizeof(phase), d);
     if (rc != 0 || !phase[0]) {
         return rc != 0 ? rc
                : json_object_get(rep, "pull")
@@ -111,10 +34,12 @@ static int decode_pull(json_t *rep, const char *path, gp_wire_replica *r, gp_dia
     json_t *pull = json_object_get(rep, "pull");
     r->pulling = true;
     r->pull_done_bytes = r->pull_total_bytes = 0;
-    if ((rc = members(pull, sub, names, d)) != 0 ||
-        (rc = get_str(pull, sub, "image", true, r->pull_image, sizeof(r->pull_image), d)) != 0 ||
-        (rc = get_int(pull, sub, "done_bytes", 0, INT64_MAX, false, &r->pull_done_bytes, d)) ||
-        (rc = get_int(pull, sub, "total_bytes", 0, INT64_MAX, false, &r->pull_total_bytes, d))) {
+    if ((rc = gp__wire_members(pull, sub, names, d)) != 0 ||
+        (rc = gp__wire_str(pull, sub, "image", true, r->pull_image, sizeof(r->pull_image), d)) !=
+            0 ||
+        (rc = gp__wire_int(pull, sub, "done_bytes", 0, INT64_MAX, true, &r->pull_done_bytes, d)) ||
+        (rc =
+             gp__wire_int(pull, sub, "total_bytes", 0, INT64_MAX, true, &r->pull_total_bytes, d))) {
         return rc;
     }
     return 0;
@@ -128,15 +53,15 @@ static int decode_replica(json_t *rep, const char *path, gp_wire_replica *r, gp_
     *r = (gp_wire_replica){.idle_ms = -1, .util = -1};
     char state[16] = "";
     int rc;
-    if ((rc = members(rep, path, names, d)) != 0 ||
-        (rc = get_int(rep, path, "job", 1, INT64_MAX, true, &r->job, d)) != 0 ||
-        (rc = get_i(rep, path, "replica", 0, 65535, true, &r->replica, d)) != 0 ||
-        (rc = get_int(rep, path, "epoch", 0, INT64_MAX, true, &r->epoch, d)) != 0 ||
-        (rc = get_str(rep, path, "state", true, state, sizeof(state), d)) != 0 ||
-        (rc = get_i(rep, path, "exit_code", -255, 255, false, &r->exit_code, d)) != 0 ||
-        (rc = get_str(rep, path, "reason", false, r->reason, sizeof(r->reason), d)) != 0 ||
-        (rc = get_int(rep, path, "idle_ms", 0, INT64_MAX, false, &r->idle_ms, d)) != 0 ||
-        (rc = get_i(rep, path, "util", 0, 100, false, &r->util, d)) != 0) {
+    if ((rc = gp__wire_members(rep, path, names, d)) != 0 ||
+        (rc = gp__wire_int(rep, path, "job", 1, INT64_MAX, true, &r->job, d)) != 0 ||
+        (rc = gp__wire_i(rep, path, "replica", 0, 65535, true, &r->replica, d)) != 0 ||
+        (rc = gp__wire_int(rep, path, "epoch", 0, INT64_MAX, true, &r->epoch, d)) != 0 ||
+        (rc = gp__wire_str(rep, path, "state", true, state, sizeof(state), d)) != 0 ||
+        (rc = gp__wire_i(rep, path, "exit_code", -255, 255, false, &r->exit_code, d)) != 0 ||
+        (rc = gp__wire_str(rep, path, "reason", false, r->reason, sizeof(r->reason), d)) != 0 ||
+        (rc = gp__wire_int(rep, path, "idle_ms", 0, INT64_MAX, false, &r->idle_ms, d)) != 0 ||
+        (rc = gp__wire_i(rep, path, "util", 0, 100, false, &r->util, d)) != 0) {
         return rc;
     }
     if (strcmp(state, "Running") == 0) {
@@ -166,16 +91,17 @@ static int decode_gpu(json_t *v, const char *path, gp_wire_gpu *g, gp_diag *d)
                        .memory_clock_mhz = -1,
                        .ecc_uncorrected = -1};
     int rc;
-    if ((rc = members(v, path, names, d)) != 0 ||
-        (rc = get_i(v, path, "index", 0, GP_WIRE_MAX_GPUS - 1, true, &g->index, d)) != 0 ||
-        (rc = get_num(v, path, "utilization", 0, 100, &g->utilization, d)) != 0 ||
-        (rc = get_int(v, path, "memory_used_mib", 0, GP_WIRE_MAX_MEMORY_MIB, false,
-                      &g->memory_used_mib, d)) != 0 ||
-        (rc = get_i(v, path, "temperature_c", -40, 150, false, &g->temperature_c, d)) != 0 ||
-        (rc = get_num(v, path, "power_w", 0, 5000, &g->power_w, d)) != 0 ||
-        (rc = get_i(v, path, "sm_clock_mhz", 0, 100000, false, &g->sm_clock_mhz, d)) != 0 ||
-        (rc = get_i(v, path, "memory_clock_mhz", 0, 100000, false, &g->memory_clock_mhz, d)) ||
-        (rc = get_int(v, path, "ecc_uncorrected", 0, INT64_MAX, false, &g->ecc_uncorrected, d))) {
+    if ((rc = gp__wire_members(v, path, names, d)) != 0 ||
+        (rc = gp__wire_i(v, path, "index", 0, GP_WIRE_MAX_GPUS - 1, true, &g->index, d)) != 0 ||
+        (rc = gp__wire_num(v, path, "utilization", 0, 100, &g->utilization, d)) != 0 ||
+        (rc = gp__wire_int(v, path, "memory_used_mib", 0, GP_WIRE_MAX_MEMORY_MIB, false,
+                           &g->memory_used_mib, d)) != 0 ||
+        (rc = gp__wire_i(v, path, "temperature_c", -40, 150, false, &g->temperature_c, d)) != 0 ||
+        (rc = gp__wire_num(v, path, "power_w", 0, 5000, &g->power_w, d)) != 0 ||
+        (rc = gp__wire_i(v, path, "sm_clock_mhz", 0, 100000, false, &g->sm_clock_mhz, d)) != 0 ||
+        (rc = gp__wire_i(v, path, "memory_clock_mhz", 0, 100000, false, &g->memory_clock_mhz, d)) ||
+        (rc = gp__wire_int(v, path, "ecc_uncorrected", 0, INT64_MAX, false, &g->ecc_uncorrected,
+                           d))) {
         return rc;
     }
     json_t *mig = json_object_get(v, "mig_instances");
@@ -192,29 +118,11 @@ static int decode_xid(json_t *v, const char *path, gp_wire_xid *x, gp_diag *d)
 {
     static const char *const names[] = {"gpu", "xid", NULL};
     int rc;
-    if ((rc = members(v, path, names, d)) != 0 ||
-        (rc = get_i(v, path, "gpu", 0, GP_WIRE_MAX_GPUS - 1, true, &x->gpu, d)) != 0 ||
-        (rc = get_i(v, path, "xid", 1, GP_WIRE_XID_MAX, true, &x->xid, d)) != 0) {
+    if ((rc = gp__wire_members(v, path, names, d)) != 0 ||
+        (rc = gp__wire_i(v, path, "gpu", 0, GP_WIRE_MAX_GPUS - 1, true, &x->gpu, d)) != 0 ||
+        (rc = gp__wire_i(v, path, "xid", 1, GP_WIRE_XID_MAX, true, &x->xid, d)) != 0) {
         return rc;
     }
-    return 0;
-}
-
-/* The list member key of doc: its length (0 when absent or null), checked against max. */
-static int list_of(json_t *doc, const char *key, size_t max, json_t **out, gp_diag *d)
-{
-    json_t *v = json_object_get(doc, key);
-    *out = NULL;
-    if (!v || json_is_null(v)) {
-        return 0;
-    }
-    if (!json_is_array(v)) {
-        return gp_diag_set(d, GP_EINVAL, "%s: must be a list", key);
-    }
-    if (json_array_size(v) > max) {
-        return gp_diag_set(d, GP_EINVAL, "%s: at most %zu entries", key, max);
-    }
-    *out = v;
     return 0;
 }
 
@@ -222,9 +130,9 @@ static int decode_lists(json_t *doc, gp_wire_heartbeat *hb, gp_diag *d)
 {
     json_t *reps, *gpus, *events;
     int rc;
-    if ((rc = list_of(doc, "replicas", GP_WIRE_MAX_REPORTS, &reps, d)) != 0 ||
-        (rc = list_of(doc, "gpus", GP_WIRE_MAX_GPUS, &gpus, d)) != 0 ||
-        (rc = list_of(doc, "events", GP_WIRE_MAX_EVENTS, &events, d)) != 0) {
+    if ((rc = gp__wire_list(doc, "", "replicas", GP_WIRE_MAX_REPORTS, &reps, d)) != 0 ||
+        (rc = gp__wire_list(doc, "", "gpus", GP_WIRE_MAX_GPUS, &gpus, d)) != 0 ||
+        (rc = gp__wire_list(doc, "", "events", GP_WIRE_MAX_EVENTS, &events, d)) != 0) {
         return rc;
     }
     size_t nr = json_array_size(reps), ng = json_array_size(gpus), ne = json_array_size(events);
@@ -261,7 +169,7 @@ int gp_wire_heartbeat_decode(json_t *doc, gp_wire_heartbeat *out, gp_diag *d)
 {
     static const char *const names[] = {"replicas", "gpus", "events", "health", "images", NULL};
     memset(out, 0, sizeof(*out));
-    int rc = members(doc, "", names, d);
+    int rc = gp__wire_members(doc, "", names, d);
     if (rc == 0) {
         rc = decode_lists(doc, out, d);
     }

@@ -78,6 +78,9 @@ static void test_refused(void **state)
     refused("{\"events\":[{\"gpu\":-1,\"xid\":79}]}", "events[0].gpu");
     refused("{\"gpus\":[{\"index\":0,\"fan\":3}]}", "gpus[0].fan: unknown field");
     refused("{\"bogus\":1}", "bogus: unknown field");
+    refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Running\","
+            "\"phase\":\"Pulling\",\"pull\":{\"image\":\"r/x:1\"}}]}",
+            "replicas[0].pull.done_bytes: required");
     refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Lost\"}]}",
             "replicas[0].state: must be Running, Succeeded or Failed");
     refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"state\":\"Running\"}]}",

@@ -243,7 +243,8 @@ with Pool(GPUPOOLD) as p:
 
     train = p.job(alice, "train")
     s, d = report(gpu, "gpu", train, state="Running", phase="Pulling", pull={"image": IMAGE})
-    check(s == 400 and "replicas[].pull" in err(d), "a malformed pull is refused", s, d)
+    check(s == 400 and "replicas[0].pull.done_bytes: required" in err(d),
+          "a malformed pull is refused, naming the member", s, d)
     steps = [(0, 3400000000), (120000000, 3400000000), (1200000000, 3400000000),
              (1250000000, 3400000000), (3400000000, 3400000000)]
     for done, total in steps:
