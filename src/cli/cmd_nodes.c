@@ -2,16 +2,20 @@
  * gpupool nodes cordon|drain|uncordon NODE...: stop placing work on nodes, also requeue the
  * jobs on them (drain, now or at a maintenance deadline), or let work be placed again;
  * gpupool nodes check NODE...: ask the nodes' agents for a health check;
- * gpupool nodes gpu-drain|gpu-undrain NODE GPU: take one GPU out of service or return it.
- * Listing is `gpupool get nodes`.
+ * gpupool nodes gpu-drain|gpu-undrain NODE GPU: take one GPU out of service or return it;
+ * gpupool nodes readmit NODE [--agent-token-file FILE]: give a known node a new agent token
+ * (admin). Listing is `gpupool get nodes`.
  */
 #include "cli/cli.h"
 
 #include "cli/args.h"
 #include "cli/client.h"
+#include "cli/secretfile.h"
 #include "gpupool/model.h"
 
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 static const gp_cli_opt no_opts[] = {{NULL, 0, NULL, NULL}};
 
@@ -196,6 +200,61 @@ static int gpu_undrain(int argc, char **argv)
     return gpu_act(&gpu_undrain_spec, argc, argv, "undrain", "back in service");
 }
 
+static const gp_cli_opt readmit_opts[] = {
+    {"agent-token-file", 0, "FILE",
+     "write the new token to FILE (0600; the node's STATE_DIR/agent.token) instead of printing "
+     "it"},
+    {NULL, 0, NULL, NULL},
+};
+
+static const gp_cli_spec readmit_spec = {
+    "nodes readmit",
+    "nodes readmit NODE [--agent-token-file FILE]",
+    "Re-admits a known node (admin): a new agent token for it, every older one revoked at once. "
+    "The node's agent registers with the token from its STATE_DIR/agent.token when it starts.",
+    readmit_opts,
+    GP_CLI_CONN,
+    1,
+    1,
+};
+
+static int readmit(int argc, char **argv)
+{
+    gp_cli_args a;
+    int rc = gp_cli_parse(&readmit_spec, argc, argv, &a);
+    if (rc != GP_CLI_CONTINUE) {
+        return rc;
+    }
+    const char *file = gp_cli_arg(&a, "agent-token-file");
+    char path[1200];
+    gp_cli_conn *c = NULL;
+    json_t *resp = NULL;
+    if (gp_cli_path(path, sizeof(path), "/v1/nodes", a.pos[0], "credential") < 0) {
+        rc = gp_cli_usage_error(&readmit_spec, "node name too long");
+    } else if ((rc = gp_cli_connect(&a, &c)) == 0) {
+        rc = gp_cli_call(c, "POST", path, NULL, &resp);
+    }
+    const char *token = rc == 0 ? json_string_value(json_object_get(resp, "token")) : NULL;
+    if (rc == 0 && !token) {
+        fprintf(stderr, "gpupool: nodes readmit: the answer has no token\n");
+        rc = 1;
+    } else if (rc == 0 && file && gp_cli_write_secret(file, token) < 0) {
+        fprintf(stderr,
+                "gpupool: nodes readmit: --agent-token-file %s: %s (the node's older tokens are "
+                "revoked: run it again)\n",
+                file, strerror(errno));
+        rc = 1;
+    } else if (rc == 0 && file) {
+        printf("node %s re-admitted: its new agent token is in %s\n", a.pos[0], file);
+    } else if (rc == 0) {
+        printf("%s\n", token);
+    }
+    json_decref(resp);
+    gp_cli_conn_free(c);
+    gp_cli_args_fini(&a);
+    return rc;
+}
+
 static const gp_cli_sub subs[] = {
     {"cordon", cordon, "stop placing new work on nodes"},
     {"drain", drain, "cordon nodes and requeue their jobs (now or at a deadline)"},
@@ -203,6 +262,7 @@ static const gp_cli_sub subs[] = {
     {"check", check, "ask the nodes' agents for a health check"},
     {"gpu-drain", gpu_drain, "take one GPU out of service"},
     {"gpu-undrain", gpu_undrain, "return a drained GPU to service"},
+    {"readmit", readmit, "give a known node a new agent token (admin)"},
     {NULL, NULL, NULL},
 };
 

@@ -25,6 +25,7 @@
 #define _XOPEN_SOURCE 700 /* realpath */
 #include "cli/args.h"
 #include "cli/cli.h"
+#include "cli/secretfile.h"
 #include "cli/client.h"
 #include "cli/pool_procs.h"
 #include "net/http_client.h"
@@ -426,21 +427,6 @@ static int ctl_call(const char *url, const char *token, const char *method, cons
     return status;
 }
 
-/* Writes secret to path (0600), replacing what was there through a new file. */
-static int write_secret(const char *path, const char *secret)
-{
-    char tmp[UP_PATH + 8];
-    pathf(tmp, sizeof(tmp), "%s.new", path);
-    unlink(tmp);
-    int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0600);
-    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
-    bool ok = f && fprintf(f, "%s\n", secret) > 0;
-    if (f ? fclose(f) != 0 : (fd >= 0 && close(fd) != 0)) {
-        ok = false;
-    }
-    return ok && rename(tmp, path) == 0 ? 0 : -1;
-}
-
 /* The pool's metrics token, DIR/scrape.token (0600): a token of role metrics, which reads
  * /metrics and /v1/sd/prometheus of the controller and /metrics of every agent (each is given
  * the file), and nothing else; Prometheus's scrape configuration names the file. Kept across
@@ -460,7 +446,7 @@ static int scrape_token(const char *dir, const char *url, const char *admin)
     int status = ctl_call(url, admin, "POST", "/v1/tokens", req, &body);
     json_t *doc = status == 201 && body ? json_loads(body, 0, NULL) : NULL;
     const char *token = json_string_value(json_object_get(doc, "token"));
-    int rc = token ? write_secret(path, token) : -1;
+    int rc = token ? gp_cli_write_secret(path, token) : -1;
     if (rc < 0) {
         fprintf(stderr, "gpupool up: %s: cannot make the metrics token (HTTP %d: %s)\n", path,
                 status, body ? body : "no answer");

@@ -99,6 +99,8 @@ void api_nodes_uncordon(api_req *rq);
 void api_nodes_gpu_drain(api_req *rq);
 void api_nodes_gpu_undrain(api_req *rq);
 void api_nodes_check(api_req *rq);
+/* api_node_admit.c */
+void api_nodes_admit(api_req *rq);
 
 void api_tenants_list(api_req *rq);
 void api_tenants_get(api_req *rq);

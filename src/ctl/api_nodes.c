@@ -345,6 +345,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         char secret[128];
         rc = ctl_token_create(g, a->name, CTL_ROLE_AGENT, 0, id, 0, secret, sizeof(secret), d);
         snprintf(a->token, sizeof(a->token), "%s", secret);
+        op->dirty = true; /* the new token is in memory: a later failure reloads */
     }
     if (rc == 0) {
         /* Every older credential dies now, but the one the node's own agent registered with: it

@@ -51,7 +51,7 @@ static int op_step(ctl_txn *tx, void *arg, gp_diag *d)
         rc = ctl_audit_op(g, op, d);
         tx->dirty = rc < 0;
     }
-    tx->dirty |= op->audit.failed;
+    tx->dirty |= op->audit.failed || (rc < 0 && op->dirty);
     g->op_now = NULL;
     return rc;
 }

@@ -60,6 +60,8 @@ struct ctl_op {
     json_t *result; /* set by run: the answer's document (a new reference) */
     int status;     /* set by run: the HTTP status of success (default 200) */
     bool kick;      /* set by run: the change may let the scheduler place something */
+    bool dirty;     /* set by run before it changes memory in a way a later failure of the same
+                       run cannot undo: when run fails, the committer reloads memory */
     ctl_op_audit audit;
     /* filled by the committer */
     int rc;

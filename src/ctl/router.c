@@ -52,6 +52,8 @@ const api_route api_routes[] = {
      "Let work be placed on a node again"},
     {"POST", "/v1/nodes/{node}/check", R_STAFF, api_nodes_check,
      "Ask a node's agent for a health check"},
+    {"POST", "/v1/nodes/{node}/credential", R_ADMIN, api_nodes_admit,
+     "Re-admit a known node: a new agent token, every older one revoked"},
     {"POST", "/v1/nodes/{node}/gpus/{gpu}/drain", R_STAFF, api_nodes_gpu_drain,
      "Take one GPU out of service"},
     {"POST", "/v1/nodes/{node}/gpus/{gpu}/undrain", R_STAFF, api_nodes_gpu_undrain,

@@ -106,7 +106,8 @@ set_tests_properties(integ_agent_metrics PROPERTIES LABELS integ TIMEOUT 180)
 add_test(NAME integ_ctl_node_identity
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_node_identity.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
-                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
+                 $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_node_identity PROPERTIES LABELS "integ;security" TIMEOUT 240)
 
 # Secret env values: sealed in the store, hidden in every answer, opened only for the node's own

@@ -11,12 +11,13 @@
 - A restarted agent re-registers with its own credential (STATE_DIR/agent.token, 0600); one whose
   credential was revoked is refused (the join token cannot take a known node); after the
   controller's store is reset it joins anew with the join token.
-Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory.
+Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory, gpupool.
 """
 import json
 import os
 import shutil
 import stat
+import subprocess
 import sys
 import tempfile
 
@@ -24,7 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mockagent import MockAgent  # noqa: E402
 from pool import Pool, check, node_doc, wait  # noqa: E402
 
-gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
+gpupoold, agent_bin, mock, inventories, gpupool = sys.argv[1:6]
 inventory = os.path.join(inventories, "pcie-t4.yaml")
 tmp = tempfile.mkdtemp(prefix="gpupool-ident.")
 
@@ -103,6 +104,35 @@ try:
               "the re-admission revokes n1's previous token")
         a1 = p.client(readmit["token"])
         check(a1.post("/v1/nodes/n1/heartbeat", {})[0] == 200, "n1's newest token works")
+
+        # ---- re-admission without the inventory: a new credential for a known node ----
+        s, tok = admin.post("/v1/tokens", {"name": "ops", "role": "operator"})
+        check(s == 201, "an operator token", s, tok)
+        for who, c in (("an operator", p.client(tok["token"])), ("a user", p.user("eve", "team-a")),
+                       ("n1's agent", a1), ("the join token", join)):
+            s, d = c.post("/v1/nodes/n1/credential", {})
+            check(s in (401, 403), "%s cannot re-admit n1" % who, s, d)
+            no_tokens(s, d, "%s re-admitting n1" % who)
+        s, d = admin.post("/v1/nodes/nope/credential", {})
+        check(s == 404 and "nope" in d["error"]["message"], "re-admitting an unknown node: 404",
+              s, d)
+        tfile = os.path.join(tmp, "n1.agent.token")
+        r = subprocess.run([gpupool, "nodes", "readmit", "n1", "--agent-token-file", tfile, "--server",
+                            p.base, "--token", p.admin_token], capture_output=True, text=True)
+        check(r.returncode == 0 and tfile in r.stdout, "gpupool nodes readmit n1 --agent-token-file",
+              r.returncode, r.stdout, r.stderr)
+        check(stat.S_IMODE(os.stat(tfile).st_mode) == 0o600, "the token file is 0600",
+              oct(os.stat(tfile).st_mode))
+        cred = open(tfile).read().strip()
+        check(a1.post("/v1/nodes/n1/heartbeat", {})[0] == 401,
+              "the credential re-admission revokes every older token at once")
+        a1 = p.client(cred)
+        check(a1.post("/v1/nodes/n1/heartbeat", {})[0] == 200, "the re-admitted token works")
+        s, d = admin.get("/v1/nodes/n1")
+        check(s == 200 and len(d["gpus"]) == 2, "the node keeps its inventory", s, d)
+        s, d = admin.get("/v1/audit?action=node.readmit")
+        check(s == 200 and len(d["items"]) == 1 and cred not in json.dumps(d),
+              "one node.readmit record, without the token", s, d)
 
         # ---- nothing shows another node's (or any) secrets ----
         mine = {"n1's agent token": readmit["token"], "n1's control token":
