@@ -365,6 +365,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         snprintf(old->address, sizeof(old->address), "%s",
                  json_string_value(json_object_get(normal, "address")));
         snprintf(old->control_token, sizeof(old->control_token), "%s", control);
+        old->registered_ms = now; /* as stored */
         json_decref(old->labels);
         old->labels = json_deep_copy(json_object_get(normal, "labels"));
         ctl_node_set_runtime(st, old, json_object_get(normal, "runtime"));

@@ -31,6 +31,16 @@ static const char *prefix_of(ctl_role r)
     }
 }
 
+static bool name_taken(const ctl_state *st, const char *name)
+{
+    for (int i = 0; i < st->ntokens; i++) {
+        if (strcmp(st->tokens[i].name, name) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
 int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenant_id,
                      int64_t node_id, int64_t expires_ms, char *secret, size_t cap, gp_diag *d)
 {
@@ -44,8 +54,11 @@ int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenan
                       .expires_ms = expires_ms};
     /* Token names are unique; agents get one per registration. */
     snprintf(t.name, sizeof(t.name), "%s", name);
-    if (role == CTL_ROLE_AGENT) {
-        snprintf(t.name, sizeof(t.name), "agent-%s-%lld", name, (long long)t.created_ms);
+    if (role == CTL_ROLE_AGENT) { /* unique even for two registrations in one millisecond */
+        for (int64_t stamp = t.created_ms; stamp == t.created_ms || name_taken(st, t.name);
+             stamp++) {
+            snprintf(t.name, sizeof(t.name), "agent-%s-%lld", name, (long long)stamp);
+        }
     }
     snprintf(t.role, sizeof(t.role), "%s", ctl_role_name(role));
     if (gp_token_hash(secret, t.hash) < 0) {

@@ -331,6 +331,8 @@ static json_t *state_doc(ctl_state *st)
         json_object_set_new(nd, "cordoned", json_boolean(n->cordoned));
         json_object_set_new(nd, "draining", json_boolean(n->draining));
         json_object_set_new(nd, "cluster", cluster_doc(st, n));
+        json_object_set_new(nd, "agent_token_id", json_integer(n->agent_token_id));
+        json_object_set_new(nd, "older_agent_tokens", json_boolean(n->older_agent_tokens));
         json_array_append_new(a, nd);
     }
     json_object_set_new(doc, "jobs", a = json_array());
@@ -381,14 +383,47 @@ static char *sorted_keys(json_t *arr)
     return out;
 }
 
+/* Prints the first difference of two documents below what (cmocka's messages are short: the
+ * differing part, not the whole state). */
+static void print_difference(const char *what, json_t *mem, json_t *disk)
+{
+    if (json_is_object(mem) && json_is_object(disk) &&
+        json_object_size(mem) == json_object_size(disk)) {
+        const char *k;
+        json_t *v;
+        json_object_foreach(mem, k, v)
+        {
+            if (!json_equal(v, json_object_get(disk, k))) {
+                char sub[256];
+                snprintf(sub, sizeof(sub), "%s.%s", what, k);
+                print_difference(sub, v, json_object_get(disk, k));
+                return;
+            }
+        }
+    }
+    if (json_is_array(mem) && json_is_array(disk) &&
+        json_array_size(mem) == json_array_size(disk)) {
+        for (size_t i = 0; i < json_array_size(mem); i++) {
+            if (!json_equal(json_array_get(mem, i), json_array_get(disk, i))) {
+                char sub[256];
+                snprintf(sub, sizeof(sub), "%s[%zu]", what, i);
+                print_difference(sub, json_array_get(mem, i), json_array_get(disk, i));
+                return;
+            }
+        }
+    }
+    char *m = json_dumps(mem, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+    char *s = json_dumps(disk, JSON_SORT_KEYS | JSON_COMPACT | JSON_ENCODE_ANY);
+    print_error("%s\nmemory: %.700s\nstore:  %.700s\n", what, m ? m : "(none)", s ? s : "(none)");
+    free(m);
+    free(s);
+}
+
 static void expect_equal(const char *what, json_t *mem, json_t *disk)
 {
     if (!json_equal(mem, disk)) {
-        char *m = json_dumps(mem, JSON_SORT_KEYS | JSON_COMPACT);
-        char *s = json_dumps(disk, JSON_SORT_KEYS | JSON_COMPACT);
-        print_error("%s: memory differs from the store\nmemory: %s\nstore:  %s\n", what, m, s);
-        free(m);
-        free(s);
+        print_error("%s: memory differs from the store\n", what);
+        print_difference("state", mem, disk);
         fail();
     }
 }
@@ -670,12 +705,72 @@ static void next_recovery(void)
     assert_false(ctl_job_state_holds(job_state(victim)));
 }
 
+/* A re-registration by the node's own agent (a new agent token, the older ones but the
+ * caller's revoked, the node's document) and an admin's re-admission (a new token, every older
+ * one revoked). */
+static char agent_tok[256];
+
+static int reregister(void);
+
+/* n1's agent holds agent_tok and has re-registered with it once without using the answer's
+ * token (a crash before saving it): that token is live too, and the next re-registration
+ * revokes it after making its own (a store write after memory has the new token). */
+static void prepare_reregister(void)
+{
+    json_t *res = NULL;
+    assert_int_equal(call(NULL, "POST", "/v1/nodes/n1/credential", json_object(), &res), 201);
+    snprintf(agent_tok, sizeof(agent_tok), "%s", json_string_value(json_object_get(res, "token")));
+    json_decref(res);
+    assert_int_equal(reregister(), 200);
+}
+
+static int reregister(void)
+{
+    gp_http_client *c = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_client_new(P.base, agent_tok, &c, &d), 0);
+    json_t *res = NULL;
+    int status = call(c, "POST", "/v1/nodes", node_body("n1"), &res);
+    if (status != 200 && status < 500) {
+        char *text = json_dumps(res, JSON_COMPACT);
+        print_message("re-registration answered %d: %s\n", status, text ? text : "");
+        free(text);
+    }
+    json_decref(res);
+    gp_http_client_free(c);
+    return status;
+}
+
+static int act_reregister(void)
+{
+    int status = reregister();
+    return status == 200 ? 0 : status;
+}
+
+static void next_reregister(void)
+{
+    assert_int_equal(reregister(), 200);
+}
+
+static int act_readmit(void)
+{
+    int status = call(NULL, "POST", "/v1/nodes/n0/credential", json_object(), NULL);
+    return status == 201 ? 0 : status;
+}
+
+static void next_readmit(void)
+{
+    assert_int_equal(act_readmit(), 0);
+}
+
 static const sweep sweeps[] = {
     {"submit", nothing, act_submit, next_submit},
     {"cancel of a placed job", prepare_cancel, act_cancel, next_cancel},
     {"scheduling cycle", prepare_cycle, act_cycle, next_cycle},
     {"usage flush", prepare_flush, act_flush, next_flush},
     {"recovery tick", prepare_recovery, act_recovery, next_recovery},
+    {"re-registration by the node's agent", prepare_reregister, act_reregister, next_reregister},
+    {"re-admission of a node", nothing, act_readmit, next_readmit},
 };
 
 static void test_transactions(void **state)
