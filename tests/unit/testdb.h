@@ -24,6 +24,11 @@ typedef struct gp_testdb {
     char url[640];    /* what the store opens */
 } gp_testdb;
 
+static void quiet(void *arg, const char *message)
+{
+    (void)arg, (void)message;
+}
+
 /* Runs sql on database db of the fixture's server; 0, or -1 with PostgreSQL's message in err. */
 static int gp_testdb_exec(const gp_testdb *t, const char *db, const char *sql, char *err,
                           size_t cap)
@@ -31,6 +36,7 @@ static int gp_testdb_exec(const gp_testdb *t, const char *db, const char *sql, c
     char url[512];
     snprintf(url, sizeof(url), "%s/%s", t->pgbase, db);
     PGconn *c = PQconnectdb(url);
+    PQsetNoticeProcessor(c, quiet, NULL); /* "does not exist, skipping" */
     PGresult *r = PQexec(c, sql);
     int ok = PQresultStatus(r) == PGRES_COMMAND_OK || PQresultStatus(r) == PGRES_TUPLES_OK;
     if (err) {
