@@ -57,9 +57,15 @@ static double now_s(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+static pid_t gpupoold_pid; /* stopped when the benchmark dies */
+
 static void die(const char *what, const char *detail)
 {
     fprintf(stderr, "ctl_bench: %s: %s\n", what, detail ? detail : "");
+    if (gpupoold_pid > 0) {
+        kill(gpupoold_pid, SIGTERM);
+        waitpid(gpupoold_pid, NULL, 0);
+    }
     exit(1);
 }
 
@@ -89,6 +95,7 @@ static void start(bench *b)
               (char *)NULL);
         _exit(127);
     }
+    gpupoold_pid = b->pid;
     for (int i = 0; i < 1200; i++) {
         sleep_ms(50);
         FILE *f = fopen(log, "r");
@@ -266,10 +273,19 @@ static double run_workers(bench *b, void *(*fn)(void *))
     return now_s() - t0;
 }
 
-/* Pending jobs left (reads one page: the list is filtered and counted by the server). */
+/* Pending jobs left (reads one page: the list is filtered and counted by the server); -1 when
+ * the answer did not come (a long cycle holds the state: reads wait for it). */
 static int pending(gp_http_client *c)
 {
-    char *resp = post(c, "/v1/jobs?state=Pending&limit=1000", NULL, NULL);
+    int status;
+    char *resp = NULL;
+    gp_diag d;
+    if (gp_http_call(c, "GET", "/v1/jobs?state=Pending&limit=1000", NULL, 0, NULL, &status, &resp,
+                     NULL, &d) < 0 ||
+        status != 200) {
+        free(resp);
+        return -1;
+    }
     int n = 0;
     for (const char *p = resp; (p = strstr(p, "\"state\":\"Pending\"")); p++) {
         n++;
@@ -341,14 +357,17 @@ int main(int argc, char **argv)
         put(admin, "/v1/tenants/bench", "{\"name\":\"bench\"}"); /* no quota */
     }
     double t_last = now_s();
-    int left = -1;
-    while (now_s() - t_last < 900 && (left = pending(admin)) > 0) {
+    int left = -1, placed = 0;
+    double cyc = 0;
+    /* --cycle: the cycle's own line first (reads wait while it runs), then the list. */
+    while (b.cycle && now_s() - t_last < 1800 && !logged_cycle(&b, from, &placed, &cyc)) {
+        sleep_ms(50);
+    }
+    while (now_s() - t_last < 1800 && (left = pending(admin)) != 0) {
         sleep_ms(10);
     }
     printf("ctl_schedule store=%s pending_left=%d seconds=%.3f\n", b.store, left, now_s() - t_last);
-    int placed = 0;
-    double cyc = 0;
-    if (b.cycle && logged_cycle(&b, from, &placed, &cyc)) {
+    if (placed > 0) {
         printf("ctl_cycle store=%s pending=%d nodes=%d placed=%d seconds=%.3f\n", b.store, b.jobs,
                b.nodes, placed, cyc);
     }
