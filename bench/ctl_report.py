@@ -141,9 +141,10 @@ def main():
         "The submits are accepted while the backlog of pending jobs grows to its full size: "
         "every scheduling cycle walks the whole backlog and cycles share the committer thread "
         "with the submits' commits, so the rate measured here is that of a pool with a large "
-        "backlog, not of an idle one. The cycle that places the whole backlog at once is "
-        "dominated by the store's work and by applying the placements to memory, not by the "
-        "decisions (compare the scheduler alone, below): both are what to make faster next.\n",
+        "backlog, not of an idle one. The cycle that places the whole backlog at once takes "
+        "far longer than the scheduler's decisions alone (below); how its time splits between "
+        "the decisions, the store's writes and applying the placements to memory is what to "
+        "measure and make faster next.\n",
         "On PostgreSQL each write of a transaction is a round trip to the server (prepared "
         "statements; a write that may be refused carries its own savepoint in the same round "
         "trip), so a cycle that places many jobs costs about a round trip per row; SQLite writes "
