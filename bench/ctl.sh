@@ -1,25 +1,69 @@
 #!/usr/bin/env bash
-# Controller benchmarks; writes docs/results/controller.md from what they print:
-#   1. ctl_bench: a real gpupoold on loopback (SQLite, synchronous=FULL); 1,000 nodes x 8 GPUs
-#      registered through the API; 20,000 jobs submitted over HTTP by 8 concurrent clients;
-#      accepted jobs/s and the time until every job is scheduled. Three runs.
-#   2. sched_bench: one scheduling cycle of libgpcore with 100,000 pending jobs on 10,000 nodes.
-# Raw outputs go to out/bench/.
+# Controller benchmarks on both stores; writes docs/results/controller.md from what they print:
+#   1. ctl_bench: a real gpupoold on loopback; NODES nodes x 8 GPUs registered through the API;
+#      JOBS jobs submitted over HTTP by 8 concurrent clients (accepted jobs/s), held back by the
+#      tenant's one-GPU quota; then the quota is lifted and one scheduling cycle runs with JOBS
+#      pending on NODES nodes (its duration as gpupoold logs it, the store's commit included).
+#      Once on SQLite (synchronous=FULL) and once on PostgreSQL 15.
+#   2. store_bench: the store alone on each backend (submit transactions, one cycle's
+#      transaction, a walk over every job).
+#   3. sched_bench: libgpcore's cycle alone, 100,000 pending jobs on 10,000 nodes (3 runs).
+# PostgreSQL: a throwaway server this script starts (tests/pg/pg_fixture.sh: initdb and pg_ctl
+# in a temp dir, on a free port); when it cannot, it says so and measures SQLite only.
+# Environment: NODES (10000), JOBS (100000), RUNS (1). Raw outputs go to out/bench/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
 OUT=out/bench
+NODES=${NODES:-10000} JOBS=${JOBS:-100000} RUNS=${RUNS:-1}
 mkdir -p "$OUT" docs/results
-echo "bench: controller end to end (3 runs)" >&2
-: > "$OUT/ctl.txt"
-for run in 1 2 3; do
-    "$BIN/ctl_bench" --gpupoold "$BIN/gpupoold" --nodes 1000 --jobs 20000 --clients 8 \
-        | sed "s/^/run=$run /" >> "$OUT/ctl.txt"
+: >"$OUT/ctl.txt"
+: >"$OUT/store.txt"
+
+pgurl=
+if tests/pg/pg_fixture.sh start "$OUT/pg.url" >"$OUT/pg-start.log" 2>&1; then
+    pgurl=$(cat "$OUT/pg.url")
+    trap 'tests/pg/pg_fixture.sh stop "$OUT/pg.url"' EXIT
+    echo "bench: PostgreSQL 15 started at $pgurl" >&2
+else
+    why=$(tr '\n' ' ' <"$OUT/pg-start.log" | cut -c1-200)
+    echo "bench: PostgreSQL: cannot start a server ($why); measuring SQLite only" >&2
+    echo "skipped store=postgresql" >>"$OUT/ctl.txt"
+fi
+
+# An empty database on the server, its URL on stdout.
+newdb() {
+    local db="gp_bench_$1_$$"
+    PGOPTIONS="-c client_min_messages=warning" psql -q "$pgurl/postgres" -c "DROP DATABASE IF EXISTS $db" -c "CREATE DATABASE $db" >&2
+    echo "$pgurl/$db"
+}
+
+stores=(sqlite)
+[ -n "$pgurl" ] && stores+=(postgresql)
+for store in "${stores[@]}"; do
+    for run in $(seq 1 "$RUNS"); do
+        echo "bench: controller on $store, $NODES nodes, $JOBS jobs (run $run)" >&2
+        url=()
+        [ "$store" = postgresql ] && url=(--store-url "$(newdb "ctl$run")")
+        start=$(date +%s)
+        "$BIN/ctl_bench" --gpupoold "$BIN/gpupoold" --nodes "$NODES" --jobs "$JOBS" --clients 8 \
+            --cycle "${url[@]}" | sed "s/^/run=$run /" >>"$OUT/ctl.txt"
+        echo "run=$run ctl_wall store=$store seconds=$(($(date +%s) - start))" >>"$OUT/ctl.txt"
+    done
+    echo "bench: the store alone on $store" >&2
+    if [ "$store" = postgresql ]; then
+        surl=$(newdb store)
+    else
+        rm -f "$OUT/store-bench.db"*
+        surl="sqlite:$OUT/store-bench.db"
+    fi
+    "$BIN/store_bench" --url "$surl" --jobs 20000 --place 10000 >>"$OUT/store.txt"
 done
-echo "bench: one scheduling cycle, 100,000 pending on 10,000 nodes (3 runs)" >&2
-: > "$OUT/sched.txt"
+
+echo "bench: one scheduling cycle of libgpcore, 100,000 pending on 10,000 nodes (3 runs)" >&2
+: >"$OUT/sched.txt"
 for run in 1 2 3; do
-    "$BIN/sched_bench" --nodes 10000 --pending 100000 | sed "s/^/run=$run /" >> "$OUT/sched.txt"
+    "$BIN/sched_bench" --nodes 10000 --pending 100000 | sed "s/^/run=$run /" >>"$OUT/sched.txt"
 done
 python3 bench/ctl_report.py --out-dir "$OUT" --results docs/results
 echo "bench: wrote docs/results/controller.md" >&2

@@ -10,6 +10,7 @@
 #include "ctl/audit.h"
 #include "ctl/changes.h"
 #include "ctl/meter.h"
+#include "ctl/metrics.h"
 #include "ctl/notify.h"
 #include "ctl/recovery.h"
 #include "ctl/server.h"
@@ -508,7 +509,7 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
         ctl_notify_quota(g, NULL, 0, ctl_now_ms());
         return 0;
     }
-    int64_t now = ctl_now_ms();
+    int64_t now = ctl_now_ms(), t0_us = ctl_metrics_now_us();
     cycle_in c;
     memset(&c, 0, sizeof(c));
     int rc = build(g, &c, now);
@@ -522,8 +523,9 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     if (rc == 0 && (r.nplaced || r.nevicted || reasons_changed(g, &r))) {
         rc = commit_result(g, &c, &r, now, d);
         if (rc == 0 && (r.nplaced || r.nevicted)) {
-            GP_LOG(GP_LOG_INFO, "sched", "cycle placed=%d evicted=%d waiting=%d", r.nplaced,
-                   r.nevicted, r.nwaiting);
+            /* seconds: the whole cycle, its input built, decided, committed and applied. */
+            GP_LOG(GP_LOG_INFO, "sched", "cycle placed=%d evicted=%d waiting=%d seconds=%.3f",
+                   r.nplaced, r.nevicted, r.nwaiting, (double)(ctl_metrics_now_us() - t0_us) / 1e6);
         }
     }
     if (rc == 0) {

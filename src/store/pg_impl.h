@@ -2,13 +2,20 @@
  * Private to the PostgreSQL backend of the store (pg_*.c): its handle and the helpers every
  * part uses.
  *
- * Every statement goes through PQexecParams with its values bound as parameters (text format),
- * never formatted into the SQL; only table names from fixed tables and parameter numbers are.
+ * Every statement has its values bound as parameters (text format), never formatted into the
+ * SQL; only table names from fixed tables and parameter numbers are. Each statement text is
+ * prepared once per connection (the first time it runs) and executed by name afterwards; the
+ * cache holds GP_PG_MAX_STMTS texts and is emptied when the connection is re-established.
  *
  * PostgreSQL aborts the whole transaction when one statement fails, where SQLite fails the
  * statement alone. gp_pg_write keeps SQLite's meaning: inside a transaction it runs the
  * statement under its own savepoint and rolls back to it on failure, so a refused insert
- * (a name taken) leaves the transaction usable, as the controller expects.
+ * (a name taken) leaves the transaction usable, as the controller expects. The savepoint, the
+ * statement and the release go to the server together (libpq's pipeline mode): one round trip,
+ * and a second one only when the statement was refused.
+ *
+ * The walks over tables that grow with the pool (jobs, placements, usage) read through a cursor
+ * in batches of GP_PG_BATCH rows (gp_pg_walk), so neither side holds the whole table at once.
  *
  * A lost connection (PostgreSQL restarted, the network cut) is re-established at the next
  * gp_store_begin, or at the next read outside a transaction (PQreset); a call made while the
@@ -21,10 +28,19 @@
 
 #include <libpq-fe.h>
 
+/* Prepared statements a connection keeps, and rows a walk fetches at a time. */
+#define GP_PG_MAX_STMTS 128
+#define GP_PG_BATCH     2000
+
 /* The PostgreSQL backend's handle: its gp_store (the operations table) first. */
 typedef struct gp_pg {
     gp_store base;
     PGconn *conn;
+    /* The statements prepared on conn: stmts[i] (owned) is prepared as "gp_s<i>". */
+    char *stmts[GP_PG_MAX_STMTS];
+    int nstmts;
+    /* Cursors open (gp_pg_walk), for their names: walks may nest. */
+    int cursors;
     /* gp_store_begin succeeded and neither commit nor rollback ran since. */
     int in_tx;
     /* The lease this store holds (pg_lease.c): every transaction it begins checks that the
@@ -75,6 +91,13 @@ int gp_pg_query(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **
  * (cap 64). Inside a transaction the statement runs under its own savepoint. */
 int gp_pg_write(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **res,
                 char *constraint, const char *what, gp_diag *d);
+/* Runs sql (a SELECT, with p or NULL) and calls row(ctx, res, i) for each row in order, fetched
+ * GP_PG_BATCH at a time through a cursor; stops at the first non-zero return, which it returns.
+ * Outside a transaction the walk runs in a read-only one of its own (one snapshot): row must not
+ * write then. GP_EIO with d naming what when a statement fails. */
+int gp_pg_walk(gp_store *s, const char *sql, const gp_pg_params *p,
+               int (*row)(void *ctx, PGresult *res, int i), void *ctx, const char *what,
+               gp_diag *d);
 /* Rows a write changed (its command tag). */
 int64_t gp_pg_changes(PGresult *res);
 /* Column text of a row ("" for NULL), as a number, and copied (truncated to cap). */

@@ -148,17 +148,24 @@ int gp__pg_job_get(gp_store *s, int64_t id, gp_job_rec *out, char **spec_json, c
     return rc;
 }
 
+typedef struct job_walk {
+    gp_store_job_fn fn;
+    void *ctx;
+} job_walk;
+
+static int job_walk_row(void *ctx, PGresult *r, int i)
+{
+    const job_walk *w = ctx;
+    gp_job_rec rec;
+    job_row(r, i, &rec);
+    return w->fn(w->ctx, &rec, gp_pg_text(r, i, 6), gp_pg_text(r, i, 7));
+}
+
 int gp__pg_job_each(gp_store *s, gp_store_job_fn fn, void *ctx, gp_diag *d)
 {
-    PGresult *r;
-    int rc = gp_pg_query(s, "SELECT " JOB_COLS " FROM jobs ORDER BY id", NULL, &r, "job list", d);
-    for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
-        gp_job_rec rec;
-        job_row(r, i, &rec);
-        rc = fn(ctx, &rec, gp_pg_text(r, i, 6), gp_pg_text(r, i, 7));
-    }
-    PQclear(r);
-    return rc;
+    job_walk w = {fn, ctx};
+    return gp_pg_walk(s, "SELECT " JOB_COLS " FROM jobs ORDER BY id", NULL, job_walk_row, &w,
+                      "job list", d);
 }
 
 /* ---- events ---- */
@@ -248,22 +255,28 @@ int gp__pg_placement_clear(gp_store *s, int64_t job_id, gp_diag *d)
                        d);
 }
 
+typedef struct placement_walk {
+    gp_store_placement_fn fn;
+    void *ctx;
+} placement_walk;
+
+static int placement_walk_row(void *ctx, PGresult *r, int i)
+{
+    const placement_walk *w = ctx;
+    gp_placement_rec pl = {
+        .job_id = gp_pg_int(r, i, 0),
+        .replica = (int)gp_pg_int(r, i, 1),
+        .node_id = gp_pg_int(r, i, 2),
+        .epoch = gp_pg_int(r, i, 3),
+    };
+    return w->fn(w->ctx, &pl, gp_pg_text(r, i, 4));
+}
+
 int gp__pg_placement_each(gp_store *s, gp_store_placement_fn fn, void *ctx, gp_diag *d)
 {
-    PGresult *r;
-    int rc = gp_pg_query(s,
-                         "SELECT job_id, replica, node_id, epoch, assignment FROM placements "
-                         "ORDER BY job_id, replica",
-                         NULL, &r, "placement list", d);
-    for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
-        gp_placement_rec pl = {
-            .job_id = gp_pg_int(r, i, 0),
-            .replica = (int)gp_pg_int(r, i, 1),
-            .node_id = gp_pg_int(r, i, 2),
-            .epoch = gp_pg_int(r, i, 3),
-        };
-        rc = fn(ctx, &pl, gp_pg_text(r, i, 4));
-    }
-    PQclear(r);
-    return rc;
+    placement_walk w = {fn, ctx};
+    return gp_pg_walk(s,
+                      "SELECT job_id, replica, node_id, epoch, assignment FROM placements "
+                      "ORDER BY job_id, replica",
+                      NULL, placement_walk_row, &w, "placement list", d);
 }

@@ -211,6 +211,38 @@ int gp__pg_usage_set_used(gp_store *s, int64_t job_id, int replica, int64_t epoc
     return rc;
 }
 
+typedef struct usage_walk {
+    gp_store_usage_fn fn;
+    void *ctx;
+} usage_walk;
+
+static int usage_walk_row(void *ctx, PGresult *r, int i)
+{
+    const usage_walk *w = ctx;
+    gp_usage_rec u;
+    memset(&u, 0, sizeof(u));
+    u.id = gp_pg_int(r, i, 0);
+    u.job_id = gp_pg_int(r, i, 1);
+    u.replica = (int)gp_pg_int(r, i, 2);
+    u.epoch = gp_pg_int(r, i, 3);
+    u.tenant_id = gp_pg_int(r, i, 4);
+    gp_pg_copy(u.tenant, sizeof(u.tenant), r, i, 5);
+    gp_pg_copy(u.queue, sizeof(u.queue), r, i, 6);
+    u.node_id = gp_pg_int(r, i, 7);
+    gp_pg_copy(u.node, sizeof(u.node), r, i, 8);
+    gp_pg_copy(u.model, sizeof(u.model), r, i, 9);
+    gp_pg_copy(u.kind, sizeof(u.kind), r, i, 10);
+    u.gpus = (int)gp_pg_int(r, i, 11);
+    u.milli = (int)gp_pg_int(r, i, 12);
+    gp_pg_copy(u.mig_profile, sizeof(u.mig_profile), r, i, 13);
+    u.cpu_milli = gp_pg_int(r, i, 14);
+    u.memory_mib = gp_pg_int(r, i, 15);
+    u.start_ms = gp_pg_int(r, i, 16);
+    u.end_ms = gp_pg_isnull(r, i, 17) ? 0 : gp_pg_int(r, i, 17);
+    u.used_gpu_milli_ms = gp_pg_int(r, i, 18);
+    return w->fn(w->ctx, &u);
+}
+
 int gp__pg_usage_each(gp_store *s, const gp_usage_filter *f, gp_store_usage_fn fn, void *ctx,
                       gp_diag *d)
 {
@@ -228,32 +260,6 @@ int gp__pg_usage_each(gp_store *s, const gp_usage_filter *f, gp_store_usage_fn f
                          "AND ($3::bigint = 0 OR tenant_id = $3::bigint) ORDER BY id";
     }
 #undef USAGE_COLS
-    PGresult *r;
-    int rc = gp_pg_query(s, sql, &p, &r, "usage list", d);
-    for (int i = 0; rc == 0 && i < PQntuples(r); i++) {
-        gp_usage_rec u;
-        memset(&u, 0, sizeof(u));
-        u.id = gp_pg_int(r, i, 0);
-        u.job_id = gp_pg_int(r, i, 1);
-        u.replica = (int)gp_pg_int(r, i, 2);
-        u.epoch = gp_pg_int(r, i, 3);
-        u.tenant_id = gp_pg_int(r, i, 4);
-        gp_pg_copy(u.tenant, sizeof(u.tenant), r, i, 5);
-        gp_pg_copy(u.queue, sizeof(u.queue), r, i, 6);
-        u.node_id = gp_pg_int(r, i, 7);
-        gp_pg_copy(u.node, sizeof(u.node), r, i, 8);
-        gp_pg_copy(u.model, sizeof(u.model), r, i, 9);
-        gp_pg_copy(u.kind, sizeof(u.kind), r, i, 10);
-        u.gpus = (int)gp_pg_int(r, i, 11);
-        u.milli = (int)gp_pg_int(r, i, 12);
-        gp_pg_copy(u.mig_profile, sizeof(u.mig_profile), r, i, 13);
-        u.cpu_milli = gp_pg_int(r, i, 14);
-        u.memory_mib = gp_pg_int(r, i, 15);
-        u.start_ms = gp_pg_int(r, i, 16);
-        u.end_ms = gp_pg_isnull(r, i, 17) ? 0 : gp_pg_int(r, i, 17);
-        u.used_gpu_milli_ms = gp_pg_int(r, i, 18);
-        rc = fn(ctx, &u);
-    }
-    PQclear(r);
-    return rc;
+    usage_walk w = {fn, ctx};
+    return gp_pg_walk(s, sql, &p, usage_walk_row, &w, "usage list", d);
 }

@@ -103,9 +103,21 @@ static int session_setup(gp_store *s, gp_diag *d)
     return ok ? 0 : gp_pg_error(s, d, GP_EIO, "session setup");
 }
 
+/* Forgets the statements prepared on the connection (a new session has none). */
+static void forget_statements(gp_pg *pg)
+{
+    for (int i = 0; i < pg->nstmts; i++) {
+        free(pg->stmts[i]);
+        pg->stmts[i] = NULL;
+    }
+    pg->nstmts = 0;
+    pg->cursors = 0;
+}
+
 /* Re-establishes a lost connection. GP_EIO while the server is away. */
 static int reconnect(gp_store *s, gp_diag *d)
 {
+    forget_statements(PG(s));
     PQreset(PG(s)->conn);
     if (!connected(s)) {
         return gp_pg_error(s, d, GP_EIO, "postgresql: connection lost");
@@ -113,11 +125,60 @@ static int reconnect(gp_store *s, gp_diag *d)
     return session_setup(s, d);
 }
 
+/* Whether sql is worth preparing: a query or a change (not BEGIN, COMMIT, SAVEPOINT, ...). */
+static int preparable(const char *sql)
+{
+    static const char *const verbs[] = {"SELECT ", "INSERT ", "UPDATE ", "DELETE "};
+    for (size_t i = 0; i < sizeof(verbs) / sizeof(verbs[0]); i++) {
+        if (strncmp(sql, verbs[i], strlen(verbs[i])) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
+/* The name sql is prepared under on the connection (prepared now if it is new), in name (cap
+ * 16); 0 when it runs unprepared: not worth it, the cache is full, the transaction has failed
+ * already, or the server refused to prepare it (the statement then runs unprepared and fails
+ * by itself). */
+static int prepared(gp_store *s, const char *sql, int nparams, char *name)
+{
+    gp_pg *pg = PG(s);
+    for (int i = 0; i < pg->nstmts; i++) {
+        if (strcmp(pg->stmts[i], sql) == 0) {
+            snprintf(name, 16, "gp_s%d", i);
+            return 1;
+        }
+    }
+    if (!preparable(sql) || pg->nstmts == GP_PG_MAX_STMTS ||
+        PQtransactionStatus(pg->conn) == PQTRANS_INERROR) {
+        return 0;
+    }
+    char *copy = strdup(sql);
+    if (!copy) {
+        return 0;
+    }
+    snprintf(name, 16, "gp_s%d", pg->nstmts);
+    PGresult *r = PQprepare(pg->conn, name, sql, nparams, NULL);
+    int ok = PQresultStatus(r) == PGRES_COMMAND_OK;
+    PQclear(r);
+    if (!ok) {
+        free(copy);
+        return 0;
+    }
+    pg->stmts[pg->nstmts++] = copy;
+    return 1;
+}
+
 /* One statement; the result, or NULL after a failure (message in the connection). */
 static PGresult *run(gp_store *s, const char *sql, const gp_pg_params *p, int *ok)
 {
-    PGresult *r =
-        PQexecParams(PG(s)->conn, sql, p ? p->n : 0, NULL, p ? p->v : NULL, NULL, NULL, 0);
+    char name[16];
+    int n = p ? p->n : 0;
+    const char *const *v = p ? p->v : NULL;
+    PGresult *r = prepared(s, sql, n, name)
+                      ? PQexecPrepared(PG(s)->conn, name, n, v, NULL, NULL, 0)
+                      : PQexecParams(PG(s)->conn, sql, n, NULL, v, NULL, NULL, 0);
     ExecStatusType st = PQresultStatus(r);
     *ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
     return r;
@@ -177,6 +238,84 @@ static int write_code(PGresult *r)
     return strncmp(state, "23", 2) == 0 ? GP_EINVAL : GP_EIO; /* integrity constraints */
 }
 
+/* GP_EIO when the transaction cannot commit: the connection is gone, or a statement failed
+ * outside a statement savepoint and PostgreSQL aborted the transaction. */
+static int check_tx(gp_store *s, const char *what, gp_diag *d)
+{
+    if (!connected(s)) {
+        return gp_pg_error(s, d, GP_EIO, what);
+    }
+    if (PG(s)->in_tx && PQtransactionStatus(PG(s)->conn) != PQTRANS_INTRANS) {
+        return gp_diag_set(
+            d, GP_EIO, "store: %s: the transaction was rolled back after an earlier error", what);
+    }
+    return 0;
+}
+
+/* The result of the next query of a pipeline, the NULL after it consumed; NULL when none came
+ * (the connection broke). */
+static PGresult *next_result(PGconn *c)
+{
+    PGresult *r = PQgetResult(c);
+    if (r && PQresultStatus(r) != PGRES_PIPELINE_SYNC) {
+        PGresult *end = PQgetResult(c);
+        PQclear(end);
+    }
+    return r;
+}
+
+/* Inside a transaction: SAVEPOINT, the statement and RELEASE sent together, one Sync. *res gets
+ * the statement's result (its status says whether it worked); *undo is set when it failed after
+ * the savepoint was made, so the caller must roll back to it. GP_EIO with d when the pipeline
+ * itself failed (the connection lost). */
+static int write_pipelined(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **res,
+                           int *undo, const char *what, gp_diag *d)
+{
+    PGconn *c = PG(s)->conn;
+    char name[16];
+    int n = p ? p->n : 0;
+    const char *const *v = p ? p->v : NULL;
+    int named = prepared(s, sql, n, name); /* before the pipeline: PQprepare waits */
+    *res = NULL;
+    *undo = 0;
+    if (!PQenterPipelineMode(c)) {
+        return gp_pg_error(s, d, GP_EIO, what);
+    }
+    int sent = PQsendQueryParams(c, "SAVEPOINT gp_stmt", 0, NULL, NULL, NULL, NULL, 0) &&
+               (named ? PQsendQueryPrepared(c, name, n, v, NULL, NULL, 0)
+                      : PQsendQueryParams(c, sql, n, NULL, v, NULL, NULL, 0)) &&
+               PQsendQueryParams(c, "RELEASE gp_stmt", 0, NULL, NULL, NULL, NULL, 0) &&
+               PQpipelineSync(c);
+    PGresult *sp = sent ? next_result(c) : NULL;
+    PGresult *r = sent ? next_result(c) : NULL;
+    PGresult *rel = sent ? next_result(c) : NULL;
+    PGresult *sync = sent ? PQgetResult(c) : NULL;
+    int ok = sp && PQresultStatus(sp) == PGRES_COMMAND_OK && r &&
+             PQresultStatus(r) != PGRES_PIPELINE_ABORTED && sync &&
+             PQresultStatus(sync) == PGRES_PIPELINE_SYNC;
+    *undo = ok && PQresultStatus(rel) != PGRES_COMMAND_OK;
+    PQclear(sp);
+    PQclear(rel);
+    PQclear(sync);
+    int rc = 0;
+    if (!PQexitPipelineMode(c) || !ok) {
+        rc = gp_pg_error(s, d, GP_EIO, what);
+        PQclear(r);
+        r = NULL;
+        if (connected(s)) {
+            /* The protocol state is unknown: start a fresh session (the transaction is lost
+             * with it, and commit reports so). */
+            forget_statements(PG(s));
+            PQreset(c);
+            if (connected(s)) {
+                session_setup(s, NULL);
+            }
+        }
+    }
+    *res = r;
+    return rc;
+}
+
 int gp_pg_write(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **res,
                 char *constraint, const char *what, gp_diag *d)
 {
@@ -187,14 +326,20 @@ int gp_pg_write(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **
         constraint[0] = '\0';
     }
     gp_pg *pg = PG(s);
-    if (pg->in_tx && run_fixed(s, "SAVEPOINT gp_stmt", what, d) < 0) {
-        return GP_EIO;
+    int ok, undo = 0;
+    PGresult *r;
+    if (pg->in_tx) {
+        if (check_tx(s, what, d) < 0 || write_pipelined(s, sql, p, &r, &undo, what, d) < 0) {
+            return GP_EIO;
+        }
+        ExecStatusType st = PQresultStatus(r);
+        ok = st == PGRES_COMMAND_OK || st == PGRES_TUPLES_OK;
+    } else {
+        if (!connected(s) && reconnect(s, d) < 0) {
+            return GP_EIO;
+        }
+        r = run(s, sql, p, &ok);
     }
-    if (!pg->in_tx && !connected(s) && reconnect(s, d) < 0) {
-        return GP_EIO;
-    }
-    int ok;
-    PGresult *r = run(s, sql, p, &ok);
     int rc = 0;
     if (!ok) {
         rc = write_code(r);
@@ -208,18 +353,70 @@ int gp_pg_write(gp_store *s, const char *sql, const gp_pg_params *p, PGresult **
         PQclear(r);
         r = NULL;
     }
-    if (pg->in_tx) {
-        /* Back to the state before the statement: kept when it worked, undone when not. */
-        gp_diag ed;
-        if (run_fixed(s, rc == 0 ? "RELEASE gp_stmt" : "ROLLBACK TO gp_stmt", what, &ed) < 0 ||
-            (rc < 0 && run_fixed(s, "RELEASE gp_stmt", what, &ed) < 0)) {
-            PQclear(r);
-            return gp_diag_set(d, GP_EIO, "%s", ed.msg);
+    if (undo) {
+        /* Back to the state before the statement, in one round trip. */
+        PGresult *u = PQexec(pg->conn, "ROLLBACK TO gp_stmt; RELEASE gp_stmt");
+        int undone = PQresultStatus(u) == PGRES_COMMAND_OK;
+        PQclear(u);
+        if (!undone) {
+            return gp_pg_error(s, d, GP_EIO, what);
         }
     }
     if (res && rc == 0) {
         *res = r;
     } else {
+        PQclear(r);
+    }
+    return rc;
+}
+
+/* ---- walks ---- */
+
+int gp_pg_walk(gp_store *s, const char *sql, const gp_pg_params *p,
+               int (*row)(void *ctx, PGresult *res, int i), void *ctx, const char *what, gp_diag *d)
+{
+    gp_pg *pg = PG(s);
+    int own = !pg->in_tx;
+    int rc =
+        own ? gp_pg_query(s, "BEGIN ISOLATION LEVEL REPEATABLE READ READ ONLY", NULL, NULL, what, d)
+            : 0;
+    if (rc < 0) {
+        return rc;
+    }
+    char cursor[32], decl[1536], fetch[64];
+    snprintf(cursor, sizeof(cursor), "gp_c%d", pg->cursors++);
+    int len = snprintf(decl, sizeof(decl), "DECLARE %s NO SCROLL CURSOR FOR %s", cursor, sql);
+    snprintf(fetch, sizeof(fetch), "FETCH %d FROM %s", GP_PG_BATCH, cursor);
+    if (len < 0 || (size_t)len >= sizeof(decl)) {
+        rc = gp_diag_set(d, GP_EINVAL, "store: %s: statement too long", what);
+    } else {
+        rc = gp_pg_query(s, decl, p, NULL, what, d);
+    }
+    int more = rc == 0;
+    while (rc == 0 && more) {
+        PGresult *r;
+        rc = gp_pg_query(s, fetch, NULL, &r, what, d);
+        if (rc < 0) {
+            break;
+        }
+        int n = PQntuples(r);
+        for (int i = 0; rc == 0 && i < n; i++) {
+            rc = row(ctx, r, i);
+        }
+        more = n == GP_PG_BATCH;
+        PQclear(r);
+    }
+    if (connected(s) && PQtransactionStatus(pg->conn) == PQTRANS_INTRANS) {
+        char close[48];
+        snprintf(close, sizeof(close), "CLOSE %s", cursor);
+        gp_pg_query(s, close, NULL, NULL, what, NULL);
+    }
+    pg->cursors--;
+    if (own) {
+        PGresult *r = PQexec(pg->conn, rc == 0 ? "COMMIT" : "ROLLBACK");
+        if (rc == 0 && PQresultStatus(r) != PGRES_COMMAND_OK) {
+            rc = error_with(d, GP_EIO, what, PQresultErrorMessage(r));
+        }
         PQclear(r);
     }
     return rc;
@@ -337,6 +534,7 @@ int gp__pg_open(const char *url, gp_store **out, gp_diag *d)
 void gp__pg_close(gp_store *s)
 {
     /* An open transaction ends with the session: the server rolls it back. */
+    forget_statements(PG(s));
     PQfinish(PG(s)->conn);
     free(PG(s));
 }
@@ -359,20 +557,6 @@ int gp__pg_begin(gp_store *s, gp_diag *d)
         }
     }
     return rc;
-}
-
-/* GP_EIO when the transaction cannot commit: the connection is gone, or a statement failed
- * outside a statement savepoint and PostgreSQL aborted the transaction. */
-static int check_tx(gp_store *s, const char *what, gp_diag *d)
-{
-    if (!connected(s)) {
-        return gp_pg_error(s, d, GP_EIO, what);
-    }
-    if (PG(s)->in_tx && PQtransactionStatus(PG(s)->conn) != PQTRANS_INTRANS) {
-        return gp_diag_set(
-            d, GP_EIO, "store: %s: the transaction was rolled back after an earlier error", what);
-    }
-    return 0;
 }
 
 int gp__pg_commit(gp_store *s, gp_diag *d)

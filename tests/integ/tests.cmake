@@ -393,3 +393,12 @@ add_test(NAME integ_ctl_ha
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
                  ${CMAKE_SOURCE_DIR}/tests/pg/pg_fixture.sh)
 set_tests_properties(integ_ctl_ha PROPERTIES LABELS integ TIMEOUT 300)
+
+# gpupoold on PostgreSQL: a server the test starts (tests/pg/pg_fixture.sh), two real agents over
+# the mock NVML, kill -9 of gpupoold, and PostgreSQL stopped and started under it.
+add_test(NAME integ_ctl_store_pg
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_store_pg.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
+                 ${CMAKE_SOURCE_DIR}/tests/pg/pg_fixture.sh)
+set_tests_properties(integ_ctl_store_pg PROPERTIES LABELS integ TIMEOUT 300)

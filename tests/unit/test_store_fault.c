@@ -4,11 +4,14 @@
  * failed commit that leaves nothing stored. A list of one call of each operation (steps[])
  * is run with the Nth call failing for every N, and every operation of the table must have
  * failed once.
+ *
+ * test_store_fault runs it on SQLite, test_store_fault_pg on PostgreSQL (tests/unit/testdb.h).
  */
 #include "store/store.h"
 #include "store/store_fault.h"
 #include "store/store_ops.h"
 #include "tests/unit/harness.h"
+#include "tests/unit/testdb.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,7 +20,7 @@
 
 typedef struct fixture {
     char dir[64];
-    char path[128];
+    gp_testdb db;
 } fixture;
 
 static int setup(void **state)
@@ -28,7 +31,10 @@ static int setup(void **state)
         free(f);
         return -1;
     }
-    snprintf(f->path, sizeof(f->path), "%s/state.db", f->dir);
+    char err[256];
+    if (gp_testdb_init(&f->db, f->dir, "state.db", err, sizeof(err)) < 0) {
+        fail_msg("%s", err);
+    }
     *state = f;
     return 0;
 }
@@ -36,6 +42,7 @@ static int setup(void **state)
 static int teardown(void **state)
 {
     fixture *f = *state;
+    gp_testdb_fini(&f->db);
     char cmd[160];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", f->dir);
     int rc = system(cmd);
@@ -51,25 +58,24 @@ static int teardown(void **state)
         }                                                                                          \
     } while (0)
 
-/* A fresh store (an empty file each time: the fixture's file is removed first), wrapped. */
+/* The fixture's store, wrapped (reset_file empties it first). */
 static gp_store *open_wrapped(const fixture *f, const gp_store_fault_plan *plan)
 {
     gp_diag d;
     gp_store *in = NULL, *s = NULL;
-    OK(gp_store_open(f->path, &in, &d));
+    OK(gp_store_open_url(f->db.url, &in, &d));
     OK(gp_store_fault_wrap(in, plan, &s, &d));
     assert_string_equal(gp_store_backend(s), "fault");
     return s;
 }
 
-static void reset_file(const fixture *f)
+/* An empty store: the file removed, or the database created again. */
+static void reset_file(fixture *f)
 {
-    char p[160];
-    unlink(f->path);
-    snprintf(p, sizeof(p), "%s-wal", f->path);
-    unlink(p);
-    snprintf(p, sizeof(p), "%s-shm", f->path);
-    unlink(p);
+    char err[256];
+    if (gp_testdb_reset(&f->db, err, sizeof(err)) < 0) {
+        fail_msg("%s", err);
+    }
 }
 
 /* ---- one call of every operation, in an order where each finds what it needs ---- */
@@ -374,7 +380,7 @@ static void prepare(const fixture *f, walk *w)
 {
     gp_diag d;
     gp_store *s = NULL;
-    OK(gp_store_open(f->path, &s, &d));
+    OK(gp_store_open_url(f->db.url, &s, &d));
     OK(gp_store_begin(s, &d));
     OK(gp_store_obj_put(s, GP_OBJ_NODE, &w->node, "gpu-01", "{}", &d));
     OK(gp_store_obj_put(s, GP_OBJ_VOLUME, &w->volume, "data", "{}", &d));
@@ -528,8 +534,8 @@ static void test_failed_commit_stores_nothing(void **state)
     OK(gp_store_obj_put(s, GP_OBJ_TENANT, &id, "kept", "{}", &d));
     OK(gp_store_commit(s, &d));
     gp_store_close(s);
-    /* what is on disk, read without the wrapper */
-    OK(gp_store_open(f->path, &s, &d));
+    /* what is stored, read without the wrapper */
+    OK(gp_store_open_url(f->db.url, &s, &d));
     n = 0;
     OK(gp_store_obj_each(s, GP_OBJ_TENANT, count_obj, &n, &d));
     assert_int_equal(n, 1);
@@ -543,7 +549,7 @@ static void test_arm_plain_store(void **state)
     fixture *f = *state;
     gp_diag d;
     gp_store *s = NULL;
-    OK(gp_store_open(f->path, &s, &d));
+    OK(gp_store_open_url(f->db.url, &s, &d));
     gp_store_fault_plan plan = {.nth = 1};
     assert_int_equal(gp_store_fault_arm(s, &plan), GP_EINVAL);
     assert_int_equal(gp_store_fault_calls(s), 0);
