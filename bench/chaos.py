@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The chaos run behind bench/chaos.sh: a local pool (`gpupool up`, mock-NVML nodes, real agents,
 supervisors and processes), a steady stream of jobs, and for --duration seconds random faults;
-then a bounded settle and the invariants. Raw results go to --results (JSON) for
-bench/chaos_report.py; the last line printed is
+then a bounded settle and the invariants (bench/chaos_ha.py runs it on several gpupoold sharing
+one PostgreSQL, with leader kills and PostgreSQL restarts: `bench/chaos.sh --ha`). Raw results go
+to --results (JSON) for bench/chaos_report.py; the last line printed is
 
     chaos: jobs=N faults=M restarts=R lost=L double_alloc=D
 

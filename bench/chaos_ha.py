@@ -404,8 +404,8 @@ class HaRun(Run):
         return {k: vals.get(k) for k in ("lease_ttl", "renew_interval")}
 
     def extra_results(self):
-        return {"machine": self.source, "ha": True, "controllers": len(self.ctls), "postgresql": self.pg["version"],
-                "lease": self.lease(), "failovers": self.failovers,
+        return {"machine": self.source, "ha": True, "controllers": len(self.ctls),
+                "postgresql": self.pg["version"], "lease": self.lease(), "failovers": self.failovers,
                 "controller_exits": self.ctl_exits, "final_leader": self.final_leader,
                 "probe_writes": self.probes}
 
