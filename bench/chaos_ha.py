@@ -47,8 +47,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from chaos import Run, check_kinds, log, machine, now_ms, parser  # noqa: E402
 from pool import Client, free_ports, kill9, pid_alive, proc_argv_env  # noqa: E402
 
-HA_FAULT_KINDS = (("leader_kill", 0.25), ("pg_restart", 0.1), ("agent_kill", 0.25),
-                  ("xid48", 0.2), ("xid13", 0.2))
+HA_FAULT_KINDS = (("leader_kill", 0.25), ("pg_restart", 0.2), ("agent_kill", 0.2),
+                  ("xid48", 0.2), ("xid13", 0.15))
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 FIXTURE = os.path.join(ROOT, "tests", "pg", "pg_fixture.sh")
 PG_BIN = os.environ.get("GP_PG_BIN", "/usr/lib/postgresql/15/bin")
