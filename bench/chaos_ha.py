@@ -33,6 +33,7 @@ restart) until a controller answers GET /readyz with role leader and accepts a w
 directly (POST /v1/tenants with a new name: 201, or 409 when an earlier try was stored but its
 answer lost), polled every 50 ms; at most 60 s (then recorded as none). Every one is recorded.
 """
+import glob
 import http.client
 import json
 import os
@@ -159,6 +160,9 @@ class HaRun(Run):
 
     def up(self):
         if not super().up():
+            for path in sorted(glob.glob(os.path.join(self.pool, "logs", "gpupoold*.log"))):
+                with open(path, errors="replace") as f:
+                    log("the end of %s:\n%s" % (path, "".join(f.readlines()[-15:])))
             return False
         pid = self.pid_of("gpupoold")
         argv, env = proc_argv_env(pid)

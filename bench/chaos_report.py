@@ -201,8 +201,9 @@ def failover_lines(r):
     L = ["### Failover\n",
          "From the kill of the leader (or the start of the PostgreSQL restart) until a "
          "controller answers `GET /readyz` with role `leader` and accepts a write sent to it "
-         "(`POST /v1/tenants`), polled every 50 ms. Leader kills wait out the lease "
-         "(`ha.lease_ttl` %s, renewed every %s) before a follower may take it.\n"
+         "(`POST /v1/tenants`), polled every 50 ms. After a leader kill a follower may "
+         "take the lease once it expired, `ha.lease_ttl` (%s) after its last renewal (every "
+         "%s).\n"
          % (r["lease"].get("lease_ttl"), r["lease"].get("renew_interval"))]
     rows = []
     for k in ("leader_kill", "pg_restart", None):
