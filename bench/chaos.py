@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """The chaos run behind bench/chaos.sh: a local pool (`gpupool up`, mock-NVML nodes, real agents,
 supervisors and processes), a steady stream of jobs, and for --duration seconds random faults;
-then a bounded settle and the invariants. Raw results go to --results (JSON) for
-bench/chaos_report.py; the last line printed is
+then a bounded settle and the invariants (bench/chaos_ha.py runs it on several gpupoold sharing
+one PostgreSQL, with leader kills and PostgreSQL restarts: `bench/chaos.sh --ha`). Raw results go
+to --results (JSON) for bench/chaos_report.py; the last line printed is
 
     chaos: jobs=N faults=M restarts=R lost=L double_alloc=D
 
@@ -115,6 +116,9 @@ def now_ms():
 
 
 class Run:
+    FAULT_KINDS = FAULT_KINDS
+    CONTROLLER_LOGS = ("gpupoold",)
+
     def __init__(self, a):
         self.a = a
         # One generator per thread, so that a seed gives the same jobs and the same faults.
@@ -166,6 +170,7 @@ class Run:
         }
         extra = settings_env(os.path.join(self.bin, "gpupoold"), self.settings)
         self.env.update(extra)
+        self.env.update(self.up_env())
         self.lost_timeout = 20 if "GPUPOOL_NODES_LOST_TIMEOUT" in extra else None
         self.applied = sorted(extra)
         up = subprocess.run([os.path.join(self.bin, "gpupool"), "up", "--data-dir", self.pool,
@@ -187,6 +192,10 @@ class Run:
         log("pool up: %d nodes, %d GPUs (%s); settings from the environment: %s" %
             (len(self.nodes), sum(self.nodes.values()), n, ", ".join(self.applied) or "none"))
         return True
+
+    def up_env(self):
+        """More environment for `gpupool up` (and so for gpupoold and the agents)."""
+        return {}
 
     def down(self):
         subprocess.run([os.path.join(self.bin, "gpupool"), "down", "--data-dir", self.pool],
@@ -221,6 +230,10 @@ class Run:
             spec["replicas"] = 2
         return kind, spec
 
+    def submit_once(self, spec, key):
+        """One try of a submit: (HTTP status or None, the answer)."""
+        return self.call(self.user, "POST", "/v1/jobs", spec, headers={"Idempotency-Key": key})
+
     def submitter(self):
         i = 0
         while not self.stop_submit.is_set():
@@ -232,8 +245,7 @@ class Run:
             i += 1
             delay, deadline = 0.1, time.time() + 120
             while True:
-                s, d = self.call(self.user, "POST", "/v1/jobs", spec,
-                                 headers={"Idempotency-Key": key})
+                s, d = self.submit_once(spec, key)
                 if s in (200, 201):
                     with self.lock:
                         self.acked[d["id"]] = {"key": key, "name": spec["name"], "kind": kind,
@@ -438,20 +450,20 @@ class Run:
     def inject(self, kind):
         f = {"t_ms": now_ms(), "t": self.t(), "kind": kind}
         try:
-            if kind == "ctl_kill":
-                self.ctl_kill(f)
-            elif kind == "agent_kill":
-                self.agent_kill(f)
-            else:
-                self.xid(f, 48 if kind == "xid48" else 13)
+            self.handlers()[kind](f)
         except Exception as e:  # recorded; the run goes on
             f["error"] = repr(e)
         self.faults.append(f)
         log("fault %s %s" % (kind, json.dumps({k: v for k, v in f.items()
                                                  if k not in ("t_ms", "kind")})))
 
+    def handlers(self):
+        """The faults this run injects: kind -> function(fault record)."""
+        return {"ctl_kill": self.ctl_kill, "agent_kill": self.agent_kill,
+                "xid48": lambda f: self.xid(f, 48), "xid13": lambda f: self.xid(f, 13)}
+
     def injector(self):
-        chosen = [(k, w) for k, w in FAULT_KINDS if k in self.a.kinds.split(",")]
+        chosen = [(k, w) for k, w in self.FAULT_KINDS if k in self.a.kinds.split(",")]
         kinds, weights = zip(*chosen)
         end = self.t0 + self.a.duration
         while True:
@@ -489,6 +501,13 @@ class Run:
                 if len(x) == 4 and all(v.isdigit() for v in x):
                     out.setdefault(int(x[3]), []).append((int(x[0]), int(x[1]), int(x[2])))
         return out
+
+    def before_collect(self):
+        """Called once the pool settled, before the jobs are read for the invariants."""
+
+    def extra_results(self):
+        """More members of the results (the HA run's failovers)."""
+        return {}
 
     def collect(self):
         jobs, lost, unaccounted, recovery = [], [], [], []
@@ -560,6 +579,7 @@ class Run:
         self.stop_sample.set()
         samp.join(timeout=30)
         subm.join(timeout=150)
+        self.before_collect()
         jobs, lost, unaccounted, recovery = self.collect()
         # Every job of the tenant: one per submitted key (a name is used by one key only).
         listed = all_jobs(self.admin, "tenant=chaos&")
@@ -575,7 +595,7 @@ class Run:
         drained_end = [(n["name"], g["index"]) for n in d["items"] for g in n["gpus"]
                        if g.get("drained")] if s == 200 else None
         logs = {}
-        for name in ("gpupoold",):
+        for name in self.CONTROLLER_LOGS:
             path = os.path.join(self.pool, "logs", name + ".log")
             logs[name + "_errors"] = [line.strip()[:300] for line in open(path, errors="replace")
                                       if " level=error" in line or "ERROR" in line][-20:]
@@ -605,7 +625,7 @@ class Run:
                                          if not e["counted"]],
             "replica_alive_twice": [dict(v, key=k) for k, v in self.dup_seen.items()],
             "duplicate_jobs": duplicates, "unacknowledged_jobs": orphans,
-            "notes": self.notes, **logs,
+            "notes": self.notes, **logs, **self.extra_results(),
         }
         os.makedirs(os.path.dirname(os.path.abspath(self.a.results)), exist_ok=True)
         with open(self.a.results, "w") as f:
@@ -654,23 +674,33 @@ def cause_of(msg):
     return "other"
 
 
-def main():
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def parser(kinds, doc):
+    """The command line of a chaos run injecting kinds ((name, weight), ...)."""
+    ap = argparse.ArgumentParser(description=doc.split("\n")[0])
     ap.add_argument("--bin", required=True, help="the build's bin directory")
     ap.add_argument("--duration", type=int, default=600, help="seconds of fault injection")
     ap.add_argument("--settle", type=int, default=180, help="bound of the settle, seconds")
     ap.add_argument("--nodes", default="pcie-t4:2,dgx-a100:2", help="gpupool up --nodes")
     ap.add_argument("--active", type=int, default=20, help="unfinished jobs kept submitted")
     ap.add_argument("--seed", type=int, default=random.randrange(1 << 30))
-    ap.add_argument("--kinds", default=",".join(k for k, _ in FAULT_KINDS),
+    ap.add_argument("--kinds", default=",".join(k for k, _ in kinds),
                     help="the faults to inject, comma-separated")
     ap.add_argument("--results", required=True, help="the JSON results file")
     ap.add_argument("--keep", action="store_true", help="keep the pool's directory")
-    a = ap.parse_args()
-    bad = set(a.kinds.split(",")) - {k for k, _ in FAULT_KINDS}
+    return ap
+
+
+def check_kinds(ap, a, kinds):
+    bad = set(a.kinds.split(",")) - {k for k, _ in kinds}
     if bad or not a.kinds:
         ap.error("--kinds: %s: not among %s" % (",".join(sorted(bad)) or "none",
-                                               ",".join(k for k, _ in FAULT_KINDS)))
+                                               ",".join(k for k, _ in kinds)))
+
+
+def main():
+    ap = parser(FAULT_KINDS, __doc__)
+    a = ap.parse_args()
+    check_kinds(ap, a, FAULT_KINDS)
     return Run(a).main()
 
 

@@ -38,12 +38,8 @@ def table(head, rows):
     return out
 
 
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--results", default="out/bench/chaos.json")
-    ap.add_argument("--out", default="docs/results/reliability.md")
-    a = ap.parse_args()
-    r = json.load(open(a.results))
+def sqlite_section(r):
+    """The page for the run on one gpupoold (bench/chaos.py), as lines."""
     jobs = r["jobs"]
     faults = [f for f in r["faults"] if "skipped" not in f and "error" not in f]
     skipped = [f for f in r["faults"] if "skipped" in f or "error" in f]
@@ -127,7 +123,20 @@ def main():
                              or "none",
                              "none" if not r["drained_at_end"] else len(r["drained_at_end"])))
 
-    L.append("## Restarts and recovery\n")
+    L += recovery_lines(r, "##")
+    L += allocation_lines(r, "##")
+    if lost:
+        L.append("\n## Lost jobs\n")
+        for x in lost[:30]:
+            L.append("- job %s (%s): %s %s" % (x["id"], x["name"], x.get("why", ""),
+                                             x.get("reason", "")))
+    L.append("")
+    return L
+
+
+def recovery_lines(r, h):
+    """Restarts and recovery times, under a heading of level h."""
+    L = ["%s Restarts and recovery\n" % h]
     L.append("For every `Restarting` event (and every `Requeued` event caused by a fault), the "
              "time until the job's next `Running` event, by the cause its message names. A job "
              "that resumed at its last checkpointed step can end before its agent reports it "
@@ -157,8 +166,12 @@ def main():
                                                            u["restarting_events"],
                                                            u["fault_requeues"])
                      for u in r["unaccounted_restarts"][:20])))
+    return L
 
-    L.append("## Allocations\n")
+
+def allocation_lines(r, h):
+    """The allocation invariants, under a heading of level h."""
+    L = ["%s Allocations\n" % h]
     L.append("Controller: per GPU in `GET /v1/nodes`, holders' milli ≤ 1000 and memory ≤ the GPU's "
              "— %d violations. Agents: per GPU UUID, at most one live replica of a whole-GPU job "
              "and at most 1000 milli of live replicas — %d overlaps lasting two samples or more, "
@@ -173,16 +186,147 @@ def main():
     L.append("Jobs made by a submit that was never acknowledged: %d. Names used twice (a key that "
              "made two jobs): %d.\n" % (len(r.get("unacknowledged_jobs", [])),
                                         len(r.get("duplicate_jobs", []))))
+    return L
+
+
+HA_HEADING = "## High availability: leader kills and PostgreSQL restarts"
+HA_FAULT_NAMES = dict(FAULT_NAMES, leader_kill="kill -9 of the leader, started again 0.5-3 s "
+                      "later (as a supervisor would)", pg_restart="`pg_ctl restart -m fast` of "
+                      "the shared PostgreSQL")
+
+
+def failover_lines(r):
+    """The failovers: counts, median and max by cause, then every one."""
+    fo = r["failovers"]
+    L = ["### Failover\n",
+         "From the kill of the leader (or the start of the PostgreSQL restart) until a "
+         "controller answers `GET /readyz` with role `leader` and accepts a write sent to it "
+         "(`POST /v1/tenants`), polled every 50 ms. After a leader kill a follower may "
+         "take the lease once it expired, `ha.lease_ttl` (%s) after its last renewal (every "
+         "%s).\n"
+         % (r["lease"].get("lease_ttl"), r["lease"].get("renew_interval"))]
+    rows = []
+    for k in ("leader_kill", "pg_restart", None):
+        xs = [x for x in fo if k is None or x["kind"] == k]
+        t = [x["seconds"] for x in xs if x["seconds"] is not None]
+        rows.append([k or "all", len(xs), secs(pct(t, 0.5)), secs(max(t) if t else None),
+                     len(xs) - len(t)])
+    L += table(["cause", "failovers", "median s", "max s", "no leader within 60 s"], rows)
+    L.append("")
+    rows = [[f["t"], f["kind"], f.get("leader_before") or "—", f.get("leader") or "none",
+             secs(f.get("failover_s")),
+             f.get("came_back_as") or ("—" if f["kind"] != "leader_kill" else "no answer")]
+            for f in r["faults"] if f["kind"] in ("leader_kill", "pg_restart")
+            and "failover_s" in f]
+    L += table(["at s", "fault", "leader before", "leader after", "failover s",
+                "the killed leader came back as"], rows)
+    L.append("")
+    ex = r["controller_exits"]
+    L.append("Controllers that exited by themselves (started again 1 s later): %d%s.\n" % (
+        len(ex), "" if not ex else " (" + "; ".join(
+            "%s at %s s, status %s: %s" % (e["name"], e["t"], e["status"], e["why"] or "")
+            for e in ex[:10]) + ")"))
+    return L
+
+
+def ha_section(r):
+    """The page's section for the run on several gpupoold (bench/chaos_ha.py), as lines."""
+    L = [HA_HEADING + "\n"]
+    if r.get("skipped"):
+        return L + ["Not run: %s.\n" % r["skipped"]]
+    jobs, lost = r["jobs"], r["lost"]
+    faults = [f for f in r["faults"] if "skipped" not in f and "error" not in f]
+    kinds = r["faults_by_kind"]
+    fo = [x["seconds"] for x in r["failovers"] if x["seconds"] is not None]
+    ok = not lost and r["double_alloc"] == 0
+    when = time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime(r["started_ms"] / 1000))
+    m = r.get("machine", {})
+    L += [
+        "Generated by `bench/chaos.sh --ha` and `bench/chaos_report.py` (`make chaos-ha`) from "
+        "the run's raw results; `bench/chaos_ha.py` defines the faults and the failover time in "
+        "its header, `bench/chaos.py` the workload and the invariants.\n",
+        "%d gpupoold on one PostgreSQL (%s) that the run started, the same local pool "
+        "(`gpupool up --nodes %s`: %d nodes, %d mock-NVML GPUs) with its agents and the "
+        "submitting CLI given every controller (`--server URL,URL,...`), the same stream of "
+        "jobs, and faults for %d s, one at a time every 4-12 s; then the settle (at most %d s) "
+        "and the invariants, read from the final leader (%s).\n"
+        % (r["controllers"], r["postgresql"], r["nodes_spec"], len(r["nodes"]), r["gpus"],
+           r["duration_s"], r["settle_bound_s"], r["final_leader"]),
+        "Run: %s, seed %d, %.0f s in all, %d samples of the allocations (one a second); "
+        "source %s; %s CPUs, %s.\n" % (when, r["seed"], r["wall_s"], r["samples"],
+                                      m.get("source") or "unknown", m.get("cpus", "?"),
+                                      m.get("platform", "?")),
+        "### Invariants\n",
+    ]
+    L += table(["invariant", "result"], [
+        ["jobs acknowledged (the CLI exited 0 with the job)", len(jobs)],
+        ["faults injected", len(faults)],
+        ["leader kills", kinds.get("leader_kill", 0)],
+        ["PostgreSQL restarts", kinds.get("pg_restart", 0)],
+        ["failover (count, median, max)", "%d, %s s, %s s" % (
+            len(r["failovers"]), secs(pct(fo, 0.5)), secs(max(fo) if fo else None))],
+        ["restarts (sum of the jobs' `restarts`)", r["restarts"]],
+        ["jobs lost (missing, failed, cancelled, or stuck after the settle)", len(lost)],
+        ["double allocations", "%d (controller: %d, agents: %d)" % (
+            r["double_alloc"], len(r["double_alloc_controller"]),
+            len(r["double_alloc_agents"]))],
+        ["jobs whose restarts are not all accounted for by events",
+         len(r["unaccounted_restarts"])],
+        ["verdict", "pass" if ok else "FAIL"],
+    ])
+    L.append("")
+    L += failover_lines(r)
+    L.append("### Faults\n")
+    rows = []
+    for k in ("leader_kill", "pg_restart", "agent_kill", "xid48", "xid13"):
+        fs = [f for f in faults if f["kind"] == k]
+        if k == "agent_kill":
+            detail = "%d kept down past the lost timeout" % sum(
+                1 for f in fs if f.get("past_lost_timeout"))
+        elif k in ("xid48", "xid13"):
+            detail = "%d on a GPU holding a replica" % sum(1 for f in fs if f.get("jobs"))
+        else:
+            detail = "see Failover"
+        rows.append([k, HA_FAULT_NAMES[k], len(fs), detail])
+    L += table(["fault", "what", "count", "detail"], rows)
+    L.append("")
+    skipped = len(r["faults"]) - len(faults)
+    L.append("Faults not injected (no leader, no GPU in service, or an error): %d. Submits "
+             "never acknowledged (given up after 120 s of retries): %d.\n"
+             % (skipped, len(r["unacknowledged"])))
+    L += recovery_lines(r, "###")
+    L += allocation_lines(r, "###")
     if lost:
-        L.append("\n## Lost jobs\n")
+        L.append("\n### Lost jobs\n")
         for x in lost[:30]:
             L.append("- job %s (%s): %s %s" % (x["id"], x["name"], x.get("why", ""),
                                              x.get("reason", "")))
     L.append("")
-    with open(a.out, "w") as f:
-        f.write("\n".join(L))
-    print("chaos_report: wrote %s" % a.out)
+    return L
 
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--results", help="bench/chaos.py's results (default out/bench/chaos.json "
+                    "when --ha-results is not given either)")
+    ap.add_argument("--ha-results", help="bench/chaos_ha.py's results")
+    ap.add_argument("--out", default="docs/results/reliability.md")
+    a = ap.parse_args()
+    if not a.results and not a.ha_results:
+        a.results = "out/bench/chaos.json"
+    # A section whose results are not given is kept as the page has it.
+    try:
+        old = open(a.out).read()
+    except FileNotFoundError:
+        old = ""
+    cut = old.find(HA_HEADING)
+    old_single, old_ha = (old, "") if cut < 0 else (old[:cut], old[cut:])
+    single = ("\n".join(sqlite_section(json.load(open(a.results)))) if a.results
+              else old_single)
+    ha = "\n".join(ha_section(json.load(open(a.ha_results)))) if a.ha_results else old_ha
+    with open(a.out, "w") as f:
+        f.write(single.rstrip("\n") + "\n\n" + ha if ha else single)
+    print("chaos_report: wrote %s" % a.out)
 
 if __name__ == "__main__":
     main()
