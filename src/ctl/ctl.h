@@ -224,7 +224,6 @@ typedef struct ctl_job {
     char name[GP_NAME_MAX];
     ctl_job_state state;
     gp_jobspec spec;
-    char *spec_json; /* as stored; owned */
     char idempotency_key[128];
     char reason[256]; /* why it waits (Pending) or why it ended */
     int64_t submit_ms, start_ms, end_ms;
