@@ -63,6 +63,7 @@
 #include "gpupool/model.h"
 #include "gpupool/sched.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -162,6 +163,24 @@ int gp_jobspec_parse_json(const char *text, size_t len, gp_jobspec *out, gp_diag
 /* The same for YAML (one document). */
 int gp_jobspec_parse_yaml(const char *text, size_t len, gp_jobspec *out, gp_diag *d);
 void gp_jobspec_fini(gp_jobspec *s);
+
+/*
+ * The canonical form of a parsed spec: a new JSON object a user can submit back unchanged
+ * (gp_jobspec_parse_json of its text gives a spec gp_jobspec_equal to s, and encoding that gives
+ * the same text). Every effective value is explicit: queue, replicas, resources.cpu_milli and
+ * memory_mib, topology, preemptible, network, command, args, env, volumes, restart_policy,
+ * max_restarts, allow_unschedulable always; a fraction's gpu_milli as reserved; the image's
+ * resolved pull policy; idle_utilization with idle_timeout. What the spec leaves to the
+ * cluster is left out: tenant and priority_class when "" (gpupoold fills them in at submission),
+ * gpu_policy when GP_GPU_DEFAULT, compute_policy when GP_COMPUTE_DEFAULT, limits that are 0
+ * (none). One form per value: durations as a string in the largest exact unit ("2h", "90m",
+ * "45s", "1d"); volumes as "NAME", "NAME:ro" or "NAME:rw"; env values as strings, a secret as
+ * {"value", "secret": true} until sealed and {"secret": true, "sealed"} after (the caller hides
+ * or opens it: ctl_secrets_show). Members in a fixed order. NULL when out of memory.
+ */
+json_t *gp_jobspec_to_json(const gp_jobspec *s);
+/* Whether a and b are the same spec (a NULL list and an empty one are the same). */
+bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b);
 
 /* The placement request of one replica: allowed models resolved against c's model table by
  * gp_cluster_models_named ("A100-80GB" allows "NVIDIA A100-SXM4-80GB"); when none of the names

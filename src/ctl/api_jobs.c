@@ -226,7 +226,6 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
                        .tenant_id = t->id,
                        .state = CTL_PENDING,
                        .spec = a->spec,
-                       .spec_json = text,
                        .submit_ms = rec.submit_time_ms};
         snprintf(j->name, sizeof(j->name), "%s", rec.name);
         snprintf(j->reason, sizeof(j->reason), "%s", CTL_REASON_NEW);
@@ -234,7 +233,6 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
         rc = ctl_state_add_job(st, j);
         if (rc == 0) {
             memset(&a->spec, 0, sizeof(a->spec)); /* now the job's */
-            text = NULL;
             j = NULL;
             op->status = 201;
             op->kick = true;

@@ -434,8 +434,7 @@ typedef struct beat_arg {
     const char *node;
     int64_t caller_node;  /* 0 = admin */
     int64_t caller_token; /* the agent's token */
-    json_t *doc;          /* as sent; decoded and validated into hb */
-    gp_wire_heartbeat hb; /* the heartbeat, typed (net/wire.h) */
+    gp_wire_heartbeat hb; /* the heartbeat, decoded and validated (net/wire.h) */
     json_t *images;       /* the image cache in normal form (ctl_images_read); NULL: not reported */
     int64_t images_bytes;
 } beat_arg;
@@ -531,7 +530,7 @@ static void read_gpus(ctl_node *n, const gp_wire_heartbeat *hb)
 {
     for (size_t i = 0; i < hb->ngpus; i++) {
         gp_wire_gpu g = hb->gpus[i];
-        g.mig_instances = NULL; /* node_mig.c */
+        g.has_mig = false; /* node_mig.c */
         json_t *readings = gp_wire_gpu_encode(&g);
         if (!readings) {
             continue;
@@ -575,7 +574,7 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
         n->older_agent_tokens = false;
     }
-    int migs = ctl_mig_report(g, n, json_object_get(a->doc, "gpus"), d);
+    int migs = ctl_mig_report(g, n, &a->hb, d);
     if (migs < 0) {
         return migs;
     }
@@ -595,7 +594,8 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
         n->images_bytes = a->images_bytes;
     }
     int xids = ctl_recovery_xids(g, n, a->hb.events, a->hb.nevents, d);
-    int health = xids < 0 ? xids : ctl_recovery_health(g, n, json_object_get(a->doc, "health"), d);
+    int health =
+        xids < 0 ? xids : ctl_recovery_health(g, n, a->hb.has_health ? &a->hb.health : NULL, d);
     if (health < 0) {
         return health;
     }
@@ -618,27 +618,26 @@ void api_nodes_heartbeat(api_req *rq)
     beat_arg a = {.node = rq->params[0],
                   .caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0,
                   .caller_token = rq->who.role == CTL_ROLE_AGENT ? rq->who.token_id : 0};
-    a.doc = api_body(rq);
-    if (!a.doc) {
+    json_t *doc = api_body(rq);
+    if (!doc) {
         return;
     }
     gp_diag d;
     gp_diag_clear(&d);
-    int rc = gp_wire_heartbeat_decode(a.doc, &a.hb, &d);
-    if (rc == 0 && a.hb.images) {
-        rc = ctl_images_read(a.hb.images, &a.images, &a.images_bytes, &d);
+    int rc = gp_wire_heartbeat_decode(doc, &a.hb, &d);
+    json_decref(doc); /* only the decoded values are used from here on */
+    if (rc == 0 && a.hb.has_images) {
+        rc = ctl_images_read(a.hb.images, a.hb.nimages, &a.images, &a.images_bytes, &d);
     }
     if (rc < 0) {
         api_diag(rq, &d);
         gp_wire_heartbeat_fini(&a.hb);
-        json_decref(a.doc);
         return;
     }
     ctl_op op = {.run = beat_run, .arg = &a};
     api_run(rq, &op);
     json_decref(a.images);
     gp_wire_heartbeat_fini(&a.hb);
-    json_decref(a.doc);
 }
 
 /* ---- cordon, drain, uncordon ---- */

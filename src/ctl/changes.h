@@ -53,11 +53,12 @@ void ctl_pull_failed_reason(const ctl_job *j, int replica, const char *reason, c
 
 /* Stores n's document (n may be a changed copy of a node; memory is not touched). */
 int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d);
-/* The GPU instances in a heartbeat's GPU readings (gpus[i].mig_instances, GPU by "index"; see
- * ctl_mig_read): checked (GP_EINVAL naming the field), and those that changed are stored with the
- * node and set on the model (node_mig.c). 1 when some changed (what may be placed changed), 0
- * when none did. */
-int ctl_mig_report(gpupoold *g, ctl_node *n, json_t *gpus, gp_diag *d);
+/* The GPU instances in a heartbeat's GPU readings (gpus[i].mig_instances, decoded, with GPU
+ * indices checked against n by gp_wire_heartbeat_check_node): checked against each GPU's mode
+ * and model (GP_EINVAL naming the field, nothing changed), and those that changed are stored
+ * with the node and set on the model (node_mig.c). 1 when some changed (what may be placed
+ * changed), 0 when none did. */
+int ctl_mig_report(gpupoold *g, ctl_node *n, const gp_wire_heartbeat *hb, gp_diag *d);
 
 /* How a job's placement ends when something else than the job failed (ctl_job_fault). */
 typedef enum ctl_fault_kind {

@@ -23,6 +23,7 @@
 #include "gpupool/jobspec.h"
 #include "gpupool/model.h"
 #include "gpupool/sched.h"
+#include "net/wire.h"
 #include "store/store.h"
 
 #include <jansson.h>
@@ -223,7 +224,6 @@ typedef struct ctl_job {
     char name[GP_NAME_MAX];
     ctl_job_state state;
     gp_jobspec spec;
-    char *spec_json; /* as stored; owned */
     char idempotency_key[128];
     char reason[256]; /* why it waits (Pending) or why it ended */
     int64_t submit_ms, start_ms, end_ms;
@@ -351,9 +351,10 @@ void ctl_node_update_gpus(ctl_state *st, ctl_node *n);
 int ctl_runtime_read(json_t *doc, json_t **out, gp_diag *d);
 /* Sets n's runtime (a reference is taken; NULL: none) and its capability on the model. */
 void ctl_node_set_runtime(ctl_state *st, ctl_node *n, json_t *runtime);
-/* Reads a heartbeat's "images" list into *out (a new list of the known fields only) and
- * *bytes (their total size). GP_EINVAL naming the field. */
-int ctl_images_read(json_t *images, json_t **out, int64_t *bytes, gp_diag *d);
+/* A heartbeat's image cache (decoded by the wire codec, net/wire.h) as the list shown with the
+ * node, into *out (new), and *bytes (their total size). GP_ENOMEM. */
+int ctl_images_read(const gp_wire_image *images, size_t n, json_t **out, int64_t *bytes,
+                    gp_diag *d);
 /* The node's runtime and image cache as the API shows them: "runtime" (null when none) and
  * "images": {"count", "size_bytes", "items" (staff only: list the refs)} set in doc. */
 void ctl_images_show(const ctl_node *n, bool staff, json_t *doc);
@@ -374,10 +375,10 @@ void ctl_registry_clear(ctl_state *st);
  * {"profile", "start", "idle", "held"}, stored with the node and shown with it. On the cluster
  * model they are the GPU's layout (gp_cluster_set_mig_layout): an instance neither idle nor held
  * (something outside gpupool runs there), or of a profile variant ("1g.10gb+me"), is blocked. */
-/* Reads g's "mig_instances" (g is the document of GPU out at path "gpus[i]"; out's model and mig
- * already read) into out. Absent or null: out keeps its instances. GP_EINVAL naming the field: a
- * malformed entry, instances on a GPU not in MIG mode, or (for a model gpupool partitions) a
- * layout its geometry does not allow (gp_mig_layout_encode). */
+/* Reads g's "mig_instances" (gp_wire_mig_decode; g is the document of GPU out at path "gpus[i]";
+ * out's model and mig already read) into out. Absent or null: out keeps its instances. GP_EINVAL
+ * naming the field: a malformed entry, instances on a GPU not in MIG mode, or (for a model gpupool
+ * partitions) a layout its geometry does not allow (gp_mig_layout_encode). */
 int ctl_mig_read(json_t *g, const char *path, ctl_gpu_info *out, gp_diag *d);
 /* The list of g's instances. New reference. */
 json_t *ctl_mig_doc(const ctl_gpu_info *g);

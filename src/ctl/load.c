@@ -237,10 +237,9 @@ static int load_job(void *ctx, const gp_job_rec *rec, const char *spec_json,
     if (rc == 0) {
         rc = gp_jobspec_parse_json(spec_json, strlen(spec_json), &j->spec, l->d);
     }
-    j->spec_json = rc == 0 ? strdup(spec_json) : NULL;
     json_t *status = rc == 0 ? parse(status_json, l->d, "job status") : NULL;
-    if (rc == 0 && (!j->spec_json || !status)) {
-        rc = status ? GP_ENOMEM : GP_EIO;
+    if (rc == 0 && !status) {
+        rc = GP_EIO;
     }
     if (rc == 0) {
         read_status(j, status);

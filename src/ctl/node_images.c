@@ -13,8 +13,6 @@
 
 #include <string.h>
 
-#define IMAGES_MAX 4096 /* entries of a reported cache at most */
-
 /* One string member of runtime: 1..63 bytes; one of choices when given. */
 static int runtime_str(json_t *rt, const char *key, const char *const *choices, json_t *out,
                        gp_diag *d)
@@ -76,53 +74,22 @@ void ctl_node_set_runtime(ctl_state *st, ctl_node *n, json_t *runtime)
     gp_cluster_set_caps(st->cluster, n->cl, n->runtime ? GP_CAP_IMAGES : 0);
 }
 
-/* One entry of the cache, as shown: the known fields only. */
-static int image_read(json_t *v, size_t i, json_t **out, int64_t *size, gp_diag *d)
-{
-    char path[32];
-    snprintf(path, sizeof(path), "images[%zu]", i);
-    if (!json_is_object(v)) {
-        return gp_diag_set(d, GP_EINVAL, "%s: must be an object", path);
-    }
-    char ref[GP_IMAGE_REF_MAX] = "", id[160] = "";
-    int64_t used = 0;
-    *size = 0;
-    int rc = doc_str(v, path, "ref", ref, sizeof(ref), d);
-    rc = rc < 0 ? rc : doc_str(v, path, "id", id, sizeof(id), d);
-    rc = rc < 0 ? rc : doc_int(v, path, "size_bytes", 0, INT64_C(1) << 50, size, d);
-    rc = rc < 0 ? rc : doc_int(v, path, "last_used_ms", 0, INT64_MAX / 2, &used, d);
-    if (rc == 0 && !ref[0] && !id[0]) {
-        rc = gp_diag_set(d, GP_EINVAL, "%s: needs ref or id", path);
-    }
-    if (rc < 0) {
-        return rc;
-    }
-    *out = json_pack("{s:s, s:s, s:I, s:I}", "ref", ref, "id", id, "size_bytes", (json_int_t)*size,
-                     "last_used_ms", (json_int_t)used);
-    return *out ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
-}
-
-int ctl_images_read(json_t *images, json_t **out, int64_t *bytes, gp_diag *d)
+int ctl_images_read(const gp_wire_image *images, size_t n, json_t **out, int64_t *bytes, gp_diag *d)
 {
     *out = NULL;
     *bytes = 0;
-    if (!json_is_array(images) || json_array_size(images) > IMAGES_MAX) {
-        return gp_diag_set(d, GP_EINVAL, "images: must be a list of at most %d images", IMAGES_MAX);
-    }
     json_t *list = json_array();
-    size_t i;
-    json_t *v;
-    json_array_foreach(images, i, v)
-    {
-        json_t *e = NULL;
-        int64_t size = 0;
-        int rc = list ? image_read(v, i, &e, &size, d) : gp_diag_set(d, GP_ENOMEM, "out of memory");
-        if (rc < 0) {
+    for (size_t i = 0; list && i < n; i++) {
+        json_t *e = gp_wire_image_encode(&images[i]);
+        if (!e || json_array_append_new(list, e) != 0) {
             json_decref(list);
-            return rc;
+            list = NULL;
         }
-        json_array_append_new(list, e);
-        *bytes += size;
+        *bytes += images[i].size_bytes; /* each at most 2^50, at most 4096 of them */
+    }
+    if (!list) {
+        *bytes = 0;
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     *out = list;
     return 0;

@@ -35,52 +35,22 @@ static void to_layout(const ctl_gpu_info *g, gp_mig_instance *in)
     }
 }
 
-static int read_one(json_t *v, const char *path, ctl_mig_inst *out, gp_diag *d)
+/* Sets the instances list[0..n) on out (out's model and mig already read), checked against the
+ * GPU: none on a GPU not in MIG mode, and (for a model gpupool partitions) a layout its geometry
+ * allows. Nothing changes on an error. */
+static int mig_set(const gp_wire_mig *list, int n, const char *path, ctl_gpu_info *out, gp_diag *d)
 {
-    static const char *const fields[] = {"profile", "start", "idle", "held", NULL};
-    ctl_mig_inst m = {.start = -1, .idle = true};
-    int64_t start = -1;
-    int rc = doc_check_fields(v, path, fields, d);
-    rc = rc < 0 ? rc : doc_str(v, path, "profile", m.profile, sizeof(m.profile), d);
-    rc = rc < 0 ? rc : doc_int(v, path, "start", 0, GP_MIG_MEMORY_SLICES - 1, &start, d);
-    rc = rc < 0 ? rc : doc_bool(v, path, "idle", &m.idle, d);
-    rc = rc < 0 ? rc : doc_bool(v, path, "held", &m.held, d);
-    if (rc == 0 && (!m.profile[0] || start < 0)) {
-        rc = gp_diag_set(d, GP_EINVAL, "%s: profile and start are required", path);
-    }
-    m.start = (int)start;
-    if (rc == 0) {
-        *out = m;
-    }
-    return rc;
-}
-
-int ctl_mig_read(json_t *g, const char *path, ctl_gpu_info *out, gp_diag *d)
-{
-    json_t *list = json_object_get(g, "mig_instances");
-    if (!list || json_is_null(list)) {
-        return 0;
-    }
-    if (!json_is_array(list) || json_array_size(list) > GP_MIG_MEMORY_SLICES) {
-        return gp_diag_set(d, GP_EINVAL, "%s.mig_instances: must be a list of at most %d instances",
-                           path, GP_MIG_MEMORY_SLICES);
-    }
-    if (json_array_size(list) > 0 && !out->mig) {
+    if (n > 0 && !out->mig) {
         return gp_diag_set(d, GP_EINVAL, "%s.mig_instances: the GPU is not in MIG mode", path);
     }
     ctl_gpu_info next = *out;
-    next.nmig = 0;
-    size_t i;
-    json_t *v;
-    json_array_foreach(list, i, v)
-    {
-        char p[64];
-        snprintf(p, sizeof(p), "%s.mig_instances[%zu]", path, i);
-        int rc = read_one(v, p, &next.migs[next.nmig], d);
-        if (rc < 0) {
-            return rc;
-        }
-        next.nmig++;
+    next.nmig = n;
+    for (int k = 0; k < n; k++) {
+        ctl_mig_inst *m = &next.migs[k];
+        snprintf(m->profile, sizeof(m->profile), "%s", list[k].profile);
+        m->start = list[k].start;
+        m->idle = list[k].idle;
+        m->held = list[k].held;
     }
     gp_mig_geometry geo = gp_mig_geometry_of_model(next.model);
     gp_mig_instance in[GP_MIG_MEMORY_SLICES];
@@ -95,15 +65,24 @@ int ctl_mig_read(json_t *g, const char *path, ctl_gpu_info *out, gp_diag *d)
     return 0;
 }
 
+int ctl_mig_read(json_t *g, const char *path, ctl_gpu_info *out, gp_diag *d)
+{
+    gp_wire_mig list[GP_MIG_MEMORY_SLICES];
+    int n;
+    bool given;
+    int rc = gp_wire_mig_decode(g, path, list, &n, &given, d);
+    return rc != 0 || !given ? rc : mig_set(list, n, path, out, d);
+}
+
 json_t *ctl_mig_doc(const ctl_gpu_info *g)
 {
-    json_t *list = json_array();
+    gp_wire_mig list[GP_MIG_MEMORY_SLICES];
     for (int k = 0; k < g->nmig; k++) {
         const ctl_mig_inst *m = &g->migs[k];
-        json_array_append_new(list, json_pack("{s:s, s:i, s:b, s:b}", "profile", m->profile,
-                                              "start", m->start, "idle", m->idle, "held", m->held));
+        list[k] = (gp_wire_mig){.start = m->start, .idle = m->idle, .held = m->held};
+        snprintf(list[k].profile, sizeof(list[k].profile), "%s", m->profile);
     }
-    return list;
+    return gp_wire_mig_encode(list, g->nmig);
 }
 
 void ctl_mig_apply(ctl_state *st, const ctl_node *n, int gpu)
@@ -132,29 +111,25 @@ static bool same_instances(const ctl_gpu_info *a, const ctl_gpu_info *b)
     return true;
 }
 
-int ctl_mig_report(gpupoold *g, ctl_node *n, json_t *gpus, gp_diag *d)
+int ctl_mig_report(gpupoold *g, ctl_node *n, const gp_wire_heartbeat *hb, gp_diag *d)
 {
     ctl_node next = *n;
     bool changed = false;
-    size_t i;
-    json_t *v;
-    json_array_foreach(gpus, i, v)
-    {
-        json_t *index = json_object_get(v, "index");
-        if (!json_object_get(v, "mig_instances")) {
+    for (size_t i = 0; i < hb->ngpus; i++) {
+        const gp_wire_gpu *w = &hb->gpus[i];
+        if (!w->has_mig) {
             continue;
         }
-        json_int_t k = json_is_integer(index) ? json_integer_value(index) : -1;
-        if (k < 0 || k >= n->ngpus) {
+        if (w->index >= n->ngpus) { /* gp_wire_heartbeat_check_node refused it already */
             return gp_diag_set(d, GP_EINVAL, "gpus[%zu].index: no such GPU on node %s", i, n->name);
         }
         char path[32];
         snprintf(path, sizeof(path), "gpus[%zu]", i);
-        int rc = ctl_mig_read(v, path, &next.gpus[k], d);
+        int rc = mig_set(w->mig, w->nmig, path, &next.gpus[w->index], d);
         if (rc < 0) {
             return rc;
         }
-        changed |= !same_instances(&next.gpus[k], &n->gpus[k]);
+        changed |= !same_instances(&next.gpus[w->index], &n->gpus[w->index]);
     }
     if (!changed) {
         return 0;

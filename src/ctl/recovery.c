@@ -261,35 +261,31 @@ int ctl_recovery_xids(gpupoold *g, ctl_node *n, const gp_wire_xid *events, size_
     return changed;
 }
 
-int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d)
+int ctl_recovery_health(gpupoold *g, ctl_node *n, const gp_wire_health *health, gp_diag *d)
 {
-    if (!json_is_object(health)) {
+    if (!health) {
         return 0;
     }
-    json_int_t seq = 0;
-    json_t *conds = NULL;
-    json_unpack(health, "{s?I, s?o}", "seq", &seq, "conditions", &conds);
+    int64_t seq = health->seq;
     char node_bad[200] = "";
     const char *gpu_bad[GP_MAX_GPUS_PER_NODE] = {0};
-    size_t i;
-    json_t *c;
-    json_array_foreach(conds, i, c)
-    {
-        const char *check = "?", *severity = "", *message = "";
-        int gpu = -1;
-        if (json_unpack(c, "{s?s, s?i, s?s, s?s}", "check", &check, "gpu", &gpu, "severity",
-                        &severity, "message", &message) != 0 ||
-            strcmp(severity, "fatal") != 0) {
+    for (size_t i = 0; i < health->nconditions; i++) {
+        const gp_wire_condition *c = &health->conditions[i];
+        if (c->severity != GP_WIRE_FATAL) {
             continue;
         }
-        if (gpu < 0) {
-            snprintf(node_bad, sizeof(node_bad), "%s: %s", check, message);
-        } else if (gpu < n->ngpus) {
-            gpu_bad[gpu] = message;
+        if (c->gpu < 0) {
+            snprintf(node_bad, sizeof(node_bad), "%.60s: %.130s", c->check, c->message);
+        } else if (c->gpu < n->ngpus) { /* gp_wire_heartbeat_check_node refused any other */
+            gpu_bad[c->gpu] = c->message;
         }
     }
+    json_t *shown = gp_wire_health_encode(health);
+    if (!shown) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
     json_decref(n->health);
-    n->health = json_deep_copy(health);
+    n->health = shown;
     n->health_seq = seq;
     int changed = strcmp(n->unhealthy, node_bad) != 0;
     if (changed) {

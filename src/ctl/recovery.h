@@ -53,11 +53,11 @@ int ctl_node_commit(gpupoold *g, ctl_node *n, ctl_node *next, gp_diag *d);
  * is due), else 0, or an error. */
 int ctl_recovery_xids(gpupoold *g, ctl_node *n, const gp_wire_xid *events, size_t nevents,
                       gp_diag *d);
-/* The health check result of a heartbeat ({"seq", "at_ms", "conditions": [{"check", "gpu",
- * "severity", "message"}]}): node-wide fatal findings make the node unschedulable, a GPU's
+/* The health check result of a heartbeat, decoded and checked against the node (net/wire.h;
+ * NULL: none reported): node-wide fatal findings make the node unschedulable, a GPU's
  * drain it (restarting its jobs elsewhere), and drained GPUs waiting for this check return.
  * Returns 1 when that changed what may be placed, else 0, or an error. */
-int ctl_recovery_health(gpupoold *g, ctl_node *n, json_t *health, gp_diag *d);
+int ctl_recovery_health(gpupoold *g, ctl_node *n, const gp_wire_health *health, gp_diag *d);
 /* What a heartbeat's replica reports say about fencing: stale_running is the number of reports
  * of superseded replicas still Running. Returns whether the fence was lifted. */
 bool ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running);

@@ -251,7 +251,7 @@ void ctl_secrets_show(json_t *spec, const unsigned char *key, int64_t tenant_id,
 
 json_t *ctl_job_spec_doc(const ctl_state *st, const ctl_job *j, bool secrets)
 {
-    json_t *spec = json_loads(j->spec_json, 0, NULL);
+    json_t *spec = gp_jobspec_to_json(&j->spec); /* the canonical form, from the parsed spec */
     if (spec) {
         ctl_secrets_show(spec, secrets ? st->secret_key : NULL, j->tenant_id, j->name);
     }

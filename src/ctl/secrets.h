@@ -45,14 +45,16 @@ int ctl_secrets_check_submitted(const gp_jobspec *s, gp_diag *d);
 int ctl_secrets_seal(const unsigned char *key, int64_t tenant_id, json_t *doc, gp_jobspec *s,
                      gp_diag *d);
 
-/* In a stored spec document (borrowed; changed in place): every secret entry of "env" becomes
+/* In a spec document in the stored form (borrowed; changed in place): every secret entry of "env"
+ * becomes
  * {"secret": true} (hidden), or with key (the node's own agent) its value opened for the job
  * named job of tenant tenant_id. */
 void ctl_secrets_show(json_t *spec, const unsigned char *key, int64_t tenant_id, const char *job);
 
-/* The spec of job j as an answer shows it (a new reference; NULL when out of memory): every
- * secret env value {"secret": true}, or with secrets (the desired replicas of the node's own
- * agent) opened. */
+/* The spec of job j as an answer shows it (a new reference; NULL when out of memory): its
+ * canonical form, encoded from the parsed spec (gp_jobspec_to_json; the stored text is read only
+ * at load), with every secret env value {"secret": true}, or with secrets (the desired replicas
+ * of the node's own agent) opened. */
 json_t *ctl_job_spec_doc(const ctl_state *st, const ctl_job *j, bool secrets);
 
 #endif

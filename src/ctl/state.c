@@ -62,7 +62,6 @@ void ctl_job_free(ctl_job *j)
 {
     if (j) {
         gp_jobspec_fini(&j->spec);
-        free(j->spec_json);
         free(j->replicas);
         free(j->ran_on);
         free(j);

@@ -158,6 +158,14 @@ static int walk(json_t *v, const char *path, const field *fields, int nfields, g
     return 0;
 }
 
+/* The wire names of the enumerations, in their enums' order (parse and encode share them). */
+static const char *const compute_names[] = {"shared", "strict"}; /* from GP_COMPUTE_SHARED */
+static const char *const topology_names[] = {"any", "prefer-nvlink", "require-nvlink"};
+static const char *const gpu_policy_names[] = {"packing", "spread", "topology", "fragmentation"};
+static const char *const pull_names[] = {"Always", "IfNotPresent", "Never"};
+static const char *const network_names[] = {"host", "private"};
+static const char *const restart_names[] = {"never", "on-failure", "always"};
+
 /* ---- resources ---- */
 
 static int f_gpus(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
@@ -182,10 +190,8 @@ static int f_cores(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 
 static int f_compute_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    /* The order of gp_compute_policy from GP_COMPUTE_SHARED. */
-    static const char *const names[] = {"shared", "strict"};
     int x = 0;
-    int rc = get_enum(v, path, names, 2, &x, d);
+    int rc = get_enum(v, path, compute_names, 2, &x, d);
     s->compute_policy = rc == 0 ? (gp_compute_policy)x : s->compute_policy;
     return rc;
 }
@@ -274,19 +280,16 @@ static int f_resources(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 
 static int f_topology(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    static const char *const names[] = {"any", "prefer-nvlink", "require-nvlink"};
     int x = 0;
-    int rc = get_enum(v, path, names, 3, &x, d);
+    int rc = get_enum(v, path, topology_names, 3, &x, d);
     s->topology = (gp_topology_pref)x;
     return rc;
 }
 
 static int f_gpu_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    /* The order of gp_gpu_policy. */
-    static const char *const names[] = {"packing", "spread", "topology", "fragmentation"};
     int x = 0;
-    int rc = get_enum(v, path, names, 4, &x, d);
+    int rc = get_enum(v, path, gpu_policy_names, 4, &x, d);
     s->gpu_policy = (gp_gpu_policy)x;
     return rc;
 }
@@ -334,19 +337,16 @@ static int f_image(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 
 static int f_pull_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    /* The order of gp_pull_policy. */
-    static const char *const names[] = {"Always", "IfNotPresent", "Never"};
     int x = 0;
-    int rc = get_enum(v, path, names, 3, &x, d);
+    int rc = get_enum(v, path, pull_names, 3, &x, d);
     s->image_pull_policy = (gp_pull_policy)x;
     return rc;
 }
 
 static int f_network(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    static const char *const names[] = {"host", "private"};
     int x = 0;
-    int rc = get_enum(v, path, names, 2, &x, d);
+    int rc = get_enum(v, path, network_names, 2, &x, d);
     s->network = (gp_network)x;
     return rc;
 }
@@ -507,9 +507,8 @@ static int f_idle_util(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 
 static int f_restart(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    static const char *const names[] = {"never", "on-failure", "always"};
     int x = 0;
-    int rc = get_enum(v, path, names, 3, &x, d);
+    int rc = get_enum(v, path, restart_names, 3, &x, d);
     s->restart_policy = (gp_restart_policy)x;
     return rc;
 }
@@ -845,4 +844,234 @@ void gp_jobspec_enforcement(const gp_jobspec *s, int64_t gpu_memory_mib, gp_shar
         pct = (100 * s->gpu_memory_mib + gpu_memory_mib - 1) / gpu_memory_mib;
     }
     out->core_percent = (int)(pct < 1 ? 1 : pct > 100 ? 100 : pct);
+}
+
+/* ---- the canonical form (gp_jobspec_to_json) ---- */
+
+/* A builder that remembers the first failure, so the encoder reads as a list of members. */
+typedef struct enc {
+    bool failed;
+} enc;
+
+static void put(enc *e, json_t *o, const char *key, json_t *v)
+{
+    if (!v || !o || json_object_set_new(o, key, v) != 0) {
+        e->failed = true;
+    }
+}
+
+static json_t *strings(enc *e, char **list)
+{
+    json_t *a = json_array();
+    for (char **p = list; a && p && *p; p++) {
+        if (json_array_append_new(a, json_string(*p)) != 0) {
+            e->failed = true;
+        }
+    }
+    e->failed |= !a;
+    return a;
+}
+
+/* Seconds in the largest unit that divides them exactly: "2h", "90m", "45s", "1d". */
+static json_t *duration(int64_t secs)
+{
+    static const struct {
+        int64_t secs;
+        char unit;
+    } units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
+    char buf[32];
+    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+        if (secs % units[i].secs == 0) {
+            snprintf(buf, sizeof(buf), "%lld%c", (long long)(secs / units[i].secs), units[i].unit);
+            break;
+        }
+    }
+    return json_string(buf);
+}
+
+static json_t *resources(enc *e, const gp_jobspec *s)
+{
+    json_t *r = json_object();
+    if (s->gpus > 0) {
+        put(e, r, "gpus", json_integer(s->gpus));
+    }
+    if (s->gpu_milli > 0) {
+        put(e, r, "gpu_milli", json_integer(s->gpu_milli));
+    }
+    if (s->gpu_memory_mib > 0) {
+        put(e, r, "gpu_memory_mib", json_integer(s->gpu_memory_mib));
+    }
+    if (s->cores_percent > 0) {
+        put(e, r, "cores_percent", json_integer(s->cores_percent));
+    }
+    if (s->compute_policy != GP_COMPUTE_DEFAULT) {
+        put(e, r, "compute_policy", json_string(compute_names[s->compute_policy]));
+    }
+    if (s->mig_profile[0]) {
+        put(e, r, "mig_profile", json_string(s->mig_profile));
+    }
+    if (s->ngpu_models > 0) {
+        json_t *models = json_array();
+        for (int i = 0; models && i < s->ngpu_models; i++) {
+            e->failed |= json_array_append_new(models, json_string(s->gpu_models[i])) != 0;
+        }
+        put(e, r, "gpu_models", models);
+    }
+    put(e, r, "cpu_milli", json_integer(s->cpu_milli));
+    put(e, r, "memory_mib", json_integer(s->memory_mib));
+    e->failed |= !r;
+    return r;
+}
+
+/* One form per entry: a string; {"value", "secret": true} for a secret not yet sealed; the
+ * sealed form {"secret": true, "sealed"} once gpupoold has sealed it. */
+static json_t *env_map(enc *e, const gp_jobspec *s)
+{
+    json_t *m = json_object();
+    for (int i = 0; m && i < s->nenv; i++) {
+        const gp_env_var *v = &s->env[i];
+        json_t *x = !v->secret  ? json_string(v->value)
+                    : v->sealed ? json_pack("{s:b, s:s}", "secret", 1, "sealed", v->value)
+                                : json_pack("{s:s, s:b}", "value", v->value, "secret", 1);
+        put(e, m, v->name, x);
+    }
+    e->failed |= !m;
+    return m;
+}
+
+static json_t *volume_list(enc *e, const gp_jobspec *s)
+{
+    json_t *a = json_array();
+    for (int i = 0; a && i < s->nvolumes; i++) {
+        const gp_volume_ref *v = &s->volumes[i];
+        char buf[GP_JOB_NAME_MAX + 4];
+        snprintf(buf, sizeof(buf), "%s%s", v->name,
+                 v->mode == GP_VOLUME_RO   ? ":ro"
+                 : v->mode == GP_VOLUME_RW ? ":rw"
+                                           : "");
+        e->failed |= json_array_append_new(a, json_string(buf)) != 0;
+    }
+    e->failed |= !a;
+    return a;
+}
+
+/* What a job does with time: its limits (absent: none), idle stop and restarts. */
+static void lifecycle(enc *e, json_t *o, const gp_jobspec *s)
+{
+    if (s->max_runtime_s > 0) {
+        put(e, o, "max_runtime", duration(s->max_runtime_s));
+    }
+    if (s->hang_timeout_s > 0) {
+        put(e, o, "hang_timeout", duration(s->hang_timeout_s));
+    }
+    if (s->idle_timeout_s > 0) {
+        double u = s->idle_utilization;
+        put(e, o, "idle_timeout", duration(s->idle_timeout_s));
+        put(e, o, "idle_utilization",
+            u == (double)(int64_t)u ? json_integer((json_int_t)u) : json_real(u));
+    }
+    put(e, o, "restart_policy", json_string(restart_names[s->restart_policy]));
+    put(e, o, "max_restarts", json_integer(s->max_restarts));
+}
+
+json_t *gp_jobspec_to_json(const gp_jobspec *s)
+{
+    enc e = {false};
+    json_t *o = json_object();
+    put(&e, o, "name", json_string(s->name));
+    if (s->tenant[0]) {
+        put(&e, o, "tenant", json_string(s->tenant));
+    }
+    put(&e, o, "queue", json_string(s->queue));
+    if (s->priority_class[0]) {
+        put(&e, o, "priority_class", json_string(s->priority_class));
+    }
+    put(&e, o, "replicas", json_integer(s->replicas));
+    put(&e, o, "resources", resources(&e, s));
+    put(&e, o, "topology", json_string(topology_names[s->topology]));
+    if (s->gpu_policy != GP_GPU_DEFAULT) {
+        put(&e, o, "gpu_policy", json_string(gpu_policy_names[s->gpu_policy]));
+    }
+    put(&e, o, "preemptible", json_boolean(s->preemptible));
+    if (s->image) {
+        put(&e, o, "image", json_string(s->image));
+        put(&e, o, "image_pull_policy", json_string(pull_names[s->image_pull_policy]));
+    }
+    put(&e, o, "network", json_string(network_names[s->network]));
+    put(&e, o, "command", strings(&e, s->command));
+    put(&e, o, "args", strings(&e, s->args));
+    put(&e, o, "env", env_map(&e, s));
+    if (s->working_dir) {
+        put(&e, o, "working_dir", json_string(s->working_dir));
+    }
+    put(&e, o, "volumes", volume_list(&e, s));
+    lifecycle(&e, o, s);
+    put(&e, o, "allow_unschedulable", json_boolean(s->allow_unschedulable));
+    if (e.failed) {
+        json_decref(o);
+        return NULL;
+    }
+    return o;
+}
+
+/* ---- equality ---- */
+
+static bool same_str(const char *a, const char *b)
+{
+    return (a == NULL) == (b == NULL) && (!a || strcmp(a, b) == 0);
+}
+
+static bool same_list(char **a, char **b) /* NULL and an empty list are the same */
+{
+    size_t i = 0;
+    for (; a && b && a[i] && b[i]; i++) {
+        if (strcmp(a[i], b[i]) != 0) {
+            return false;
+        }
+    }
+    return !(a && a[i]) && !(b && b[i]);
+}
+
+static bool same_env(const gp_jobspec *a, const gp_jobspec *b)
+{
+    if (a->nenv != b->nenv) {
+        return false;
+    }
+    for (int i = 0; i < a->nenv; i++) {
+        const gp_env_var *x = &a->env[i], *y = &b->env[i];
+        if (strcmp(x->name, y->name) != 0 || strcmp(x->value, y->value) != 0 ||
+            x->secret != y->secret || x->sealed != y->sealed) {
+            return false;
+        }
+    }
+    return true;
+}
+
+bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b)
+{
+    bool same = strcmp(a->name, b->name) == 0 && strcmp(a->tenant, b->tenant) == 0 &&
+                strcmp(a->queue, b->queue) == 0 &&
+                strcmp(a->priority_class, b->priority_class) == 0 && a->replicas == b->replicas &&
+                a->kind == b->kind && a->gpus == b->gpus && a->gpu_milli == b->gpu_milli &&
+                a->gpu_memory_mib == b->gpu_memory_mib && a->cores_percent == b->cores_percent &&
+                a->compute_policy == b->compute_policy &&
+                strcmp(a->mig_profile, b->mig_profile) == 0 && a->ngpu_models == b->ngpu_models &&
+                a->cpu_milli == b->cpu_milli && a->memory_mib == b->memory_mib &&
+                a->topology == b->topology && a->gpu_policy == b->gpu_policy &&
+                a->preemptible == b->preemptible && a->max_runtime_s == b->max_runtime_s &&
+                a->hang_timeout_s == b->hang_timeout_s && a->idle_timeout_s == b->idle_timeout_s &&
+                a->idle_utilization == b->idle_utilization &&
+                a->restart_policy == b->restart_policy && a->max_restarts == b->max_restarts &&
+                a->nvolumes == b->nvolumes && a->allow_unschedulable == b->allow_unschedulable &&
+                a->image_pull_policy == b->image_pull_policy && a->network == b->network;
+    for (int i = 0; same && i < a->ngpu_models; i++) {
+        same = strcmp(a->gpu_models[i], b->gpu_models[i]) == 0;
+    }
+    for (int i = 0; same && i < a->nvolumes; i++) {
+        same = strcmp(a->volumes[i].name, b->volumes[i].name) == 0 &&
+               a->volumes[i].mode == b->volumes[i].mode;
+    }
+    return same && same_list(a->command, b->command) && same_list(a->args, b->args) &&
+           same_env(a, b) && same_str(a->working_dir, b->working_dir) &&
+           same_str(a->image, b->image);
 }

@@ -104,14 +104,7 @@ static int decode_gpu(json_t *v, const char *path, gp_wire_gpu *g, gp_diag *d)
                            d))) {
         return rc;
     }
-    json_t *mig = json_object_get(v, "mig_instances");
-    if (mig && !json_is_null(mig)) {
-        if (!json_is_array(mig)) {
-            return gp_diag_set(d, GP_EINVAL, "%s.mig_instances: must be a list", path);
-        }
-        g->mig_instances = json_incref(mig);
-    }
-    return 0;
+    return gp_wire_mig_decode(v, path, g->mig, &g->nmig, &g->has_mig, d);
 }
 
 static int decode_xid(json_t *v, const char *path, gp_wire_xid *x, gp_diag *d)
@@ -152,7 +145,6 @@ static int decode_lists(json_t *doc, gp_wire_heartbeat *hb, gp_diag *d)
     for (size_t i = 0; i < ng; i++, hb->ngpus++) {
         snprintf(path, sizeof(path), "gpus[%zu]", i);
         if ((rc = decode_gpu(json_array_get(gpus, i), path, &hb->gpus[i], d)) != 0) {
-            hb->ngpus++; /* its mig_instances reference, if taken, is released by fini */
             return rc;
         }
     }
@@ -173,17 +165,11 @@ int gp_wire_heartbeat_decode(json_t *doc, gp_wire_heartbeat *out, gp_diag *d)
     if (rc == 0) {
         rc = decode_lists(doc, out, d);
     }
-    json_t *health = json_object_get(doc, "health");
-    if (rc == 0 && health && !json_is_null(health)) {
-        if (!json_is_object(health)) {
-            rc = gp_diag_set(d, GP_EINVAL, "health: must be an object");
-        } else {
-            out->health = json_incref(health);
-        }
+    if (rc == 0) {
+        rc = gp__wire_health_decode(doc, out, d);
     }
-    json_t *images = json_object_get(doc, "images");
-    if (rc == 0 && images && !json_is_null(images)) {
-        out->images = json_incref(images);
+    if (rc == 0) {
+        rc = gp__wire_images_decode(doc, out, d);
     }
     if (rc != 0) {
         gp_wire_heartbeat_fini(out);
@@ -193,14 +179,11 @@ int gp_wire_heartbeat_decode(json_t *doc, gp_wire_heartbeat *out, gp_diag *d)
 
 void gp_wire_heartbeat_fini(gp_wire_heartbeat *hb)
 {
-    for (size_t i = 0; i < hb->ngpus; i++) {
-        json_decref(hb->gpus[i].mig_instances);
-    }
     free(hb->replicas);
     free(hb->gpus);
     free(hb->events);
-    json_decref(hb->health);
-    json_decref(hb->images);
+    free(hb->health.conditions);
+    free(hb->images);
     memset(hb, 0, sizeof(*hb));
 }
 
@@ -224,6 +207,12 @@ int gp_wire_heartbeat_check_node(const gp_wire_heartbeat *hb, const gp_wire_node
         if (hb->events[i].gpu >= node->ngpus) {
             return gp_diag_set(d, GP_EINVAL, "events[%zu].gpu: %d, the node has %d GPUs", i,
                                hb->events[i].gpu, node->ngpus);
+        }
+    }
+    for (size_t i = 0; i < hb->health.nconditions; i++) {
+        if (hb->health.conditions[i].gpu >= node->ngpus) {
+            return gp_diag_set(d, GP_EINVAL, "health.conditions[%zu].gpu: %d, the node has %d GPUs",
+                               i, hb->health.conditions[i].gpu, node->ngpus);
         }
     }
     return 0;
@@ -271,8 +260,8 @@ json_t *gp_wire_gpu_encode(const gp_wire_gpu *g)
     if (g->ecc_uncorrected >= 0) {
         set_int(v, "ecc_uncorrected", g->ecc_uncorrected);
     }
-    if (g->mig_instances) {
-        json_object_set(v, "mig_instances", g->mig_instances);
+    if (g->has_mig) {
+        json_object_set_new(v, "mig_instances", gp_wire_mig_encode(g->mig, g->nmig));
     }
     return v;
 }
@@ -333,11 +322,15 @@ json_t *gp_wire_heartbeat_encode(const gp_wire_heartbeat *hb)
     json_object_set_new(doc, "replicas", reps);
     json_object_set_new(doc, "gpus", gpus);
     json_object_set_new(doc, "events", events);
-    if (hb->images) {
-        json_object_set(doc, "images", hb->images);
+    if (hb->has_images) {
+        json_t *images = json_array();
+        for (size_t i = 0; images && i < hb->nimages; i++) {
+            json_array_append_new(images, gp_wire_image_encode(&hb->images[i]));
+        }
+        json_object_set_new(doc, "images", images);
     }
-    if (hb->health) {
-        json_object_set(doc, "health", hb->health);
+    if (hb->has_health) {
+        json_object_set_new(doc, "health", gp_wire_health_encode(&hb->health));
     }
     return doc;
 }

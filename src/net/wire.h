@@ -17,14 +17,24 @@
  *     Xids from 1 and lists none above 200 today; 999 leaves room for new ones without an update;
  *   - every integer must be a JSON integer (1e308 is not), every number finite.
  *
+ *   - mig_instances: at most GP_MIG_MEMORY_SLICES, each a profile name (1..31 bytes) and a start
+ *     slice 0..GP_MIG_MEMORY_SLICES-1 (the profile and layout against the GPU's model are the
+ *     controller's to judge: node_mig.c);
+ *   - health: seq and at_ms non-negative, at most GP_WIRE_MAX_CONDITIONS conditions, each with
+ *     a check name (1..63 bytes), gpu -1 (the node) or a GPU index, severity fatal or warning
+ *     and a message of at most GP_WIRE_MESSAGE_MAX - 1 bytes;
+ *   - images: at most GP_WIRE_MAX_IMAGES, each with a ref or an id, size_bytes 0..2^50 (1 PiB),
+ *     last_used_ms 0..INT64_MAX/2.
+ *
  * Ownership: gp_wire_heartbeat_decode fills a caller's struct that gp_wire_heartbeat_fini
- * empties; the JSON values kept (health, images, each GPU's mig_instances) are references the
- * struct holds. On failure the struct is left empty.
+ * empties (it owns its arrays). On failure the struct is left empty.
  */
 #ifndef GP_NET_WIRE_H
 #define GP_NET_WIRE_H
 
 #include "gpupool/error.h"
+#include "gpupool/imageref.h"
+#include "gpupool/mig.h"
 
 #include <jansson.h>
 #include <stdbool.h>
@@ -36,6 +46,11 @@
 #define GP_WIRE_MAX_GPUS       64                 /* GP_MAX_GPUS_PER_NODE */
 #define GP_WIRE_MAX_REPORTS    4096               /* replicas in one heartbeat */
 #define GP_WIRE_MAX_EVENTS     4096               /* XIDs in one heartbeat */
+#define GP_WIRE_MAX_CONDITIONS 1024               /* findings of one health check */
+#define GP_WIRE_MAX_IMAGES     4096               /* entries of a reported image cache */
+#define GP_WIRE_MESSAGE_MAX    200                /* a finding's message (GP_CHECK_MSG_MAX) */
+#define GP_WIRE_IMAGE_ID_MAX   160
+#define GP_WIRE_IMAGE_SIZE_MAX (INT64_C(1) << 50)
 
 typedef enum gp_wire_replica_state {
     GP_WIRE_RUNNING,
@@ -58,6 +73,21 @@ typedef struct gp_wire_replica {
     int64_t pull_done_bytes, pull_total_bytes;
 } gp_wire_replica;
 
+/* One GPU instance of a GPU in MIG mode: "mig_instances": [{"profile": "1g.10gb", "start": 6,
+ * "idle": true, "held": false}]. idle defaults to true, held to false. */
+typedef struct gp_wire_mig {
+    char profile[32];
+    int start;
+    bool idle, held;
+} gp_wire_mig;
+
+/* The mig_instances member of gpu (path: the GPU's own, "gpus[0]"): *given false when absent or
+ * null; otherwise up to GP_MIG_MEMORY_SLICES entries in out[], their number in *n. The one
+ * reader of this list (registrations and heartbeats alike). 0 or GP_EINVAL naming the path. */
+int gp_wire_mig_decode(json_t *gpu, const char *path, gp_wire_mig *out, int *n, bool *given,
+                       gp_diag *d);
+json_t *gp_wire_mig_encode(const gp_wire_mig *list, int n);
+
 /* One GPU's reading this round. Optional values are -1 when absent. */
 typedef struct gp_wire_gpu {
     int index;
@@ -67,7 +97,9 @@ typedef struct gp_wire_gpu {
     double power_w;
     int sm_clock_mhz, memory_clock_mhz;
     int64_t ecc_uncorrected;
-    json_t *mig_instances; /* as sent (read by the controller's MIG code); NULL: absent */
+    bool has_mig; /* mig_instances sent (possibly empty) */
+    int nmig;
+    gp_wire_mig mig[GP_MIG_MEMORY_SLICES];
 } gp_wire_gpu;
 
 #define GP_WIRE_NO_TEMP (-1000)
@@ -78,6 +110,31 @@ typedef struct gp_wire_xid {
     int xid;
 } gp_wire_xid;
 
+typedef enum gp_wire_severity { GP_WIRE_WARNING, GP_WIRE_FATAL } gp_wire_severity;
+
+/* One finding of the agent's latest health check; gpu -1: the node as a whole. */
+typedef struct gp_wire_condition {
+    char check[64];
+    int gpu;
+    gp_wire_severity severity;
+    char message[GP_WIRE_MESSAGE_MAX];
+} gp_wire_condition;
+
+/* The latest health check: the check sequence it answers, when it ran (-1: not said) and its
+ * findings. */
+typedef struct gp_wire_health {
+    int64_t seq, at_ms;
+    gp_wire_condition *conditions;
+    size_t nconditions;
+} gp_wire_health;
+
+/* One image of the node's cache. */
+typedef struct gp_wire_image {
+    char ref[GP_IMAGE_REF_MAX];
+    char id[GP_WIRE_IMAGE_ID_MAX];
+    int64_t size_bytes, last_used_ms;
+} gp_wire_image;
+
 typedef struct gp_wire_heartbeat {
     gp_wire_replica *replicas;
     size_t nreplicas;
@@ -85,8 +142,11 @@ typedef struct gp_wire_heartbeat {
     size_t ngpus;
     gp_wire_xid *events;
     size_t nevents;
-    json_t *health; /* object or NULL */
-    json_t *images; /* as sent, or NULL (absent or null) */
+    bool has_health; /* health sent */
+    gp_wire_health health;
+    bool has_images; /* images sent (possibly empty) */
+    gp_wire_image *images;
+    size_t nimages;
 } gp_wire_heartbeat;
 
 /* Decodes and validates a heartbeat document. 0, or GP_EINVAL naming the path, or GP_ENOMEM. */
@@ -99,7 +159,8 @@ typedef struct gp_wire_node_gpus {
     const int64_t *memory_mib; /* ngpus entries */
 } gp_wire_node_gpus;
 
-/* Checks GPU indices (readings and XIDs) and memory against the node. 0 or GP_EINVAL. */
+/* Checks GPU indices (readings, MIG lists, XIDs, health findings) and memory against the node.
+ * 0 or GP_EINVAL naming the path. */
 int gp_wire_heartbeat_check_node(const gp_wire_heartbeat *hb, const gp_wire_node_gpus *node,
                                  gp_diag *d);
 
@@ -109,7 +170,15 @@ json_t *gp_wire_gpu_encode(const gp_wire_gpu *g);
 json_t *gp_wire_xid_encode(const gp_wire_xid *x);
 json_t *gp_wire_replica_encode(const gp_wire_replica *r);
 json_t *gp_wire_heartbeat_encode(const gp_wire_heartbeat *hb);
+json_t *gp_wire_health_encode(const gp_wire_health *h);
+json_t *gp_wire_image_encode(const gp_wire_image *im);
+
+/* Internal to the codec (wire_node.c): the health and images members of the heartbeat into hb
+ * (whose fini releases what they took). */
+int gp__wire_health_decode(json_t *doc, gp_wire_heartbeat *hb, gp_diag *d);
+int gp__wire_images_decode(json_t *doc, gp_wire_heartbeat *hb, gp_diag *d);
 
 const char *gp_wire_state_name(gp_wire_replica_state s);
+const char *gp_wire_severity_name(gp_wire_severity s);
 
 #endif

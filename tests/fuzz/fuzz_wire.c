@@ -2,7 +2,8 @@
  * libFuzzer target for the wire codec (src/net/wire.c): any bytes, parsed as JSON, must decode
  * to a heartbeat or give one clear error naming a path, never a crash, a leak or undefined
  * behaviour. What decodes must encode and decode again to the same values (the codec is its own
- * inverse on what it accepts), and pass or fail the node check without harm.
+ * inverse on what it accepts: readings, MIG instances, health and images), and pass or fail the
+ * node check without harm.
  */
 #include "net/wire.h"
 
@@ -38,6 +39,38 @@ static void same(const gp_wire_heartbeat *a, const gp_wire_heartbeat *b)
     }
 }
 
+/* The node's own reports: MIG instances, health and images. */
+static void same_node_parts(const gp_wire_heartbeat *a, const gp_wire_heartbeat *b)
+{
+    for (size_t i = 0; i < a->ngpus; i++) {
+        const gp_wire_gpu *x = &a->gpus[i], *y = &b->gpus[i];
+        if (x->has_mig != y->has_mig || x->nmig != y->nmig ||
+            memcmp(x->mig, y->mig, sizeof(x->mig[0]) * (size_t)x->nmig) != 0) {
+            abort();
+        }
+    }
+    const gp_wire_health *h = &a->health, *k = &b->health;
+    if (a->has_health != b->has_health || h->seq != k->seq || h->at_ms != k->at_ms ||
+        h->nconditions != k->nconditions || a->has_images != b->has_images ||
+        a->nimages != b->nimages) {
+        abort();
+    }
+    for (size_t i = 0; i < h->nconditions; i++) {
+        const gp_wire_condition *x = &h->conditions[i], *y = &k->conditions[i];
+        if (x->gpu != y->gpu || x->severity != y->severity || strcmp(x->check, y->check) ||
+            strcmp(x->message, y->message)) {
+            abort();
+        }
+    }
+    for (size_t i = 0; i < a->nimages; i++) {
+        const gp_wire_image *x = &a->images[i], *y = &b->images[i];
+        if (strcmp(x->ref, y->ref) || strcmp(x->id, y->id) || x->size_bytes != y->size_bytes ||
+            x->last_used_ms != y->last_used_ms) {
+            abort();
+        }
+    }
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     json_t *doc = json_loadb((const char *)data, size, JSON_REJECT_DUPLICATES, NULL);
@@ -58,6 +91,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         abort();
     }
     same(&hb, &again);
+    same_node_parts(&hb, &again);
     int64_t mem[4] = {81920, 81920, 40960, 0};
     gp_wire_node_gpus node = {.ngpus = 4, .memory_mib = mem};
     (void)gp_wire_heartbeat_check_node(&hb, &node, &d);

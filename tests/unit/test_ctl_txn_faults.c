@@ -348,12 +348,12 @@ static json_t *job_doc(const ctl_job *j)
                                               (json_int_t)j->replicas[r].epoch, "a",
                                               ctl_assignment_doc(&j->replicas[r].a)));
     }
-    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:s, s:o}", "id",
+    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:o, s:o}", "id",
                      (json_int_t)j->id, "tenant", (json_int_t)j->tenant_id, "name", j->name,
                      "state", ctl_job_state_name(j->state), "reason", j->reason, "restarts",
                      j->restarts, "exit", j->exit_code, "submit", (json_int_t)j->submit_ms, "start",
                      (json_int_t)j->start_ms, "end", (json_int_t)j->end_ms, "spec",
-                     j->spec_json ? j->spec_json : "", "replicas", reps);
+                     gp_jobspec_to_json(&j->spec), "replicas", reps);
 }
 
 /* What must be the same in memory and in the store. Memory-only fields (heartbeats, readiness,

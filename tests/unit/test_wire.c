@@ -15,7 +15,17 @@ static const char *full =
     "\"phase\":\"Pulling\",\"pull\":{\"image\":\"r/x:1\",\"done_bytes\":10,\"total_bytes\":100}}],"
     "\"gpus\":[{\"index\":0,\"utilization\":97,\"memory_used_mib\":1024,\"temperature_c\":61,"
     "\"power_w\":312.5,\"sm_clock_mhz\":1410,\"memory_clock_mhz\":1593,\"ecc_uncorrected\":0}],"
-    "\"events\":[{\"gpu\":0,\"xid\":79}],\"health\":{\"seq\":3}}";
+    "\"events\":[{\"gpu\":0,\"xid\":79}],\"health\":{\"seq\":3,\"at_ms\":1700000000000,"
+    "\"conditions\":[{\"check\":\"driver\",\"gpu\":-1,\"severity\":\"fatal\",\"message\":\"no "
+    "driver\"},{\"check\":\"ecc_errors\",\"gpu\":1,\"severity\":\"warning\",\"message\":\"\"}]},"
+    "\"images\":[{\"ref\":\"r/x:1\",\"id\":\"sha256:ab\",\"size_bytes\":3400000000,"
+    "\"last_used_ms\":1700000000000}]}";
+
+/* A GPU in MIG mode: its instances, idle defaulting to true and held to false. */
+static const char *mig =
+    "{\"gpus\":[{\"index\":1,\"mig_instances\":[{\"profile\":\"3g.40gb\",\"start\":4,"
+    "\"idle\":false,\"held\":true},{\"profile\":\"1g.10gb+me\",\"start\":0}]},{\"index\":0,"
+    "\"mig_instances\":[]},{\"index\":2}]}";
 
 static int decode(const char *text, gp_wire_heartbeat *hb, gp_diag *d)
 {
@@ -40,10 +50,53 @@ static void test_roundtrip(void **state)
     assert_int_equal(hb.ngpus, 1);
     assert_int_equal(hb.gpus[0].memory_used_mib, 1024);
     assert_int_equal(hb.events[0].xid, 79);
+    assert_true(hb.has_health);
+    assert_int_equal(hb.health.seq, 3);
+    assert_int_equal(hb.health.at_ms, 1700000000000);
+    assert_int_equal(hb.health.nconditions, 2);
+    assert_int_equal(hb.health.conditions[0].gpu, -1);
+    assert_int_equal(hb.health.conditions[0].severity, GP_WIRE_FATAL);
+    assert_string_equal(hb.health.conditions[0].message, "no driver");
+    assert_int_equal(hb.health.conditions[1].severity, GP_WIRE_WARNING);
+    assert_true(hb.has_images);
+    assert_int_equal(hb.nimages, 1);
+    assert_string_equal(hb.images[0].id, "sha256:ab");
+    assert_int_equal(hb.images[0].size_bytes, 3400000000);
     json_t *out = gp_wire_heartbeat_encode(&hb);
     json_t *in = json_loads(full, 0, NULL);
     assert_true(json_equal(out, in)); /* the wire is unchanged */
     json_decref(in);
+    json_decref(out);
+    gp_wire_heartbeat_fini(&hb);
+}
+
+static void test_mig(void **state)
+{
+    (void)state;
+    gp_wire_heartbeat hb;
+    gp_diag d;
+    assert_int_equal(decode(mig, &hb, &d), 0);
+    assert_int_equal(hb.ngpus, 3);
+    assert_true(hb.gpus[0].has_mig);
+    assert_int_equal(hb.gpus[0].nmig, 2);
+    assert_string_equal(hb.gpus[0].mig[0].profile, "3g.40gb");
+    assert_int_equal(hb.gpus[0].mig[0].start, 4);
+    assert_false(hb.gpus[0].mig[0].idle);
+    assert_true(hb.gpus[0].mig[0].held);
+    assert_true(hb.gpus[0].mig[1].idle); /* the defaults */
+    assert_false(hb.gpus[0].mig[1].held);
+    assert_true(hb.gpus[1].has_mig); /* an empty list: the GPU has none */
+    assert_int_equal(hb.gpus[1].nmig, 0);
+    assert_false(hb.gpus[2].has_mig); /* absent: nothing said */
+    assert_false(hb.has_health);
+    assert_false(hb.has_images);
+    json_t *out = gp_wire_heartbeat_encode(&hb);
+    gp_wire_heartbeat again;
+    assert_int_equal(gp_wire_heartbeat_decode(out, &again, &d), 0);
+    assert_int_equal(again.gpus[0].nmig, 2);
+    assert_true(again.gpus[1].has_mig && !again.gpus[2].has_mig);
+    assert_memory_equal(again.gpus[0].mig, hb.gpus[0].mig, 2 * sizeof(hb.gpus[0].mig[0]));
+    gp_wire_heartbeat_fini(&again);
     json_decref(out);
     gp_wire_heartbeat_fini(&hb);
 }
@@ -93,6 +146,49 @@ static void test_refused(void **state)
             "replicas[0].util");
     refused("{\"gpus\":{}}", "gpus: must be a list");
     refused("{\"health\":[]}", "health: must be an object");
+    /* health */
+    refused("{\"health\":{}}", "health.seq: required");
+    refused("{\"health\":{\"seq\":-1}}", "health.seq: must be an integer between 0");
+    refused("{\"health\":{\"seq\":1,\"at_ms\":1e308}}", "health.at_ms: must be an integer");
+    refused("{\"health\":{\"seq\":1,\"extra\":1}}", "health.extra: unknown field");
+    refused("{\"health\":{\"seq\":1,\"conditions\":{}}}", "health.conditions: must be a list");
+    refused("{\"health\":{\"seq\":1,\"conditions\":[{\"check\":\"x\",\"gpu\":0,"
+            "\"severity\":\"fatal\",\"message\":\"m\"},{\"check\":\"x\",\"gpu\":-2,"
+            "\"severity\":\"fatal\"}]}}",
+            "health.conditions[1].gpu: must be an integer between -1 and 63");
+    refused("{\"health\":{\"seq\":1,\"conditions\":[{\"check\":\"x\",\"gpu\":0,"
+            "\"severity\":\"bad\"}]}}",
+            "health.conditions[0].severity: must be fatal or warning");
+    refused("{\"health\":{\"seq\":1,\"conditions\":[{\"check\":\"\",\"gpu\":0,"
+            "\"severity\":\"fatal\"}]}}",
+            "health.conditions[0].check: must not be empty");
+    refused("{\"health\":{\"seq\":1,\"conditions\":[{\"gpu\":0,\"severity\":\"fatal\"}]}}",
+            "health.conditions[0].check: required");
+    refused("{\"health\":{\"seq\":1,\"conditions\":[{\"check\":\"x\",\"gpu\":0,"
+            "\"severity\":\"fatal\",\"message\":7}]}}",
+            "health.conditions[0].message: must be a string");
+    /* images */
+    refused("{\"images\":{}}", "images: must be a list");
+    refused("{\"images\":[{\"ref\":\"x\",\"size_bytes\":-1}]}", "images[0].size_bytes");
+    refused("{\"images\":[{\"ref\":\"x\",\"size_bytes\":1125899906842625}]}",
+            "images[0].size_bytes: must be an integer between 0 and 1125899906842624");
+    refused("{\"images\":[{\"ref\":\"x\"},{\"size_bytes\":1}]}", "images[1]: needs ref or id");
+    refused("{\"images\":[{\"ref\":\"x\",\"extra\":1}]}", "images[0].extra: unknown field");
+    refused("{\"images\":[7]}", "images[0]: must be an object");
+    refused("{\"images\":[{\"id\":\"x\",\"last_used_ms\":-3}]}", "images[0].last_used_ms");
+    /* gpus[].mig_instances */
+    refused("{\"gpus\":[{\"index\":0,\"mig_instances\":\"1g.10gb\"}]}",
+            "gpus[0].mig_instances: must be a list of at most 8 instances");
+    refused("{\"gpus\":[{\"index\":0,\"mig_instances\":[{\"profile\":\"1g.10gb\",\"start\":8}]}]}",
+            "gpus[0].mig_instances[0].start: must be an integer between 0 and 7");
+    refused("{\"gpus\":[{\"index\":0,\"mig_instances\":[{\"start\":1}]}]}",
+            "gpus[0].mig_instances[0]: profile and start are required");
+    refused("{\"gpus\":[{\"index\":0,\"mig_instances\":[{\"profile\":\"1g.10gb\",\"start\":0,"
+            "\"size\":1}]}]}",
+            "gpus[0].mig_instances[0].size: unknown field");
+    refused("{\"gpus\":[{\"index\":0,\"mig_instances\":[{\"profile\":\"1g.10gb\",\"start\":0,"
+            "\"idle\":1}]}]}",
+            "gpus[0].mig_instances[0].idle: must be true or false");
     refused("[]", "body: must be an object");
 }
 
@@ -118,12 +214,21 @@ static void test_node_check(void **state)
     assert_int_equal(gp_wire_heartbeat_check_node(&hb, &node, &d), GP_EINVAL);
     assert_non_null(strstr(d.msg, "events[0].gpu: 5"));
     gp_wire_heartbeat_fini(&hb);
+    assert_int_equal(decode("{\"health\":{\"seq\":1,\"conditions\":[{\"check\":\"x\",\"gpu\":-1,"
+                            "\"severity\":\"fatal\"},{\"check\":\"x\",\"gpu\":2,"
+                            "\"severity\":\"warning\"}]}}",
+                            &hb, &d),
+                     0);
+    assert_int_equal(gp_wire_heartbeat_check_node(&hb, &node, &d), GP_EINVAL);
+    assert_non_null(strstr(d.msg, "health.conditions[1].gpu: 2, the node has 2 GPUs"));
+    gp_wire_heartbeat_fini(&hb);
 }
 
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_roundtrip),
+        cmocka_unit_test(test_mig),
         cmocka_unit_test(test_refused),
         cmocka_unit_test(test_node_check),
     };

@@ -231,6 +231,18 @@ with Pool(sys.argv[1], args) as p:
           "operators ask for a check", s, d)
     s, d = p.admin.post("/v1/nodes/n0/heartbeat", {"health": []})
     check(s == 400 and "health" in d["error"]["message"], "a bad health report is 400", s, d)
+    before = node(p, "n0")
+    s, d = p.admin.post("/v1/nodes/n0/heartbeat", {"events": [{"gpu": 2, "xid": 79}], "health": {
+        "seq": seq + 1, "conditions": [{"check": "driver", "gpu": 7, "severity": "fatal"}]}})
+    check(s == 400 and d["error"]["message"] == "health.conditions[0].gpu: 7, the node has 4 GPUs",
+          "a finding for a GPU the node lacks is 400", s, d)
+    after = node(p, "n0")
+    check(after["gpus"][2]["xid_errors"] == before["gpus"][2]["xid_errors"] and
+          after["health"] == before["health"], "and nothing of that heartbeat is applied", after)
+    s, d = p.admin.post("/v1/nodes/n0/heartbeat", {"health": {"seq": 1, "conditions": [
+        {"check": "driver", "gpu": -1, "severity": "fatal", "message": "x", "fix": "y"}]}})
+    check(s == 400 and d["error"]["message"] == "health.conditions[0].fix: unknown field",
+          "an unknown member of a finding is 400", s, d)
 
     # ---- a lost node ----
     s, d = submit(alice, "keep", gpus=4, restart_policy="on-failure")
