@@ -124,6 +124,7 @@ static void cycle(gpupoold *g)
     pthread_mutex_lock(&g->st.lock);
     ctl_check_liveness(g);
     int rc = ctl_schedule(g, &d);
+    ctl_auth_refresh(g); /* the cycle may have reloaded memory */
     ctl_notify_nodes(g, ctl_now_ms());
     ctl_notify_publish(g);
     ctl_desired_publish(&g->st);
@@ -264,7 +265,9 @@ static int by_hash(const void *a, const void *b)
 void ctl_auth_refresh(gpupoold *g)
 {
     ctl_state *st = &g->st;
-    if (g->auth && g->auth_gen == st->auth_gen) {
+    if ((g->auth && g->auth_gen == st->auth_gen) || (g->auth && g->stale)) {
+        /* unchanged; or memory is not loaded (the store is away): the table stays as it was, so
+         * callers get 503 from the transaction that finds the store away, not 401 */
         return;
     }
     ctl_auth_entry *t = calloc((size_t)st->ntokens + 1, sizeof(*t));

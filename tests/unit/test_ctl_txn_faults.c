@@ -837,6 +837,48 @@ static void test_transactions(void **state)
     remove_dir();
 }
 
+/* The store away for a while (a dead disk, PostgreSQL restarting): a group whose commit fails
+ * cannot reload memory either, so the controller is stale. Callers must then get 503 (retry),
+ * never 401 from an authentication table built from the unloaded state; once the store is back,
+ * a scheduling cycle or the next request reloads memory and everything works again. */
+static void test_store_outage(void **state)
+{
+    (void)state;
+    make_dir();
+    uint64_t injected;
+    assert_int_equal(start(0, &injected), 0);
+    setup_pool();
+    int64_t before = submit_ok();
+    /* A submit makes 7 store calls, its commit the 7th (the sweep above): from there on every
+     * call fails, the reload after the failed commit too. */
+    gp_store_fault_plan dead = {.count = GP_STORE_FAULT_ANY, .nth = 7, .sticky = 1};
+    assert_int_equal(gp_store_fault_arm(P.g.store, &dead), 0);
+    int status;
+    assert_int_equal(submit(&status), -1);
+    assert_true(status >= 500);
+    assert_true(P.g.stale);
+    for (int i = 0; i < 3; i++) {
+        json_t *who = NULL;
+        status = call(NULL, "POST", "/v1/tenants", json_pack("{s:s}", "name", "during"), &who);
+        json_decref(who);
+        if (status == 401) {
+            fail_msg("request %d while the store is away: 401, not 503", i);
+        }
+        assert_true(status >= 500);
+    }
+    assert_int_equal(schedule(), GP_EUNAVAIL); /* a cycle cannot reload either */
+    arm(0);                                    /* the store is back */
+    assert_int_equal(schedule(), 0);           /* the cycle reloads memory */
+    json_t *who = NULL;
+    assert_int_equal(call(NULL, "GET", "/v1/whoami", NULL, &who), 200);
+    json_decref(who);
+    int64_t after = submit_ok();
+    assert_true(after > before);
+    check_consistent("after the outage");
+    stop();
+    remove_dir();
+}
+
 /* The first start: its defaults and tokens in one transaction. A start failing at any call
  * stores nothing half-way: the next start completes, memory equals the store, and the admin
  * token it wrote works. */
@@ -882,6 +924,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transactions),
+        cmocka_unit_test(test_store_outage),
         cmocka_unit_test(test_first_start),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
