@@ -159,18 +159,12 @@ class HaRun(Run):
                 "GPUPOOL_SECRETS_KEY_FILE": os.path.join(self.tmp, "secret.key")}
 
     def up(self):
-        # `gpupool up` waits for GET /readyz to answer 200, which a gpupoold on PostgreSQL does
-        # as a follower too, just before it leads; its one write (the metrics token) can then
-        # meet "503 no leader yet" and the up fails (stopping what it started): tried 3 times.
-        for attempt in range(3):
-            if super().up():
-                break
+        # `gpupool up` waits until its gpupoold leads (on PostgreSQL it is a follower first).
+        if not super().up():
             for path in sorted(glob.glob(os.path.join(self.pool, "logs", "gpupoold*.log"))):
                 with open(path, errors="replace") as f:
                     log("the end of %s:\n%s" % (path, "".join(f.readlines()[-15:])))
-            if attempt == 2:
-                return False
-            self.notes.append("gpupool up failed once and was run again")
+            return False
         pid = self.pid_of("gpupoold")
         argv, env = proc_argv_env(pid)
         self.ctls.append({"name": "gpupoold", "url": self.base, "argv": argv, "env": env,

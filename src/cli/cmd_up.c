@@ -371,8 +371,11 @@ static int wait_ready(const char *dir, const up_started *started, const char *ur
             status == 200) {
             json_t *doc = json_loads(body, 0, NULL);
             size_t n = json_array_size(json_object_get(doc, "items"));
+            /* a controller on a shared store answers ready as a follower before it leads */
+            const char *role = json_string_value(json_object_get(doc, "role"));
+            bool leads = !role || strcmp(role, "follower") != 0;
             json_decref(doc);
-            rc = want <= 0 || (int)n >= want ? 0 : -1;
+            rc = leads && (want <= 0 || (int)n >= want) ? 0 : -1;
         }
         free(body);
         if (rc < 0 && (dead = first_dead(started)) < 0) {
