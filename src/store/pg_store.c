@@ -508,8 +508,19 @@ int gp__pg_open(const char *url, gp_store **out, gp_diag *d)
     gp_store *s = &pg->base;
     /* The URL's own settings come after the default connect timeout, so they win. The URL may
      * hold a password: messages name the host and database, never the URL. */
-    const char *const keys[] = {"connect_timeout", "application_name", "dbname", NULL};
-    const char *const values[] = {"10", "gpupoold", url, NULL};
+    /* TCP keepalives and a user timeout bound how long a call can hang on a database that is
+     * gone without a word (a dead host, a cut network): about 10 s, then the connection fails
+     * like any lost one and is made again at the next begin. */
+    const char *const keys[] = {"connect_timeout",
+                                "application_name",
+                                "keepalives",
+                                "keepalives_idle",
+                                "keepalives_interval",
+                                "keepalives_count",
+                                "tcp_user_timeout",
+                                "dbname",
+                                NULL};
+    const char *const values[] = {"10", "gpupoold", "1", "5", "2", "3", "10000", url, NULL};
     pg->conn = PQconnectdbParams(keys, values, 1);
     int rc = 0;
     if (!pg->conn) {

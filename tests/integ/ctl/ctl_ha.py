@@ -27,7 +27,7 @@ import urllib.error
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mockagent import MockAgent  # noqa: E402
-from pool import Client, check, free_ports, terminate, wait  # noqa: E402
+from pool import Client, check, free_ports, kill_replica_leftovers, terminate, wait  # noqa: E402
 
 gpupoold, gpupool, agent_bin, mock, inventories, fixture = sys.argv[1:7]
 inventory = os.path.join(inventories, "pcie-t4.yaml")  # 4 GPUs a node
@@ -164,7 +164,8 @@ try:
 
     servers = [a.url, b.url]
     for n in ("n1", "n2"):
-        agents.append(MockAgent(agent_bin, mock, tmp, n, inventory, ",".join(servers), join_file))
+        agents.append(MockAgent(agent_bin, mock, tmp, n, inventory, ",".join(servers), join_file,
+                                "--runtime", "none"))
     wait("two nodes registered", lambda: len(admin_a.get("/v1/nodes")[1]["items"]) == 2, 30)
 
     ids = [submit([b.url, a.url], user, "j%d" % i) for i in range(4)]
@@ -268,6 +269,7 @@ try:
 finally:
     for ag in agents:
         ag.stop()
+    kill_replica_leftovers(tmp)  # an agent never stops its jobs when it stops
     for x in ctls:
         if x.proc and x.proc.poll() is None:
             x.proc.send_signal(signal.SIGCONT)

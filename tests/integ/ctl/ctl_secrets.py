@@ -25,7 +25,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mockagent import MockAgent  # noqa: E402
-from pool import Pool, check, node_doc, wait  # noqa: E402
+from pool import check, kill_replica_leftovers, node_doc, Pool, wait  # noqa: E402
 
 gpupoold, gpupool, agent_bin, mock, inventories = sys.argv[1:6]
 tmp = tempfile.mkdtemp(prefix="gpupool-secrets.")
@@ -214,5 +214,6 @@ finally:
     for a in agents:
         if a.proc.poll() is None:
             a.stop()
+    kill_replica_leftovers(tmp)  # an agent never stops its jobs when it stops
     shutil.rmtree(tmp, ignore_errors=True)
 print("ok")

@@ -26,7 +26,7 @@ import tempfile
 import time
 
 from mockagent import MockAgent
-from pool import Pool, check, free_port, wait
+from pool import Pool, check, free_port, kill_replica_leftovers, wait
 
 gpupoold, agent_bin, mock, inventories, fixture = sys.argv[1:6]
 inventory = os.path.join(inventories, "pcie-t4.yaml")
@@ -90,7 +90,8 @@ try:
         with open(join_file, "w") as f:
             f.write(p.join_token + "\n")
         for node in ("pg-n1", "pg-n2"):
-            agents.append(MockAgent(agent_bin, mock, tmp, node, inventory, p.base, join_file))
+            agents.append(MockAgent(agent_bin, mock, tmp, node, inventory, p.base, join_file,
+                                    "--runtime", "none"))
         wait("both agents registered and ready",
              lambda: sorted(n["name"] for n in p.admin.get("/v1/nodes")[1]["items"]
                             if n.get("state") == "Ready") == ["pg-n1", "pg-n2"])
@@ -213,6 +214,7 @@ try:
 finally:
     for a in agents:
         a.stop()
+    kill_replica_leftovers(tmp)  # an agent never stops its jobs when it stops
     pg("stop")
     shutil.rmtree(tmp, ignore_errors=True)
 print("ok")

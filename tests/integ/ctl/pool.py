@@ -133,6 +133,17 @@ class Pool:
         check(port is not None, "gpupoold did not report its port", self.read_log())
         self.port = port
         self.base = "http://127.0.0.1:%d" % port
+        # On a shared store (PostgreSQL) gpupoold answers as a follower until it has taken the
+        # lease, and the first leader writes the tokens: wait until it leads.
+        while time.time() < deadline:
+            check(self.proc.poll() is None, "gpupoold exited at start", self.read_log())
+            try:
+                s, d = Client(self.base, None).get("/readyz", timeout=2)
+            except OSError:
+                s, d = 0, None
+            if s == 200 and isinstance(d, dict) and d.get("role", "leader") == "leader":
+                break
+            time.sleep(0.05)
         # The tokens of the first start (later starts do not write them again).
         if not getattr(self, "admin_token", None):
             self.admin_token = open(os.path.join(self.dir, "data", "admin.token")).read().strip()
