@@ -43,10 +43,6 @@ typedef struct gp_pg {
     int cursors;
     /* gp_store_begin succeeded and neither commit nor rollback ran since. */
     int in_tx;
-    /* The lease this store holds (pg_lease.c): every transaction it begins checks that the
-     * token is still its own. 0: none held. */
-    int64_t lease_token;
-    char lease_holder[128];
 } gp_pg;
 
 #define PG(s) ((gp_pg *)(s))

@@ -120,9 +120,6 @@ typedef struct gp_sqlite {
     /* gp_store_begin succeeded and neither commit nor rollback ran since: lets commit and
      * savepoint notice a transaction SQLite rolled back by itself after an I/O error. */
     int in_tx;
-    /* The lease this store holds (sqlite_lease.c); 0: none. */
-    int64_t lease_token;
-    char lease_holder[128];
     sqlite3_stmt *stmt[GP_SQ_COUNT];
     sqlite3_stmt *obj[GP_SQ_OBJ_KINDS][GP_SQ_OBJ_OPS];
     sqlite3_stmt *audit[GP_SQ_AUDIT_SHAPES];

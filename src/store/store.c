@@ -112,3 +112,113 @@ int gp__lease_check_row(const gp__lease_row *row, const char *holder, int64_t to
     }
     return 0;
 }
+
+typedef struct acquire_arg {
+    const char *holder;
+    int64_t ttl_ms;
+} acquire_arg;
+
+static int acquire(gp__lease_row *row, const void *arg, gp_diag *d)
+{
+    const acquire_arg *a = arg;
+    return gp__lease_acquire_row(row, a->holder, a->ttl_ms, d);
+}
+
+int gp__lease_acquire(gp_store *s, const gp__lease_io *io, const char *holder, int64_t ttl_ms,
+                      int64_t *token, gp_diag *d)
+{
+    *token = 0;
+    acquire_arg a = {holder, ttl_ms};
+    gp__lease_row row;
+    int rc = io->tx(s, acquire, &a, &row, d);
+    if (rc == 0) {
+        s->lease_token = *token = row.token;
+        snprintf(s->lease_holder, sizeof(s->lease_holder), "%s", row.holder);
+    }
+    return rc;
+}
+
+typedef struct renew_arg {
+    const gp_store *s;
+    int64_t ttl_ms;
+} renew_arg;
+
+static int renew(gp__lease_row *row, const void *arg, gp_diag *d)
+{
+    const renew_arg *a = arg;
+    if (a->ttl_ms <= 0) {
+        return gp_diag_set(d, GP_EINVAL, "lease ttl_ms: must be positive, not %lld",
+                           (long long)a->ttl_ms);
+    }
+    if (row->token != a->s->lease_token || strcmp(row->holder, a->s->lease_holder) != 0) {
+        return gp_diag_set(d, GP_ESTATE, "lease lost: held by %s with token %lld",
+                           row->holder[0] ? row->holder : "nobody", (long long)row->token);
+    }
+    row->expires_ms = row->now_ms + a->ttl_ms;
+    return 0;
+}
+
+int gp__lease_renew(gp_store *s, const gp__lease_io *io, int64_t ttl_ms, gp_diag *d)
+{
+    if (s->lease_token == 0) {
+        return gp_diag_set(d, GP_ESTATE, "lease: not held by this store");
+    }
+    renew_arg a = {s, ttl_ms};
+    gp__lease_row row;
+    int rc = io->tx(s, renew, &a, &row, d);
+    if (rc == GP_ESTATE) {
+        s->lease_token = 0;
+    }
+    return rc;
+}
+
+static int release(gp__lease_row *row, const void *arg, gp_diag *d)
+{
+    (void)d;
+    const gp_store *s = arg;
+    if (row->token == s->lease_token && strcmp(row->holder, s->lease_holder) == 0) {
+        row->holder[0] = '\0';
+        row->expires_ms = 0;
+    }
+    return 0;
+}
+
+int gp__lease_release(gp_store *s, const gp__lease_io *io, gp_diag *d)
+{
+    if (s->lease_token == 0) {
+        return 0;
+    }
+    gp__lease_row row;
+    int rc = io->tx(s, release, s, &row, d);
+    if (rc == 0) {
+        s->lease_token = 0;
+    }
+    return rc;
+}
+
+int gp__lease_get(gp_store *s, const gp__lease_io *io, gp_store_lease *out, gp_diag *d)
+{
+    memset(out, 0, sizeof(*out));
+    gp__lease_row row;
+    int rc = io->read(s, &row, d);
+    if (rc < 0) {
+        return rc;
+    }
+    int live = row.holder[0] && row.expires_ms > row.now_ms;
+    snprintf(out->holder, sizeof(out->holder), "%s", row.holder);
+    out->token = row.token;
+    out->remaining_ms = live ? row.expires_ms - row.now_ms : 0;
+    out->ours = live && s->lease_token == row.token && strcmp(s->lease_holder, row.holder) == 0;
+    return 0;
+}
+
+int gp__lease_check(gp_store *s, int (*read)(gp_store *s, gp__lease_row *out, gp_diag *d),
+                    gp_diag *d)
+{
+    if (s->lease_token == 0) {
+        return 0;
+    }
+    gp__lease_row row;
+    int rc = read(s, &row, d);
+    return rc < 0 ? rc : gp__lease_check_row(&row, s->lease_holder, s->lease_token, d);
+}

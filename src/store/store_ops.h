@@ -118,6 +118,10 @@ typedef struct gp_store_ops {
 /* The head of every backend's handle. */
 struct gp_store {
     const gp_store_ops *ops;
+    /* The leader lease this store holds (the lease calls of store.c): every transaction a
+     * backend begins checks that the token is still its own. 0: none held. */
+    int64_t lease_token;
+    char lease_holder[128];
 };
 
 /* The lease row as a backend read it, locked, with the database's clock. */
@@ -133,6 +137,27 @@ int gp__lease_acquire_row(gp__lease_row *row, const char *holder, int64_t ttl_ms
 /* Whether the store holding token as holder may still write: 0, or GP_ESTATE with d saying
  * who holds the lease now ("lease lost: held by X with token N"). */
 int gp__lease_check_row(const gp__lease_row *row, const char *holder, int64_t token, gp_diag *d);
+
+/* What a backend gives the lease calls below: tx runs change on the row, locked, in a
+ * transaction of its own (no lease check) and commits it, the row as written in *out; read reads
+ * the row without a lock. */
+typedef int (*gp__lease_change_fn)(gp__lease_row *row, const void *arg, gp_diag *d);
+typedef struct gp__lease_io {
+    int (*tx)(gp_store *s, gp__lease_change_fn change, const void *arg, gp__lease_row *out,
+              gp_diag *d);
+    int (*read)(gp_store *s, gp__lease_row *out, gp_diag *d);
+} gp__lease_io;
+
+/* The lease calls of store.h, the same for every backend (store.c). */
+int gp__lease_acquire(gp_store *s, const gp__lease_io *io, const char *holder, int64_t ttl_ms,
+                      int64_t *token, gp_diag *d);
+int gp__lease_renew(gp_store *s, const gp__lease_io *io, int64_t ttl_ms, gp_diag *d);
+int gp__lease_release(gp_store *s, const gp__lease_io *io, gp_diag *d);
+int gp__lease_get(gp_store *s, const gp__lease_io *io, gp_store_lease *out, gp_diag *d);
+/* A backend's check at begin: 0 when s holds no lease or still holds it (read: the row under
+ * the lock that makes a takeover wait for this transaction). */
+int gp__lease_check(gp_store *s, int (*read)(gp_store *s, gp__lease_row *out, gp_diag *d),
+                    gp_diag *d);
 
 /* The backends' openers. */
 int gp__sqlite_open(const char *path, gp_store **out, gp_diag *d);
