@@ -43,6 +43,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <time.h>
@@ -514,6 +515,58 @@ static enum MHD_Result answer_uri_too_long(struct MHD_Connection *conn, conn_sta
     return send_response(conn, &resp);
 }
 
+/* Whether a Transfer-Encoding value names the chunked coding (names are case-insensitive). */
+static bool names_chunked(const char *te)
+{
+    for (const char *p = te; *p; p++) {
+        if (strncasecmp(p, "chunked", 7) == 0) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* A request body with the chunked transfer coding is refused as it starts: 413 and the
+ * connection closed at once. Its size is known only when it ends, and libmicrohttpd 0.9.75 never
+ * shows the size a chunk declares, so a chunk of "FFFFFFFFFFFFFFFF" bytes that then stalls would
+ * hold the connection until the slow-client deadline; every client of the API sends a
+ * Content-Length (at most max_body) instead. libmicrohttpd refuses to queue a response while a
+ * body is being received, so on a plain connection the 413 is written to the socket here
+ * (libmicrohttpd has nothing queued on it) and the connection is then closed by returning
+ * MHD_NO. On TLS the bytes would have to go through the TLS session, which libmicrohttpd owns:
+ * the connection is just closed. */
+static enum MHD_Result refuse_chunked_body(gp_http_server *srv, struct MHD_Connection *conn,
+                                           conn_state *st)
+{
+    track_deadline(srv, conn, false);
+    st->answered = 1;
+    free(st->body);
+    st->body = NULL;
+    st->len = st->cap = 0;
+    const union MHD_ConnectionInfo *ci =
+        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
+    if (!srv->tls_cert && ci) {
+        gp_http_response resp = {.content_type = "application/json"};
+        gp_http_respond_error(&resp, GP_ETOOBIG,
+                              "request body: the chunked transfer coding is not accepted; send "
+                              "a Content-Length (at most %zu bytes)",
+                              srv->max_body);
+        char head[160];
+        int n = snprintf(head, sizeof(head),
+                         "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
+                         "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
+                         resp.body_len);
+        /* Best effort: a few hundred bytes into an idle socket's send buffer. */
+        if (send(ci->connect_fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n && resp.body) {
+            (void)!send(ci->connect_fd, resp.body, resp.body_len, MSG_NOSIGNAL | MSG_DONTWAIT);
+        }
+        shutdown(ci->connect_fd, SHUT_WR);
+        response_fini(&resp);
+    }
+    GP_LOG(GP_LOG_WARN, "http", "chunked request body: 413, closed");
+    return MHD_NO;
+}
+
 /* First call of a request: headers are in, no body yet. */
 static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st,
                                   const char *method)
@@ -528,6 +581,10 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
     if (head > srv->max_header) {
         track_deadline(srv, conn, false);
         return answer_head_too_big(srv, conn, st, head);
+    }
+    const char *te = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Transfer-Encoding");
+    if (te && names_chunked(te)) {
+        return refuse_chunked_body(srv, conn, st);
     }
     const char *cl = MHD_lookup_connection_value(conn, MHD_HEADER_KIND, "Content-Length");
     if (!cl) {
@@ -738,43 +795,6 @@ static void deferred_stop(gp_http_server *srv)
     pthread_mutex_unlock(&srv->dlock);
 }
 
-/* A body streaming in (chunked) went past max_body: answers 413 and closes the connection at
- * once, rather than reading on what may be an endless chunk ("FFFFFFFFFFFFFFFF"). libmicrohttpd
- * 0.9.75 refuses to queue a response while a body is being received, so on a plain connection
- * the 413 is written to the socket here (libmicrohttpd has nothing queued on it) and the
- * connection is then closed by returning MHD_NO. On TLS the bytes would have to go through the
- * TLS session, which libmicrohttpd owns: the connection is just closed. */
-static enum MHD_Result refuse_streamed_body(gp_http_server *srv, struct MHD_Connection *conn,
-                                            conn_state *st)
-{
-    track_deadline(srv, conn, false);
-    st->answered = 1;
-    free(st->body);
-    st->body = NULL;
-    st->len = st->cap = 0;
-    const union MHD_ConnectionInfo *ci =
-        MHD_get_connection_info(conn, MHD_CONNECTION_INFO_CONNECTION_FD);
-    if (!srv->tls_cert && ci) {
-        gp_http_response resp = {.content_type = "application/json"};
-        gp_http_respond_error(&resp, GP_ETOOBIG, "request body larger than %zu bytes",
-                              srv->max_body);
-        char head[160];
-        int n = snprintf(head, sizeof(head),
-                         "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
-                         "Content-Type: application/json\r\nContent-Length: %zu\r\n\r\n",
-                         resp.body_len);
-        /* Best effort: a few hundred bytes into an idle socket's send buffer. */
-        if (send(ci->connect_fd, head, (size_t)n, MSG_NOSIGNAL | MSG_DONTWAIT) == n && resp.body) {
-            (void)!send(ci->connect_fd, resp.body, resp.body_len, MSG_NOSIGNAL | MSG_DONTWAIT);
-        }
-        shutdown(ci->connect_fd, SHUT_WR);
-        response_fini(&resp);
-    }
-    GP_LOG(GP_LOG_WARN, "http", "request body past %zu bytes while streaming: 413, closed",
-           srv->max_body);
-    return MHD_NO;
-}
-
 static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st,
                                 const char *url, const char *method)
 {
@@ -824,7 +844,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
             return MHD_YES; /* answered early (e.g. 431): the body is read and dropped */
         }
         if (append_body(st, upload_data, n, srv->max_body) != 0) {
-            return refuse_streamed_body(srv, conn, st);
+            return MHD_NO; /* past the Content-Length checked at the start: cannot happen */
         }
         return MHD_YES;
     }

@@ -86,6 +86,13 @@ with Pool(sys.argv[1], ["--http-timeout", "30s"]) as p:
                       b"FFFFFFFFFFFFFFFF\r\n" + b"x" * (1024 * 1024 + 1))
     check(out.startswith(b"HTTP/1.1 413") and closed, "chunk of 2^64-1 bytes: 413, closed",
           out[:300])
+    # The same chunk that then stalls: refused as it starts, not held until the timeout (30 s;
+    # raw() gives up after 15 s, so a held connection fails here).
+    out, closed = raw(p.port, b"POST /v1/jobs HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " +
+                      p.admin_token.encode() + b"\r\nTransfer-Encoding: chunked\r\n\r\n"
+                      b"FFFFFFFFFFFFFFFF\r\n" + b"x" * 10)
+    check(out.startswith(b"HTTP/1.1 413") and closed, "a stalled chunk of 2^64-1 bytes: 413, closed",
+          out[:300])
     out, closed = raw(p.port, HELLO)
     check(out == b"" and closed, "a TLS hello on the plain port is closed at once", out[:100])
     out, closed = raw(p.port, b"\x00\xff\xfe\x01garbage\r\n\r\n")
