@@ -359,7 +359,7 @@ add_test(NAME integ_e2e_security
 set_tests_properties(integ_e2e_security PROPERTIES LABELS "integ;security" TIMEOUT 240
                      SKIP_RETURN_CODE 77)
 
-# Policy (issue 17): grants of priority classes and queues to tenants (API and CLI), and who
+# Policy: grants of priority classes and queues to tenants (API and CLI), and who
 # reads the metrics: one metrics token for the controller and the agents, pool-wide figures only
 # for anonymous scrapers when metrics.auth is off.
 add_test(NAME integ_ctl_policy
@@ -379,7 +379,7 @@ add_test(NAME integ_ctl_failover_clients
                  $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_failover_clients PROPERTIES LABELS integ TIMEOUT 180)
-# Strict input at the edge: heartbeat values, 414/413, non-HTTP first bytes (issue 17).
+# Strict input at the edge: heartbeat values, 414/413, non-HTTP first bytes.
 add_test(NAME integ_ctl_strict_input
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_strict_input.py
                  $<TARGET_FILE:gpupoold>)

@@ -1,4 +1,4 @@
-"""Strict input at the edge of a real gpupoold (issue 17, "Measured").
+"""Strict input at the edge of a real gpupoold.
 
 - Heartbeats with utilisation -5 or 1e308, negative memory, memory past the GPU's total, XID 0
   or -7, a GPU index past the node's GPUs are refused 400 naming the field, and nothing of them
