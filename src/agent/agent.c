@@ -721,6 +721,7 @@ static json_t *pulling_report(const gp_agent *a, const gp_local_replica *l)
                          .state = GP_WIRE_RUNNING,
                          .idle_ms = -1,
                          .util = -1,
+                         .ready = -1,
                          .pulling = true};
     if (!gp_replicas_pull(a->cfg.state_dir, &l->key, r.pull_image, sizeof(r.pull_image),
                           &r.pull_done_bytes, &r.pull_total_bytes)) {
@@ -773,7 +774,8 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
                                                                     : GP_WIRE_FAILED,
                          .exit_code = l->state == GP_LOCAL_LOST ? 137 : l->exit_code,
                          .idle_ms = running ? idle_ms(a, &l->key, now) : -1,
-                         .util = running ? replica_util(reps, nreps, &l->key) : -1};
+                         .util = running ? replica_util(reps, nreps, &l->key) : -1,
+                         .ready = -1};
     snprintf(r.reason, sizeof(r.reason), "%s", why);
     return gp_wire_replica_encode(&r);
 }

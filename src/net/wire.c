@@ -45,12 +45,29 @@ static int decode_pull(json_t *rep, const char *path, gp_wire_replica *r, gp_dia
     return 0;
 }
 
+/* A service replica's "ready" and "metric". */
+static int decode_service(json_t *rep, const char *path, gp_wire_replica *r, gp_diag *d)
+{
+    bool ready = false;
+    int rc;
+    if ((rc = gp__wire_bool(rep, path, "ready", &ready, d)) != 0 ||
+        (rc = gp__wire_num(rep, path, "metric", -GP_WIRE_METRIC_MAX, GP_WIRE_METRIC_MAX, &r->metric,
+                           d)) != 0) {
+        return rc;
+    }
+    json_t *v = json_object_get(rep, "ready");
+    r->ready = v && !json_is_null(v) ? ready : -1;
+    v = json_object_get(rep, "metric");
+    r->has_metric = v && !json_is_null(v);
+    return 0;
+}
+
 static int decode_replica(json_t *rep, const char *path, gp_wire_replica *r, gp_diag *d)
 {
-    static const char *const names[] = {"job",       "replica", "epoch",   "state",
-                                        "exit_code", "reason",  "idle_ms", "util",
-                                        "phase",     "pull",    NULL};
-    *r = (gp_wire_replica){.idle_ms = -1, .util = -1};
+    static const char *const names[] = {"job",    "replica", "epoch", "state", "exit_code",
+                                        "reason", "idle_ms", "util",  "phase", "pull",
+                                        "ready",  "metric",  NULL};
+    *r = (gp_wire_replica){.idle_ms = -1, .util = -1, .ready = -1};
     char state[16] = "";
     int rc;
     if ((rc = gp__wire_members(rep, path, names, d)) != 0 ||
@@ -61,7 +78,8 @@ static int decode_replica(json_t *rep, const char *path, gp_wire_replica *r, gp_
         (rc = gp__wire_i(rep, path, "exit_code", -255, 255, false, &r->exit_code, d)) != 0 ||
         (rc = gp__wire_str(rep, path, "reason", false, r->reason, sizeof(r->reason), d)) != 0 ||
         (rc = gp__wire_int(rep, path, "idle_ms", 0, INT64_MAX, false, &r->idle_ms, d)) != 0 ||
-        (rc = gp__wire_i(rep, path, "util", 0, 100, false, &r->util, d)) != 0) {
+        (rc = gp__wire_i(rep, path, "util", 0, 100, false, &r->util, d)) != 0 ||
+        (rc = decode_service(rep, path, r, d)) != 0) {
         return rc;
     }
     if (strcmp(state, "Running") == 0) {
@@ -296,6 +314,12 @@ json_t *gp_wire_replica_encode(const gp_wire_replica *r)
     }
     if (r->util >= 0) {
         set_int(v, "util", r->util);
+    }
+    if (r->ready >= 0) {
+        json_object_set_new(v, "ready", json_boolean(r->ready));
+    }
+    if (r->has_metric) {
+        json_object_set_new(v, "metric", json_real(r->metric));
     }
     return v;
 }

@@ -71,7 +71,16 @@ typedef struct gp_wire_replica {
     bool pulling;     /* "phase": "Pulling", with "pull" */
     char pull_image[512];
     int64_t pull_done_bytes, pull_total_bytes;
+    /* A service's replica (probe.h): "ready", whether its readiness probe passes (-1: absent,
+     * a replica without probes or not a service's), and "metric", the value of the service's
+     * Prometheus metric the agent last scraped from it (absent when has_metric is false; a
+     * finite number of magnitude at most GP_WIRE_METRIC_MAX). */
+    int ready;
+    bool has_metric;
+    double metric;
 } gp_wire_replica;
+
+#define GP_WIRE_METRIC_MAX 1e15
 
 /* One GPU instance of a GPU in MIG mode: "mig_instances": [{"profile": "1g.10gb", "start": 6,
  * "idle": true, "held": false}]. idle defaults to true, held to false. */

@@ -21,7 +21,8 @@ static void same(const gp_wire_heartbeat *a, const gp_wire_heartbeat *b)
     for (size_t i = 0; i < a->nreplicas; i++) {
         const gp_wire_replica *x = &a->replicas[i], *y = &b->replicas[i];
         if (x->job != y->job || x->replica != y->replica || x->epoch != y->epoch ||
-            x->state != y->state || x->pulling != y->pulling || strcmp(x->reason, y->reason)) {
+            x->state != y->state || x->pulling != y->pulling || x->ready != y->ready ||
+            x->has_metric != y->has_metric || strcmp(x->reason, y->reason)) {
             abort();
         }
     }

@@ -224,12 +224,53 @@ static void test_node_check(void **state)
     gp_wire_heartbeat_fini(&hb);
 }
 
+/* A service replica's readiness and scraped metric: absent, false, true; a metric round trips;
+ * a readiness that is not a boolean and a metric out of range or not a number are refused. */
+static void test_service_fields(void **state)
+{
+    (void)state;
+    const char *text =
+        "{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Running\"},"
+        "{\"job\":1,\"replica\":1,\"epoch\":1,\"state\":\"Running\",\"ready\":false},"
+        "{\"job\":1,\"replica\":2,\"epoch\":1,\"state\":\"Running\",\"ready\":true,"
+        "\"metric\":12.5}]}";
+    gp_wire_heartbeat hb;
+    gp_diag d;
+    assert_int_equal(decode(text, &hb, &d), 0);
+    assert_int_equal(hb.replicas[0].ready, -1);
+    assert_false(hb.replicas[0].has_metric);
+    assert_int_equal(hb.replicas[1].ready, 0);
+    assert_int_equal(hb.replicas[2].ready, 1);
+    assert_true(hb.replicas[2].has_metric);
+    assert_true(hb.replicas[2].metric == 12.5);
+    json_t *back = gp_wire_replica_encode(&hb.replicas[0]);
+    assert_null(json_object_get(back, "ready"));
+    assert_null(json_object_get(back, "metric"));
+    json_decref(back);
+    back = gp_wire_replica_encode(&hb.replicas[1]);
+    assert_true(json_is_false(json_object_get(back, "ready")));
+    json_decref(back);
+    back = gp_wire_replica_encode(&hb.replicas[2]);
+    assert_true(json_is_true(json_object_get(back, "ready")));
+    assert_true(json_real_value(json_object_get(back, "metric")) == 12.5);
+    json_decref(back);
+    gp_wire_heartbeat_fini(&hb);
+    refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Running\","
+            "\"ready\":1}]}",
+            "replicas[0].ready: must be true or false");
+    refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Running\","
+            "\"metric\":1e300}]}",
+            "replicas[0].metric: must be a number");
+    refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Running\","
+            "\"metric\":\"3\"}]}",
+            "replicas[0].metric: must be a number");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_roundtrip),
-        cmocka_unit_test(test_mig),
-        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_roundtrip),  cmocka_unit_test(test_service_fields),
+        cmocka_unit_test(test_mig),        cmocka_unit_test(test_refused),
         cmocka_unit_test(test_node_check),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
