@@ -10,6 +10,7 @@
 #include "agent/probe.h"
 
 #include "base/clock.h"
+#include "net/prom.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -247,6 +248,76 @@ static int probe_exec(const gp_probe_conf *p, const gp_probe_target *t, char *ms
         return 0;
     }
     return 1;
+}
+
+/* Reads the whole answer (until the server closes) into buf[0..cap-1], NUL-terminated: its
+ * length, -1 on timeout, -2 when it does not fit or the read fails. */
+static ssize_t read_all(int fd, int64_t deadline, char *buf, size_t cap)
+{
+    size_t n = 0;
+    for (;;) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        int r = poll(&p, 1, left_ms(deadline));
+        if (r == 0) {
+            return -1;
+        }
+        ssize_t got = r > 0 ? recv(fd, buf + n, cap - 1 - n, MSG_DONTWAIT) : -1;
+        if (got < 0 && (errno == EAGAIN || errno == EINTR)) {
+            continue;
+        }
+        if (got < 0) {
+            return -2;
+        }
+        if (got == 0) {
+            break;
+        }
+        n += (size_t)got;
+        if (n == cap - 1) {
+            return -2;
+        }
+    }
+    buf[n] = '\0';
+    return (ssize_t)n;
+}
+
+int gp_probe_scrape(const gp_probe_target *t, int port, const char *path, const char *name,
+                    int timeout_ms, double *value, char *msg, size_t cap)
+{
+    msg[0] = '\0';
+    gp_probe_conf c = {.kind = GP_PROBE_KIND_HTTP, .port = port, .path = path};
+    int64_t deadline = gp_mono_ms() + timeout_ms;
+    int fd = open_conn(&c, t, timeout_ms, msg, cap);
+    if (fd < 0) {
+        return 0;
+    }
+    char req[1200];
+    int len = snprintf(req, sizeof(req),
+                       "GET %s HTTP/1.0\r\nHost: localhost:%d\r\nUser-Agent: gpupool-scrape\r\n"
+                       "Accept: text/plain\r\nConnection: close\r\n\r\n",
+                       path && path[0] ? path : "/metrics", port);
+    char *buf = malloc(GP_PROBE_SCRAPE_MAX);
+    ssize_t n = -2;
+    if (buf && len > 0 && (size_t)len < sizeof(req) &&
+        send_all(fd, req, (size_t)len, deadline) == 0) {
+        n = read_all(fd, deadline, buf, GP_PROBE_SCRAPE_MAX);
+    }
+    close(fd);
+    int code = 0;
+    const char *body = n > 0 ? strstr(buf, "\r\n\r\n") : NULL;
+    int found = 0;
+    if (n == -1) {
+        snprintf(msg, cap, "scrape: timed out after %d ms", timeout_ms);
+    } else if (!body || sscanf(buf, "HTTP/%*d.%*d %3d", &code) != 1 || code != 200) {
+        snprintf(msg, cap, "scrape: %s", code ? "status not 200" : "no HTTP answer");
+    } else {
+        body += 4;
+        found = gp_prom_read_sum(body, (size_t)(buf + n - body), name, value);
+        if (!found) {
+            snprintf(msg, cap, "scrape: no sample of %s", name);
+        }
+    }
+    free(buf);
+    return found;
 }
 
 int gp_probe_once(const gp_probe_conf *p, const gp_probe_target *t, char *msg, size_t cap)

@@ -71,6 +71,14 @@ typedef struct gp_probe_target {
  * "connect: Connection refused", "timed out after 1 s", "exit 3"). */
 int gp_probe_once(const gp_probe_conf *p, const gp_probe_target *t, char *msg, size_t cap);
 
+/* The service's Prometheus metric (autoscaling): GET path (NULL: /metrics) on port through t
+ * within timeout_ms, an answer of at most GP_PROBE_SCRAPE_MAX bytes with status 200, and the sum
+ * of the samples of metric name in it (net/prom.h gp_prom_read_sum). 1 with *value set, else 0
+ * with msg saying why. */
+#define GP_PROBE_SCRAPE_MAX (1024 * 1024)
+int gp_probe_scrape(const gp_probe_target *t, int port, const char *path, const char *name,
+                    int timeout_ms, double *value, char *msg, size_t cap);
+
 /* The thresholds of one probe. */
 typedef struct gp_probe_state {
     bool pass;                   /* the probe's verdict */

@@ -60,4 +60,11 @@ void gp_prom_hist_observe(gp_prom_hist *h, double value);
 void gp_prom_hist_write(gp_prom *p, const char *name, const char *const *labels,
                         const gp_prom_hist *h);
 
+/* Reading a scrape (prom_read.c): the sum of the samples of metric `name` (any labels) in the
+ * exposition text[0..len), into *out. A service exposes the metric its autoscaler follows this
+ * way (a gauge: in-flight requests, requests per second it computes itself). Comments, other
+ * metrics and lines that do not parse are skipped; a sample whose value is not a finite number
+ * counts as absent. 1 with *out set when at least one sample was found, else 0. */
+int gp_prom_read_sum(const char *text, size_t len, const char *name, double *out);
+
 #endif

@@ -21,6 +21,7 @@
 /* A loopback server answering every connection with status (0: never answers, holds it). */
 typedef struct server {
     int fd, port, status;
+    const char *body; /* the answer's body (status 200 only) */
     pthread_t th;
     int served;
 } server;
@@ -219,6 +220,33 @@ static void test_exec(void **state)
     assert_int_equal(gp_probe_once(&c, &t, msg, sizeof(msg)), 0);
 }
 
+/* The service's metric scraped in Prometheus text: summed over labels; a missing metric, a
+ * status other than 200 and a closed port give no value. */
+static void test_scrape(void **state)
+{
+    (void)state;
+    server s;
+    memset(&s, 0, sizeof(s));
+    s.status = 200;
+    s.body = "# TYPE inflight gauge\ninflight{a=\"1\"} 2\ninflight{a=\"2\"} 5\n";
+    s.fd = listen_any(&s.port);
+    assert_int_equal(pthread_create(&s.th, NULL, serve, &s), 0);
+    char msg[GP_PROBE_MSG_MAX];
+    double v = 0;
+    assert_int_equal(
+        gp_probe_scrape(NULL, s.port, "/metrics", "inflight", 1000, &v, msg, sizeof(msg)), 1);
+    assert_true(v == 7.0);
+    assert_int_equal(gp_probe_scrape(NULL, s.port, NULL, "absent", 1000, &v, msg, sizeof(msg)), 0);
+    assert_non_null(strstr(msg, "no sample of absent"));
+    server_stop(&s);
+    server_start(&s, 500);
+    assert_int_equal(gp_probe_scrape(NULL, s.port, NULL, "inflight", 1000, &v, msg, sizeof(msg)),
+                     0);
+    server_stop(&s);
+    assert_int_equal(
+        gp_probe_scrape(NULL, closed_port(), NULL, "inflight", 1000, &v, msg, sizeof(msg)), 0);
+}
+
 static void test_thresholds(void **state)
 {
     (void)state;
@@ -313,10 +341,15 @@ static void test_prober_stop_hung(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_http),   cmocka_unit_test(test_http_timeout),
-        cmocka_unit_test(test_tcp),    cmocka_unit_test(test_connect_fn),
-        cmocka_unit_test(test_exec),   cmocka_unit_test(test_thresholds),
-        cmocka_unit_test(test_prober), cmocka_unit_test(test_prober_stop_hung),
+        cmocka_unit_test(test_http),
+        cmocka_unit_test(test_http_timeout),
+        cmocka_unit_test(test_tcp),
+        cmocka_unit_test(test_connect_fn),
+        cmocka_unit_test(test_exec),
+        cmocka_unit_test(test_scrape),
+        cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_prober),
+        cmocka_unit_test(test_prober_stop_hung),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

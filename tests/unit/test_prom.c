@@ -223,6 +223,32 @@ static void test_histogram_threads(void **state)
     gp_prom_fini(&p);
 }
 
+/* Reading one metric of a scrape (a service's autoscaling metric): samples summed over labels,
+ * longer names, comments, label values holding } or quotes, and values that are not numbers. */
+static void test_read_sum(void **state)
+{
+    (void)state;
+    const char *text = "# HELP inflight requests\n"
+                       "# TYPE inflight gauge\n"
+                       "inflight{path=\"/a\"} 3\n"
+                       "inflight{path=\"}\\\" 9\"} 4.5 1700000000000\n"
+                       "inflight_total 100\n"
+                       "other 7\n"
+                       "inflight NaN\n"
+                       "inflight{broken 5\n"
+                       "inflight 0.5";
+    double v = -1;
+    assert_int_equal(gp_prom_read_sum(text, strlen(text), "inflight", &v), 1);
+    assert_true(v == 8.0);
+    assert_int_equal(gp_prom_read_sum(text, strlen(text), "other", &v), 1);
+    assert_true(v == 7.0);
+    v = -1;
+    assert_int_equal(gp_prom_read_sum(text, strlen(text), "missing", &v), 0);
+    assert_int_equal(gp_prom_read_sum(text, strlen(text), "inflight_t", &v), 0);
+    assert_int_equal(gp_prom_read_sum("", 0, "x", &v), 0);
+    assert_true(v == -1);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -233,6 +259,7 @@ int main(void)
         cmocka_unit_test(test_histogram),
         cmocka_unit_test(test_histogram_bounds_clamped),
         cmocka_unit_test(test_histogram_threads),
+        cmocka_unit_test(test_read_sum),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
