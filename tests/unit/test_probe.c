@@ -43,9 +43,11 @@ static void *serve(void *arg)
             nanosleep(&ts, NULL);
         } else {
             char out[128];
-            int len =
-                snprintf(out, sizeof(out), "HTTP/1.0 %d X\r\nContent-Length: 0\r\n\r\n", s->status);
+            int len = snprintf(out, sizeof(out), "HTTP/1.0 %d X\r\n\r\n", s->status);
             ssize_t w = send(c, out, (size_t)len, MSG_NOSIGNAL);
+            if (s->body) {
+                w = send(c, s->body, strlen(s->body), MSG_NOSIGNAL);
+            }
             (void)w;
         }
         close(c);
