@@ -94,17 +94,28 @@ bool gp_probe_state_observe(gp_probe_state *s, const gp_probe_conf *p, bool succ
 
 typedef struct gp_prober gp_prober;
 
+/* The service's metric, scraped by the prober every period_s (autoscaling). */
+typedef struct gp_probe_scrape_conf {
+    int port;         /* 1..65535 */
+    const char *path; /* NULL: /metrics */
+    const char *name; /* the metric; non-empty */
+    int period_s;     /* >= 1; the timeout is the same */
+} gp_probe_scrape_conf;
+
 typedef struct gp_probe_status {
     bool ready;                 /* readiness passes (true when there is no readiness probe) */
     bool alive;                 /* liveness passes (true when there is none) */
     char why[GP_PROBE_MSG_MAX]; /* liveness's last failure when !alive, else readiness's */
     int attempts;               /* results counted so far, both probes */
+    bool has_metric;            /* the last scrape found the metric */
+    double metric;
 } gp_probe_status;
 
-/* Starts the threads for a replica's probes (either may be NULL or of kind NONE): its copies of
- * the probes and the target are its own. 0 and *out, GP_EINVAL (a bad probe) or GP_ENOMEM. */
+/* Starts the threads for a replica's probes and scrape (each may be NULL, a probe of kind NONE
+ * too): its copies of them and of the target are its own. 0 and *out, GP_EINVAL (a bad probe)
+ * or GP_ENOMEM. */
 int gp_prober_start(const gp_probe_conf *readiness, const gp_probe_conf *liveness,
-                    const gp_probe_target *t, gp_prober **out);
+                    const gp_probe_scrape_conf *scrape, const gp_probe_target *t, gp_prober **out);
 void gp_prober_status(gp_prober *p, gp_probe_status *out);
 /* Stops the threads (a probe under way ends within its timeout) and frees p. Accepts NULL. */
 void gp_prober_stop(gp_prober *p);

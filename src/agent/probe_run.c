@@ -17,6 +17,7 @@
 typedef struct worker {
     struct gp_prober *owner;
     gp_probe_conf conf; /* path and command are the worker's copies */
+    char *metric;       /* the scrape's metric name; NULL: a probe */
     gp_probe_state st;
     bool used, started;
     pthread_t th;
@@ -28,7 +29,9 @@ struct gp_prober {
     bool stop;
     int attempts;
     gp_probe_target t; /* exec_prefix and exec_dir are the prober's copies */
-    worker w[2];       /* readiness, liveness */
+    worker w[3];       /* readiness, liveness, scrape */
+    bool has_metric;
+    double metric;
 };
 
 static char **copy_argv(const char *const *v)
@@ -93,10 +96,18 @@ static void *worker_main(void *arg)
     while (!stopped) {
         pthread_mutex_unlock(&p->mu);
         char msg[GP_PROBE_MSG_MAX];
-        int ok = gp_probe_once(&w->conf, &p->t, msg, sizeof(msg));
+        double v = 0;
+        int ok = w->metric ? gp_probe_scrape(&p->t, w->conf.port, w->conf.path, w->metric,
+                                             w->conf.timeout_s * 1000, &v, msg, sizeof(msg))
+                           : gp_probe_once(&w->conf, &p->t, msg, sizeof(msg));
         pthread_mutex_lock(&p->mu);
-        gp_probe_state_observe(&w->st, &w->conf, ok == 1, msg);
-        p->attempts++;
+        if (w->metric) {
+            p->has_metric = ok == 1;
+            p->metric = v;
+        } else {
+            gp_probe_state_observe(&w->st, &w->conf, ok == 1, msg);
+            p->attempts++;
+        }
         stopped = wait_s(p, w->conf.period_s);
     }
     pthread_mutex_unlock(&p->mu);
@@ -125,14 +136,38 @@ static int worker_init(worker *w, gp_prober *p, const gp_probe_conf *c, bool ini
     return 0;
 }
 
+/* The scrape as a worker: an HTTP "probe" whose answer is read for the metric. */
+static int scrape_init(worker *w, gp_prober *p, const gp_probe_scrape_conf *c)
+{
+    if (!c) {
+        return 0;
+    }
+    gp_probe_conf as = {.kind = GP_PROBE_KIND_HTTP,
+                        .port = c->port,
+                        .path = c->path,
+                        .period_s = c->period_s,
+                        .timeout_s = c->period_s,
+                        .failure_threshold = 1,
+                        .success_threshold = 1};
+    if (!c->name || !c->name[0]) {
+        return GP_EINVAL;
+    }
+    int rc = worker_init(w, p, &as, true);
+    if (rc == 0 && !(w->metric = strdup(c->name))) {
+        rc = GP_ENOMEM;
+    }
+    return rc;
+}
+
 static void worker_fini(worker *w)
 {
+    free(w->metric);
     free((char *)w->conf.path);
     free_argv(w->conf.command);
 }
 
 int gp_prober_start(const gp_probe_conf *readiness, const gp_probe_conf *liveness,
-                    const gp_probe_target *t, gp_prober **out)
+                    const gp_probe_scrape_conf *scrape, const gp_probe_target *t, gp_prober **out)
 {
     *out = NULL;
     gp_prober *p = calloc(1, sizeof(*p));
@@ -162,7 +197,10 @@ int gp_prober_start(const gp_probe_conf *readiness, const gp_probe_conf *livenes
     if (rc == 0) {
         rc = worker_init(&p->w[1], p, liveness, true);
     }
-    for (int i = 0; rc == 0 && i < 2; i++) {
+    if (rc == 0) {
+        rc = scrape_init(&p->w[2], p, scrape);
+    }
+    for (int i = 0; rc == 0 && i < 3; i++) {
         if (p->w[i].used) {
             if (pthread_create(&p->w[i].th, NULL, worker_main, &p->w[i]) != 0) {
                 rc = GP_ENOMEM;
@@ -186,6 +224,8 @@ void gp_prober_status(gp_prober *p, gp_probe_status *out)
     out->ready = p->w[0].st.pass;
     out->alive = p->w[1].st.pass;
     out->attempts = p->attempts;
+    out->has_metric = p->has_metric;
+    out->metric = p->metric;
     const char *why = !out->alive ? p->w[1].st.last : p->w[0].st.last;
     snprintf(out->why, sizeof(out->why), "%s", why);
     pthread_mutex_unlock(&p->mu);
@@ -200,7 +240,7 @@ void gp_prober_stop(gp_prober *p)
     p->stop = true;
     pthread_cond_broadcast(&p->cv);
     pthread_mutex_unlock(&p->mu);
-    for (int i = 0; i < 2; i++) {
+    for (int i = 0; i < 3; i++) {
         if (p->w[i].started) {
             pthread_join(p->w[i].th, NULL);
         }

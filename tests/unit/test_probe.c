@@ -301,7 +301,7 @@ static void test_prober(void **state)
     gp_probe_conf live = conf(GP_PROBE_KIND_TCP, closed_port());
     live.failure_threshold = 2;
     gp_prober *p = NULL;
-    assert_int_equal(gp_prober_start(&ready, &live, NULL, &p), 0);
+    assert_int_equal(gp_prober_start(&ready, &live, NULL, NULL, &p), 0);
     gp_probe_status st;
     gp_prober_status(p, &st);
     assert_true(st.alive); /* alive until proven otherwise */
@@ -311,15 +311,43 @@ static void test_prober(void **state)
     server_stop(&s);
 
     /* Without probes: ready and alive at once. */
-    assert_int_equal(gp_prober_start(NULL, NULL, NULL, &p), 0);
+    assert_int_equal(gp_prober_start(NULL, NULL, NULL, NULL, &p), 0);
     gp_prober_status(p, &st);
     assert_true(st.ready && st.alive);
     gp_prober_stop(p);
 
     /* A bad probe is refused. */
     gp_probe_conf badc = conf(GP_PROBE_KIND_TCP, 0);
-    assert_int_equal(gp_prober_start(&badc, NULL, NULL, &p), -1);
+    assert_int_equal(gp_prober_start(&badc, NULL, NULL, NULL, &p), -1);
     assert_null(p);
+}
+
+/* The prober scrapes the service's metric each period. */
+static void test_prober_scrape(void **state)
+{
+    (void)state;
+    server s;
+    memset(&s, 0, sizeof(s));
+    s.status = 200;
+    s.body = "load 2.5\n";
+    s.fd = listen_any(&s.port);
+    assert_int_equal(pthread_create(&s.th, NULL, serve, &s), 0);
+    gp_probe_scrape_conf sc = {.port = s.port, .path = "/metrics", .name = "load", .period_s = 1};
+    gp_prober *p = NULL;
+    assert_int_equal(gp_prober_start(NULL, NULL, &sc, NULL, &p), 0);
+    gp_probe_status st = {0};
+    for (int i = 0; i < 400 && !st.has_metric; i++) {
+        struct timespec ts = {0, 50 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        gp_prober_status(p, &st);
+    }
+    assert_true(st.has_metric);
+    assert_true(st.metric == 2.5);
+    assert_true(st.ready && st.alive);
+    gp_prober_stop(p);
+    server_stop(&s);
+    gp_probe_scrape_conf bad = {.port = 80, .name = "", .period_s = 1};
+    assert_int_equal(gp_prober_start(NULL, NULL, &bad, NULL, &p), -1);
 }
 
 /* A stop while an attempt hangs returns once the attempt's timeout ends. */
@@ -330,7 +358,7 @@ static void test_prober_stop_hung(void **state)
     server_start(&s, 0);
     gp_probe_conf ready = conf(GP_PROBE_KIND_HTTP, s.port);
     gp_prober *p = NULL;
-    assert_int_equal(gp_prober_start(&ready, NULL, NULL, &p), 0);
+    assert_int_equal(gp_prober_start(&ready, NULL, NULL, NULL, &p), 0);
     struct timespec ts = {0, 200 * 1000 * 1000};
     nanosleep(&ts, NULL);
     gp_probe_status st;
@@ -352,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_thresholds),
         cmocka_unit_test(test_prober),
         cmocka_unit_test(test_prober_stop_hung),
+        cmocka_unit_test(test_prober_scrape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
