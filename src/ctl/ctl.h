@@ -210,6 +210,13 @@ typedef struct ctl_replica {
     int64_t pull_start_ms;
     int64_t pull_event_ms;
     int pull_step;
+    /* memory: a service's replica (service.h) as its agent last reported it: whether its
+     * readiness probe passes, its GPU utilisation (percent; -1 none) and the service's metric
+     * scraped from it */
+    bool ready;
+    int util;
+    bool has_metric;
+    double metric;
 } ctl_replica;
 
 /* Restarts after faults remembered per job (faults.restart_limit cannot exceed it). */
@@ -238,6 +245,16 @@ typedef struct ctl_job {
     int64_t ran_epoch;     /* that placement's epoch */
     gp_sched_job sj;       /* the scheduler's view, cached (valid while sj_gen == st->gen) */
     uint64_t sj_gen;       /* 0 = not computed */
+    /* Services (service.h), stored in the status document. A replica job: its service's id
+     * (owner; 0: not a service's) and the revision of the service's spec it runs. A service:
+     * its spec's revision (1 at submission, one more per update), the replicas it should have
+     * now (the autoscaler moves it), the number the next replica job's name takes, and when the
+     * revision's rollout began (ms; 0: none under way). */
+    int64_t owner;
+    int revision;
+    int svc_replicas;
+    int svc_next;
+    int64_t svc_rollout_ms;
 } ctl_job;
 
 /* ---- the state ---- */
@@ -395,6 +412,9 @@ void ctl_state_placements_changed(ctl_state *st);
 /* The replicas node_id holds: *out points into the index (valid until placements change);
  * returns their number, or GP_ENOMEM. */
 int ctl_state_held_on(ctl_state *st, int64_t node_id, const ctl_held **out);
+/* Whether j is a service (service.h): Running while it is up, with no replicas of its own (its
+ * replica jobs hold them). */
+bool ctl_job_is_service(const ctl_job *j);
 /* Sets the job's state, keeping the Pending count. */
 void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s);
 

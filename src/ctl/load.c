@@ -213,11 +213,37 @@ static void read_status(ctl_job *j, json_t *status)
     for (size_t i = 0; i < CTL_FAULT_RESTARTS_KEEP && i < json_array_size(faults); i++) {
         j->fault_ms[i] = json_integer_value(json_array_get(faults, i));
     }
+    json_int_t owner = 0, rollout = 0;
+    json_unpack(status, "{s?I, s?i, s?{s?i, s?i, s?i, s?I}}", "owner", &owner, "revision",
+                &j->revision, "service", "revision", &j->revision, "replicas", &j->svc_replicas,
+                "next", &j->svc_next, "rollout_ms", &rollout);
+    j->owner = owner;
+    j->svc_rollout_ms = rollout;
     snprintf(j->reason, sizeof(j->reason), "%s", reason);
     j->start_ms = start;
     j->end_ms = end;
     j->restarts = restarts;
     j->exit_code = exit_code;
+}
+
+/* A service's spec as it is now: the one in its status, once an update replaced the one stored
+ * at submission (service.h). */
+static int service_spec(ctl_job *j, json_t *status, gp_diag *d)
+{
+    json_t *spec = json_object_get(json_object_get(status, "service"), "spec");
+    if (!spec) {
+        return 0;
+    }
+    char *text = json_dumps(spec, JSON_COMPACT);
+    gp_jobspec now;
+    int rc = text ? gp_jobspec_parse_json(text, strlen(text), &now, d)
+                  : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    free(text);
+    if (rc == 0) {
+        gp_jobspec_fini(&j->spec);
+        j->spec = now;
+    }
+    return rc;
 }
 
 static int load_job(void *ctx, const gp_job_rec *rec, const char *spec_json,
@@ -243,6 +269,9 @@ static int load_job(void *ctx, const gp_job_rec *rec, const char *spec_json,
     }
     if (rc == 0) {
         read_status(j, status);
+        rc = service_spec(j, status, l->d);
+    }
+    if (rc == 0) {
         rc = ctl_state_add_job(l->st, j);
     }
     json_t *reps = rc == 0 ? json_object_get(status, "replicas") : NULL;
@@ -321,7 +350,7 @@ static void apply_holds(ctl_state *st)
 {
     for (int i = 0; i < st->njobs; i++) {
         ctl_job *j = st->jobs[i];
-        if (!ctl_job_state_holds(j->state)) {
+        if (!ctl_job_state_holds(j->state) || ctl_job_is_service(j)) {
             free(j->replicas);
             j->replicas = NULL;
             continue;

@@ -48,6 +48,11 @@ int ctl_job_state_parse(const char *s, ctl_job_state *out)
     return GP_EINVAL;
 }
 
+bool ctl_job_is_service(const ctl_job *j)
+{
+    return j->revision > 0 && j->owner == 0;
+}
+
 bool ctl_job_state_holds(ctl_job_state s)
 {
     return s == CTL_SCHEDULED || s == CTL_RUNNING;
@@ -442,6 +447,17 @@ json_t *ctl_job_status_doc(const ctl_job *j)
                             "ran_on", ran, "ran_epoch", (json_int_t)epoch);
     if (j->spare_ok) {
         json_object_set_new(doc, "spare_ok", json_true());
+    }
+    if (j->owner) {
+        json_object_set_new(doc, "owner", json_integer(j->owner));
+        json_object_set_new(doc, "revision", json_integer(j->revision));
+    } else if (j->revision > 0) {
+        /* a service: its spec as now (an update replaces the one stored at submission) */
+        json_object_set_new(doc, "service",
+                            json_pack("{s:i, s:i, s:i, s:I, s:o*}", "revision", j->revision,
+                                      "replicas", j->svc_replicas, "next", j->svc_next,
+                                      "rollout_ms", (json_int_t)j->svc_rollout_ms, "spec",
+                                      gp_jobspec_to_json(&j->spec)));
     }
     if (j->fault_ms[0]) {
         json_t *f = json_array();
