@@ -24,6 +24,7 @@
 #include "agent/pull.h"
 #include "agent/replicas.h"
 #include "agent/runtime.h"
+#include "agent/services.h"
 #include "agent/usage.h"
 #include "base/log.h"
 #include "net/wire.h"
@@ -98,6 +99,7 @@ struct gp_agent {
     /* A controller from before images refuses fields it does not know: these are then left
      * out of registrations and heartbeats. */
     bool ctl_no_runtime, ctl_no_images;
+    gp_svc *svc; /* probes of notebook and service replicas (services.h) */
 };
 
 /* Whether an error of the controller refuses field (a controller older than the field). */
@@ -566,6 +568,11 @@ int gp_agent_new(const gp_agent_config *cfg, gp_agent **out, gp_diag *d)
         periodic_check(a); /* the first heartbeat carries it */
     }
     if (rc == 0) {
+        gp_svc_env se = {a->cfg.state_dir, a->cfg.user, a->rt.ok ? &a->rt : NULL};
+        a->svc = gp_svc_new(&se);
+        rc = a->svc ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    if (rc == 0) {
         load_token(a);
         rc = do_register(a, d);
     }
@@ -581,6 +588,7 @@ void gp_agent_free(gp_agent *a)
 {
     if (a) {
         gp_memwatch_run_stop(a->memwatch); /* before the NVML handle it uses */
+        gp_svc_free(a->svc);
         gp_http_client_free(a->http);
         gp_logserve_stop(a->logs);
         gp_metrics_free(a->metrics);
@@ -776,6 +784,9 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
                          .idle_ms = running ? idle_ms(a, &l->key, now) : -1,
                          .util = running ? replica_util(reps, nreps, &l->key) : -1,
                          .ready = -1};
+    if (running) {
+        gp_svc_report(a->svc, &l->key, &r.ready, &r.has_metric, &r.metric);
+    }
     snprintf(r.reason, sizeof(r.reason), "%s", why);
     return gp_wire_replica_encode(&r);
 }
@@ -1263,6 +1274,9 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
         return rc;
     }
     periodic_check(a);
+    if (a->svc) {
+        gp_svc_round(a->svc, local, nlocal);
+    }
     track_images(a, local, nlocal);
     gp_metrics_snapshot *snap = sample_gpus(a);
     cdi_refresh(a, snap);

@@ -88,6 +88,10 @@ void api_jobs_cancel(api_req *rq);
 void api_jobs_requeue(api_req *rq);
 void api_jobs_events(api_req *rq);
 void api_jobs_logs(api_req *rq);
+/* Services (api_services.c; PUT in api_jobs.c, the submission's path). */
+void api_services_get(api_req *rq);
+void api_services_endpoints(api_req *rq);
+void api_services_put(api_req *rq);
 
 void api_nodes_register(api_req *rq);
 void api_nodes_list(api_req *rq);

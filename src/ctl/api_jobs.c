@@ -12,6 +12,7 @@
 #include "ctl/api.h"
 #include "ctl/doc.h"
 #include "ctl/secrets.h"
+#include "ctl/service.h"
 #include "gpupool/feasible.h"
 #include "gpupool/meter.h"
 
@@ -69,6 +70,31 @@ static json_t *placement_doc(ctl_state *st, const ctl_job *j)
     return list;
 }
 
+/* A service's "service": {revision, replicas, ready, rolling_update}; a replica job's
+ * "service": {id, name, revision, ready} (service.h). */
+static void service_fields(ctl_state *st, const ctl_job *j, json_t *doc)
+{
+    if (ctl_job_is_service(j)) {
+        ctl_job **v;
+        int n = ctl_service_replicas(st, j, &v), ready = 0;
+        bool rolling = false;
+        for (int i = 0; i < n; i++) {
+            ready += ctl_service_replica_ready(v[i]);
+            rolling |= v[i]->revision != j->revision;
+        }
+        free(v);
+        json_object_set_new(doc, "service",
+                            json_pack("{s:i, s:i, s:i, s:b}", "revision", j->revision, "replicas",
+                                      j->svc_replicas, "ready", ready, "rolling_update", rolling));
+    } else if (j->owner) {
+        const ctl_job *svc = ctl_job_by_id(st, j->owner);
+        json_object_set_new(doc, "service",
+                            json_pack("{s:I, s:s, s:i, s:b}", "id", (json_int_t)j->owner, "name",
+                                      svc ? svc->name : "", "revision", j->revision, "ready",
+                                      ctl_service_replica_ready(j)));
+    }
+}
+
 json_t *api_job_doc(ctl_state *st, const ctl_job *j)
 {
     const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
@@ -82,6 +108,9 @@ json_t *api_job_doc(ctl_state *st, const ctl_job *j)
         "submit_time_ms", (json_int_t)j->submit_ms, "start_time_ms", (json_int_t)j->start_ms,
         "end_time_ms", (json_int_t)j->end_ms, "restarts", j->restarts, "exit_code", j->exit_code,
         "placement", placement_doc(st, j), "spec", spec ? spec : json_object());
+    if (doc) {
+        service_fields(st, j, doc);
+    }
     return doc;
 }
 
@@ -91,7 +120,8 @@ typedef struct submit_arg {
     json_t *doc; /* the spec as submitted, tenant filled in */
     gp_jobspec spec;
     char key[128];
-    bool bound; /* by the tenant's grants: a user's submit */
+    bool bound;  /* by the tenant's grants: a user's submit */
+    bool update; /* a service: a new spec for the active one of that name (else created) */
 } submit_arg;
 
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
@@ -153,6 +183,10 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
         return gp_diag_set(d, GP_EPERM, "queue %s: not granted to tenant %s", a->spec.queue,
                            (*t)->lim.name);
     }
+    if (a->spec.job_kind == GP_JOB_SERVICE && strlen(a->spec.name) > CTL_SERVICE_NAME_MAX) {
+        return gp_diag_set(d, GP_EINVAL, "name: a service's name is at most %d characters",
+                           CTL_SERVICE_NAME_MAX);
+    }
     int rc = ctl_volumes_check(st, &a->spec, d);
     rc = rc < 0 ? rc : gp_jobspec_cap_check(&a->spec, d);
     if (rc < 0) {
@@ -176,11 +210,51 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
     return 0;
 }
 
+/* A new spec for the active service named in a (service.h): 200 with the service. */
+static int update_run(gpupoold *g, ctl_op *op, ctl_job *svc, gp_diag *d)
+{
+    submit_arg *a = op->arg;
+    ctl_tenant *t = NULL;
+    if (!ctl_job_is_service(svc) || a->spec.job_kind != GP_JOB_SERVICE) {
+        return gp_diag_set(d, GP_ESTATE,
+                           "kind: job %s is active and not a service: only a service's spec "
+                           "can be updated",
+                           svc->name);
+    }
+    bool changed = false;
+    int rc = check_submit(&g->st, g->cfg, a, &t, d);
+    rc = rc < 0 ? rc : ctl_secrets_seal(g->st.secret_key, t->id, a->doc, &a->spec, d);
+    rc = rc < 0 ? rc : ctl_service_update(g, svc, &a->spec, &changed, d);
+    if (rc < 0) {
+        return rc;
+    }
+    op->kick = changed;
+    op->status = 200;
+    op->result = api_job_doc(&g->st, svc);
+    return 0;
+}
+
+/* The active job of tenant t named name, or NULL. */
+static ctl_job *active_named(ctl_state *st, const ctl_tenant *t, const char *name)
+{
+    for (int i = st->njobs - 1; t && i >= 0; i--) {
+        ctl_job *j = st->jobs[i];
+        if (j->tenant_id == t->id && !ctl_job_state_final(j->state) && strcmp(j->name, name) == 0) {
+            return j;
+        }
+    }
+    return NULL;
+}
+
 static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     submit_arg *a = op->arg;
     ctl_state *st = &g->st;
     ctl_tenant *t = ctl_tenant_by_name(st, a->spec.tenant);
+    ctl_job *active = a->update ? active_named(st, t, a->spec.name) : NULL;
+    if (active) {
+        return update_run(g, op, active, d);
+    }
     int64_t existing = 0;
     /* A retry answers with the job its key made, whatever changed since (quota, queues). */
     int rc = t && a->key[0] ? gp_store_job_find_key(g->store, t->id, a->key, &existing, d) : 0;
@@ -233,6 +307,8 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
         rc = ctl_state_add_job(st, j);
         if (rc == 0) {
             memset(&a->spec, 0, sizeof(a->spec)); /* now the job's */
+            op->dirty = true;                     /* in memory: a failure below reloads it */
+            rc = j->spec.job_kind == GP_JOB_SERVICE ? ctl_service_create(g, j, d) : 0;
             j = NULL;
             op->status = 201;
             op->kick = true;
@@ -354,7 +430,24 @@ static int resolve_compute_policy(const gp_ctl_config *cfg, submit_arg *a)
     return json_object_set_new(res, "compute_policy", json_string(name)) == 0 ? 0 : GP_ENOMEM;
 }
 
-void api_jobs_submit(api_req *rq)
+/* The name a PUT /v1/services/{name} gives the spec: the path's (a body naming another is
+ * refused). */
+static int put_name(api_req *rq, json_t *doc, const char *name)
+{
+    json_t *n = json_object_get(doc, "name");
+    if (n && (!json_is_string(n) || strcmp(json_string_value(n), name) != 0)) {
+        api_error(rq, GP_EINVAL, "name: must be %s (the service's name in the path)", name);
+        return GP_EINVAL;
+    }
+    if (!json_object_get(doc, "kind")) {
+        json_object_set_new(doc, "kind", json_string("service"));
+    }
+    return json_object_set_new(doc, "name", json_string(name)) == 0 ? 0 : GP_ENOMEM;
+}
+
+/* A submission; put_service: the name of PUT /v1/services/{name} (an update, or the service
+ * created), NULL for POST /v1/jobs. */
+static void submit(api_req *rq, const char *put_service)
 {
     submit_arg a;
     memset(&a, 0, sizeof(a));
@@ -365,7 +458,17 @@ void api_jobs_submit(api_req *rq)
     }
     snprintf(a.key, sizeof(a.key), "%s", key ? key : "");
     a.bound = rq->who.role == CTL_ROLE_USER;
+    const char *update = gp_http_request_query(rq->http, "update");
+    if (update && strcmp(update, "true") != 0 && strcmp(update, "false") != 0) {
+        api_error(rq, GP_EINVAL, "update: must be true or false");
+        return;
+    }
+    a.update = (update && strcmp(update, "true") == 0) || put_service;
     a.doc = api_body(rq);
+    if (a.doc && put_service && put_name(rq, a.doc, put_service) < 0) {
+        json_decref(a.doc);
+        return;
+    }
     if (!a.doc || resolve_defaults(rq, a.doc) < 0) {
         json_decref(a.doc);
         return;
@@ -395,6 +498,16 @@ void api_jobs_submit(api_req *rq)
     api_run(rq, &op);
     gp_jobspec_fini(&a.spec);
     json_decref(a.doc);
+}
+
+void api_jobs_submit(api_req *rq)
+{
+    submit(rq, NULL);
+}
+
+void api_services_put(api_req *rq)
+{
+    submit(rq, rq->params[0]);
 }
 
 /* ---- reading ---- */
@@ -628,6 +741,18 @@ static int change_run(gpupoold *g, ctl_op *op, gp_diag *d)
                    : ctl_job_state_final(j->state)) {
         return gp_diag_set(d, GP_ESTATE, "job %s is %s: cannot %s it", a->ref,
                            ctl_job_state_name(j->state), a->requeue ? "requeue" : "cancel");
+    }
+    if (ctl_job_is_service(j) && a->requeue) {
+        return gp_diag_set(d, GP_ESTATE, "job %s is a service: cannot requeue it", a->ref);
+    }
+    if (ctl_job_is_service(j)) {
+        char why[160];
+        snprintf(why, sizeof(why), "cancelled with its service by %s", a->who);
+        op->dirty = true;
+        int rc = ctl_service_cancel_replicas(g, j, why, d);
+        if (rc < 0) {
+            return rc;
+        }
     }
     ctl_job next = *j; /* its replicas only feed the status document (where it ran) */
     ctl_job_state to = a->requeue ? CTL_PENDING : CTL_CANCELLED;

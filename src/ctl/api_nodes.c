@@ -449,6 +449,17 @@ static int replica_failed(gpupoold *g, ctl_job *j, int replica, int exit_code, c
         return ctl_job_finish(g, j, false, replica, exit_code, NULL, d);
     }
     char why[240];
+    if (strncmp(reason, CTL_LIVENESS_PREFIX, strlen(CTL_LIVENESS_PREFIX)) == 0) {
+        /* its liveness probe failed: restarted by its restart policy (services.h, agent) */
+        snprintf(why, sizeof(why), "replica %d: %.200s", replica, reason);
+        int rc = ctl_job_event(g, j->id, "ReplicaUnhealthy", why, d);
+        if (rc == 0 && j->owner) {
+            char msg[300];
+            snprintf(msg, sizeof(msg), "%.63s: %.230s", j->name, why);
+            rc = ctl_job_event(g, j->owner, "ReplicaUnhealthy", msg, d);
+        }
+        return rc < 0 ? rc : ctl_job_fail(g, j, why, d);
+    }
     if (ctl_pull_failed(exit_code, reason)) {
         ctl_pull_failed_reason(j, replica, reason, why, sizeof(why));
     } else {
@@ -477,6 +488,12 @@ static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, bool *
     int pull = ctl_pull_report(g, j, replica, w, pull_failed, d);
     if (pull != 0) {
         return pull < 0 ? pull : 0; /* pulling its image: not started, not idle, not in use */
+    }
+    if (running) { /* memory only: a service's readiness and metric (service.h) */
+        r->ready = w->ready == 1;
+        r->util = util;
+        r->has_metric = w->has_metric;
+        r->metric = w->metric;
     }
     if (running && idle_ms >= 0) {
         int rc = ctl_recovery_idle(g, j, replica, idle_ms, d);

@@ -51,6 +51,10 @@ bool ctl_pull_failed(int exit_code, const char *reason);
 void ctl_pull_failed_reason(const ctl_job *j, int replica, const char *reason, char *buf,
                             size_t cap);
 
+/* The reason an agent stops a replica whose liveness probe failed with (agent/services.h): the
+ * replica is restarted by its job's restart policy, with an event ReplicaUnhealthy. */
+#define CTL_LIVENESS_PREFIX "LivenessFailed: "
+
 /* Stores n's document (n may be a changed copy of a node; memory is not touched). */
 int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d);
 /* The GPU instances in a heartbeat's GPU readings (gpus[i].mig_instances, decoded, with GPU

@@ -365,6 +365,15 @@ static const opt options[] = {
      .help = "what a notebook that names no command runs, as `/bin/sh -c COMMAND` in its image "
              "(GPUPOOL_PORT and GPUPOOL_BASE_URL say where it serves; only the controller's "
              "proxy reaches it, after its own authentication)"},
+    {.key = "services.progress_deadline",
+     .type = T_DURATION,
+     AT(services.progress_deadline_ms),
+     .min = SEC,
+     .max = 24 * HOUR,
+     .def = "10m",
+     .help = "how long a service's rolling update waits for its new revision's replicas to be "
+             "ready before it is reported stalled (event RolloutStalled; the old replicas keep "
+             "serving and the rollout goes on when they become ready)"},
     {.key = "faults.restart_limit",
      .type = T_INT,
      AT(faults.restart_limit),

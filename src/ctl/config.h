@@ -126,6 +126,9 @@ typedef struct gp_ctl_config {
         char command[GP_CTL_PATH_MAX]; /* run as /bin/sh -c COMMAND by a notebook naming none */
     } notebooks;
     struct {
+        int64_t progress_deadline_ms; /* a rollout with no new replica ready by then stalls */
+    } services;
+    struct {
         int restart_limit;         /* restarts after faults per window, default 10 */
         int64_t restart_window_ms; /* default 1h */
         double spare_fraction;     /* 0..0.5, default 0 */

@@ -121,8 +121,9 @@ struct gpupoold {
     ctl_stats stats;
     ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
     ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
-    int datalock;         /* the data directory's lock (datalock.h), held from start to stop */
-    ctl_ha ha;            /* leader or follower (ha.h); a single gpupoold is the leader */
+    struct ctl_services *services; /* the autoscalers' memory (service.h); NULL: none yet */
+    int datalock; /* the data directory's lock (datalock.h), held from start to stop */
+    ctl_ha ha;    /* leader or follower (ha.h); a single gpupoold is the leader */
     /* The election on a shared store (leader.h); unused on SQLite. */
     struct {
         pthread_t thread;

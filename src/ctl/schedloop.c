@@ -13,6 +13,7 @@
 #include "ctl/metrics.h"
 #include "ctl/notify.h"
 #include "ctl/recovery.h"
+#include "ctl/service.h"
 #include "ctl/server.h"
 
 #include "base/log.h"
@@ -453,7 +454,7 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
 
 static bool expired(const ctl_job *j, int64_t now)
 {
-    return ctl_job_state_holds(j->state) && j->spec.max_runtime_s > 0 &&
+    return ctl_job_state_holds(j->state) && !ctl_job_is_service(j) && j->spec.max_runtime_s > 0 &&
            now - j->start_ms > j->spec.max_runtime_s * 1000;
 }
 
@@ -501,6 +502,9 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     }
     if (rc0 == 0) {
         rc0 = ctl_meter_tick(g, ctl_now_ms(), d);
+    }
+    if (rc0 == 0) {
+        rc0 = ctl_services_tick(g, ctl_now_ms(), d);
     }
     if (rc0 < 0) {
         return rc0;

@@ -20,6 +20,7 @@
 #include "ctl/notify.h"
 #include "ctl/server.h"
 #include "ctl/secrets.h"
+#include "ctl/service.h"
 
 #include "base/log.h"
 
@@ -256,6 +257,7 @@ void ctl_stop(gpupoold *g)
     gp_sched_free(g->sched);
     g->sched = NULL;
     ctl_cycle_buf_free(g->cycbuf);
+    ctl_services_free(g);
     g->cycbuf = NULL;
     ctl_state_clear(&g->st);
     gp_store_close(g->store);
