@@ -402,3 +402,11 @@ add_test(NAME integ_ctl_store_pg
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
                  ${CMAKE_SOURCE_DIR}/tests/pg/pg_fixture.sh)
 set_tests_properties(integ_ctl_store_pg PROPERTIES LABELS integ TIMEOUT 300)
+
+# Services, the controller's side (agents simulated by heartbeats): replica jobs, endpoints,
+# liveness restarts, rolling update keeping the count ready, a stalled rollout, autoscaling on a
+# Prometheus metric, a restart, cancel; bad input.
+add_test(NAME integ_ctl_service
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_service.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_service PROPERTIES LABELS integ TIMEOUT 180)

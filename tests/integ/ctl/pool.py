@@ -579,6 +579,9 @@ class Beater:
         self.idle = {}   # job id -> idle_ms reported for its replicas
         self.util = {}   # job id -> GPU utilisation (percent) reported for its replicas
         self.stale = {}  # node -> replica reports of superseded placements still running
+        self.ready = {}   # job id -> readiness reported for its replicas (services)
+        self.metric = {}  # job id -> the service's scraped metric reported for its replicas
+        self.failed = {}  # job id -> reason: its replicas are reported Failed with it, once
         self.lock = threading.Lock()
         self.stop = False
         self.t = threading.Thread(target=self.run, daemon=True)
@@ -600,6 +603,14 @@ class Beater:
                 rep["idle_ms"] = self.idle[r["job"]]
             if r["job"] in self.util:
                 rep["util"] = self.util[r["job"]]
+            if r["job"] in self.ready:
+                rep["ready"] = self.ready[r["job"]]
+            if r["job"] in self.metric:
+                rep["metric"] = self.metric[r["job"]]
+            with self.lock:
+                why = self.failed.pop(r["job"], None)
+            if why is not None:
+                rep.update(state="Failed", exit_code=137, reason=why)
             reps.append(rep)
         with self.lock:
             extras = self.extra.pop(node, [])
