@@ -410,3 +410,10 @@ add_test(NAME integ_ctl_service
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_service.py
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_service PROPERTIES LABELS integ TIMEOUT 180)
+# Services with a real agent (--runtime none): HTTP and exec probes, liveness restarts, a killed
+# replica back, autoscaling on the gauge the agent scrapes.
+add_test(NAME integ_ctl_service_agent
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_service_agent.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_service_agent PROPERTIES LABELS integ TIMEOUT 300)
