@@ -120,8 +120,9 @@ typedef struct submit_arg {
     json_t *doc; /* the spec as submitted, tenant filled in */
     gp_jobspec spec;
     char key[128];
-    bool bound;  /* by the tenant's grants: a user's submit */
-    bool update; /* a service: a new spec for the active one of that name (else created) */
+    bool bound;      /* by the tenant's grants: a user's submit */
+    bool update;     /* a service: a new spec for the active one of that name (else created) */
+    bool must_exist; /* PUT /v1/services/{name}: only an update (404 without one) */
 } submit_arg;
 
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
@@ -254,6 +255,9 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
     ctl_job *active = a->update ? active_named(st, t, a->spec.name) : NULL;
     if (active) {
         return update_run(g, op, active, d);
+    }
+    if (a->must_exist) {
+        return gp_diag_set(d, GP_ENOENT, "service %s: not found", a->spec.name);
     }
     int64_t existing = 0;
     /* A retry answers with the job its key made, whatever changed since (quota, queues). */
@@ -464,6 +468,7 @@ static void submit(api_req *rq, const char *put_service)
         return;
     }
     a.update = (update && strcmp(update, "true") == 0) || put_service;
+    a.must_exist = put_service != NULL;
     a.doc = api_body(rq);
     if (a.doc && put_service && put_name(rq, a.doc, put_service) < 0) {
         json_decref(a.doc);
@@ -505,9 +510,21 @@ void api_jobs_submit(api_req *rq)
     submit(rq, NULL);
 }
 
+static ctl_job *find_scoped(api_req *rq, const char *ref);
+
 void api_services_put(api_req *rq)
 {
-    submit(rq, rq->params[0]);
+    ctl_read_lock(rq->g);
+    ctl_job *svc = find_scoped(rq, rq->params[0]);
+    bool found = svc && ctl_job_is_service(svc) && !ctl_job_state_final(svc->state);
+    char name[GP_JOB_NAME_MAX];
+    snprintf(name, sizeof(name), "%s", found ? svc->name : "");
+    ctl_read_unlock(rq->g);
+    if (!found) { /* before the body is read: another tenant's service does not exist */
+        api_error(rq, GP_ENOENT, "service %s: not found", rq->params[0]);
+        return;
+    }
+    submit(rq, name);
 }
 
 /* ---- reading ---- */

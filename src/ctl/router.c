@@ -40,7 +40,7 @@ const api_route api_routes[] = {
     {"GET", "/v1/services/{service}", R_PEOPLE, api_services_get,
      "A service with its replica jobs, their revision and readiness"},
     {"PUT", "/v1/services/{service}", R_PEOPLE, api_services_put,
-     "Create a service, or roll it to a new spec (JSON or YAML)"},
+     "Roll a service to a new spec (JSON or YAML)"},
     {"GET", "/v1/services/{service}/endpoints", R_PEOPLE, api_services_endpoints,
      "A service's ready replicas, for an external load balancer"},
     {"POST", "/v1/nodes", R_ADMIN | R_JOIN | R_AGENT, api_nodes_register,

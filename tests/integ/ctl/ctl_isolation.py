@@ -47,6 +47,7 @@ with Pool(sys.argv[1], ["--api-rate-limit", "0"]) as p:
     s, d = alpha.post("/v1/jobs/%d/cancel" % ended["id"])
     check(s == 200, "cancel alpha's third job", s, d)
     submit(beta, "beta-own")
+    submit(alpha, "alpha-secret-svc", kind="service", port=8080, resources={"cpu_milli": 100})
     p.wait_state(admin, placed["id"], ("Scheduled", "Running"))
     alpha_ids = {placed["id"], pending["id"], ended["id"]}
     before = {j: p.job(admin, j)["state"] for j in alpha_ids}
@@ -62,6 +63,7 @@ with Pool(sys.argv[1], ["--api-rate-limit", "0"]) as p:
         "volume": ["shared-vol"],
         "path": ["index.html"],  # the dashboard's files (no token, no data)
         "registry": ["alpha.registry.io"],
+        "service": ["alpha-secret-svc"],
     }
 
     def leaks(doc, where="$"):

@@ -74,13 +74,15 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
         s, d = alice.post("/v1/jobs", spec)
         check(s == 400 and field in d.get("error", {}).get("message", ""),
               "refused naming %s" % field, s, d)
-    s, d = alice.put("/v1/services/web", service_spec("other"))
-    check(s == 400 and "name" in d["error"]["message"], "PUT naming another service", s, d)
+    s, d = alice.put("/v1/services/web", service_spec("web"))
+    check(s == 404, "PUT of a service that does not exist", s, d)
 
     # ---- a service and its replica jobs ----
-    s, d = alice.put("/v1/services/web", service_spec("web"))
+    s, d = alice.post("/v1/jobs", service_spec("web"))
     check(s == 201 and d["state"] == "Running" and d["service"]["revision"] == 1,
           "service created", s, d)
+    s, d = alice.put("/v1/services/web", service_spec("other"))
+    check(s == 400 and "name" in d["error"]["message"], "PUT naming another service", s, d)
     reps = wait("3 replica jobs", lambda: (lambda r: r if len(r) == 3 else None)(
         replica_jobs(alice, "web")), 10)
     check(sorted(r["name"] for r in reps) == ["web-1", "web-2", "web-3"], "named NAME-N", reps)

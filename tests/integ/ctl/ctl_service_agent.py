@@ -107,7 +107,7 @@ try:
 
         # ---- readiness ----
         flag("unready", True)
-        s, d = alice.put("/v1/services/web", service("web"))
+        s, d = alice.post("/v1/jobs", service("web"))
         check(s == 201, "create the service", s, d)
         rep = wait("its replica job", lambda: (lambda r: r[0] if r else None)(
             replicas(alice, "web")), 20)
