@@ -10,7 +10,10 @@
 #include "agent/replicas.h"
 #include "agent/sandbox.h"
 #include "base/log.h"
+#include "net/wire.h"
 #include "net/wire_desired.h"
+
+#include <math.h>
 
 #include <pwd.h>
 #include <stdio.h>
@@ -238,6 +241,8 @@ void gp_svc_report(gp_svc *s, const gp_replica_key *k, int *ready, bool *has_met
     gp_probe_status st;
     gp_prober_status(e->p, &st);
     *ready = st.ready && st.alive;
-    *has_metric = st.has_metric;
-    *metric = st.metric;
+    /* The service says what the value is: one the wire refuses would have the controller refuse
+     * the whole heartbeat, every replica of the node with it, so it is left out. */
+    *has_metric = st.has_metric && isfinite(st.metric) && fabs(st.metric) <= GP_WIRE_METRIC_MAX;
+    *metric = *has_metric ? st.metric : 0;
 }

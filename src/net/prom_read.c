@@ -76,8 +76,9 @@ int gp_prom_read_sum(const char *text, size_t len, const char *name, double *out
         }
         p = eol + 1;
     }
-    if (found) {
-        *out = sum;
+    if (!found || !isfinite(sum)) {
+        return 0; /* samples that add up past a double's range say nothing */
     }
-    return found;
+    *out = sum;
+    return 1;
 }

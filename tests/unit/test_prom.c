@@ -246,6 +246,8 @@ static void test_read_sum(void **state)
     assert_int_equal(gp_prom_read_sum(text, strlen(text), "missing", &v), 0);
     assert_int_equal(gp_prom_read_sum(text, strlen(text), "inflight_t", &v), 0);
     assert_int_equal(gp_prom_read_sum("", 0, "x", &v), 0);
+    const char *huge = "x 1e308\nx 1e308\n";
+    assert_int_equal(gp_prom_read_sum(huge, strlen(huge), "x", &v), 0);
     assert_true(v == -1);
 }
 

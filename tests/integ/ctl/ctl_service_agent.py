@@ -177,6 +177,17 @@ try:
         wait("2 ready", lambda: ready_count(alice, "auto") == 2, 60)
         up = [e for e in events(alice, "auto") if e["type"] == "ScaledUp"]
         check(up and "value 20.00" in up[0]["message"], "ScaledUp with the scraped value", up)
+        # a value the wire refuses is left out: the node's heartbeats still go through
+        with open(os.path.join(flags, "load"), "w") as f:
+            f.write("1e300\n")
+        time.sleep(6)  # past a scrape (every 5 s)
+        h1 = p.admin.get("/v1/nodes/t4")[1]["heartbeat_ms"]
+        time.sleep(1.5)
+        s, node = p.admin.get("/v1/nodes/t4")
+        check(node["heartbeat_ms"] > h1, "heartbeats accepted with a huge metric",
+              agent.log()[-2000:])
+        check(alice.get("/v1/services/auto")[1]["service"]["replicas"] == 2,
+              "no value: the count stays")
         with open(os.path.join(flags, "load"), "w") as f:
             f.write("1\n")
         wait("scaled in to 1", lambda: alice.get("/v1/services/auto")[1]["service"]["replicas"]
