@@ -133,8 +133,9 @@ static int check_feasible(ctl_state *st, const ctl_tenant *t, const ctl_queue *q
 {
     gp_request req;
     gp_jobspec_request(s, st->cluster, &req);
+    /* A service's replicas are jobs of one replica each: each alone must be able to run. */
     gp_feasible_job job = {.req = &req,
-                           .replicas = s->replicas,
+                           .replicas = s->job_kind == GP_JOB_SERVICE ? 1 : s->replicas,
                            .topology = s->topology,
                            .preemptible = s->preemptible,
                            .models = s->gpu_models,

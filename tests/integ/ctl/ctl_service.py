@@ -213,8 +213,19 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
     check(down, "ScaledDown event")
     wait("one replica job", lambda: len(replica_jobs(alice, "auto")) == 1, 10)
 
+    # ---- replicas are judged one by one: 3 x 4 GPUs on an 8-GPU node is accepted ----
+    s, d = alice.post("/v1/jobs", service_spec("big", replicas=3, resources={"gpus": 4}))
+    check(s == 201, "a service larger than the pool at once is accepted", s, d)
+    s, d = alice.post("/v1/jobs", service_spec("huge", replicas=1, resources={"gpus": 16}))
+    check(s == 400 and "resources.gpus" in d["error"]["message"],
+          "a replica no node could run is refused", s, d)
+    s, d = alice.post("/v1/jobs/big/cancel")
+    check(s == 200, "cancel big", s, d)
+
     # ---- durable across a restart; cancel takes the replica jobs along ----
     before = replica_jobs(alice, "web")
+    b.stop = True  # its heartbeats would meet a controller that is away
+    b.t.join()
     p.restart()
     alice = p.client(alice.token)
     s, d = alice.get("/v1/services/web")
@@ -228,5 +239,4 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
         check(p.job(alice, r["job"])["state"] == "Cancelled", "replica job cancelled", r)
     s, d = alice.post("/v1/jobs/auto/requeue")
     check(s == 409, "a service cannot be requeued", s, d)
-    b.stop = True
 print("ok")
