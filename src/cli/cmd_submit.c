@@ -62,6 +62,9 @@ static const gp_cli_opt submit_opts[] = {
     {"allow-unschedulable", 0, NULL,
      "accept the job even if no node or limit could run it yet; it waits (else refused)"},
     {"idempotency-key", 0, "KEY", "a retry with the same key returns the same job"},
+    {"update", 0, NULL,
+     "a service: roll the active service of that name to this spec (created when there is "
+     "none)"},
     {NULL, 0, NULL, NULL},
 };
 
@@ -344,6 +347,7 @@ static setter *const setters[] = {
     s_allow_unschedulable,
     NULL,
     NULL,
+    NULL,
 };
 
 _Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / sizeof(submit_opts[0]),
@@ -415,6 +419,12 @@ static char *read_all(FILE *f, size_t *len)
 }
 
 /* Whether the file holds JSON: by its name, else by its first non-blank character. */
+/* POST /v1/jobs, with ?update=true for --update (a service's new spec). */
+static const char *submit_path(const gp_cli_args *a)
+{
+    return gp_cli_arg(a, "update") ? "/v1/jobs?update=true" : "/v1/jobs";
+}
+
 static int is_json(const char *path, const char *text)
 {
     size_t n = strlen(path);
@@ -471,7 +481,7 @@ static int submit_file(gp_cli_conn *c, const gp_cli_args *a, json_t **job)
         return bad || text ? GP_EXIT_USAGE : GP_EXIT_FAILURE;
     }
     char key[64];
-    int rc = gp_cli_call_raw(c, "POST", "/v1/jobs", text, len,
+    int rc = gp_cli_call_raw(c, "POST", submit_path(a), text, len,
                              is_json(path, text) ? "application/json" : "application/yaml",
                              submit_key(a, key, sizeof(key)), job);
     free(text);
@@ -514,8 +524,8 @@ static int run(const gp_cli_args *a)
     char key[64];
     if (rc == 0 && spec) {
         char *text = json_dumps(spec, JSON_COMPACT);
-        rc = text ? gp_cli_call_raw(c, "POST", "/v1/jobs", text, strlen(text), "application/json",
-                                    submit_key(a, key, sizeof(key)), &job)
+        rc = text ? gp_cli_call_raw(c, "POST", submit_path(a), text, strlen(text),
+                                    "application/json", submit_key(a, key, sizeof(key)), &job)
                   : GP_EXIT_FAILURE;
         free(text);
     } else if (rc == 0) {

@@ -408,7 +408,7 @@ set_tests_properties(integ_ctl_store_pg PROPERTIES LABELS integ TIMEOUT 300)
 # Prometheus metric, a restart, cancel; bad input.
 add_test(NAME integ_ctl_service
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_service.py
-                 $<TARGET_FILE:gpupoold>)
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_service PROPERTIES LABELS integ TIMEOUT 180)
 # Services with a real agent (--runtime none): HTTP and exec probes, liveness restarts, a killed
 # replica back, autoscaling on the gauge the agent scrapes.

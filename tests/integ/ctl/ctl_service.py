@@ -15,10 +15,16 @@ real agents and probes).
   serving; another update recovers;
 - autoscaling on a Prometheus metric: a load scales out (ScaledUp with the value), a quiet
   spell scales in after the scale-down window (ScaledDown);
+- `gpupool submit --update -f FILE` rolls a service from the command line;
 - the service survives a controller restart; cancelling it cancels its replica jobs.
+
+Arguments: gpupoold, gpupool.
 """
-import copy
+import json
+import os
+import subprocess
 import sys
+import tempfile
 import threading
 import time
 
@@ -178,6 +184,24 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
         time.sleep(0.2)
     check(all(x["revision"] == 4 for x in replica_jobs(alice, "web")), "revision 4 everywhere")
 
+    # ---- the command line: gpupool submit --update ----
+    with tempfile.NamedTemporaryFile("w", suffix=".json", delete=False) as f:
+        json.dump(service_spec("web", env={"VERSION": "5"}), f)
+    env = dict(os.environ, GPUPOOL_SERVER=p.base, GPUPOOL_TOKEN=alice.token)
+    r = subprocess.run([sys.argv[2], "submit", "--update", "-f", f.name, "-o", "json"],
+                       capture_output=True, text=True, timeout=60, env=env)
+    os.unlink(f.name)
+    check(r.returncode == 0 and json.loads(r.stdout)["service"]["revision"] == 5,
+          "gpupool submit --update: revision 5", r.stdout, r.stderr)
+    deadline = time.time() + 30
+    while time.time() < deadline:
+        ready_new(5)
+        r = replica_jobs(alice, "web")
+        if len(r) == 3 and all(x["revision"] == 5 and x["ready"] for x in r):
+            break
+        time.sleep(0.2)
+    check(all(x["revision"] == 5 for x in replica_jobs(alice, "web")), "revision 5 everywhere")
+
     # ---- autoscaling on the service's Prometheus gauge ----
     auto = service_spec("auto", replicas=1, autoscale={
         "min_replicas": 1, "max_replicas": 4, "metric": "prometheus", "target": 10,
@@ -229,7 +253,7 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
     p.restart()
     alice = p.client(alice.token)
     s, d = alice.get("/v1/services/web")
-    check(s == 200 and d["service"]["revision"] == 4 and d["state"] == "Running",
+    check(s == 200 and d["service"]["revision"] == 5 and d["state"] == "Running",
           "the service after a restart", s, d)
     check(sorted(x["job"] for x in d["replica_jobs"]) == sorted(x["job"] for x in before),
           "the same replica jobs", d["replica_jobs"], before)
