@@ -348,12 +348,18 @@ static json_t *job_doc(const ctl_job *j)
                                               (json_int_t)j->replicas[r].epoch, "a",
                                               ctl_assignment_doc(&j->replicas[r].a)));
     }
-    return json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:o, s:o}", "id",
-                     (json_int_t)j->id, "tenant", (json_int_t)j->tenant_id, "name", j->name,
-                     "state", ctl_job_state_name(j->state), "reason", j->reason, "restarts",
-                     j->restarts, "exit", j->exit_code, "submit", (json_int_t)j->submit_ms, "start",
-                     (json_int_t)j->start_ms, "end", (json_int_t)j->end_ms, "spec",
-                     gp_jobspec_to_json(&j->spec), "replicas", reps);
+    json_t *doc = json_pack("{s:I, s:I, s:s, s:s, s:s, s:i, s:i, s:I, s:I, s:I, s:o, s:o}", "id",
+                            (json_int_t)j->id, "tenant", (json_int_t)j->tenant_id, "name", j->name,
+                            "state", ctl_job_state_name(j->state), "reason", j->reason, "restarts",
+                            j->restarts, "exit", j->exit_code, "submit", (json_int_t)j->submit_ms,
+                            "start", (json_int_t)j->start_ms, "end", (json_int_t)j->end_ms, "spec",
+                            gp_jobspec_to_json(&j->spec), "replicas", reps);
+    /* services (service.h) */
+    json_object_set_new(doc, "service",
+                        json_pack("{s:I, s:i, s:i, s:i, s:I}", "owner", (json_int_t)j->owner,
+                                  "revision", j->revision, "replicas", j->svc_replicas, "next",
+                                  j->svc_next, "rollout", (json_int_t)j->svc_rollout_ms));
+    return doc;
 }
 
 /* What must be the same in memory and in the store. Memory-only fields (heartbeats, readiness,
@@ -811,6 +817,94 @@ static void next_readmit(void)
     assert_int_equal(act_readmit(), 0);
 }
 
+/* Services (service.h): a submission storing the service Running; the cycle that creates its
+ * replica jobs; a cancel that takes them along. */
+static int64_t service_id;
+
+static int64_t submit_service(int *status)
+{
+    static int seq;
+    char name[32];
+    snprintf(name, sizeof(name), "svc%d", ++seq);
+    json_t *res = NULL;
+    *status = call(NULL, "POST", "/v1/jobs",
+                   json_pack("{s:s, s:s, s:s, s:i, s:i, s:[s], s:{s:i}}", "name", name, "tenant",
+                             "t1", "kind", "service", "port", 8080, "replicas", 2, "command",
+                             "true", "resources", "gpus", 1),
+                   &res);
+    int64_t id = *status == 201 ? json_integer_value(json_object_get(res, "id")) : -1;
+    json_decref(res);
+    return id;
+}
+
+static int act_service_submit(void)
+{
+    int status;
+    submit_service(&status);
+    return status == 201 ? 0 : status;
+}
+
+static void next_service_submit(void)
+{
+    int status;
+    service_id = submit_service(&status);
+    assert_int_equal(status, 201);
+    assert_int_equal(job_state(service_id), CTL_RUNNING);
+}
+
+/* The service's replica jobs that are not over. */
+static int replica_jobs(int64_t svc)
+{
+    pthread_mutex_lock(&P.g.st.lock);
+    int n = 0;
+    for (int i = 0; i < P.g.st.njobs; i++) {
+        n += P.g.st.jobs[i]->owner == svc && !ctl_job_state_final(P.g.st.jobs[i]->state);
+    }
+    pthread_mutex_unlock(&P.g.st.lock);
+    return n;
+}
+
+static void prepare_service_tick(void)
+{
+    cancel_all();
+    int status;
+    service_id = submit_service(&status);
+    assert_int_equal(status, 201);
+}
+
+static int act_service_tick(void)
+{
+    int rc = schedule();
+    return rc == 0 && replica_jobs(service_id) == 2 ? 0 : rc < 0 ? rc : -1;
+}
+
+static void next_service_tick(void)
+{
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(replica_jobs(service_id), 2);
+}
+
+static void prepare_service_cancel(void)
+{
+    prepare_service_tick();
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(replica_jobs(service_id), 2);
+}
+
+static int act_service_cancel(void)
+{
+    int status = cancel(service_id);
+    return status == 200 ? 0 : status;
+}
+
+static void next_service_cancel(void)
+{
+    if (!ctl_job_state_final(job_state(service_id))) {
+        assert_int_equal(cancel(service_id), 200);
+    }
+    assert_int_equal(replica_jobs(service_id), 0);
+}
+
 static const sweep sweeps[] = {
     {"submit", nothing, act_submit, next_submit},
     {"cancel of a placed job", prepare_cancel, act_cancel, next_cancel},
@@ -819,6 +913,10 @@ static const sweep sweeps[] = {
     {"recovery tick", prepare_recovery, act_recovery, next_recovery},
     {"re-registration by the node's agent", prepare_reregister, act_reregister, next_reregister},
     {"re-admission of a node", nothing, act_readmit, next_readmit},
+    {"submit of a service", nothing, act_service_submit, next_service_submit},
+    {"a cycle creating a service's replica jobs", prepare_service_tick, act_service_tick,
+     next_service_tick},
+    {"cancel of a service", prepare_service_cancel, act_service_cancel, next_service_cancel},
 };
 
 static void test_transactions(void **state)
