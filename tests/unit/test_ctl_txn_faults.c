@@ -882,6 +882,13 @@ static void next_service_tick(void)
 {
     assert_int_equal(schedule(), 0);
     assert_int_equal(replica_jobs(service_id), 2);
+    /* Once nothing is left to change, a cycle makes no store call for the service. */
+    assert_int_equal(schedule(), 0);
+    arm(1);
+    assert_int_equal(schedule(), 0);
+    uint64_t injected = gp_store_fault_injected(P.g.store);
+    arm(0);
+    assert_int_equal(injected, 0);
 }
 
 static void prepare_service_cancel(void)
