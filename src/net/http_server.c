@@ -33,6 +33,7 @@
 #include "base/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -85,6 +86,9 @@ struct gp_http_server {
     int draining;              /* connections stop resumed to send its 503, still open */
     bool stopping;             /* no new deferrals */
     bool stopped;              /* MHD stopped: the last handle frees the server */
+    /* streams and upgrades, under dlock */
+    gp_http_stream *streams;    /* every stream whose response exists */
+    gp_http_upgraded *upgrades; /* every upgraded connection not closed yet */
     /* the slow-client watchdog, under tlock */
     pthread_mutex_t tlock;
     pthread_cond_t tcond; /* watch_stop set */
@@ -106,6 +110,33 @@ struct gp_http_deferred {
     gp_http_deferred *resume_next; /* stop's list of connections to resume */
 };
 
+struct gp_http_stream {
+    gp_http_server *srv;
+    struct MHD_Connection *conn;
+    gp_http_stream_read read;
+    void (*free_fn)(void *ctx);
+    void *ctx;
+    bool suspended; /* the connection is suspended waiting for a wake */
+    bool woken;     /* a wake came since the last read began */
+    bool aborted;   /* the server stops: read no more */
+    gp_http_stream *prev, *next;
+};
+
+/* An upgrade asked for: lives from the response's creation until the request completes. */
+typedef struct upgrade_req {
+    gp_http_server *srv;
+    gp_http_upgrade_fn fn;
+    void *ctx;
+    bool fired; /* fn was called */
+} upgrade_req;
+
+struct gp_http_upgraded {
+    gp_http_server *srv;
+    struct MHD_UpgradeResponseHandle *urh;
+    int fd;
+    gp_http_upgraded *prev, *next;
+};
+
 /* Per-request state (MHD's con_cls). */
 typedef struct conn_state {
     char *body;
@@ -115,6 +146,7 @@ typedef struct conn_state {
     bool started;         /* on_headers ran */
     int answered;         /* a response is already queued */
     gp_http_deferred *dr; /* the handler deferred the answer */
+    upgrade_req *up;      /* the answer is an upgrade */
 } conn_state;
 
 /* What gp_http_request.impl points to. */
@@ -126,9 +158,12 @@ typedef struct req_impl {
 
 /* ---- Responses ---------------------------------------------------------------------------- */
 
+static void release_extras(gp_http_response *resp);
+
 void gp_http_response_set_body(gp_http_response *resp, int status, const char *content_type,
                                char *body, size_t len)
 {
+    release_extras(resp);
     if (resp->body != body) {
         free(resp->body);
     }
@@ -197,6 +232,17 @@ static void response_fini(gp_http_response *resp)
 {
     free(resp->body);
     resp->body = NULL;
+    if (resp->stream_free) {
+        resp->stream_free(resp->stream_ctx);
+    }
+    resp->stream_read = NULL;
+    resp->stream_free = NULL;
+    resp->stream_ctx = NULL;
+    if (resp->upgrade) {
+        resp->upgrade(resp->upgrade_ctx, -1, NULL, 0, NULL);
+    }
+    resp->upgrade = NULL;
+    resp->upgrade_ctx = NULL;
     for (int i = 0; i < resp->nheaders; i++) {
         free(resp->header_name[i]);
         free(resp->header_value[i]);
@@ -204,10 +250,88 @@ static void response_fini(gp_http_response *resp)
     resp->nheaders = 0;
 }
 
-/* Queues resp on conn and releases everything resp holds. */
-static enum MHD_Result send_response(struct MHD_Connection *conn, gp_http_response *resp)
+/* Releases a response's stream and upgrade, if any, as response_fini does. */
+static void release_extras(gp_http_response *resp)
 {
-    if (resp->status < 100 || resp->status > 599) {
+    gp_http_response tmp = {.stream_free = resp->stream_free,
+                            .stream_ctx = resp->stream_ctx,
+                            .upgrade = resp->upgrade,
+                            .upgrade_ctx = resp->upgrade_ctx};
+    resp->stream_read = NULL;
+    resp->stream_free = NULL;
+    resp->stream_ctx = NULL;
+    resp->upgrade = NULL;
+    resp->upgrade_ctx = NULL;
+    response_fini(&tmp);
+}
+
+void gp_http_response_set_stream(gp_http_response *resp, int status, const char *content_type,
+                                 long long len, gp_http_stream_read read, void (*free_fn)(void *),
+                                 void *ctx)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+    release_extras(resp);
+    resp->status = status;
+    if (content_type) {
+        resp->content_type = content_type;
+    }
+    resp->stream_read = read;
+    resp->stream_free = free_fn;
+    resp->stream_ctx = ctx;
+    resp->stream_len = len < 0 ? -1 : len;
+}
+
+void gp_http_response_set_upgrade(gp_http_response *resp, gp_http_upgrade_fn fn, void *ctx)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+    release_extras(resp);
+    resp->status = 101;
+    resp->upgrade = fn;
+    resp->upgrade_ctx = ctx;
+}
+
+static struct MHD_Response *stream_response(gp_http_server *srv, struct MHD_Connection *conn,
+                                            gp_http_response *resp);
+static struct MHD_Response *upgrade_response(gp_http_server *srv, conn_state *st,
+                                             gp_http_response *resp);
+
+/* The MHD response for resp: a buffer, a stream or an upgrade. */
+static struct MHD_Response *make_response(gp_http_server *srv, struct MHD_Connection *conn,
+                                          conn_state *st, gp_http_response *resp)
+{
+    struct MHD_Response *r;
+    if (resp->upgrade && resp->status == 101 && st) {
+        return upgrade_response(srv, st, resp);
+    }
+    if (resp->stream_read) {
+        r = stream_response(srv, conn, resp);
+    } else if (resp->body && resp->body_len > 0) {
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (r) {
+            resp->body = NULL; /* MHD frees it with free() */
+        }
+    } else {
+        return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    if (r && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
+                                     resp->content_type ? resp->content_type
+                                                        : "application/json") != MHD_YES) {
+        GP_LOG(GP_LOG_WARN, "http", "content type refused: %s", resp->content_type);
+    }
+    return r;
+}
+
+/* Queues resp on conn and releases everything resp holds. st is the request's state (NULL for
+ * answers made before the request was set up: they cannot be upgrades). */
+static enum MHD_Result send_response(gp_http_server *srv, struct MHD_Connection *conn,
+                                     conn_state *st, gp_http_response *resp)
+{
+    if (resp->status < 100 || resp->status > 599 || (resp->status == 101 && !resp->upgrade) ||
+        (resp->upgrade && resp->status != 101)) {
         int bad = resp->status;
         response_fini(resp);
         if (bad == 0) {
@@ -216,20 +340,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, gp_http_respon
             gp_http_respond_error(resp, GP_EINTERNAL, "handler set status %d", bad);
         }
     }
-    struct MHD_Response *r;
-    if (resp->body && resp->body_len > 0) {
-        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
-        if (r) {
-            resp->body = NULL; /* MHD frees it with free() */
-            if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                        resp->content_type ? resp->content_type
-                                                           : "application/json") != MHD_YES) {
-                GP_LOG(GP_LOG_WARN, "http", "content type refused: %s", resp->content_type);
-            }
-        }
-    } else {
-        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    }
+    struct MHD_Response *r = make_response(srv, conn, st, resp);
     if (!r) {
         response_fini(resp);
         return MHD_NO;
@@ -250,7 +361,7 @@ static enum MHD_Result answer_too_big(struct MHD_Connection *conn, conn_state *s
     gp_http_response resp = {.content_type = "application/json"};
     gp_http_respond_error(&resp, GP_ETOOBIG, "request body larger than %zu bytes", max);
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(NULL, conn, NULL, &resp);
 }
 
 /* ---- Requests ----------------------------------------------------------------------------- */
@@ -455,7 +566,7 @@ static enum MHD_Result answer_head_too_big(gp_http_server *srv, struct MHD_Conne
                           srv->max_header);
     resp.status = 431;
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(srv, conn, st, &resp);
 }
 
 static size_t head_size(struct MHD_Connection *conn)
@@ -512,7 +623,7 @@ static enum MHD_Result answer_uri_too_long(struct MHD_Connection *conn, conn_sta
     }
     resp.status = 414;
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(NULL, conn, NULL, &resp);
 }
 
 /* Whether a Transfer-Encoding value names the chunked coding (names are case-insensitive). */
@@ -726,7 +837,7 @@ static enum MHD_Result deferred_step(gp_http_server *srv, struct MHD_Connection 
     memset(&dr->resp, 0, sizeof(dr->resp));
     pthread_mutex_unlock(&srv->dlock);
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(srv, conn, st, &resp);
 }
 
 /* MHD is done with a deferred request's connection: its hold on the handle ends. */
@@ -817,7 +928,7 @@ static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn
         return deferred_step(srv, conn, st);
     }
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(srv, conn, st, &resp);
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -858,16 +969,21 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     return dispatch(srv, conn, st, url, method);
 }
 
+static void upgrade_release(conn_state *st);
+
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)toe;
-    track_deadline(cls, conn, true); /* the next request on this connection */
     conn_state *st = *con_cls;
+    if (!st || !st->up || !st->up->fired) {
+        track_deadline(cls, conn, true); /* the next request on this connection */
+    }
     if (st) {
         if (st->dr) {
             deferred_release(cls, st->dr);
         }
+        upgrade_release(st);
         free(st->body);
         free(st);
         *con_cls = NULL;
@@ -892,6 +1008,249 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
     if (!keep) {
         GP_LOG(GP_LOG_WARN, "http", "libmicrohttpd: %s", msg);
     }
+}
+
+/* ---- Streams and upgrades ------------------------------------------------------------------ */
+
+static void stream_unlink(gp_http_server *srv, gp_http_stream *x)
+{
+    if (x->prev) {
+        x->prev->next = x->next;
+    } else {
+        srv->streams = x->next;
+    }
+    if (x->next) {
+        x->next->prev = x->prev;
+    }
+}
+
+/* MHD's content reader: the source's bytes, or a suspension until its wake. */
+static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
+{
+    (void)pos;
+    gp_http_stream *x = cls;
+    gp_http_server *srv = x->srv;
+    pthread_mutex_lock(&srv->dlock);
+    bool aborted = x->aborted;
+    x->woken = false;
+    pthread_mutex_unlock(&srv->dlock);
+    if (aborted) {
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    long n = x->read(x->ctx, x, buf, max);
+    if (n > 0) {
+        return (ssize_t)(n > (long)max ? (long)max : n);
+    }
+    if (n == GP_HTTP_STREAM_END) {
+        return MHD_CONTENT_READER_END_OF_STREAM;
+    }
+    if (n < 0) {
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    pthread_mutex_lock(&srv->dlock);
+    if (x->aborted) {
+        pthread_mutex_unlock(&srv->dlock);
+        return MHD_CONTENT_READER_END_WITH_ERROR;
+    }
+    if (!x->woken) {
+        x->suspended = true;
+        MHD_suspend_connection(x->conn);
+    }
+    pthread_mutex_unlock(&srv->dlock);
+    return 0; /* called again once resumed (at once when a wake came meanwhile) */
+}
+
+static void stream_done(void *cls)
+{
+    gp_http_stream *x = cls;
+    gp_http_server *srv = x->srv;
+    if (x->free_fn) {
+        x->free_fn(x->ctx); /* no wake is in progress or made after this */
+    }
+    pthread_mutex_lock(&srv->dlock);
+    stream_unlink(srv, x);
+    pthread_mutex_unlock(&srv->dlock);
+    free(x);
+}
+
+void gp_http_stream_wake(gp_http_stream *x)
+{
+    gp_http_server *srv = x->srv;
+    pthread_mutex_lock(&srv->dlock);
+    bool resume = x->suspended && !x->aborted;
+    x->suspended = false;
+    x->woken = true;
+    srv->resuming += resume;
+    pthread_mutex_unlock(&srv->dlock);
+    if (resume) {
+        MHD_resume_connection(x->conn);
+        pthread_mutex_lock(&srv->dlock);
+        if (--srv->resuming == 0) {
+            pthread_cond_broadcast(&srv->dcond);
+        }
+        pthread_mutex_unlock(&srv->dlock);
+    }
+}
+
+static struct MHD_Response *stream_response(gp_http_server *srv, struct MHD_Connection *conn,
+                                            gp_http_response *resp)
+{
+    gp_http_stream *x = calloc(1, sizeof(*x));
+    if (!x) {
+        return NULL;
+    }
+    *x = (gp_http_stream){.srv = srv,
+                          .conn = conn,
+                          .read = resp->stream_read,
+                          .free_fn = resp->stream_free,
+                          .ctx = resp->stream_ctx};
+    uint64_t size = resp->stream_len >= 0 ? (uint64_t)resp->stream_len : MHD_SIZE_UNKNOWN;
+    struct MHD_Response *r =
+        MHD_create_response_from_callback(size, 16 * 1024, stream_reader, x, stream_done);
+    if (!r) {
+        free(x);
+        return NULL;
+    }
+    resp->stream_read = NULL; /* the stream's now: stream_done frees it */
+    resp->stream_free = NULL;
+    resp->stream_ctx = NULL;
+    pthread_mutex_lock(&srv->dlock);
+    x->next = srv->streams;
+    if (srv->streams) {
+        srv->streams->prev = x;
+    }
+    srv->streams = x;
+    pthread_mutex_unlock(&srv->dlock);
+    return r;
+}
+
+static void upgraded_unlink(gp_http_server *srv, gp_http_upgraded *h)
+{
+    if (h->prev) {
+        h->prev->next = h->next;
+    } else {
+        srv->upgrades = h->next;
+    }
+    if (h->next) {
+        h->next->prev = h->prev;
+    }
+}
+
+static void on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra,
+                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
+{
+    (void)cls;
+    (void)conn;
+    conn_state *st = con_cls;
+    upgrade_req *u = st ? st->up : NULL;
+    if (!u) { /* cannot happen: the response was made with the request's state */
+        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        return;
+    }
+    u->fired = true;
+    gp_http_upgraded *h = calloc(1, sizeof(*h));
+    if (!h) {
+        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
+        u->fn(u->ctx, -1, NULL, 0, NULL);
+        return;
+    }
+    gp_http_server *srv = u->srv;
+    *h = (gp_http_upgraded){.srv = srv, .urh = urh, .fd = sock};
+    int fl = fcntl(sock, F_GETFL);
+    if (fl >= 0) {
+        (void)fcntl(sock, F_SETFL, fl & ~O_NONBLOCK); /* the taker's, blocking */
+    }
+    pthread_mutex_lock(&srv->dlock);
+    h->next = srv->upgrades;
+    if (srv->upgrades) {
+        srv->upgrades->prev = h;
+    }
+    srv->upgrades = h;
+    pthread_mutex_unlock(&srv->dlock);
+    u->fn(u->ctx, sock, extra, extra_len, h);
+}
+
+void gp_http_upgraded_close(gp_http_upgraded *h)
+{
+    gp_http_server *srv = h->srv;
+    MHD_upgrade_action(h->urh, MHD_UPGRADE_ACTION_CLOSE);
+    pthread_mutex_lock(&srv->dlock);
+    upgraded_unlink(srv, h);
+    if (!srv->upgrades) {
+        pthread_cond_broadcast(&srv->dcond);
+    }
+    pthread_mutex_unlock(&srv->dlock);
+    free(h);
+}
+
+static struct MHD_Response *upgrade_response(gp_http_server *srv, conn_state *st,
+                                             gp_http_response *resp)
+{
+    upgrade_req *u = calloc(1, sizeof(*u));
+    struct MHD_Response *r = u ? MHD_create_response_for_upgrade(on_upgrade, NULL) : NULL;
+    if (!r) {
+        free(u);
+        return NULL;
+    }
+    *u = (upgrade_req){.srv = srv, .fn = resp->upgrade, .ctx = resp->upgrade_ctx};
+    resp->upgrade = NULL; /* the request's now: fired, or told -1 when it completes */
+    resp->upgrade_ctx = NULL;
+    st->up = u;
+    return r;
+}
+
+/* The request completes: an upgrade that never happened tells its taker. */
+static void upgrade_release(conn_state *st)
+{
+    upgrade_req *u = st->up;
+    if (u && !u->fired) {
+        u->fn(u->ctx, -1, NULL, 0, NULL);
+    }
+    free(u);
+    st->up = NULL;
+}
+
+/* Stop, before MHD stops: streams waiting for data are aborted and resumed; upgraded sockets are
+ * shut down and their takers' closes waited for. */
+static void streams_stop(gp_http_server *srv)
+{
+    pthread_mutex_lock(&srv->dlock);
+    for (gp_http_stream *x = srv->streams; x; x = x->next) {
+        x->aborted = true;
+        if (x->suspended) {
+            x->suspended = false;
+            MHD_resume_connection(x->conn);
+        }
+    }
+    for (gp_http_upgraded *h = srv->upgrades; h; h = h->next) {
+        shutdown(h->fd, SHUT_RDWR);
+    }
+    while (srv->upgrades) {
+        pthread_cond_wait(&srv->dcond, &srv->dlock);
+    }
+    pthread_mutex_unlock(&srv->dlock);
+}
+
+typedef struct header_walk {
+    int (*fn)(void *ctx, const char *name, const char *value);
+    void *ctx;
+} header_walk;
+
+static enum MHD_Result header_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    header_walk *w = cls;
+    return w->fn(w->ctx, key, value ? value : "") ? MHD_NO : MHD_YES;
+}
+
+void gp_http_request_each_header(const gp_http_request *req,
+                                 int (*fn)(void *ctx, const char *name, const char *value),
+                                 void *ctx)
+{
+    const req_impl *ri = req->impl;
+    header_walk w = {fn, ctx};
+    MHD_get_connection_values(ri->conn, MHD_HEADER_KIND, header_iter, &w);
 }
 
 /* ---- Lifecycle ---------------------------------------------------------------------------- */
@@ -1045,7 +1404,8 @@ static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, c
 {
     /* No listening socket: the acceptor (http_accept.h) owns it and adds connections. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET;
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+                     MHD_ALLOW_UPGRADE;
     struct MHD_OptionItem tls[] = {
         {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
@@ -1154,6 +1514,7 @@ void gp_http_server_stop(gp_http_server *srv)
     }
     gp_http_acceptor_stop(srv->acceptor); /* no new connections */
     deferred_stop(srv);
+    streams_stop(srv);
     watchdog_stop(srv);
     /* Joins the pool threads, so every handler in flight has returned; closes the socket and
      * every connection, whose closed notices free their tracks. */
