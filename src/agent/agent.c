@@ -443,6 +443,7 @@ static int start_logs(gp_agent *a, gp_diag *d)
                                &a->logs, d);
     if (rc == 0) {
         gp_logserve_set_metrics_auth(a->logs, a->cfg.metrics_open, a->cfg.metrics_token);
+        gp_logserve_set_podman(a->logs, a->cfg.podman);
         snprintf(a->cfg.address, sizeof(a->cfg.address), "%.100s:%d", host,
                  gp_logserve_port(a->logs));
         GP_LOG(GP_LOG_INFO, "agent", "listening=%s", a->cfg.address);
