@@ -123,6 +123,7 @@ struct gpupoold {
     ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
     int datalock;         /* the data directory's lock (datalock.h), held from start to stop */
     ctl_ha ha;            /* leader or follower (ha.h); a single gpupoold is the leader */
+    struct ctl_proxy *proxy; /* the proxy's sessions and activity (proxy_state.h) */
     /* The election on a shared store (leader.h); unused on SQLite. */
     struct {
         pthread_t thread;

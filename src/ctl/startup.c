@@ -18,6 +18,7 @@
 #include "ctl/leader.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
+#include "ctl/proxy_state.h"
 #include "ctl/server.h"
 #include "ctl/secrets.h"
 
@@ -223,7 +224,7 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     if (rc == 0) {
         rc = ctl_notify_start(g, d);
     }
-    if (rc == 0 && !g->auth) {
+    if (rc == 0 && (!g->auth || !(g->proxy = ctl_proxy_new()))) {
         rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     if (rc == 0) {
@@ -252,6 +253,8 @@ void ctl_stop(gpupoold *g)
         }
     }
     ctl_notify_stop(g); /* after the committer: the last alerts are out */
+    ctl_proxy_free(g->proxy); /* waits for its workers, whose sockets it shuts down */
+    g->proxy = NULL;
     ctl_meter_stop(g);
     gp_sched_free(g->sched);
     g->sched = NULL;

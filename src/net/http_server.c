@@ -142,6 +142,7 @@ typedef struct conn_state {
     char *body;
     size_t len, cap;
     size_t uri_len;       /* raw request target as sent (path and query) */
+    char *target;         /* a copy of it (NULL when it could not be made) */
     size_t nparams;       /* query parameters in it */
     bool started;         /* on_headers ran */
     int answered;         /* a response is already queued */
@@ -307,7 +308,8 @@ static struct MHD_Response *make_response(gp_http_server *srv, struct MHD_Connec
     if (resp->upgrade && resp->status == 101 && st) {
         return upgrade_response(srv, st, resp);
     }
-    if (resp->stream_read) {
+    bool streamed = resp->stream_read != NULL;
+    if (streamed) {
         r = stream_response(srv, conn, resp);
     } else if (resp->body && resp->body_len > 0) {
         r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
@@ -317,9 +319,10 @@ static struct MHD_Response *make_response(gp_http_server *srv, struct MHD_Connec
     } else {
         return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     }
-    if (r && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                     resp->content_type ? resp->content_type
-                                                        : "application/json") != MHD_YES) {
+    const char *type = resp->content_type ? resp->content_type
+                       : streamed || !r ? NULL
+                                                 : "application/json";
+    if (type && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES) {
         GP_LOG(GP_LOG_WARN, "http", "content type refused: %s", resp->content_type);
     }
     return r;
@@ -593,6 +596,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         return NULL; /* on_access allocates it, the limits unchecked */
     }
     st->uri_len = strlen(uri);
+    st->target = strdup(uri);
     char *q = strchr(uri, '?');
     if (q) {
         st->nparams = 1;
@@ -919,6 +923,8 @@ static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn
         .body_len = st->len,
         .remote_addr = addr,
         .header_bytes = head_size(conn),
+        .target = st->target ? st->target : url,
+        .tls = srv->tls_cert != NULL,
         .impl = &ri,
     };
     gp_http_response resp = {.content_type = "application/json"};
@@ -984,6 +990,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
             deferred_release(cls, st->dr);
         }
         upgrade_release(st);
+        free(st->target);
         free(st->body);
         free(st);
         *con_cls = NULL;

@@ -43,6 +43,7 @@
 
 #include "gpupool/error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
 /* How many extra headers (Location, Retry-After, ...) one response may carry (a proxied answer
@@ -83,6 +84,8 @@ typedef struct gp_http_request {
     size_t body_len;    /* body length without the terminating NUL */
     const char *remote_addr; /* numeric address of the peer, e.g. "127.0.0.1" or "::1" */
     size_t header_bytes;     /* size of the request head: request line and header fields */
+    const char *target;      /* the request target as sent: path and query, not decoded */
+    bool tls;                /* it came over TLS */
     void *impl;              /* private to the wrapper */
 } gp_http_request;
 
@@ -166,7 +169,8 @@ int gp_http_respond_diag(gp_http_response *resp, const gp_diag *d);
  * called until free is called, not during or after: a source calls wake under a lock its free
  * also takes. gp_http_server_stop aborts the streams still suspended (read is not called again;
  * free is). The response carries a Content-Length when stream_len >= 0, else the chunked coding
- * (HTTP/1.1) or the end of the connection (HTTP/1.0) ends the body. */
+ * (HTTP/1.1) or the end of the connection (HTTP/1.0) ends the body. A streamed response has a
+ * Content-Type only when content_type is set (a proxy may pass its upstream's as a header). */
 void gp_http_response_set_stream(gp_http_response *resp, int status, const char *content_type,
                                  long long len, gp_http_stream_read read, void (*free_fn)(void *),
                                  void *ctx);
