@@ -35,7 +35,7 @@
  *   image_pull_policy            Always | IfNotPresent | Never (absent: Always for a tag
  *                                "latest" or none without a digest, else IfNotPresent)
  *   network                      host (default) | private
- *   job_kind                     batch (default) | notebook | service: a notebook or service
+ *   kind                         batch (default) | notebook | service: a notebook or service
  *                                runs in a network namespace of its own (netns.h; under podman
  *                                slirp4netns), reached only through the agent's tunnel
  *   port                         the port a notebook or service serves on (0..65535, 0: none)
@@ -133,7 +133,7 @@ typedef struct gp_run_spec {
     char *image;          /* NULL: the host's root filesystem, read-only */
     gp_run_pull pull_policy;
     int network_private; /* network: private */
-    int own_netns;       /* job_kind notebook or service: a network namespace of its own */
+    int own_netns;       /* kind notebook or service: a network namespace of its own */
     int port;            /* the port it serves on (0: none) */
     int cdi_devices;     /* cdi_devices: true: podman resolves the GPUs through CDI */
     char *tenant;        /* NULL: not given */

@@ -124,7 +124,7 @@ static int check_spec(const char *dir, const char *name, int port, gp_http_respo
     }
     const char *kind = "batch";
     json_int_t declared = 0;
-    json_unpack(spec, "{s?s, s?I}", "job_kind", &kind, "port", &declared);
+    json_unpack(spec, "{s?s, s?I}", "kind", &kind, "port", &declared);
     int rc = 0;
     if (strcmp(kind, "notebook") != 0 && strcmp(kind, "service") != 0) {
         rc = GP_EINVAL;

@@ -6,7 +6,7 @@
  *   Upgrade: gpupool-tunnel
  *   Authorization: Bearer NODE-CONTROL-TOKEN      (checked by the caller, as for the logs)
  *
- * The replica must run here (replicas/J-R-E), be of job_kind notebook or service, and P must be
+ * The replica must run here (replicas/J-R-E), be of kind notebook or service, and P must be
  * the port its spec declares: others are refused (404 no such replica, 400 not a notebook or
  * service, 403 another port), so a tenant reaches only its job's declared port. The agent
  * connects to 127.0.0.1:P inside the replica's network namespace (netns.h; as a host process the

@@ -119,10 +119,10 @@ struct gpupoold {
     bool stop, kicked, running;
     int64_t last_cycle_ms;
     ctl_stats stats;
-    ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
-    ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
-    int datalock;         /* the data directory's lock (datalock.h), held from start to stop */
-    ctl_ha ha;            /* leader or follower (ha.h); a single gpupoold is the leader */
+    ctl_metrics metrics;     /* for /metrics (metrics.h); set up by ctl_start */
+    ctl_notifier *notify;    /* alerts: the active list and the Alertmanager sender (notify.h) */
+    int datalock;            /* the data directory's lock (datalock.h), held from start to stop */
+    ctl_ha ha;               /* leader or follower (ha.h); a single gpupoold is the leader */
     struct ctl_proxy *proxy; /* the proxy's sessions and activity (proxy_state.h) */
     /* The election on a shared store (leader.h); unused on SQLite. */
     struct {

@@ -41,9 +41,9 @@ bool px_path_match(const char *path, char *job, size_t cap)
 /* Who may pass, as (tenant, job id): 0, or an error answered (with *redirected set when the
  * answer is the code's 303). */
 typedef struct px_who {
-    int64_t tenant;  /* the caller's tenant */
-    int64_t job;     /* a session's or code's job; 0: a token (any job of the tenant) */
-    bool from_code;  /* the request exchanges a one-time code */
+    int64_t tenant; /* the caller's tenant */
+    int64_t job;    /* a session's or code's job; 0: a token (any job of the tenant) */
+    bool from_code; /* the request exchanges a one-time code */
 } px_who;
 
 static int who_from_token(api_req *rq, px_who *w)
@@ -135,8 +135,7 @@ static void open_session(api_req *rq, const px_who *w)
     char set[256], location[GP_HTTP_MAX_URI + 1];
     snprintf(set, sizeof(set),
              PX_COOKIE "=%s; Path=/v1/jobs/%lld/proxy/; Max-Age=%lld; HttpOnly; SameSite=Lax%s",
-             cookie, (long long)w->job, PX_SESSION_TTL_MS / 1000,
-             rq->http->tls ? "; Secure" : "");
+             cookie, (long long)w->job, PX_SESSION_TTL_MS / 1000, rq->http->tls ? "; Secure" : "");
     without_code(rq->http->target, location, sizeof(location));
     gp_http_response_set_body(rq->resp, 303, NULL, NULL, 0);
     gp_http_response_add_header(rq->resp, "Set-Cookie", set);
@@ -148,8 +147,9 @@ static void open_session(api_req *rq, const px_who *w)
 static bool servable(api_req *rq, const ctl_job *j)
 {
     if (j->spec.job_kind != GP_JOB_NOTEBOOK && j->spec.job_kind != GP_JOB_SERVICE) {
-        api_error(rq, GP_EINVAL, "job %s: a batch job has nothing to proxy (kind notebook or "
-                                 "service with a port)",
+        api_error(rq, GP_EINVAL,
+                  "job %s: a batch job has nothing to proxy (kind notebook or "
+                  "service with a port)",
                   rq->params[0]);
         return false;
     }
@@ -201,8 +201,7 @@ static int locate(api_req *rq, const px_who *w, px_target *t)
         const char *colon = n ? strrchr(n->address, ':') : NULL;
         if (!n || !colon || !ctl_node_host(n, host, sizeof(host))) {
             rc = GP_EUNAVAIL;
-            api_error(rq, rc, "job %s: its node has no address to reach it through",
-                      rq->params[0]);
+            api_error(rq, rc, "job %s: its node has no address to reach it through", rq->params[0]);
         } else {
             rc = 0;
             t->job = j->id;
@@ -307,8 +306,8 @@ static int build_head(api_req *rq, px_target *t)
         add(&b, "X-Forwarded-Host: %s\r\n", host);
     }
     add(&b, "X-Forwarded-Prefix: /v1/jobs/%lld/proxy\r\n", (long long)t->job);
-    if (req->body_len > 0 || strcmp(req->method, "POST") == 0 ||
-        strcmp(req->method, "PUT") == 0 || strcmp(req->method, "PATCH") == 0) {
+    if (req->body_len > 0 || strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0 ||
+        strcmp(req->method, "PATCH") == 0) {
         add(&b, "Content-Length: %zu\r\n", req->body_len);
     }
     if (t->upgrade) {

@@ -26,11 +26,11 @@ typedef struct px_target {
     int64_t job;
     char agent_host[128]; /* the node's agent */
     int agent_port;
-    char token[64];       /* the node's control token */
-    char tunnel[160];     /* "/v1/replicas/J-R-E/tunnel?port=P" */
-    char node[64];        /* for messages */
-    int port;             /* the job's port */
-    char *head;           /* the request head for the job (malloc'd) */
+    char token[64];   /* the node's control token */
+    char tunnel[160]; /* "/v1/replicas/J-R-E/tunnel?port=P" */
+    char node[64];    /* for messages */
+    int port;         /* the job's port */
+    char *head;       /* the request head for the job (malloc'd) */
     size_t head_len;
     char *body; /* malloc'd copy of the request body */
     size_t body_len;

@@ -77,10 +77,16 @@ const char *px_head_get(const px_head *h, const char *name)
 
 bool px_hop_header(const char *name)
 {
-    static const char *const hop[] = {"Connection",        "Keep-Alive", "Proxy-Connection",
-                                      "Proxy-Authenticate", "Proxy-Authorization",
-                                      "TE",                "Trailer",    "Transfer-Encoding",
-                                      "Upgrade",           "Content-Length"};
+    static const char *const hop[] = {"Connection",
+                                      "Keep-Alive",
+                                      "Proxy-Connection",
+                                      "Proxy-Authenticate",
+                                      "Proxy-Authorization",
+                                      "TE",
+                                      "Trailer",
+                                      "Transfer-Encoding",
+                                      "Upgrade",
+                                      "Content-Length"};
     for (size_t i = 0; i < sizeof(hop) / sizeof(hop[0]); i++) {
         if (strcasecmp(name, hop[i]) == 0) {
             return true;
@@ -205,8 +211,19 @@ bool px_cookie_get(const char *value, const char *name, char *out, size_t cap)
     return false;
 }
 
-enum { CH_SIZE, CH_EXT, CH_SIZE_LF, CH_DATA, CH_DATA_CR, CH_DATA_LF, CH_TRAILER, CH_TRAILER_LF,
-       CH_LINE, CH_LINE_LF, CH_DONE };
+enum {
+    CH_SIZE,
+    CH_EXT,
+    CH_SIZE_LF,
+    CH_DATA,
+    CH_DATA_CR,
+    CH_DATA_LF,
+    CH_TRAILER,
+    CH_TRAILER_LF,
+    CH_LINE,
+    CH_LINE_LF,
+    CH_DONE
+};
 
 static int hexval(char c)
 {

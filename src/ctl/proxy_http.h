@@ -49,10 +49,10 @@ bool px_cookie_get(const char *value, const char *name, char *out, size_t cap);
 
 /* A chunked body decoder. */
 typedef struct px_chunks {
-    int state;              /* private */
-    int digits;             /* private */
+    int state;               /* private */
+    int digits;              /* private */
     unsigned long long left; /* bytes of the current chunk still to come */
-    bool done;              /* the last chunk and the trailer were read */
+    bool done;               /* the last chunk and the trailer were read */
 } px_chunks;
 
 /* Decodes n bytes of a chunked body from in, appending the data to out (which has room for n

@@ -31,12 +31,12 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define DIAL_TIMEOUT_MS  5000
-#define AGENT_HEAD_S     15  /* the agent answers the tunnel at once */
-#define UPSTREAM_HEAD_S  300 /* a job may think before it answers */
-#define UPSTREAM_IDLE_S  600 /* a body that stalls this long is cut */
-#define HEAD_MAX         (64 * 1024)
-#define PX_BUF           (64 * 1024)
+#define DIAL_TIMEOUT_MS 5000
+#define AGENT_HEAD_S    15  /* the agent answers the tunnel at once */
+#define UPSTREAM_HEAD_S 300 /* a job may think before it answers */
+#define UPSTREAM_IDLE_S 600 /* a body that stalls this long is cut */
+#define HEAD_MAX        (64 * 1024)
+#define PX_BUF          (64 * 1024)
 
 typedef enum { BODY_NONE, BODY_LENGTH, BODY_CHUNKED, BODY_CLOSE } body_framing;
 
@@ -127,9 +127,9 @@ static int dial(const char *host, int port, char *err, size_t cap)
             struct pollfd pf = {.fd = fd, .events = POLLOUT};
             int n = poll(&pf, 1, DIAL_TIMEOUT_MS);
             socklen_t len = sizeof(e);
-            e = n == 0 ? ETIMEDOUT
+            e = n == 0                                                         ? ETIMEDOUT
                 : n < 0 || getsockopt(fd, SOL_SOCKET, SO_ERROR, &e, &len) != 0 ? errno
-                                                                             : e;
+                                                                               : e;
         }
     }
     freeaddrinfo(ai);
@@ -272,7 +272,8 @@ static void pass_headers(px_pass *p, const px_head *h, gp_http_response *resp, b
     snprintf(prefix, sizeof(prefix), "/v1/jobs/%lld/proxy/", (long long)p->t->job);
     for (int i = 0; i < h->nheaders; i++) {
         const char *n = h->name[i], *v = h->value[i];
-        bool keep_hop = upgrade && (strcasecmp(n, "Upgrade") == 0 || strcasecmp(n, "Connection") == 0);
+        bool keep_hop =
+            upgrade && (strcasecmp(n, "Upgrade") == 0 || strcasecmp(n, "Connection") == 0);
         if (px_hop_header(n) && !keep_hop) {
             continue;
         }
@@ -282,7 +283,7 @@ static void pass_headers(px_pass *p, const px_head *h, gp_http_response *resp, b
             continue;
         }
         if (gp_http_response_add_header(resp, n, v) == GP_ENOSPC) {
-            GP_LOG(GP_LOG_WARN, "proxy", "job=%lld answer header dropped: more than %d", 
+            GP_LOG(GP_LOG_WARN, "proxy", "job=%lld answer header dropped: more than %d",
                    (long long)p->t->job, GP_HTTP_MAX_HEADERS);
         }
     }
@@ -411,8 +412,7 @@ static void pump_body(px_pass *p, body_framing f, unsigned long long length, con
     finish_body(p, failed);
 }
 
-static void on_client(void *ctx, int fd, const char *extra, size_t extra_len,
-                      gp_http_upgraded *h)
+static void on_client(void *ctx, int fd, const char *extra, size_t extra_len, gp_http_upgraded *h)
 {
     px_pass *p = ctx;
     pthread_mutex_lock(&p->lock);

@@ -131,8 +131,7 @@ int ctl_proxy_code_make(ctl_proxy *p, int64_t tenant, int64_t job, int64_t now_m
     return make(p, true, tenant, job, now_ms, code);
 }
 
-int ctl_proxy_session_make(ctl_proxy *p, int64_t tenant, int64_t job, int64_t now_ms,
-                           char *cookie)
+int ctl_proxy_session_make(ctl_proxy *p, int64_t tenant, int64_t job, int64_t now_ms, char *cookie)
 {
     return make(p, false, tenant, job, now_ms, cookie);
 }

@@ -38,8 +38,7 @@ int ctl_proxy_code_make(ctl_proxy *p, int64_t tenant, int64_t job, int64_t now_m
 bool ctl_proxy_code_take(ctl_proxy *p, const char *code, int64_t now_ms, int64_t *tenant,
                          int64_t *job);
 /* A new session for (tenant, job); its cookie value into cookie (PX_SECRET_MAX bytes). */
-int ctl_proxy_session_make(ctl_proxy *p, int64_t tenant, int64_t job, int64_t now_ms,
-                           char *cookie);
+int ctl_proxy_session_make(ctl_proxy *p, int64_t tenant, int64_t job, int64_t now_ms, char *cookie);
 /* Whether cookie names a live session; its tenant and job. */
 bool ctl_proxy_session_find(ctl_proxy *p, const char *cookie, int64_t now_ms, int64_t *tenant,
                             int64_t *job);

@@ -252,7 +252,7 @@ void ctl_stop(gpupoold *g)
             GP_LOG(GP_LOG_INFO, "ha", "lease given up");
         }
     }
-    ctl_notify_stop(g); /* after the committer: the last alerts are out */
+    ctl_notify_stop(g);       /* after the committer: the last alerts are out */
     ctl_proxy_free(g->proxy); /* waits for its workers, whose sockets it shuts down */
     g->proxy = NULL;
     ctl_meter_stop(g);

@@ -320,8 +320,8 @@ static struct MHD_Response *make_response(gp_http_server *srv, struct MHD_Connec
         return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
     }
     const char *type = resp->content_type ? resp->content_type
-                       : streamed || !r ? NULL
-                                                 : "application/json";
+                       : streamed || !r   ? NULL
+                                          : "application/json";
     if (type && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES) {
         GP_LOG(GP_LOG_WARN, "http", "content type refused: %s", resp->content_type);
     }

@@ -402,3 +402,11 @@ add_test(NAME integ_ctl_store_pg
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
                  ${CMAKE_SOURCE_DIR}/tests/pg/pg_fixture.sh)
 set_tests_properties(integ_ctl_store_pg PROPERTIES LABELS integ TIMEOUT 300)
+
+# The controller's proxy to a notebook (HTTP, streaming, cookies, WebSocket) through a real
+# agent's tunnel into the job's own network namespace; who may pass and what the job never sees.
+add_test(NAME integ_ctl_proxy
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_proxy.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_proxy PROPERTIES LABELS "integ;security" TIMEOUT 240)
