@@ -94,6 +94,8 @@ void api_jobs_logs(api_req *rq);
  * the table, with its own authentication) and POST /v1/jobs/{job}/proxy-session. */
 void api_jobs_proxy(api_req *rq);
 void api_jobs_proxy_session(api_req *rq);
+/* POST /v1/jobs/{job}/resume: a Suspended notebook back to Pending (api_resume.c). */
+void api_jobs_resume(api_req *rq);
 
 void api_nodes_register(api_req *rq);
 void api_nodes_list(api_req *rq);

@@ -181,6 +181,7 @@ typedef enum ctl_job_state {
     CTL_FAILED,
     CTL_CANCELLED,
     CTL_PREEMPTED,
+    CTL_SUSPENDED, /* a notebook stopped for idleness: no replicas, resumed on demand (idle.h) */
     CTL_NSTATES,
 } ctl_job_state;
 

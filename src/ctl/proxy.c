@@ -181,7 +181,9 @@ static int pick_replica(const ctl_job *j)
     return -1;
 }
 
-/* Fills t's destination from the state; an error answered when the job cannot be reached. */
+/* Fills t's destination from the state; an error answered when the job cannot be reached.
+ * A Suspended notebook answers nothing yet: GP_ESTATE with t->job set, for the caller to resume
+ * it. */
 static int locate(api_req *rq, const px_who *w, px_target *t)
 {
     ctl_read_lock(rq->g);
@@ -192,6 +194,9 @@ static int locate(api_req *rq, const px_who *w, px_target *t)
     if (!j || (w->job && j->id != w->job)) {
         rc = GP_ENOENT;
         api_error(rq, rc, "job %s: not found", rq->params[0]);
+    } else if (j->state == CTL_SUSPENDED) { /* a notebook: only they are suspended */
+        rc = GP_ESTATE;
+        t->job = j->id;
     } else if (servable(rq, j) && (r = pick_replica(j)) < 0) {
         rc = GP_EUNAVAIL;
         api_error(rq, rc, "job %s: no replica is running yet", rq->params[0]);
@@ -332,6 +337,22 @@ static int build_head(api_req *rq, px_target *t)
     return 0;
 }
 
+/* A Suspended notebook asked for: resumed, and the caller told to come back once it runs. */
+static void resume_then_retry(api_req *rq, const px_who *w, int64_t job)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    const char *who = rq->who.name[0] ? rq->who.name : "its proxy";
+    if (px_resume(rq->g, job, w->tenant, who, &d) != 0 && d.code != GP_ESTATE) {
+        api_diag(rq, &d);
+        return;
+    }
+    api_error(rq, GP_EUNAVAIL,
+              "job %s was suspended for idleness and is resuming: retry once it runs",
+              rq->params[0]);
+    gp_http_response_add_header(rq->resp, "Retry-After", "5");
+}
+
 void api_jobs_proxy(api_req *rq)
 {
     if (!rq->g->proxy) {
@@ -357,7 +378,11 @@ void api_jobs_proxy(api_req *rq)
         return;
     }
     t->g = rq->g;
-    if (locate(rq, &w, t) != 0) {
+    int rc = locate(rq, &w, t);
+    if (rc == GP_ESTATE) {
+        resume_then_retry(rq, &w, t->job);
+    }
+    if (rc != 0) {
         free(t);
         return;
     }
@@ -395,6 +420,7 @@ void api_jobs_proxy_session(api_req *rq)
     ctl_job *j = ctl_job_find(&rq->g->st, rq->params[0], rq->who.tenant_id);
     int64_t id = j ? j->id : 0;
     bool kind = j && (j->spec.job_kind == GP_JOB_NOTEBOOK || j->spec.job_kind == GP_JOB_SERVICE);
+    bool suspended = j && j->state == CTL_SUSPENDED;
     ctl_read_unlock(rq->g);
     if (!j) {
         api_error(rq, GP_ENOENT, "job %s: not found", rq->params[0]);
@@ -402,6 +428,13 @@ void api_jobs_proxy_session(api_req *rq)
     }
     if (!kind) {
         api_error(rq, GP_EINVAL, "job %s: a batch job has nothing to proxy", rq->params[0]);
+        return;
+    }
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (suspended && px_resume(rq->g, id, rq->who.tenant_id, rq->who.name, &d) != 0 &&
+        d.code != GP_ESTATE) {
+        api_diag(rq, &d);
         return;
     }
     char code[PX_SECRET_MAX];
@@ -412,5 +445,7 @@ void api_jobs_proxy_session(api_req *rq)
     }
     char url[200];
     snprintf(url, sizeof(url), "/v1/jobs/%lld/proxy/?gp_code=%s", (long long)id, code);
-    api_reply(rq, 200, json_pack("{s:s, s:i}", "url", url, "expires_in_s", PX_CODE_TTL_MS / 1000));
+    api_reply(rq, 200,
+              json_pack("{s:s, s:i, s:b}", "url", url, "expires_in_s", PX_CODE_TTL_MS / 1000,
+                        "resumed", suspended));
 }

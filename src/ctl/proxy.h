@@ -38,6 +38,10 @@ typedef struct px_target {
     bool head_only; /* HEAD: the answer has no body */
 } px_target;
 
+/* Resumes the Suspended job (of tenant; 0: any) through the committer, as who (for its event).
+ * 0, or an error with d set (GP_ESTATE: it is not Suspended). api_resume.c. */
+int px_resume(gpupoold *g, int64_t job, int64_t tenant, const char *who, gp_diag *d);
+
 /* Whether path is under /v1/jobs/{job}/proxy (the job's reference into job, cap bytes). */
 bool px_path_match(const char *path, char *job, size_t cap);
 

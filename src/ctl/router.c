@@ -40,6 +40,8 @@ const api_route api_routes[] = {
      "A replica's stdout or stderr, from its node's agent"},
     {"POST", "/v1/jobs/{job}/proxy-session", R_PEOPLE, api_jobs_proxy_session,
      "A one-time URL that opens a notebook's or service's proxy in a browser"},
+    {"POST", "/v1/jobs/{job}/resume", R_PEOPLE, api_jobs_resume,
+     "Resume a notebook suspended for idleness"},
     {"POST", "/v1/nodes", R_ADMIN | R_JOIN | R_AGENT, api_nodes_register,
      "Register a node; answers its new agent and control tokens"},
     {"GET", "/v1/nodes", R_PEOPLE, api_nodes_list, "List nodes with their GPUs"},

@@ -26,6 +26,7 @@ import sqlite3
 import struct
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mockagent import MockAgent  # noqa: E402
@@ -236,7 +237,60 @@ try:
         if s == 201:
             s, _, text = raw(p.port, "GET", "/v1/jobs/nb2/proxy/", auth)
             check(s == 503 and "not running" in text, "a notebook not running: 503", s, text)
+        # ---- idle: a notebook without traffic is Suspended, then resumed with its volume ----
+        home = os.path.join(tmp, "home")
+        os.makedirs(home)
+        os.chmod(home, 0o777)
+        s, d = admin.post("/v1/volumes", {"name": "home", "path": home})
+        check(s == 201, "a volume", s, d)
+        for gpu in range(4):
+            agent.control("util %d 0" % gpu)  # idle GPUs
+        nb3_port = free_ports(1)
+        s, nb3 = alice.post("/v1/jobs", {
+            "name": "nb3", "kind": "notebook", "port": nb3_port, "idle_timeout": "2s",
+            "volumes": ["home:rw"], "command": ["python3", server_py],
+            "resources": {"gpus": 1}})
+        check(s == 201, "submit an idle notebook", s, nb3)
+        pre3 = "/v1/jobs/%d/proxy/" % nb3["id"]
+        p.wait_state(alice, "nb3", "Running", 60)
+        wait("nb3 answers", lambda: raw(p.port, "GET", pre3, auth)[0] == 200, 60)
+        s, _, text = raw(p.port, "POST", pre3 + "write", auth, body="kept across a suspension")
+        check(s == 200, "the notebook writes into its volume", s, text)
+        s, d = alice.post("/v1/jobs/nb3/resume")
+        check(s == 409 and "Running" in d["error"]["message"], "resume of a Running job: 409",
+              s, d)
+        job3 = p.wait_state(alice, "nb3", "Suspended", 60)
+        check("no traffic through its proxy" in job3["reason"], "the reason says why", job3)
+        ev = [e["type"] for e in alice.get("/v1/jobs/nb3/events")[1]["items"]]
+        check("IdleSuspended" in ev, "an IdleSuspended event", ev)
+        check(not job3.get("placement"), "its GPUs are freed", job3)
+        s, hs, text = raw(p.port, "GET", pre3 + "read", auth)
+        check(s == 503 and "resuming" in text and header(hs, "Retry-After"),
+              "the proxy resumes a suspended notebook: 503 and Retry-After", s, text)
+        p.wait_state(alice, "nb3", ("Pending", "Running"), 10)
+        ev = alice.get("/v1/jobs/nb3/events")[1]["items"]
+        check(any(e["type"] == "Resumed" for e in ev), "a Resumed event", ev)
+        p.wait_state(alice, "nb3", "Running", 60)
+        wait("nb3 answers again", lambda: raw(p.port, "GET", pre3 + "read", auth)[0] == 200, 60)
+        s, _, text = raw(p.port, "GET", pre3 + "read", auth)
+        check(json.loads(text)["note"] == "kept across a suspension",
+              "the files it wrote in its volume are still there", text)
+        # traffic keeps it up: a request every half second for three idle timeouts
+        for _ in range(12):
+            check(p.job(alice, "nb3")["state"] == "Running", "not suspended while used")
+            raw(p.port, "GET", pre3, auth)
+            time.sleep(0.5)
+        p.wait_state(alice, "nb3", "Suspended", 60)
         check(agent.stop() == 0, "the agent stops cleanly", agent.log()[-2000:])
+
+        # ---- Suspended is kept across a restart; resume puts it back to Pending ----
+        p.restart()
+        alice, bob = p.client(alice.token), p.client(bob.token)  # the new port
+        check(p.job(alice, "nb3")["state"] == "Suspended", "a restart keeps Suspended")
+        s, d = bob.post("/v1/jobs/%d/resume" % nb3["id"])
+        check(s == 404, "another tenant cannot resume it", s, d)
+        s, d = alice.post("/v1/jobs/nb3/resume")
+        check(s == 200 and d["state"] == "Pending", "resume: Pending", s, d)
 finally:
     for a in agents:
         if a.proc.poll() is None:

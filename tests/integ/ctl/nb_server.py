@@ -8,6 +8,8 @@ WebSocket echo. Standard library only.
   GET  .../chunked     the same JSON in the chunked coding
   GET  .../stream?f=F  chunked: "first;" at once, "last" once the file F exists
   GET  .../ws          (Upgrade: websocket) 101, then every text or binary frame echoed back
+  POST .../write       the body into $GPUPOOL_DATA_DIR/home/note.txt (a volume)
+  GET  .../read        200 with what note.txt holds
 """
 import base64
 import hashlib
@@ -62,11 +64,21 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path.endswith("/stream"):
             return self.stream()
+        if path.endswith("/read"):
+            with open(self.note()) as f:
+                return self.send_doc(self.doc({"note": f.read()}))
         self.send_doc(self.doc(), chunked=path.endswith("/chunked"))
+
+    def note(self):
+        return os.path.join(os.environ.get("GPUPOOL_DATA_DIR", "/nonexistent"), "home",
+                            "note.txt")
 
     def do_POST(self):
         n = int(self.headers.get("Content-Length", "0"))
         body = self.rfile.read(n).decode()
+        if self.path.endswith("/write"):
+            with open(self.note(), "w") as f:
+                f.write(body)
         self.send_doc(self.doc({"body": body}))
 
     def stream(self):
