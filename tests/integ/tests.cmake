@@ -408,5 +408,6 @@ set_tests_properties(integ_ctl_store_pg PROPERTIES LABELS integ TIMEOUT 300)
 add_test(NAME integ_ctl_proxy
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_proxy.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
-                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
+                 $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_proxy PROPERTIES LABELS "integ;security" TIMEOUT 240)

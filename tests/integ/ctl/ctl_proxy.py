@@ -14,7 +14,13 @@ server and a WebSocket echo) in a network namespace of its own.
 - Another tenant gets 404, an admin 403, no credentials 401; a batch job has nothing to proxy.
 - The job's port cannot be reached on the node's own 127.0.0.1 (its own namespace), and the
   agent's tunnel refuses a port the job did not declare, and callers without the node's token.
-Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory.
+- The CLI: gpupool submit --kind notebook --port N, and gpupool notebook open prints a one-time
+  URL that opens the proxy.
+- Idle: a notebook with neither GPU use nor proxy traffic for its idle_timeout is Suspended (its
+  GPUs freed), kept Suspended across a restart; traffic keeps it up; a proxy request resumes it
+  (503 with Retry-After meanwhile), as POST /v1/jobs/{job}/resume does; the files it wrote in
+  its volume are still there.
+Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory, gpupool.
 """
 import base64
 import http.client
@@ -24,6 +30,7 @@ import shutil
 import socket
 import sqlite3
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -32,7 +39,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mockagent import MockAgent  # noqa: E402
 from pool import check, free_ports, kill_replica_leftovers, Pool, wait  # noqa: E402
 
-gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
+gpupoold, agent_bin, mock, inventories, gpupool = sys.argv[1:6]
 tmp = tempfile.mkdtemp(prefix="gpupool-proxy.")
 os.chmod(tmp, 0o755)
 server_py = os.path.join(tmp, "nb_server.py")
@@ -179,6 +186,24 @@ try:
         s, _, text = raw(p.port, "GET", "/v1/jobs/%d/proxy/" % (jid + 1000),
                          {"Cookie": session})
         check(s == 404, "the cookie opens its own job only", s, text)
+
+        # ---- the CLI ----
+        env = dict(os.environ, GPUPOOL_SERVER=p.base, GPUPOOL_TOKEN=alice.token)
+        r = subprocess.run([gpupool, "notebook", "open", "nb"], capture_output=True, text=True,
+                           env=env, timeout=60)
+        url = r.stdout.strip()
+        check(r.returncode == 0 and url.startswith(p.base + prefix + "?gp_code="),
+              "gpupool notebook open prints the URL", r.returncode, r.stdout, r.stderr)
+        s, hs, _ = raw(p.port, "GET", url[len(p.base):])
+        check(s == 303 and header(hs, "Set-Cookie"), "the URL opens the proxy", s, hs)
+        r = subprocess.run([gpupool, "submit", "--kind", "notebook", "--port", "8888", "--gpus",
+                            "1", "--name", "cli-nb", "--", "python3", server_py],
+                           capture_output=True, text=True, env=env, timeout=60)
+        check(r.returncode == 0, "gpupool submit --kind notebook --port", r.stdout, r.stderr)
+        d = p.job(alice, "cli-nb")
+        check(d["spec"]["kind"] == "notebook" and d["spec"]["port"] == 8888,
+              "the CLI's notebook", d["spec"])
+        check(alice.post("/v1/jobs/cli-nb/cancel")[0] == 200, "cancel it")
 
         # ---- a WebSocket through the proxy ----
         sock = socket.create_connection(("127.0.0.1", p.port), timeout=30)
