@@ -34,6 +34,7 @@ packages=(
     skopeo              # image sizes for the pull's progress
     docker-registry     # a real OCI registry on 127.0.0.1 in the sandbox tests
     busybox-static      # the images the sandbox tests and `make demo` build
+    slirp4netns         # the own network of notebooks, services and network: private sandboxes
 )
 
 # The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on
