@@ -13,7 +13,7 @@ packages=(
     postgresql-15   # the PostgreSQL the store's tests start (initdb, pg_ctl) and store.url names
     libmicrohttpd-dev    # HTTP server of gpupoold (built with GnuTLS: HTTPS)
     libcurl4-openssl-dev # HTTP client of the CLI, the agent and the tests
-    libssl-dev      # libcrypto: API token randomness and SHA-256
+    libssl-dev      # libcrypto: API token randomness and SHA-256; libssl: a TLS client in a test
     openssl         # makes the self-signed certificate of the TLS unit test
     clang           # the sanitizer build (ASan + UBSan)
     libclang-rt-14-dev  # sanitizer and libFuzzer runtimes of clang

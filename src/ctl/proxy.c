@@ -210,6 +210,7 @@ static int locate(api_req *rq, const px_who *w, px_target *t)
         } else {
             rc = 0;
             t->job = j->id;
+            t->tenant = j->tenant_id;
             t->port = j->spec.port;
             t->agent_port = atoi(colon + 1);
             snprintf(t->agent_host, sizeof(t->agent_host), "%s", host);

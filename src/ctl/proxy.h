@@ -24,6 +24,7 @@
 typedef struct px_target {
     gpupoold *g;
     int64_t job;
+    int64_t tenant;
     char agent_host[128]; /* the node's agent */
     int agent_port;
     char token[64];   /* the node's control token */

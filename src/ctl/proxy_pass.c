@@ -536,9 +536,11 @@ void px_pass_start(px_target *t, const gp_http_request *req, gp_http_response *r
     ctl_proxy *ps = t->g->proxy;
     px_pass *p = calloc(1, sizeof(*p));
     int slot = -1;
-    if (!p || !ps || !ctl_proxy_worker_enter(ps, &slot)) {
-        gp_http_respond_error(resp, GP_EUNAVAIL, "proxy: %d requests under way; try again later",
-                              PX_MAX_WORKERS);
+    if (!p || !ps || !ctl_proxy_worker_enter(ps, t->tenant, &slot)) {
+        gp_http_respond_error(resp, GP_EUNAVAIL,
+                              "proxy: too many requests under way (at most %d, %d of a "
+                              "tenant's); try again later",
+                              PX_MAX_WORKERS, PX_MAX_PER_TENANT);
         free(p);
         free(t->head);
         free(t->body);

@@ -32,6 +32,7 @@ struct ctl_proxy {
     int nseen, capseen;
     int workers;
     int fds[PX_MAX_WORKERS]; /* per worker slot: the socket it waits on, -1 */
+    int64_t tenants[PX_MAX_WORKERS];
     bool used[PX_MAX_WORKERS];
     bool stopping;
 };
@@ -202,16 +203,20 @@ int64_t ctl_proxy_last_seen(ctl_proxy *p, int64_t job)
     return ms;
 }
 
-bool ctl_proxy_worker_enter(ctl_proxy *p, int *slot)
+bool ctl_proxy_worker_enter(ctl_proxy *p, int64_t tenant, int *slot)
 {
     pthread_mutex_lock(&p->lock);
-    int i = 0;
-    while (i < PX_MAX_WORKERS && p->used[i]) {
-        i++;
+    int i = -1, mine = 0;
+    for (int k = 0; k < PX_MAX_WORKERS; k++) {
+        if (!p->used[k] && i < 0) {
+            i = k;
+        }
+        mine += p->used[k] && p->tenants[k] == tenant;
     }
-    bool ok = !p->stopping && i < PX_MAX_WORKERS;
+    bool ok = !p->stopping && i >= 0 && mine < PX_MAX_PER_TENANT;
     if (ok) {
         p->used[i] = true;
+        p->tenants[i] = tenant;
         p->fds[i] = -1;
         p->workers++;
         *slot = i;

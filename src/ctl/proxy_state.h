@@ -22,6 +22,7 @@
 #define PX_MAX_SESSIONS   65536
 #define PX_SECRET_MAX     80 /* a code's or cookie's text, with its NUL */
 #define PX_MAX_WORKERS    512
+#define PX_MAX_PER_TENANT 128 /* one tenant's open WebSockets cannot take every worker */
 
 typedef struct ctl_proxy ctl_proxy;
 
@@ -47,9 +48,10 @@ bool ctl_proxy_session_find(ctl_proxy *p, const char *cookie, int64_t now_ms, in
 void ctl_proxy_touch(ctl_proxy *p, int64_t job, int64_t now_ms);
 int64_t ctl_proxy_last_seen(ctl_proxy *p, int64_t job);
 
-/* Counts a worker thread in (false past PX_MAX_WORKERS, or once stopping) and out. A worker
- * names the socket it waits on (-1: none) so that ctl_proxy_stop can end the wait. */
-bool ctl_proxy_worker_enter(ctl_proxy *p, int *slot);
+/* Counts a worker thread of tenant in (false past PX_MAX_WORKERS, past PX_MAX_PER_TENANT of
+ * the tenant's, or once stopping) and out. A worker names the socket it waits on (-1: none) so
+ * that ctl_proxy_stop can end the wait. */
+bool ctl_proxy_worker_enter(ctl_proxy *p, int64_t tenant, int *slot);
 void ctl_proxy_worker_socket(ctl_proxy *p, int slot, int fd);
 void ctl_proxy_worker_leave(ctl_proxy *p, int slot);
 /* No new workers; the sockets of those running are shut down (their reads end). */

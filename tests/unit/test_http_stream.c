@@ -2,8 +2,9 @@
  * HTTP server: streamed bodies and upgrades, end to end on 127.0.0.1. A stream whose source has
  * nothing yet suspends its connection until the source wakes it (chunked and with a length, from
  * the handler and from a deferred answer); an upgrade hands the socket (with the bytes the
- * client sent after its head) to its taker, which echoes; stop aborts a waiting stream and shuts
- * an open upgrade down, and every source and taker is released exactly once.
+ * client sent after its head) to its taker, which echoes, also on a TLS port (the wrapper relays
+ * the session; the taker sees plain bytes); stop aborts a waiting stream and shuts an open
+ * upgrade down, and every source and taker is released exactly once.
  */
 #define _DEFAULT_SOURCE /* usleep */
 #include "gpupool/error.h"
@@ -12,6 +13,8 @@
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <openssl/err.h>
+#include <openssl/ssl.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
@@ -161,15 +164,25 @@ static void handler(void *ctx, const gp_http_request *req, gp_http_response *res
     }
 }
 
-static gp_http_server *start(srv_ctx *sc)
+static gp_http_server *start_tls(srv_ctx *sc, const char *cert, const char *key)
 {
     memset(sc, 0, sizeof(*sc));
     pthread_mutex_init(&sc->feed.lock, NULL);
-    gp_http_server_config cfg = {.port = 0, .threads = 2, .max_body = 1024, .timeout_s = 5};
+    gp_http_server_config cfg = {.port = 0,
+                                 .threads = 2,
+                                 .max_body = 1024,
+                                 .timeout_s = 5,
+                                 .tls_cert_file = cert,
+                                 .tls_key_file = key};
     gp_http_server *srv = NULL;
     gp_diag d = {0};
     assert_int_equal(gp_http_server_start(&cfg, handler, sc, &srv, &d), 0);
     return srv;
+}
+
+static gp_http_server *start(srv_ctx *sc)
+{
+    return start_tls(sc, NULL, NULL);
 }
 
 static void finish(srv_ctx *sc)
@@ -340,12 +353,71 @@ static void test_stop_with_open_streams(void **state)
     finish(&sc);
 }
 
+/* Reads over TLS until `until` appears; the text so far. */
+static char *tls_exchange(SSL *ssl, const char *text, const char *until)
+{
+    assert_int_equal(SSL_write(ssl, text, (int)strlen(text)), (int)strlen(text));
+    static char buf[4096];
+    int n = 0, r;
+    buf[0] = 0;
+    while (n < (int)sizeof(buf) - 1 && (r = SSL_read(ssl, buf + n, (int)sizeof(buf) - 1 - n)) > 0) {
+        n += r;
+        buf[n] = 0;
+        if (strstr(buf, until)) {
+            break;
+        }
+    }
+    return buf;
+}
+
+/* An upgrade on a TLS port: the taker reads and writes plain bytes, the client sees TLS. */
+static void test_upgrade_tls(void **state)
+{
+    (void)state;
+    if (system("command -v openssl >/dev/null 2>&1") != 0) {
+        skip();
+    }
+    char dir[] = "/tmp/gp-test-stream-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[1024], cert[128], key[128];
+    snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+    snprintf(key, sizeof(key), "%s/key.pem", dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout %s -out %s -days 1 -subj /CN=127.0.0.1 >/dev/null 2>&1",
+             key, cert);
+    assert_int_equal(system(cmd), 0);
+    srv_ctx sc;
+    gp_http_server *srv = start_tls(&sc, cert, key);
+    SSL_CTX *ctx = SSL_CTX_new(TLS_client_method());
+    assert_non_null(ctx);
+    SSL *ssl = SSL_new(ctx);
+    int fd = connect_to(gp_http_server_port(srv));
+    SSL_set_fd(ssl, fd);
+    assert_int_equal(SSL_connect(ssl), 1);
+    char *got = tls_exchange(ssl,
+                             "GET /upgrade HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                             "Upgrade: echo\r\n\r\nfirst;",
+                             "first;");
+    assert_non_null(strstr(got, "HTTP/1.1 101"));
+    got = tls_exchange(ssl, "over-tls", "over-tls");
+    assert_string_equal(got, "over-tls");
+    SSL_shutdown(ssl);
+    SSL_free(ssl);
+    SSL_CTX_free(ctx);
+    close(fd);
+    gp_http_server_stop(srv);
+    finish(&sc);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_chunked),         cmocka_unit_test(test_stream_length),
         cmocka_unit_test(test_stream_deferred),        cmocka_unit_test(test_upgrade_echo),
-        cmocka_unit_test(test_stop_with_open_streams),
+        cmocka_unit_test(test_stop_with_open_streams), cmocka_unit_test(test_upgrade_tls),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
