@@ -154,7 +154,10 @@ static void handler(void *ctx, const gp_http_request *req, gp_http_response *res
     }
     feed_put(&sc->feed, "first,", false);
     if (strcmp(req->path, "/deferred") == 0) {
-        sc->dr = gp_http_defer(req, resp);
+        gp_http_deferred *dr = gp_http_defer(req, resp);
+        pthread_mutex_lock(&sc->feed.lock);
+        sc->dr = dr;
+        pthread_mutex_unlock(&sc->feed.lock);
         return;
     }
     gp_http_response_set_stream(resp, 200, "text/plain", sc->known_len ? 19 : -1, feed_read,
@@ -265,13 +268,17 @@ static void test_stream_length(void **state)
 static void *finish_deferred_main(void *arg)
 {
     srv_ctx *sc = arg;
-    while (!sc->dr) {
+    gp_http_deferred *dr = NULL;
+    while (!dr) {
         usleep(10 * 1000);
+        pthread_mutex_lock(&sc->feed.lock);
+        dr = sc->dr;
+        pthread_mutex_unlock(&sc->feed.lock);
     }
     gp_http_response resp = {.content_type = "application/json"};
     gp_http_response_set_stream(&resp, 201, "text/plain", -1, feed_read, feed_free, &sc->feed);
     gp_http_response_add_header(&resp, "X-From", "deferred");
-    gp_http_deferred_finish(sc->dr, &resp);
+    gp_http_deferred_finish(dr, &resp);
     producer_main(&sc->feed);
     return NULL;
 }

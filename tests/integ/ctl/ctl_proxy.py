@@ -309,13 +309,15 @@ try:
         check(agent.stop() == 0, "the agent stops cleanly", agent.log()[-2000:])
 
         # ---- Suspended is kept across a restart; resume puts it back to Pending ----
-        p.restart()
+        check(p.stop() == 0, "gpupoold exits cleanly", p.read_log()[-3000:])
+        p.start()
         alice, bob = p.client(alice.token), p.client(bob.token)  # the new port
         check(p.job(alice, "nb3")["state"] == "Suspended", "a restart keeps Suspended")
         s, d = bob.post("/v1/jobs/%d/resume" % nb3["id"])
         check(s == 404, "another tenant cannot resume it", s, d)
         s, d = alice.post("/v1/jobs/nb3/resume")
         check(s == 200 and d["state"] == "Pending", "resume: Pending", s, d)
+        check(p.stop() == 0, "gpupoold exits cleanly", p.read_log()[-3000:])
 finally:
     for a in agents:
         if a.proc.poll() is None:
