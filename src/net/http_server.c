@@ -17,6 +17,15 @@
  * are held. MHD must not be stopped with a suspended connection, so stop answers every pending
  * handle and resumes its connection first, and waits for resumes other threads are making.
  *
+ * Streams and upgrades: a streamed response is MHD's content-reader response over the caller's
+ * source; a reader with nothing yet suspends the connection and the source's wake resumes it
+ * (the stream's fields under dlock). An upgrade is MHD's upgrade response; the request's state
+ * remembers it, so that a taker whose upgrade never happens is told so when the request
+ * completes. MHD takes its own lock in suspend and resume and holds it when it calls
+ * on_completed (which takes dlock), so suspensions and resumes are never made under dlock: a
+ * wake or an answer that comes while a connection is being suspended is left to the thread
+ * suspending it, which resumes it at once.
+ *
  * Slow clients: every connection is tracked from MHD's connection-start notice to its
  * connection-closed notice (the track is the connection's socket context). A track holds the
  * deadline by which the connection's current request must be in: set at the start and again
@@ -104,6 +113,8 @@ struct gp_http_deferred {
     gp_http_response resp;         /* the answer, once answered */
     bool answered;                 /* resp holds the answer (from finish, or from stop) */
     bool suspended;                /* the connection is suspended and no resume was asked */
+    bool suspending;               /* its thread is suspending it (outside dlock) */
+    bool resume_asked;             /* answered while suspending: its thread resumes it */
     bool held;                     /* the caller has not finished it */
     bool draining;                 /* counted in srv->draining */
     gp_http_deferred *prev, *next; /* in srv->pending while not answered */
@@ -116,10 +127,12 @@ struct gp_http_stream {
     gp_http_stream_read read;
     void (*free_fn)(void *ctx);
     void *ctx;
-    bool suspended; /* the connection is suspended waiting for a wake */
-    bool woken;     /* a wake came since the last read began */
-    bool aborted;   /* the server stops: read no more */
+    bool suspended;  /* the connection is suspended waiting for a wake */
+    bool suspending; /* its thread is suspending it (outside dlock) */
+    bool woken;      /* a wake came since the last read began */
+    bool aborted;    /* the server stops: read no more */
     gp_http_stream *prev, *next;
+    gp_http_stream *stop_next; /* stop's list of streams to resume */
 };
 
 /* An upgrade asked for: lives from the response's creation until the request completes. */
@@ -746,6 +759,7 @@ static bool answer_locked(gp_http_deferred *dr, gp_http_response *resp)
     dr->answered = true;
     pending_unlink(dr->srv, dr);
     bool resume = dr->suspended && dr->conn;
+    dr->resume_asked = dr->suspending;
     dr->suspended = false;
     return resume;
 }
@@ -830,11 +844,23 @@ static enum MHD_Result deferred_step(gp_http_server *srv, struct MHD_Connection 
     gp_http_deferred *dr = st->dr;
     pthread_mutex_lock(&srv->dlock);
     if (!dr->answered) {
-        if (!dr->suspended) {
-            MHD_suspend_connection(conn);
-            dr->suspended = true;
-        }
+        bool go = !dr->suspended && !dr->suspending;
+        dr->suspending |= go;
         pthread_mutex_unlock(&srv->dlock);
+        if (go) {
+            /* MHD's own lock is taken outside dlock: MHD holds it when it calls on_completed,
+             * which takes dlock. An answer that comes meanwhile is left to this thread. */
+            MHD_suspend_connection(conn);
+            pthread_mutex_lock(&srv->dlock);
+            dr->suspending = false;
+            bool again = dr->resume_asked;
+            dr->resume_asked = false;
+            dr->suspended = !again;
+            pthread_mutex_unlock(&srv->dlock);
+            if (again) {
+                MHD_resume_connection(conn);
+            }
+        }
         return MHD_YES;
     }
     gp_http_response resp = dr->resp;
@@ -1059,11 +1085,20 @@ static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
         pthread_mutex_unlock(&srv->dlock);
         return MHD_CONTENT_READER_END_WITH_ERROR;
     }
-    if (!x->woken) {
-        x->suspended = true;
-        MHD_suspend_connection(x->conn);
-    }
+    bool go = !x->woken;
+    x->suspending = go;
     pthread_mutex_unlock(&srv->dlock);
+    if (go) { /* outside dlock, as in deferred_step */
+        MHD_suspend_connection(x->conn);
+        pthread_mutex_lock(&srv->dlock);
+        x->suspending = false;
+        bool again = x->woken || x->aborted; /* a wake or stop came meanwhile */
+        x->suspended = !again;
+        pthread_mutex_unlock(&srv->dlock);
+        if (again) {
+            MHD_resume_connection(x->conn);
+        }
+    }
     return 0; /* called again once resumed (at once when a wake came meanwhile) */
 }
 
@@ -1221,14 +1256,23 @@ static void upgrade_release(conn_state *st)
  * shut down and their takers' closes waited for. */
 static void streams_stop(gp_http_server *srv)
 {
+    gp_http_stream *resume = NULL;
     pthread_mutex_lock(&srv->dlock);
     for (gp_http_stream *x = srv->streams; x; x = x->next) {
         x->aborted = true;
-        if (x->suspended) {
+        if (x->suspended) { /* it stays suspended, so alive, until resumed below */
             x->suspended = false;
-            MHD_resume_connection(x->conn);
+            x->stop_next = resume;
+            resume = x;
         }
     }
+    pthread_mutex_unlock(&srv->dlock);
+    while (resume) {
+        gp_http_stream *next = resume->stop_next; /* read before: resumed, it may be freed */
+        MHD_resume_connection(resume->conn);
+        resume = next;
+    }
+    pthread_mutex_lock(&srv->dlock);
     for (gp_http_upgraded *h = srv->upgrades; h; h = h->next) {
         shutdown(h->fd, SHUT_RDWR);
     }
