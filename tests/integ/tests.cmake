@@ -411,3 +411,10 @@ add_test(NAME integ_ctl_proxy
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_proxy PROPERTIES LABELS "integ;security" TIMEOUT 240)
+
+# A notebook in its podman sandbox (slirp4netns, no host loopback) reached through the
+# controller's proxy and the agent's tunnel into the container's network namespace.
+add_test(NAME integ_e2e_notebook_sandbox
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_notebook_sandbox.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_notebook_sandbox PROPERTIES LABELS "integ;security" TIMEOUT 300)

@@ -10,11 +10,13 @@ WebSocket echo. Standard library only.
   GET  .../ws          (Upgrade: websocket) 101, then every text or binary frame echoed back
   POST .../write       the body into $GPUPOOL_DATA_DIR/home/note.txt (a volume)
   GET  .../read        200 with what note.txt holds
+  GET  .../connect?to=HOST:PORT   200 JSON {"connect": "ok" or the error}: what the job reaches
 """
 import base64
 import hashlib
 import json
 import os
+import socket
 import socketserver
 import struct
 import sys
@@ -64,6 +66,14 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path.endswith("/stream"):
             return self.stream()
+        if path.endswith("/connect"):
+            host, port = self.path.split("to=", 1)[1].rsplit(":", 1)
+            try:
+                socket.create_connection((host, int(port)), timeout=3).close()
+                result = "ok"
+            except OSError as e:
+                result = "error: %s" % e
+            return self.send_doc(self.doc({"connect": result}))
         if path.endswith("/read"):
             with open(self.note()) as f:
                 return self.send_doc(self.doc({"note": f.read()}))
