@@ -21,7 +21,19 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#define PORT 47311
+static int PORT; /* free on the caller's 127.0.0.1 when the test starts */
+
+static int free_port(void)
+{
+    int s = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET};
+    sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof(sa);
+    assert_int_equal(bind(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    assert_int_equal(getsockname(s, (struct sockaddr *)&sa, &len), 0);
+    close(s);
+    return ntohs(sa.sin_port);
+}
 
 /* The child: its own namespace, a listener on 127.0.0.1:PORT answering "in-ns" to each
  * connection. Reports readiness (or why not) on ready. */
@@ -33,7 +45,7 @@ static void child(int ready)
         _exit(0);
     }
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PORT)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)PORT)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int one = 1;
     setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -62,6 +74,7 @@ static ino_t my_netns(void)
 static void test_connect(void **state)
 {
     (void)state;
+    PORT = free_port();
     int p[2];
     assert_int_equal(pipe(p), 0);
     pid_t pid = fork();
@@ -92,7 +105,7 @@ static void test_connect(void **state)
 
     /* the same port on the caller's own 127.0.0.1: nothing there */
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons(PORT)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)PORT)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_not_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
     close(s);
