@@ -21,7 +21,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static int PORT; /* free on the caller's 127.0.0.1 when the test starts */
+static int ns_port; /* free on the caller's 127.0.0.1 when the test starts */
 
 static int free_port(void)
 {
@@ -35,7 +35,7 @@ static int free_port(void)
     return ntohs(sa.sin_port);
 }
 
-/* The child: its own namespace, a listener on 127.0.0.1:PORT answering "in-ns" to each
+/* The child: its own namespace, a listener on 127.0.0.1:ns_port answering "in-ns" to each
  * connection. Reports readiness (or why not) on ready. */
 static void child(int ready)
 {
@@ -45,7 +45,7 @@ static void child(int ready)
         _exit(0);
     }
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)PORT)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)ns_port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     int one = 1;
     setsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
@@ -74,7 +74,7 @@ static ino_t my_netns(void)
 static void test_connect(void **state)
 {
     (void)state;
-    PORT = free_port();
+    ns_port = free_port();
     int p[2];
     assert_int_equal(pipe(p), 0);
     pid_t pid = fork();
@@ -96,7 +96,7 @@ static void test_connect(void **state)
     ino_t before = my_netns();
     int fd = -1;
     gp_diag d = {0};
-    assert_int_equal(gp_netns_connect(pid, PORT, 2000, &fd, &d), 0);
+    assert_int_equal(gp_netns_connect(pid, ns_port, 2000, &fd, &d), 0);
     char buf[8] = {0};
     assert_int_equal(read(fd, buf, sizeof(buf) - 1), 5);
     assert_string_equal(buf, "in-ns");
@@ -105,19 +105,19 @@ static void test_connect(void **state)
 
     /* the same port on the caller's own 127.0.0.1: nothing there */
     int s = socket(AF_INET, SOCK_STREAM, 0);
-    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)PORT)};
+    struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)ns_port)};
     sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
     assert_int_not_equal(connect(s, (struct sockaddr *)&sa, sizeof(sa)), 0);
     close(s);
 
     /* another port in its namespace: refused, with the reason */
-    assert_int_equal(gp_netns_connect(pid, PORT + 1, 2000, &fd, &d), GP_EUNAVAIL);
+    assert_int_equal(gp_netns_connect(pid, ns_port + 1, 2000, &fd, &d), GP_EUNAVAIL);
     assert_int_equal(fd, -1);
     assert_non_null(strstr(d.msg, "refused"));
     kill(pid, SIGKILL);
     waitpid(pid, NULL, 0);
     /* gone */
-    assert_int_equal(gp_netns_connect(pid, PORT, 2000, &fd, &d), GP_ENOENT);
+    assert_int_equal(gp_netns_connect(pid, ns_port, 2000, &fd, &d), GP_ENOENT);
     assert_int_equal(gp_netns_connect(1, 0, 2000, &fd, &d), GP_EINVAL);
     assert_int_equal(gp_netns_connect(0, 80, 2000, &fd, &d), GP_EINVAL);
     assert_int_equal(gp_netns_connect(1, 65536, 2000, &fd, &d), GP_EINVAL);
