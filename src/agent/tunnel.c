@@ -72,9 +72,52 @@ static void on_upgraded(void *ctx, int fd, const char *extra, size_t extra_len, 
     atomic_fetch_sub(&open_tunnels, 1);
 }
 
+/* Containers' first processes, as podman named them: asking podman takes a process start, and
+ * every proxied request opens a tunnel. An entry is believed while its process lives with the
+ * same start time. */
+#define PID_CACHE 64
+static struct {
+    char container[96];
+    gp_rdir_pid pid;
+} pid_cache[PID_CACHE];
+static unsigned pid_cache_next;
+static pthread_mutex_t pid_cache_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static pid_t cached_pid(const char *container)
+{
+    pid_t pid = 0;
+    pthread_mutex_lock(&pid_cache_lock);
+    for (int i = 0; i < PID_CACHE && !pid; i++) {
+        if (strcmp(pid_cache[i].container, container) == 0 &&
+            gp_rdir_pid_alive(&pid_cache[i].pid)) {
+            pid = pid_cache[i].pid.pid;
+        }
+    }
+    pthread_mutex_unlock(&pid_cache_lock);
+    return pid;
+}
+
+static void cache_pid(const char *container, pid_t pid)
+{
+    gp_rdir_pid p = {.pid = pid};
+    bool zombie;
+    if (gp_rdir_proc_start(pid, &p.start, &zombie) != 0 || zombie) {
+        return;
+    }
+    pthread_mutex_lock(&pid_cache_lock);
+    unsigned i = pid_cache_next++ % PID_CACHE;
+    snprintf(pid_cache[i].container, sizeof(pid_cache[i].container), "%s", container);
+    pid_cache[i].pid = p;
+    pthread_mutex_unlock(&pid_cache_lock);
+}
+
 /* The pid of the container's first process, from podman. */
 static pid_t container_pid(const char *podman, const char *container)
 {
+    pid_t known = cached_pid(container);
+    if (known > 0) {
+        return known;
+    }
     char *argv[] = {(char *)(podman && podman[0] ? podman : "podman"),
                     "inspect",
                     "--format",
@@ -88,7 +131,11 @@ static pid_t container_pid(const char *podman, const char *container)
     }
     long pid = r.status == 0 && r.out ? strtol(r.out, NULL, 10) : 0;
     gp_cmd_result_fini(&r);
-    return pid > 1 ? (pid_t)pid : 0;
+    if (pid <= 1) {
+        return 0;
+    }
+    cache_pid(container, (pid_t)pid);
+    return (pid_t)pid;
 }
 
 /* The process whose network namespace is the replica's; 0 when it does not run. */
