@@ -125,16 +125,38 @@ static bool item_named(const char *item, size_t len, const char *name)
     return key == n && strncasecmp(item, name, n) == 0;
 }
 
-bool px_set_cookie_ok(const char *value, const char *prefix, const char *reserved)
+/* Whether the Path attribute's value (vn bytes) lies under prefix. */
+static bool path_under(const char *v, size_t vn, const char *prefix)
 {
-    const char *item;
-    size_t len;
-    const char *p = next_item(value, &item, &len);
-    size_t rn = strlen(reserved);
-    if (len == 0 || (len > rn && strncmp(item, reserved, rn) == 0 && item[rn] == '=')) {
+    size_t plen = strlen(prefix);
+    return (vn >= plen && strncmp(v, prefix, plen) == 0) ||
+           (vn == plen - 1 && strncmp(v, prefix, plen - 1) == 0);
+}
+
+/* Appends the n bytes of s to out (len so far); false when they do not fit. */
+static bool put(char *out, size_t cap, size_t *len, const char *s, size_t n)
+{
+    if (*len + n + 1 > cap) {
         return false;
     }
-    size_t plen = strlen(prefix);
+    memcpy(out + *len, s, n);
+    *len += n;
+    out[*len] = '\0';
+    return true;
+}
+
+bool px_set_cookie_scope(const char *value, const char *prefix, const char *reserved, char *out,
+                         size_t cap)
+{
+    const char *item;
+    size_t len, used = 0;
+    const char *p = next_item(value, &item, &len);
+    size_t rn = strlen(reserved);
+    if (cap == 0 || len == 0 || !memchr(item, '=', len) ||
+        (len > rn && strncmp(item, reserved, rn) == 0 && item[rn] == '=') ||
+        !put(out, cap, &used, item, len)) {
+        return false;
+    }
     while (*p) {
         p = next_item(p, &item, &len);
         if (len == 0) {
@@ -143,6 +165,7 @@ bool px_set_cookie_ok(const char *value, const char *prefix, const char *reserve
         if (item_named(item, len, "Domain")) {
             return false;
         }
+        bool ok = put(out, cap, &used, "; ", 2);
         if (item_named(item, len, "Path")) {
             const char *eq = memchr(item, '=', len);
             const char *v = eq ? eq + 1 : item + len;
@@ -150,12 +173,16 @@ bool px_set_cookie_ok(const char *value, const char *prefix, const char *reserve
             while (vn > 0 && (*v == ' ' || *v == '\t')) {
                 v++, vn--;
             }
-            /* the prefix itself, with or without its last '/', or a path below it */
-            bool ok = (vn >= plen && strncmp(v, prefix, plen) == 0) ||
-                      (vn == plen - 1 && strncmp(v, prefix, plen - 1) == 0);
-            if (!ok) {
-                return false;
+            if (!path_under(v, vn, prefix)) {
+                if (!ok || !put(out, cap, &used, "Path=", 5) ||
+                    !put(out, cap, &used, prefix, strlen(prefix))) {
+                    return false;
+                }
+                continue;
             }
+        }
+        if (!ok || !put(out, cap, &used, item, len)) {
+            return false;
         }
     }
     return true;

@@ -36,10 +36,14 @@ const char *px_head_get(const px_head *h, const char *name);
  * itself (Content-Length): never passed on as it is. */
 bool px_hop_header(const char *name);
 
-/* Whether a Set-Cookie value may pass: its Path attribute (when it has one) is prefix or below
- * it, it has no Domain attribute (a job must not set cookies for other hosts), and its name is
- * not reserved (the proxy's own cookie). prefix ends with '/'. */
-bool px_set_cookie_ok(const char *value, const char *prefix, const char *reserved);
+/* The Set-Cookie value the client may get, into out (cap bytes): value with every Path
+ * attribute outside prefix (not prefix, prefix without its last '/', or a path below it)
+ * replaced by Path=prefix, so that a job sets cookies for its own paths only (a web app that
+ * sets Path=/, as Jupyter's XSRF cookie does, keeps working). Returns false when it must be
+ * dropped: a Domain attribute (cookies for other hosts), the reserved name (the proxy's own
+ * cookie), no name, or no room in out. prefix ends with '/'. */
+bool px_set_cookie_scope(const char *value, const char *prefix, const char *reserved, char *out,
+                         size_t cap);
 
 /* Copies a Cookie header value into out (cap bytes) without the cookies named name. Returns the
  * length written (a cookie that does not fit is left out). */

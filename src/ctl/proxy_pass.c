@@ -268,7 +268,7 @@ static int exchange(px_pass *p, px_head *h, char **raw, char **rest, size_t *res
  * dropped). */
 static void pass_headers(px_pass *p, const px_head *h, gp_http_response *resp, bool upgrade)
 {
-    char prefix[96];
+    char prefix[96], cookie[8192];
     snprintf(prefix, sizeof(prefix), "/v1/jobs/%lld/proxy/", (long long)p->t->job);
     for (int i = 0; i < h->nheaders; i++) {
         const char *n = h->name[i], *v = h->value[i];
@@ -277,10 +277,13 @@ static void pass_headers(px_pass *p, const px_head *h, gp_http_response *resp, b
         if (px_hop_header(n) && !keep_hop) {
             continue;
         }
-        if (strcasecmp(n, "Set-Cookie") == 0 && !px_set_cookie_ok(v, prefix, PX_COOKIE)) {
-            GP_LOG(GP_LOG_INFO, "proxy", "job=%lld Set-Cookie dropped: outside %s",
-                   (long long)p->t->job, prefix);
-            continue;
+        if (strcasecmp(n, "Set-Cookie") == 0) {
+            if (!px_set_cookie_scope(v, prefix, PX_COOKIE, cookie, sizeof(cookie))) {
+                GP_LOG(GP_LOG_INFO, "proxy", "job=%lld Set-Cookie dropped (a Domain, or %s)",
+                       (long long)p->t->job, PX_COOKIE);
+                continue;
+            }
+            v = cookie;
         }
         if (gp_http_response_add_header(resp, n, v) == GP_ENOSPC) {
             GP_LOG(GP_LOG_WARN, "proxy", "job=%lld answer header dropped: more than %d",

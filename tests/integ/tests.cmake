@@ -418,3 +418,11 @@ add_test(NAME integ_e2e_notebook_sandbox
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_notebook_sandbox.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_notebook_sandbox PROPERTIES LABELS "integ;security" TIMEOUT 300)
+
+# Debian's Jupyter notebook server through the proxy: its pages and API under the job's prefix,
+# a kernel started and run over its WebSocket, whose traffic keeps the notebook from idling.
+add_test(NAME integ_ctl_jupyter
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_jupyter.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_jupyter PROPERTIES LABELS integ TIMEOUT 240)

@@ -63,20 +63,42 @@ static void test_chunks(void **state)
     }
 }
 
+/* What a Set-Cookie becomes: want NULL means dropped. */
+static void scoped(const char *value, const char *want)
+{
+    char out[256];
+    bool ok = px_set_cookie_scope(value, "/v1/jobs/7/proxy/", "gp_proxy", out, sizeof(out));
+    if (!want) {
+        assert_false(ok);
+        return;
+    }
+    assert_true(ok);
+    assert_string_equal(out, want);
+}
+
 static void test_set_cookie(void **state)
 {
     (void)state;
-    const char *prefix = "/v1/jobs/7/proxy/";
-    assert_true(px_set_cookie_ok("a=1", prefix, "gp_proxy"));
-    assert_true(px_set_cookie_ok("a=1; Path=/v1/jobs/7/proxy/; HttpOnly", prefix, "gp_proxy"));
-    assert_true(px_set_cookie_ok("a=1; path=/v1/jobs/7/proxy/lab", prefix, "gp_proxy"));
-    assert_true(px_set_cookie_ok("a=1; Path=/v1/jobs/7/proxy", prefix, "gp_proxy"));
-    assert_false(px_set_cookie_ok("a=1; Path=/", prefix, "gp_proxy"));
-    assert_false(px_set_cookie_ok("a=1; Path=/v1/jobs/70/proxy/", prefix, "gp_proxy"));
-    assert_false(px_set_cookie_ok("a=1; Path=/v1/jobs/7/pro", prefix, "gp_proxy"));
-    assert_false(px_set_cookie_ok("a=1; Domain=example.com", prefix, "gp_proxy"));
-    assert_false(px_set_cookie_ok("gp_proxy=forged; Path=/v1/jobs/7/proxy/", prefix, "gp_proxy"));
-    assert_false(px_set_cookie_ok("", prefix, "gp_proxy"));
+    scoped("a=1", "a=1");
+    scoped("a=1; Path=/v1/jobs/7/proxy/; HttpOnly", "a=1; Path=/v1/jobs/7/proxy/; HttpOnly");
+    scoped("a=1;path=/v1/jobs/7/proxy/lab", "a=1; path=/v1/jobs/7/proxy/lab");
+    scoped("a=1; Path=/v1/jobs/7/proxy", "a=1; Path=/v1/jobs/7/proxy");
+    /* outside the job's prefix: scoped to it */
+    scoped("_xsrf=2|ab; Path=/; Expires=Sun, 01 Jan 2040 00:00:00 GMT",
+           "_xsrf=2|ab; Path=/v1/jobs/7/proxy/; Expires=Sun, 01 Jan 2040 00:00:00 GMT");
+    scoped("a=1; Path=/v1/jobs/70/proxy/", "a=1; Path=/v1/jobs/7/proxy/");
+    scoped("a=1; Path=/v1/jobs/7/pro", "a=1; Path=/v1/jobs/7/proxy/");
+    scoped("a=1; Path=/v1/jobs/7/proxy/; Path=/", "a=1; Path=/v1/jobs/7/proxy/; "
+                                                  "Path=/v1/jobs/7/proxy/");
+    /* dropped */
+    scoped("a=1; Domain=example.com", NULL);
+    scoped("a=1; Path=/x; domain=.example.com", NULL);
+    scoped("gp_proxy=forged; Path=/v1/jobs/7/proxy/", NULL);
+    scoped("", NULL);
+    scoped("novalue", NULL);
+    char small[8];
+    assert_false(
+        px_set_cookie_scope("a=1; Path=/", "/v1/jobs/7/proxy/", "gp_proxy", small, sizeof(small)));
 }
 
 static void test_cookies(void **state)

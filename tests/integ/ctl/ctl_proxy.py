@@ -5,7 +5,7 @@ server and a WebSocket echo) in a network namespace of its own.
 - GET and POST pass through /v1/jobs/ID/proxy/... with the tenant's token, path and query
   unchanged; the job is told its base URL and port (GPUPOOL_BASE_URL, GPUPOOL_PORT); it never
   sees the Authorization header or the proxy's cookie, and gets X-Forwarded-*; a Set-Cookie for
-  Path=/ is dropped, one for the job's prefix passes; a chunked answer is decoded; a streamed
+  Path=/ comes back scoped to the job's prefix, one for the prefix passes as it is; a chunked answer is decoded; a streamed
   answer reaches the client before the job has finished it.
 - The cookie flow: POST proxy-session answers a one-time URL; its GET answers 303 to the URL
   without the code, with an HttpOnly SameSite=Lax cookie for the job's prefix; the code works
@@ -125,8 +125,8 @@ try:
               seen(doc, "X-Forwarded-Proto") == ["http"] and
               seen(doc, "X-Forwarded-For") == ["127.0.0.1"], "X-Forwarded-* set", doc)
         cookies = header(hs, "Set-Cookie")
-        check(not any(c.startswith("planted=") for c in cookies),
-              "a Set-Cookie for Path=/ is dropped", cookies)
+        check([c for c in cookies if c.startswith("planted=")] == ["planted=1; Path=" + prefix],
+              "a Set-Cookie for Path=/ is scoped to the job's prefix", cookies)
         check(any(c.startswith("mine=2") for c in cookies),
               "a Set-Cookie for the job's prefix passes", cookies)
         check(header(hs, "Content-Type") == ["application/json"], "the job's Content-Type", hs)

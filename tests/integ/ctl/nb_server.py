@@ -3,7 +3,8 @@
 WebSocket echo. Standard library only.
 
   GET  /...?...        200 JSON {method, target, headers, base_url, port}, with two cookies:
-                       one for Path=/ (the proxy must drop it) and one for the job's base URL
+                       one for Path=/ (the proxy scopes it to the job's prefix) and one for the
+                       job's base URL
   POST /...            200 JSON {method, target, body}
   GET  .../chunked     the same JSON in the chunked coding
   GET  .../stream?f=F  chunked: "first;" at once, "last" once the file F exists
