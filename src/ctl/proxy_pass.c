@@ -173,7 +173,7 @@ static int read_head(int fd, char **head, size_t *head_len, char **rest, size_t 
 {
     char *b = malloc(HEAD_MAX + 1);
     size_t n = 0, end = 0;
-    while (b && n < HEAD_MAX && !(end = px_head_end(b, n))) {
+    while (b && !(end = px_head_end(b, n)) && n < HEAD_MAX) {
         ssize_t r = recv(fd, b + n, HEAD_MAX - n, 0);
         if (r < 0 && errno == EINTR) {
             continue;
@@ -181,7 +181,7 @@ static int read_head(int fd, char **head, size_t *head_len, char **rest, size_t 
         if (r <= 0) {
             break;
         }
-        n += (size_t)r;
+        n += (size_t)r; /* a read may fill the buffer with the head and the body's start */
     }
     if (!b || !end) {
         free(b);

@@ -5,7 +5,9 @@ namespace), a notebook job started with the base URL and port it is given.
 - its pages and API answer under /v1/jobs/ID/proxy/;
 - a kernel is started through the API and runs code sent over its WebSocket channel: the
   answer comes back through the proxy;
-- the kernel's WebSocket traffic counts as use: the notebook is not suspended while it flows.
+- the kernel's WebSocket traffic counts as use: the notebook is not suspended while it flows;
+- in headless Chromium (when installed) the one-time URL opens the notebook: the browser keeps
+  the session cookie and Jupyter's page lists its files through the API.
 Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory.
 """
 import base64
@@ -15,6 +17,7 @@ import os
 import shutil
 import socket
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,6 +29,7 @@ from pool import check, free_ports, kill_replica_leftovers, Pool, wait  # noqa: 
 
 gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
 JUPYTER = "/usr/bin/jupyter-notebook"
+CHROMIUM = os.environ.get("GPUPOOL_CHROMIUM", "/usr/bin/chromium")
 tmp = tempfile.mkdtemp(prefix="gpupool-jupyter.")
 os.chmod(tmp, 0o755)
 agents = []
@@ -90,6 +94,7 @@ try:
             agent.control("util %d 0" % gpu)  # idle GPUs: only the proxy's traffic keeps it up
         workdir = os.path.join(tmp, "work")
         os.makedirs(workdir)
+        open(os.path.join(workdir, "listed-by-jupyter.txt"), "w").close()
         cmd = ('exec %s --no-browser --allow-root --ip=127.0.0.1 --port="$GPUPOOL_PORT" '
                '--NotebookApp.base_url="$GPUPOOL_BASE_URL" --NotebookApp.token= '
                '--NotebookApp.password= --notebook-dir=%s' % (JUPYTER, workdir))
@@ -157,6 +162,22 @@ try:
                   "the kernel answers", i)
             check(p.job(user, "lab")["state"] == "Running", "not suspended while in use")
         sock.close()
+
+        # a browser: the one-time URL, its cookie, and Jupyter's page rendering the files its
+        # script lists through the API (with the cookie only)
+        if os.access(CHROMIUM, os.X_OK):
+            s, d = user.post("/v1/jobs/lab/proxy-session")
+            check(s == 200, "a proxy session", s, d)
+            profile = os.path.join(tmp, "chromium")
+            r = subprocess.run([CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu",
+                                "--user-data-dir=" + profile, "--virtual-time-budget=15000",
+                                "--dump-dom", p.base + d["url"]],
+                               capture_output=True, text=True, timeout=120)
+            check("listed-by-jupyter.txt" in r.stdout,
+                  "Jupyter's page lists its files in a browser through the cookie session",
+                  r.stdout[-3000:], r.stderr[-2000:])
+        else:
+            print("%s missing: the browser check skipped" % CHROMIUM)
         p.wait_state(user, "lab", "Suspended", 60)
         check(agent.stop() == 0, "the agent stops cleanly", agent.log()[-2000:])
         check(p.stop() == 0, "gpupoold exits cleanly", p.read_log()[-3000:])

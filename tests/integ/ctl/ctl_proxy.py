@@ -135,6 +135,14 @@ try:
             "Content-Type": "application/json"}), body=json.dumps({"cell": "1+1"}))
         check(s == 200 and json.loads(text)["body"] == '{"cell": "1+1"}', "POST with a body",
               s, text)
+        c = http.client.HTTPConnection("127.0.0.1", p.port, timeout=30)
+        c.request("GET", prefix + "big", headers=auth)
+        r = c.getresponse()
+        big = r.read()
+        c.close()
+        check(r.status == 200 and big == bytes(i % 251 for i in range(300000)),
+              "a large answer, whose head and body come in one read, passes whole", r.status,
+              len(big))
         s, hs, text = raw(p.port, "GET", prefix + "chunked", auth)
         check(s == 200 and json.loads(text)["target"] == prefix + "chunked",
               "a chunked answer is decoded", s, text)

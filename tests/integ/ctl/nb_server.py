@@ -11,6 +11,7 @@ WebSocket echo. Standard library only.
   GET  .../ws          (Upgrade: websocket) 101, then every text or binary frame echoed back
   POST .../write       the body into $GPUPOOL_DATA_DIR/home/note.txt (a volume)
   GET  .../read        200 with what note.txt holds
+  GET  .../big          300,000 bytes (a head and body that fill the proxy's first read)
   GET  .../connect?to=HOST:PORT   200 JSON {"connect": "ok" or the error}: what the job reaches
 """
 import base64
@@ -67,6 +68,16 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path.endswith("/stream"):
             return self.stream()
+        if path.endswith("/big"):
+            body = bytes(i % 251 for i in range(300000))
+            self.send_response(200)
+            self.send_header("Content-Type", "application/octet-stream")
+            self.send_header("Content-Length", str(len(body)))
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.wfile.write(body)
+            self.close_connection = True
+            return
         if path.endswith("/connect"):
             host, port = self.path.split("to=", 1)[1].rsplit(":", 1)
             try:
