@@ -61,114 +61,7 @@
 
 #define TLS_FILE_MAX (1 << 20)
 
-/* Per-connection memory beyond max_header (see start_daemon). */
-#define HEAD_SLACK (16 * 1024)
-
-/* One connection, for the slow-client watchdog; under the server's tlock. */
-typedef struct conn_track {
-    int fd;
-    int64_t deadline_ms; /* monotonic; 0: none (a request is being handled or answered) */
-    bool cut;            /* the watchdog shut it down */
-    struct conn_track *prev, *next;
-} conn_track;
-
-struct gp_http_server {
-    struct MHD_Daemon *mhd;
-    gp_http_acceptor *acceptor; /* owns the listening socket; hands connections to mhd */
-    gp_http_handler handler;
-    void *ctx;
-    size_t max_body;
-    size_t max_header;
-    int64_t timeout_ms; /* time for a whole request; 0: none */
-    int port;
-    char *tls_cert; /* PEM text, kept for the daemon's lifetime */
-    char *tls_key;
-    pthread_mutex_t log_lock; /* guards starting and start_err */
-    int starting;
-    char start_err[256]; /* first MHD message while starting, for the diag */
-    /* deferred answers, under dlock */
-    pthread_mutex_t dlock;
-    pthread_cond_t dcond;      /* resuming dropped to 0 */
-    gp_http_deferred *pending; /* deferred and not answered yet */
-    int handles;               /* handles not finished by their caller */
-    int resuming;              /* MHD_resume_connection calls in progress */
-    int draining;              /* connections stop resumed to send its 503, still open */
-    bool stopping;             /* no new deferrals */
-    bool stopped;              /* MHD stopped: the last handle frees the server */
-    /* streams and upgrades, under dlock */
-    gp_http_stream *streams;    /* every stream whose response exists */
-    gp_http_upgraded *upgrades; /* every upgraded connection not closed yet */
-    /* the slow-client watchdog, under tlock */
-    pthread_mutex_t tlock;
-    pthread_cond_t tcond; /* watch_stop set */
-    conn_track *tracks;   /* every open connection */
-    bool watch_stop;
-    bool watching; /* the watchdog thread was started */
-    pthread_t watchdog;
-};
-
-struct gp_http_deferred {
-    gp_http_server *srv;
-    struct MHD_Connection *conn;   /* NULL once MHD completed the request */
-    gp_http_response resp;         /* the answer, once answered */
-    bool answered;                 /* resp holds the answer (from finish, or from stop) */
-    bool suspended;                /* the connection is suspended and no resume was asked */
-    bool suspending;               /* its thread is suspending it (outside dlock) */
-    bool resume_asked;             /* answered while suspending: its thread resumes it */
-    bool held;                     /* the caller has not finished it */
-    bool draining;                 /* counted in srv->draining */
-    gp_http_deferred *prev, *next; /* in srv->pending while not answered */
-    gp_http_deferred *resume_next; /* stop's list of connections to resume */
-};
-
-struct gp_http_stream {
-    gp_http_server *srv;
-    struct MHD_Connection *conn;
-    gp_http_stream_read read;
-    void (*free_fn)(void *ctx);
-    void *ctx;
-    bool suspended;  /* the connection is suspended waiting for a wake */
-    bool suspending; /* its thread is suspending it (outside dlock) */
-    bool woken;      /* a wake came since the last read began */
-    bool aborted;    /* the server stops: read no more */
-    gp_http_stream *prev, *next;
-    gp_http_stream *stop_next; /* stop's list of streams to resume */
-};
-
-/* An upgrade asked for: lives from the response's creation until the request completes. */
-typedef struct upgrade_req {
-    gp_http_server *srv;
-    gp_http_upgrade_fn fn;
-    void *ctx;
-    bool fired; /* fn was called */
-} upgrade_req;
-
-struct gp_http_upgraded {
-    gp_http_server *srv;
-    struct MHD_UpgradeResponseHandle *urh;
-    int fd;
-    gp_http_upgraded *prev, *next;
-};
-
-/* Per-request state (MHD's con_cls). */
-typedef struct conn_state {
-    char *body;
-    size_t len, cap;
-    size_t uri_len;       /* raw request target as sent (path and query) */
-    char *target;         /* a copy of it (NULL when it could not be made) */
-    size_t nparams;       /* query parameters in it */
-    bool started;         /* on_headers ran */
-    int answered;         /* a response is already queued */
-    gp_http_deferred *dr; /* the handler deferred the answer */
-    upgrade_req *up;      /* the answer is an upgrade */
-} conn_state;
-
-/* What gp_http_request.impl points to. */
-typedef struct req_impl {
-    struct MHD_Connection *conn;
-    gp_http_server *srv;
-    conn_state *st;
-} req_impl;
+#include "net/http_server_impl.h"
 
 /* ---- Responses ---------------------------------------------------------------------------- */
 
@@ -308,22 +201,17 @@ void gp_http_response_set_upgrade(gp_http_response *resp, gp_http_upgrade_fn fn,
     resp->upgrade_ctx = ctx;
 }
 
-static struct MHD_Response *stream_response(gp_http_server *srv, struct MHD_Connection *conn,
-                                            gp_http_response *resp);
-static struct MHD_Response *upgrade_response(gp_http_server *srv, conn_state *st,
-                                             gp_http_response *resp);
-
 /* The MHD response for resp: a buffer, a stream or an upgrade. */
 static struct MHD_Response *make_response(gp_http_server *srv, struct MHD_Connection *conn,
                                           conn_state *st, gp_http_response *resp)
 {
     struct MHD_Response *r;
     if (resp->upgrade && resp->status == 101 && st) {
-        return upgrade_response(srv, st, resp);
+        return gp__http_upgrade_response(srv, st, resp);
     }
     bool streamed = resp->stream_read != NULL;
     if (streamed) {
-        r = stream_response(srv, conn, resp);
+        r = gp__http_stream_response(srv, conn, resp);
     } else if (resp->body && resp->body_len > 0) {
         r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
         if (r) {
@@ -1001,8 +889,6 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
     return dispatch(srv, conn, st, url, method);
 }
 
-static void upgrade_release(conn_state *st);
-
 static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
@@ -1015,7 +901,7 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         if (st->dr) {
             deferred_release(cls, st->dr);
         }
-        upgrade_release(st);
+        gp__http_upgrade_release(st);
         free(st->target);
         free(st->body);
         free(st);
@@ -1041,245 +927,6 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
     if (!keep) {
         GP_LOG(GP_LOG_WARN, "http", "libmicrohttpd: %s", msg);
     }
-}
-
-/* ---- Streams and upgrades ------------------------------------------------------------------ */
-
-static void stream_unlink(gp_http_server *srv, gp_http_stream *x)
-{
-    if (x->prev) {
-        x->prev->next = x->next;
-    } else {
-        srv->streams = x->next;
-    }
-    if (x->next) {
-        x->next->prev = x->prev;
-    }
-}
-
-/* MHD's content reader: the source's bytes, or a suspension until its wake. */
-static ssize_t stream_reader(void *cls, uint64_t pos, char *buf, size_t max)
-{
-    (void)pos;
-    gp_http_stream *x = cls;
-    gp_http_server *srv = x->srv;
-    pthread_mutex_lock(&srv->dlock);
-    bool aborted = x->aborted;
-    x->woken = false;
-    pthread_mutex_unlock(&srv->dlock);
-    if (aborted) {
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    long n = x->read(x->ctx, x, buf, max);
-    if (n > 0) {
-        return (ssize_t)(n > (long)max ? (long)max : n);
-    }
-    if (n == GP_HTTP_STREAM_END) {
-        return MHD_CONTENT_READER_END_OF_STREAM;
-    }
-    if (n < 0) {
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    pthread_mutex_lock(&srv->dlock);
-    if (x->aborted) {
-        pthread_mutex_unlock(&srv->dlock);
-        return MHD_CONTENT_READER_END_WITH_ERROR;
-    }
-    bool go = !x->woken;
-    x->suspending = go;
-    pthread_mutex_unlock(&srv->dlock);
-    if (go) { /* outside dlock, as in deferred_step */
-        MHD_suspend_connection(x->conn);
-        pthread_mutex_lock(&srv->dlock);
-        x->suspending = false;
-        bool again = x->woken || x->aborted; /* a wake or stop came meanwhile */
-        x->suspended = !again;
-        pthread_mutex_unlock(&srv->dlock);
-        if (again) {
-            MHD_resume_connection(x->conn);
-        }
-    }
-    return 0; /* called again once resumed (at once when a wake came meanwhile) */
-}
-
-static void stream_done(void *cls)
-{
-    gp_http_stream *x = cls;
-    gp_http_server *srv = x->srv;
-    if (x->free_fn) {
-        x->free_fn(x->ctx); /* no wake is in progress or made after this */
-    }
-    pthread_mutex_lock(&srv->dlock);
-    stream_unlink(srv, x);
-    pthread_mutex_unlock(&srv->dlock);
-    free(x);
-}
-
-void gp_http_stream_wake(gp_http_stream *x)
-{
-    gp_http_server *srv = x->srv;
-    pthread_mutex_lock(&srv->dlock);
-    bool resume = x->suspended && !x->aborted;
-    x->suspended = false;
-    x->woken = true;
-    srv->resuming += resume;
-    pthread_mutex_unlock(&srv->dlock);
-    if (resume) {
-        MHD_resume_connection(x->conn);
-        pthread_mutex_lock(&srv->dlock);
-        if (--srv->resuming == 0) {
-            pthread_cond_broadcast(&srv->dcond);
-        }
-        pthread_mutex_unlock(&srv->dlock);
-    }
-}
-
-static struct MHD_Response *stream_response(gp_http_server *srv, struct MHD_Connection *conn,
-                                            gp_http_response *resp)
-{
-    gp_http_stream *x = calloc(1, sizeof(*x));
-    if (!x) {
-        return NULL;
-    }
-    *x = (gp_http_stream){.srv = srv,
-                          .conn = conn,
-                          .read = resp->stream_read,
-                          .free_fn = resp->stream_free,
-                          .ctx = resp->stream_ctx};
-    uint64_t size = resp->stream_len >= 0 ? (uint64_t)resp->stream_len : MHD_SIZE_UNKNOWN;
-    struct MHD_Response *r =
-        MHD_create_response_from_callback(size, 16 * 1024, stream_reader, x, stream_done);
-    if (!r) {
-        free(x);
-        return NULL;
-    }
-    resp->stream_read = NULL; /* the stream's now: stream_done frees it */
-    resp->stream_free = NULL;
-    resp->stream_ctx = NULL;
-    pthread_mutex_lock(&srv->dlock);
-    x->next = srv->streams;
-    if (srv->streams) {
-        srv->streams->prev = x;
-    }
-    srv->streams = x;
-    pthread_mutex_unlock(&srv->dlock);
-    return r;
-}
-
-static void upgraded_unlink(gp_http_server *srv, gp_http_upgraded *h)
-{
-    if (h->prev) {
-        h->prev->next = h->next;
-    } else {
-        srv->upgrades = h->next;
-    }
-    if (h->next) {
-        h->next->prev = h->prev;
-    }
-}
-
-static void on_upgrade(void *cls, struct MHD_Connection *conn, void *con_cls, const char *extra,
-                       size_t extra_len, MHD_socket sock, struct MHD_UpgradeResponseHandle *urh)
-{
-    (void)cls;
-    (void)conn;
-    conn_state *st = con_cls;
-    upgrade_req *u = st ? st->up : NULL;
-    if (!u) { /* cannot happen: the response was made with the request's state */
-        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-        return;
-    }
-    u->fired = true;
-    gp_http_upgraded *h = calloc(1, sizeof(*h));
-    if (!h) {
-        MHD_upgrade_action(urh, MHD_UPGRADE_ACTION_CLOSE);
-        u->fn(u->ctx, -1, NULL, 0, NULL);
-        return;
-    }
-    gp_http_server *srv = u->srv;
-    *h = (gp_http_upgraded){.srv = srv, .urh = urh, .fd = sock};
-    int fl = fcntl(sock, F_GETFL);
-    if (fl >= 0) {
-        (void)fcntl(sock, F_SETFL, fl & ~O_NONBLOCK); /* the taker's, blocking */
-    }
-    pthread_mutex_lock(&srv->dlock);
-    h->next = srv->upgrades;
-    if (srv->upgrades) {
-        srv->upgrades->prev = h;
-    }
-    srv->upgrades = h;
-    pthread_mutex_unlock(&srv->dlock);
-    u->fn(u->ctx, sock, extra, extra_len, h);
-}
-
-void gp_http_upgraded_close(gp_http_upgraded *h)
-{
-    gp_http_server *srv = h->srv;
-    MHD_upgrade_action(h->urh, MHD_UPGRADE_ACTION_CLOSE);
-    pthread_mutex_lock(&srv->dlock);
-    upgraded_unlink(srv, h);
-    if (!srv->upgrades) {
-        pthread_cond_broadcast(&srv->dcond);
-    }
-    pthread_mutex_unlock(&srv->dlock);
-    free(h);
-}
-
-static struct MHD_Response *upgrade_response(gp_http_server *srv, conn_state *st,
-                                             gp_http_response *resp)
-{
-    upgrade_req *u = calloc(1, sizeof(*u));
-    struct MHD_Response *r = u ? MHD_create_response_for_upgrade(on_upgrade, NULL) : NULL;
-    if (!r) {
-        free(u);
-        return NULL;
-    }
-    *u = (upgrade_req){.srv = srv, .fn = resp->upgrade, .ctx = resp->upgrade_ctx};
-    resp->upgrade = NULL; /* the request's now: fired, or told -1 when it completes */
-    resp->upgrade_ctx = NULL;
-    st->up = u;
-    return r;
-}
-
-/* The request completes: an upgrade that never happened tells its taker. */
-static void upgrade_release(conn_state *st)
-{
-    upgrade_req *u = st->up;
-    if (u && !u->fired) {
-        u->fn(u->ctx, -1, NULL, 0, NULL);
-    }
-    free(u);
-    st->up = NULL;
-}
-
-/* Stop, before MHD stops: streams waiting for data are aborted and resumed; upgraded sockets are
- * shut down and their takers' closes waited for. */
-static void streams_stop(gp_http_server *srv)
-{
-    gp_http_stream *resume = NULL;
-    pthread_mutex_lock(&srv->dlock);
-    for (gp_http_stream *x = srv->streams; x; x = x->next) {
-        x->aborted = true;
-        if (x->suspended) { /* it stays suspended, so alive, until resumed below */
-            x->suspended = false;
-            x->stop_next = resume;
-            resume = x;
-        }
-    }
-    pthread_mutex_unlock(&srv->dlock);
-    while (resume) {
-        gp_http_stream *next = resume->stop_next; /* read before: resumed, it may be freed */
-        MHD_resume_connection(resume->conn);
-        resume = next;
-    }
-    pthread_mutex_lock(&srv->dlock);
-    for (gp_http_upgraded *h = srv->upgrades; h; h = h->next) {
-        shutdown(h->fd, SHUT_RDWR);
-    }
-    while (srv->upgrades) {
-        pthread_cond_wait(&srv->dcond, &srv->dlock);
-    }
-    pthread_mutex_unlock(&srv->dlock);
 }
 
 typedef struct header_walk {
@@ -1565,7 +1212,7 @@ void gp_http_server_stop(gp_http_server *srv)
     }
     gp_http_acceptor_stop(srv->acceptor); /* no new connections */
     deferred_stop(srv);
-    streams_stop(srv);
+    gp__http_streams_stop(srv);
     watchdog_stop(srv);
     /* Joins the pool threads, so every handler in flight has returned; closes the socket and
      * every connection, whose closed notices free their tracks. */
