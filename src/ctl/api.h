@@ -88,6 +88,9 @@ void api_jobs_cancel(api_req *rq);
 void api_jobs_requeue(api_req *rq);
 void api_jobs_events(api_req *rq);
 void api_jobs_logs(api_req *rq);
+/* GET /v1/jobs/{job}/metrics and GET /v1/tenants/{tenant}/metrics (api_history.c). */
+void api_jobs_metrics(api_req *rq);
+void api_tenants_metrics(api_req *rq);
 
 void api_nodes_register(api_req *rq);
 void api_nodes_list(api_req *rq);

@@ -16,6 +16,7 @@
 #include "ctl/changes.h"
 #include "ctl/datalock.h"
 #include "ctl/leader.h"
+#include "ctl/history.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
 #include "ctl/server.h"
@@ -193,6 +194,10 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     snprintf(path, sizeof(path), "sqlite:%s/gpupool.db", cfg->data_dir);
     const char *url = cfg->store_url[0] ? cfg->store_url : path;
     int rc = make_dir(cfg->data_dir, d);
+    if (rc == 0 && !(g->history = ctl_history_new(cfg))) {
+        rc =
+            gp_diag_set(d, GP_ENOMEM, "out of memory (history.max_jobs %d)", cfg->history.max_jobs);
+    }
     if (rc == 0) {
         rc = ctl_datalock_take(cfg->data_dir, &g->datalock, d);
     }
@@ -253,6 +258,8 @@ void ctl_stop(gpupoold *g)
     }
     ctl_notify_stop(g); /* after the committer: the last alerts are out */
     ctl_meter_stop(g);
+    ctl_history_free(g->history);
+    g->history = NULL;
     gp_sched_free(g->sched);
     g->sched = NULL;
     ctl_cycle_buf_free(g->cycbuf);
