@@ -402,3 +402,12 @@ add_test(NAME integ_ctl_store_pg
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
                  ${CMAKE_SOURCE_DIR}/tests/pg/pg_fixture.sh)
 set_tests_properties(integ_ctl_store_pg PROPERTIES LABELS integ TIMEOUT 300)
+
+# Per-job and per-tenant history: a real agent over the mock NVML (--runtime none) reports its
+# replicas' GPU utilisation and memory; GET /v1/jobs/{id}/metrics follows them, per replica and
+# for the job, with steps and downsampling; tenants' allocation; bad input 400, other tenants 404.
+add_test(NAME integ_ctl_history
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_history.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_history PROPERTIES LABELS integ TIMEOUT 180)
