@@ -5,7 +5,8 @@
  *   tenant: team-a              # default: the submitter's tenant
  *   queue: default
  *   priority_class: normal      # default: the cluster default
- *   replicas: 4                 # a gang: all or nothing; 1..4096
+ *   replicas: 4                 # a gang: all or nothing; 1..4096 (a service: independent
+ *                               #   replicas; a notebook: 1)
  *   resources:
  *     gpus: 2                   # whole GPUs per replica, 1..32; or
  *     gpu_milli: 500            #   a fraction: compute reserved (1..1000) and/or
@@ -51,6 +52,46 @@
  *                               #   is accepted and waits ("unschedulable: ..."); false: it is
  *                               #   refused at submission (the controller's check)
  *
+ * What kind of work it is, and the fields of the interactive kinds (jobspec_serve.c):
+ *
+ *   kind: batch                 # batch (default: runs to completion) | notebook (interactive,
+ *                               #   reached through the controller) | service (replicas kept
+ *                               #   up by probes, balanced, scaled)
+ *   port: 8888                  # notebook, service: the port it serves on inside its own
+ *                               #   network namespace, 1..65535; required for them, refused
+ *                               #   for batch. Their network is always private: network: host
+ *                               #   is refused.
+ *   command: [...]              # notebook: may be left out (the controller's default notebook
+ *                               #   command, with its default image when image is left out too)
+ *   idle_action: suspend        # notebook: stop | suspend (default for a notebook: its replica
+ *                               #   stops, its GPUs are freed, it resumes on demand); batch:
+ *                               #   stop only; needs idle_timeout
+ *   readiness_probe:            # notebook, service: a replica takes traffic while it passes
+ *     http_get: {path: /healthz, port: 8080}  # one of http_get (path absolute; port default:
+ *     # tcp_socket: {port: 8080}              #   the job's port), tcp_socket, exec (command
+ *     # exec: {command: [cat, /tmp/ready]}    #   run in the replica: exit 0 passes)
+ *     initial_delay: 5s         # 0s..1h (default 0s)
+ *     period: 10s               # 1s..1h (default 10s)
+ *     timeout: 1s               # 1s..1h, at most period (default 1s)
+ *     failure_threshold: 3      # 1..100 (default 3)
+ *     success_threshold: 1      # 1..100 (default 1; liveness: 1 only)
+ *   liveness_probe: {...}       # service: the same fields; a replica failing it is restarted
+ *   autoscale:                  # service: replicas follow a metric between the bounds; the
+ *     min_replicas: 2           #   service starts with replicas (at most max_replicas; raised
+ *     max_replicas: 10          #   to min_replicas); 1..4096, min <= max
+ *     metric: gpu_utilization   # gpu_utilization | gpu_memory_utilization (percent, mean over
+ *                               #   replicas) | prometheus (a gauge the service exposes)
+ *     target: 70                # the metric's wanted value per replica, > 0 (percent: <= 100)
+ *     prometheus: {name: inference_requests_per_second, path: /metrics, port: 8080}
+ *                               # prometheus only (and required for it): the metric's name
+ *                               #   ([a-zA-Z_:][a-zA-Z0-9_:]*), path (default /metrics), port
+ *                               #   (default the job's port)
+ *     scale_up_window: 0s       # stabilisation windows, 0s..1h (defaults 0s and 5m)
+ *     scale_down_window: 5m
+ *   update:                     # service: how a new spec rolls out
+ *     max_surge: 1              # replicas started above the count during it, 0..4096 (default 1)
+ *     max_unavailable: 0        # replicas below the count, 0..4096 (default 0); not both 0
+ *
  * Unknown fields and bad values are refused with the field's path named:
  * `replicas: must be between 1 and 4096`, `resources.gpu_mili: unknown field`. Syntax errors
  * name the line and column. Parsing is all or nothing: on failure *out is untouched.
@@ -94,6 +135,68 @@ typedef enum gp_network {
     GP_NETWORK_HOST = 0,    /* the node's (NCCL, RDMA and gangs need it) */
     GP_NETWORK_PRIVATE = 1, /* a namespace of its own */
 } gp_network;
+
+/* What kind of work a job is (kind). */
+typedef enum gp_job_kind {
+    GP_JOB_BATCH = 0,
+    GP_JOB_NOTEBOOK = 1,
+    GP_JOB_SERVICE = 2,
+} gp_job_kind;
+
+/* What an idle timeout does (idle_action). */
+typedef enum gp_idle_action {
+    GP_IDLE_STOP = 0,    /* the job ends (Cancelled, event IdleStopped) */
+    GP_IDLE_SUSPEND = 1, /* its replicas stop and its GPUs are freed; it resumes on demand */
+} gp_idle_action;
+
+typedef enum gp_probe_type {
+    GP_PROBE_NONE = 0,
+    GP_PROBE_HTTP = 1, /* GET path on port: a 2xx or 3xx answer passes */
+    GP_PROBE_TCP = 2,  /* a connection to port passes */
+    GP_PROBE_EXEC = 3, /* command in the replica: exit status 0 passes */
+} gp_probe_type;
+
+/* A readiness or liveness probe; type GP_PROBE_NONE = none. port is resolved (the job's port
+ * when not given) for HTTP and TCP, 0 for exec. */
+typedef struct gp_probe {
+    gp_probe_type type;
+    char *path;     /* HTTP: absolute path (with its query), NULL otherwise */
+    int port;       /* HTTP, TCP */
+    char **command; /* exec: NULL-terminated, non-empty; NULL otherwise */
+    int64_t initial_delay_s;
+    int64_t period_s;
+    int64_t timeout_s;
+    int failure_threshold;
+    int success_threshold;
+} gp_probe;
+
+typedef enum gp_scale_metric {
+    GP_SCALE_GPU_UTIL = 0,     /* mean GPU utilisation of the replicas, percent */
+    GP_SCALE_GPU_MEM_UTIL = 1, /* mean GPU memory used of what the replicas may use, percent */
+    GP_SCALE_PROMETHEUS = 2,   /* a gauge the service exposes, per replica */
+} gp_scale_metric;
+
+#define GP_METRIC_NAME_MAX 128
+
+/* A service's autoscaling; enabled false = a fixed replica count. */
+typedef struct gp_autoscale {
+    bool enabled;
+    int min_replicas;
+    int max_replicas;
+    gp_scale_metric metric;
+    double target;
+    char metric_name[GP_METRIC_NAME_MAX]; /* prometheus */
+    char *metric_path;                    /* prometheus: absolute path; NULL otherwise */
+    int metric_port;                      /* prometheus: resolved (the job's port by default) */
+    int64_t scale_up_window_s;
+    int64_t scale_down_window_s;
+} gp_autoscale;
+
+/* A service's rolling update. */
+typedef struct gp_update {
+    int max_surge;
+    int max_unavailable;
+} gp_update;
 
 typedef struct gp_env_var {
     char *name;
@@ -154,6 +257,14 @@ typedef struct gp_jobspec {
     char *image;                      /* normal form; NULL = the host's root filesystem */
     gp_pull_policy image_pull_policy; /* resolved with an image; GP_PULL_DEFAULT without */
     gp_network network;
+    /* the kind of work (see the kind fields above) */
+    gp_job_kind job_kind;
+    int port; /* 0 = none (batch) */
+    gp_idle_action idle_action;
+    gp_probe readiness;
+    gp_probe liveness;
+    gp_autoscale autoscale;
+    gp_update update; /* services; zero otherwise */
 } gp_jobspec;
 
 /* Parses and validates a JSON job spec of len bytes. 0, or GP_EPARSE (syntax: line and column
@@ -225,5 +336,18 @@ int gp_jobspec_cap_check(const gp_jobspec *s, gp_diag *d);
 const char *gp_compute_policy_name(gp_compute_policy p);
 /* The wire names of gp_network ("host", "private"). */
 const char *gp_network_name(gp_network n);
+/* The wire names of gp_job_kind ("batch", "notebook", "service"). */
+const char *gp_job_kind_name(gp_job_kind k);
+/* The wire names of gp_scale_metric ("gpu_utilization", "gpu_memory_utilization",
+ * "prometheus"). */
+const char *gp_scale_metric_name(gp_scale_metric m);
+/* The canonical JSON of one probe ({"http_get": {...}, "initial_delay": ...}, as in a spec), or
+ * NULL for GP_PROBE_NONE or when out of memory. The agent's desired document carries it. */
+json_t *gp_probe_to_json(const gp_probe *p);
+/* Parses a probe as gp_probe_to_json writes it (path names it in errors; default_port stands for
+ * a port left out). 0, or GP_EINVAL / GP_ENOMEM; on success *out owns heap strings:
+ * gp_probe_fini. */
+int gp_probe_parse(json_t *v, const char *path, int default_port, gp_probe *out, gp_diag *d);
+void gp_probe_fini(gp_probe *p);
 
 #endif

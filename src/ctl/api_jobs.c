@@ -281,11 +281,52 @@ static int resolve_defaults(api_req *rq, json_t *doc)
     return 0;
 }
 
+/* A notebook that names no command runs the operator's (notebooks.command, through /bin/sh -c)
+ * in the operator's notebook image when it names none either (notebooks.image); both are stored
+ * in its spec and document, so the job says what it runs. */
+static int resolve_notebook(const gp_ctl_config *cfg, submit_arg *a, gp_diag *d)
+{
+    if (a->spec.job_kind != GP_JOB_NOTEBOOK || a->spec.command) {
+        return 0;
+    }
+    if (!a->spec.image && !cfg->notebooks.image[0]) {
+        return gp_diag_set(d, GP_EINVAL,
+                           "image: required for a notebook: this pool has no default notebook "
+                           "image (notebooks.image)");
+    }
+    const char *image = a->spec.image ? a->spec.image : cfg->notebooks.image;
+    json_t *cmd = json_pack("[s, s, s]", "/bin/sh", "-c", cfg->notebooks.command);
+    int rc = cmd ? json_object_set(a->doc, "command", cmd) : -1;
+    rc |= json_object_set_new(a->doc, "image", json_string(image));
+    if (rc == 0 && !a->spec.image) { /* the default pull policy for this image */
+        json_object_del(a->doc, "image_pull_policy");
+    }
+    json_decref(cmd);
+    if (rc != 0) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    /* reparse: the spec now carries the image, its pull policy and the command */
+    char *text = json_dumps(a->doc, JSON_COMPACT);
+    gp_jobspec spec;
+    rc = text ? gp_jobspec_parse_json(text, strlen(text), &spec, d)
+              : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    free(text);
+    if (rc == 0) {
+        gp_jobspec_fini(&a->spec);
+        a->spec = spec;
+    }
+    return rc;
+}
+
 /* A job from an image stores the image in its normal form with the pull policy it runs under
  * (the default resolved), so the job says what it runs; without an image it runs over the
  * host's root filesystem, unless the operator forbids that (jobs.allow_host_rootfs). */
 static int resolve_image(const gp_ctl_config *cfg, submit_arg *a, gp_diag *d)
 {
+    int rc = resolve_notebook(cfg, a, d);
+    if (rc < 0) {
+        return rc;
+    }
     if (!a->spec.image) {
         return cfg->jobs.allow_host_rootfs
                    ? 0
@@ -293,7 +334,7 @@ static int resolve_image(const gp_ctl_config *cfg, submit_arg *a, gp_diag *d)
                                  "image: required: this pool runs jobs only from "
                                  "images");
     }
-    int rc = json_object_set_new(a->doc, "image", json_string(a->spec.image));
+    rc = json_object_set_new(a->doc, "image", json_string(a->spec.image));
     rc |= json_object_set_new(a->doc, "image_pull_policy",
                               json_string(gp_pull_policy_name(a->spec.image_pull_policy)));
     return rc == 0 ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");

@@ -18,6 +18,7 @@
  */
 #include "ctl/config.h"
 
+#include "gpupool/imageref.h"
 #include "net/yaml_json.h"
 
 #include <ctype.h>
@@ -43,6 +44,8 @@ typedef enum opt_type {
     T_SIZE,     /* int64_t bytes within [min, max] */
     T_COSTMAP,  /* gp_ctl_cost_map */
     T_URLS,     /* http:// or https:// URLs, comma-separated, at most max of them; as text */
+    T_IMAGE,    /* an OCI image reference (gpupool/imageref.h), stored in its normal form */
+    T_TEXT,     /* free text (a command line), < GP_CTL_PATH_MAX */
 } opt_type;
 
 #define F_REQUIRED 1u /* no default: some source must set it */
@@ -347,6 +350,21 @@ static const opt options[] = {
      .def = "true",
      .help = "whether a job may run without an image, over the host's root filesystem mounted "
              "read-only; false: a job must name an image"},
+    {.key = "notebooks.image",
+     .type = T_IMAGE,
+     .flags = F_EMPTY_OK,
+     AT(notebooks.image),
+     .def = "",
+     .help = "the image of a notebook that names none; empty: a notebook must name its image"},
+    {.key = "notebooks.command",
+     .type = T_TEXT,
+     AT(notebooks.command),
+     .def = "exec jupyter notebook --no-browser --ip=127.0.0.1 --port=\"$GPUPOOL_PORT\" "
+            "--NotebookApp.base_url=\"$GPUPOOL_BASE_URL\" --NotebookApp.token= "
+            "--NotebookApp.password=",
+     .help = "what a notebook that names no command runs, as `/bin/sh -c COMMAND` in its image "
+             "(GPUPOOL_PORT and GPUPOOL_BASE_URL say where it serves; only the controller's "
+             "proxy reaches it, after its own authentication)"},
     {.key = "faults.restart_limit",
      .type = T_INT,
      AT(faults.restart_limit),
@@ -941,12 +959,29 @@ static int set_urls(const opt *o, const char *s, char *field, char *why)
     return 0;
 }
 
+/* An image reference, or "" where F_EMPTY_OK; stored in its normal form. */
+static int set_image(const opt *o, const char *s, char *field, char *why)
+{
+    if (s[0] == '\0') {
+        return set_text(o, s, field, why);
+    }
+    gp_image_ref ref;
+    gp_diag d;
+    char normal[GP_IMAGE_REF_MAX];
+    if (gp_image_ref_parse(s, "value", &ref, &d) < 0 ||
+        gp_image_ref_format(&ref, normal, sizeof(normal)) < 0) {
+        return bad(why, "not an image reference (%s)", d.msg);
+    }
+    return set_text(o, normal, field, why);
+}
+
 static int set_value(const opt *o, const char *s, gp_ctl_config *c, char *why)
 {
     char *field = (char *)c + o->off;
     switch (o->type) {
     case T_STRING:
     case T_PATH:
+    case T_TEXT:
         return set_text(o, s, field, why);
     case T_ADDR:
         if (s[0] == '\0' && (o->flags & F_EMPTY_OK)) {
@@ -975,6 +1010,8 @@ static int set_value(const opt *o, const char *s, gp_ctl_config *c, char *why)
         return parse_costmap(s, (gp_ctl_cost_map *)(void *)field, why);
     case T_URLS:
         return set_urls(o, s, field, why);
+    case T_IMAGE:
+        return set_image(o, s, field, why);
     }
     return bad(why, "internal error: unknown option type");
 }
@@ -991,6 +1028,8 @@ static void format_value(const opt *o, const gp_ctl_config *c, char *buf, size_t
     case T_STRING:
     case T_PATH:
     case T_URLS:
+    case T_IMAGE:
+    case T_TEXT:
         snprintf(buf, n, "%s", field);
         return;
     case T_ADDR:
@@ -1499,7 +1538,8 @@ static void put_quoted(FILE *f, const char *s)
 
 static bool quoted_type(opt_type t)
 {
-    return t == T_STRING || t == T_PATH || t == T_ADDR || t == T_URLS;
+    return t == T_STRING || t == T_PATH || t == T_ADDR || t == T_URLS || t == T_IMAGE ||
+           t == T_TEXT;
 }
 
 static void dump_value(FILE *f, const opt *o, const gp_ctl_config *c, const char *indent,
@@ -1555,7 +1595,8 @@ static void value_name(const opt *o, char *buf, size_t n)
         [T_BOOL] = "[BOOL]",       [T_INT] = "N",
         [T_DOUBLE] = "NUMBER",     [T_DURATION] = "DURATION",
         [T_SIZE] = "SIZE",         [T_COSTMAP] = "MODEL=PRICE,...",
-        [T_URLS] = "URL[,URL...]",
+        [T_URLS] = "URL[,URL...]", [T_IMAGE] = "IMAGE",
+        [T_TEXT] = "TEXT",
     };
     snprintf(buf, n, "%s", o->type == T_URLS && o->max == 1 ? "URL" : names[o->type]);
     for (int i = 0; o->type == T_ENUM && o->choices[i]; i++) {
@@ -1609,6 +1650,12 @@ static void type_text(const opt *o, char *buf, size_t n)
         return;
     case T_ADDR:
         snprintf(buf, n, "HOST:PORT%s", o->flags & F_EMPTY_OK ? " or empty" : "");
+        return;
+    case T_IMAGE:
+        snprintf(buf, n, "image reference%s", o->flags & F_EMPTY_OK ? " or empty" : "");
+        return;
+    case T_TEXT:
+        snprintf(buf, n, "text");
         return;
     case T_BOOL:
         snprintf(buf, n, "bool");

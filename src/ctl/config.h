@@ -122,6 +122,10 @@ typedef struct gp_ctl_config {
         bool allow_host_rootfs;                   /* jobs without an image may run (default true) */
     } jobs;
     struct {
+        char image[GP_CTL_PATH_MAX];   /* "" = a notebook must name its image */
+        char command[GP_CTL_PATH_MAX]; /* run as /bin/sh -c COMMAND by a notebook naming none */
+    } notebooks;
+    struct {
         int restart_limit;         /* restarts after faults per window, default 10 */
         int64_t restart_window_ms; /* default 1h */
         double spare_fraction;     /* 0..0.5, default 0 */

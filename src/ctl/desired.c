@@ -87,6 +87,12 @@ static void sandbox_doc(ctl_state *st, const ctl_job *j, bool secrets, gp_wire_d
     if (j->spec.network != GP_NETWORK_HOST) {
         out->network = (int)j->spec.network;
     }
+    if (j->spec.job_kind != GP_JOB_BATCH) { /* borrowed like the rest */
+        out->kind = (int)j->spec.job_kind;
+        out->port = j->spec.port;
+        out->readiness = j->spec.readiness;
+        out->liveness = j->spec.liveness;
+    }
     if (!j->spec.image) {
         return;
     }

@@ -7,6 +7,7 @@
 
 #include "base/envname.h"
 #include "gpupool/modelname.h"
+#include "net/jobspec_impl.h"
 #include "net/seal.h"
 #include "net/yaml_json.h"
 
@@ -16,16 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-typedef int (*field_fn)(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
-
-typedef struct field {
-    const char *name;
-    field_fn parse;
-} field;
-
 /* ---- typed getters; each names the field on error ---- */
 
-static int get_int(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t *out, gp_diag *d)
+int js_int(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t *out, gp_diag *d)
 {
     if (!json_is_integer(v)) {
         return gp_diag_set(d, GP_EINVAL, "%s: must be an integer", path);
@@ -40,17 +34,17 @@ static int get_int(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t 
 }
 
 /* get_int for int fields; *out is written only on success. */
-static int get_int32(json_t *v, const char *path, int lo, int hi, int *out, gp_diag *d)
+int js_int32(json_t *v, const char *path, int lo, int hi, int *out, gp_diag *d)
 {
     int64_t x = 0;
-    int rc = get_int(v, path, lo, hi, &x, d);
+    int rc = js_int(v, path, lo, hi, &x, d);
     if (rc == 0) {
         *out = (int)x;
     }
     return rc;
 }
 
-static int get_text(json_t *v, const char *path, char *dst, size_t cap, gp_diag *d)
+int js_text(json_t *v, const char *path, char *dst, size_t cap, gp_diag *d)
 {
     if (!json_is_string(v)) {
         return gp_diag_set(d, GP_EINVAL, "%s: must be a string", path);
@@ -64,9 +58,9 @@ static int get_text(json_t *v, const char *path, char *dst, size_t cap, gp_diag 
 }
 
 /* A DNS-label-like identifier: [a-z0-9-], alphanumeric at both ends. */
-static int get_ident(json_t *v, const char *path, char *dst, size_t cap, gp_diag *d)
+int js_ident(json_t *v, const char *path, char *dst, size_t cap, gp_diag *d)
 {
-    int rc = get_text(v, path, dst, cap, d);
+    int rc = js_text(v, path, dst, cap, d);
     if (rc < 0) {
         return rc;
     }
@@ -82,8 +76,7 @@ static int get_ident(json_t *v, const char *path, char *dst, size_t cap, gp_diag
     return 0;
 }
 
-static int get_enum(json_t *v, const char *path, const char *const *names, int n, int *out,
-                    gp_diag *d)
+int js_enum(json_t *v, const char *path, const char *const *names, int n, int *out, gp_diag *d)
 {
     if (json_is_string(v)) {
         for (int i = 0; i < n; i++) {
@@ -102,7 +95,7 @@ static int get_enum(json_t *v, const char *path, const char *const *names, int n
 }
 
 /* A NULL-terminated copy of an array of strings. */
-static int get_strings(json_t *v, const char *path, int min, char ***out, gp_diag *d)
+int js_strings(json_t *v, const char *path, int min, char ***out, gp_diag *d)
 {
     if (!json_is_array(v) || (int)json_array_size(v) < min || json_array_size(v) > 4096) {
         return gp_diag_set(d, GP_EINVAL, "%s: must be a list of %d to 4096 strings", path, min);
@@ -127,9 +120,19 @@ static int get_strings(json_t *v, const char *path, int min, char ***out, gp_dia
     return 0;
 }
 
-/* Walks object v with table fields; unknown keys are errors. */
-static int walk(json_t *v, const char *path, const field *fields, int nfields, gp_jobspec *s,
-                gp_diag *d)
+static const field *find_field(const field *fields, int nfields, const char *key)
+{
+    for (int i = 0; i < nfields; i++) {
+        if (strcmp(fields[i].name, key) == 0) {
+            return &fields[i];
+        }
+    }
+    return NULL;
+}
+
+/* Walks object v with table fields (then more); unknown keys are errors. */
+int js_walk(json_t *v, const char *path, const field *fields, int nfields, const field *more,
+            int nmore, gp_jobspec *s, gp_diag *d)
 {
     if (!json_is_object(v)) {
         return gp_diag_set(d, GP_EINVAL, "%s: must be an object", *path ? path : "spec");
@@ -140,17 +143,15 @@ static int walk(json_t *v, const char *path, const field *fields, int nfields, g
     {
         char sub[256];
         snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
-        int i = 0;
-        while (i < nfields && strcmp(fields[i].name, key) != 0) {
-            i++;
-        }
-        if (i == nfields) {
+        const field *f = find_field(fields, nfields, key);
+        f = f ? f : find_field(more, nmore, key);
+        if (!f) {
             return gp_diag_set(d, GP_EINVAL, "%s: unknown field", sub);
         }
         if (json_is_null(val)) {
             continue; /* null: the default */
         }
-        int rc = fields[i].parse(val, sub, s, d);
+        int rc = f->parse(val, sub, s, d);
         if (rc < 0) {
             return rc;
         }
@@ -170,35 +171,35 @@ static const char *const restart_names[] = {"never", "on-failure", "always"};
 
 static int f_gpus(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int32(v, path, 1, GP_MAX_GPUS_PER_NODE, &s->gpus, d);
+    return js_int32(v, path, 1, GP_MAX_GPUS_PER_NODE, &s->gpus, d);
 }
 
 static int f_gpu_milli(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int32(v, path, 1, GP_MILLI_PER_GPU, &s->gpu_milli, d);
+    return js_int32(v, path, 1, GP_MILLI_PER_GPU, &s->gpu_milli, d);
 }
 
 static int f_gpu_memory(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int(v, path, 1, (int64_t)1 << 40, &s->gpu_memory_mib, d);
+    return js_int(v, path, 1, (int64_t)1 << 40, &s->gpu_memory_mib, d);
 }
 
 static int f_cores(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int32(v, path, 1, 100, &s->cores_percent, d);
+    return js_int32(v, path, 1, 100, &s->cores_percent, d);
 }
 
 static int f_compute_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     int x = 0;
-    int rc = get_enum(v, path, compute_names, 2, &x, d);
+    int rc = js_enum(v, path, compute_names, 2, &x, d);
     s->compute_policy = rc == 0 ? (gp_compute_policy)x : s->compute_policy;
     return rc;
 }
 
 static int f_mig(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    int rc = get_text(v, path, s->mig_profile, sizeof(s->mig_profile), d);
+    int rc = js_text(v, path, s->mig_profile, sizeof(s->mig_profile), d);
     if (rc == 0 && !gp_mig_name_valid(s->mig_profile)) {
         s->mig_profile[0] = '\0';
         return gp_diag_set(d, GP_EINVAL, "%s: must be a MIG profile such as 1g.10gb", path);
@@ -215,7 +216,7 @@ static int f_models(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     for (size_t i = 0; i < json_array_size(v); i++) {
         char sub[280];
         snprintf(sub, sizeof(sub), "%s[%zu]", path, i);
-        int rc = get_text(json_array_get(v, i), sub, s->gpu_models[i], GP_NAME_MAX, d);
+        int rc = js_text(json_array_get(v, i), sub, s->gpu_models[i], GP_NAME_MAX, d);
         if (rc < 0) {
             return rc;
         }
@@ -226,12 +227,12 @@ static int f_models(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 
 static int f_cpu(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int(v, path, 0, (int64_t)1 << 40, &s->cpu_milli, d);
+    return js_int(v, path, 0, (int64_t)1 << 40, &s->cpu_milli, d);
 }
 
 static int f_memory(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int(v, path, 0, (int64_t)1 << 40, &s->memory_mib, d);
+    return js_int(v, path, 0, (int64_t)1 << 40, &s->memory_mib, d);
 }
 
 static const field resource_fields[] = {
@@ -250,38 +251,39 @@ static const field resource_fields[] = {
 
 static int f_name(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_ident(v, path, s->name, sizeof(s->name), d);
+    return js_ident(v, path, s->name, sizeof(s->name), d);
 }
 
 static int f_tenant(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_ident(v, path, s->tenant, sizeof(s->tenant), d);
+    return js_ident(v, path, s->tenant, sizeof(s->tenant), d);
 }
 
 static int f_queue(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_ident(v, path, s->queue, sizeof(s->queue), d);
+    return js_ident(v, path, s->queue, sizeof(s->queue), d);
 }
 
 static int f_priority(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_ident(v, path, s->priority_class, sizeof(s->priority_class), d);
+    return js_ident(v, path, s->priority_class, sizeof(s->priority_class), d);
 }
 
 static int f_replicas(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int32(v, path, 1, GP_JOB_MAX_REPLICAS, &s->replicas, d);
+    return js_int32(v, path, 1, GP_JOB_MAX_REPLICAS, &s->replicas, d);
 }
 
 static int f_resources(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return walk(v, path, resource_fields, (int)(sizeof(resource_fields) / sizeof(field)), s, d);
+    return js_walk(v, path, resource_fields, (int)(sizeof(resource_fields) / sizeof(field)), NULL,
+                   0, s, d);
 }
 
 static int f_topology(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     int x = 0;
-    int rc = get_enum(v, path, topology_names, 3, &x, d);
+    int rc = js_enum(v, path, topology_names, 3, &x, d);
     s->topology = (gp_topology_pref)x;
     return rc;
 }
@@ -289,7 +291,7 @@ static int f_topology(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 static int f_gpu_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     int x = 0;
-    int rc = get_enum(v, path, gpu_policy_names, 4, &x, d);
+    int rc = js_enum(v, path, gpu_policy_names, 4, &x, d);
     s->gpu_policy = (gp_gpu_policy)x;
     return rc;
 }
@@ -338,7 +340,7 @@ static int f_image(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 static int f_pull_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     int x = 0;
-    int rc = get_enum(v, path, pull_names, 3, &x, d);
+    int rc = js_enum(v, path, pull_names, 3, &x, d);
     s->image_pull_policy = (gp_pull_policy)x;
     return rc;
 }
@@ -346,19 +348,19 @@ static int f_pull_policy(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 static int f_network(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     int x = 0;
-    int rc = get_enum(v, path, network_names, 2, &x, d);
+    int rc = js_enum(v, path, network_names, 2, &x, d);
     s->network = (gp_network)x;
     return rc;
 }
 
 static int f_command(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_strings(v, path, 1, &s->command, d);
+    return js_strings(v, path, 1, &s->command, d);
 }
 
 static int f_args(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_strings(v, path, 0, &s->args, d);
+    return js_strings(v, path, 0, &s->args, d);
 }
 
 /* One env entry given as an object: {value: S, secret: B} or {secret: true, sealed: S}. */
@@ -445,7 +447,7 @@ static int f_env(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 static int f_workdir(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     char dir[4096];
-    int rc = get_text(v, path, dir, sizeof(dir), d);
+    int rc = js_text(v, path, dir, sizeof(dir), d);
     if (rc == 0 && dir[0] != '/') {
         return gp_diag_set(d, GP_EINVAL, "%s: must be an absolute path", path);
     }
@@ -455,12 +457,11 @@ static int f_workdir(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     return rc;
 }
 
-/* Seconds, or a number with a unit: 90s, 30m, 2h, 1d. */
-static int get_duration(json_t *v, const char *path, int64_t *out, gp_diag *d)
+/* Seconds, or a number with a unit: 90s, 30m, 2h, 1d; between lo and hi seconds. */
+int js_duration_in(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t *out, gp_diag *d)
 {
-    const int64_t max = (int64_t)365 * 86400;
     if (json_is_integer(v)) {
-        return get_int(v, path, 1, max, out, d);
+        return js_int(v, path, lo, hi, out, d);
     }
     const char *t = json_is_string(v) ? json_string_value(v) : "";
     char *end;
@@ -470,30 +471,40 @@ static int get_duration(json_t *v, const char *path, int64_t *out, gp_diag *d)
                    : *end == 'h' ? 3600
                    : *end == 'd' ? 86400
                                  : 0;
-    if (end == t || !isdigit((unsigned char)*t) || unit == 0 || end[1] != '\0' || n < 1 ||
-        n > max / unit) {
-        return gp_diag_set(d, GP_EINVAL,
-                           "%s: must be seconds or a duration such as 90s, 30m, 2h, 1d "
-                           "(at most 365d)",
-                           path);
+    if (end == t || !isdigit((unsigned char)*t) || unit == 0 || end[1] != '\0' || n < 0 ||
+        n > hi / unit || n * unit < lo) {
+        json_t *l = js_duration_json(lo), *h = js_duration_json(hi);
+        int rc = gp_diag_set(d, GP_EINVAL,
+                             "%s: must be seconds or a duration such as 90s, 30m, 2h, 1d "
+                             "(%s%s%s %s)",
+                             path, lo > 0 ? "" : "between ", lo > 0 ? "" : json_string_value(l),
+                             lo > 0 ? "at most" : " and", json_string_value(h));
+        json_decref(l);
+        json_decref(h);
+        return rc;
     }
     *out = n * unit;
     return 0;
 }
 
+int js_duration(json_t *v, const char *path, int64_t *out, gp_diag *d)
+{
+    return js_duration_in(v, path, 1, JS_DURATION_MAX, out, d);
+}
+
 static int f_runtime(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_duration(v, path, &s->max_runtime_s, d);
+    return js_duration(v, path, &s->max_runtime_s, d);
 }
 
 static int f_hang(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_duration(v, path, &s->hang_timeout_s, d);
+    return js_duration(v, path, &s->hang_timeout_s, d);
 }
 
 static int f_idle_timeout(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_duration(v, path, &s->idle_timeout_s, d);
+    return js_duration(v, path, &s->idle_timeout_s, d);
 }
 
 static int f_idle_util(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
@@ -508,14 +519,14 @@ static int f_idle_util(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 static int f_restart(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     int x = 0;
-    int rc = get_enum(v, path, restart_names, 3, &x, d);
+    int rc = js_enum(v, path, restart_names, 3, &x, d);
     s->restart_policy = (gp_restart_policy)x;
     return rc;
 }
 
 static int f_max_restarts(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return get_int32(v, path, 0, 1000, &s->max_restarts, d);
+    return js_int32(v, path, 0, 1000, &s->max_restarts, d);
 }
 
 /* One entry of volumes: "NAME", "NAME:ro", "NAME:rw" or {name, read_only}. */
@@ -537,7 +548,7 @@ static int volume_ref(json_t *v, const char *path, gp_volume_ref *out, gp_diag *
         if (!name) {
             return gp_diag_set(d, GP_EINVAL, "%s: required", sub);
         }
-        int rc = get_ident(name, sub, out->name, sizeof(out->name), d);
+        int rc = js_ident(name, sub, out->name, sizeof(out->name), d);
         if (rc == 0 && (ro = json_object_get(v, "read_only")) != NULL && !json_is_null(ro)) {
             if (!json_is_boolean(ro)) {
                 return gp_diag_set(d, GP_EINVAL, "%s.read_only: must be true or false", path);
@@ -547,7 +558,7 @@ static int volume_ref(json_t *v, const char *path, gp_volume_ref *out, gp_diag *
         return rc;
     }
     char text[GP_JOB_NAME_MAX + 8];
-    int rc = get_text(v, path, text, sizeof(text), d);
+    int rc = js_text(v, path, text, sizeof(text), d);
     if (rc < 0) {
         return rc;
     }
@@ -560,7 +571,7 @@ static int volume_ref(json_t *v, const char *path, gp_volume_ref *out, gp_diag *
         out->mode = colon[1] == 'o' ? GP_VOLUME_RO : GP_VOLUME_RW;
     }
     json_t *name = json_string(text);
-    rc = name ? get_ident(name, path, out->name, sizeof(out->name), d)
+    rc = name ? js_ident(name, path, out->name, sizeof(out->name), d)
               : gp_diag_set(d, GP_EINVAL, "%s: must be NAME, NAME:ro or NAME:rw", path);
     json_decref(name);
     return rc;
@@ -671,10 +682,14 @@ static int finish(gp_jobspec *s, gp_diag *d)
     if (!s->name[0]) {
         return gp_diag_set(d, GP_EINVAL, "name: required");
     }
-    if (!s->command) {
+    int rc = js_serve_finish(s, d);
+    if (rc < 0) {
+        return rc;
+    }
+    if (!s->command && s->job_kind != GP_JOB_NOTEBOOK) {
         return gp_diag_set(d, GP_EINVAL, "command: required");
     }
-    int rc = finish_fraction(s, d);
+    rc = finish_fraction(s, d);
     if (rc < 0) {
         return rc;
     }
@@ -687,7 +702,7 @@ static int finish(gp_jobspec *s, gp_diag *d)
     if (s->idle_utilization < 0) {
         s->idle_utilization = GP_JOB_DEFAULT_IDLE_UTIL;
     }
-    if (s->idle_timeout_s > 0 && s->kind == GP_REQ_NONE) {
+    if (s->idle_timeout_s > 0 && s->kind == GP_REQ_NONE && s->job_kind != GP_JOB_NOTEBOOK) {
         return gp_diag_set(d, GP_EINVAL, "idle_timeout: the job asks for no GPU");
     }
     for (int i = 0; s->replicas > 1 && i < s->nenv; i++) {
@@ -719,7 +734,9 @@ static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
     s.gpu_policy = GP_GPU_DEFAULT;
     s.compute_policy = GP_COMPUTE_DEFAULT;
     s.image_pull_policy = GP_PULL_DEFAULT;
-    int rc = walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])), &s, d);
+    js_serve_defaults(&s); /* the kind's defaults: see js_serve_finish */
+    int rc = js_walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])),
+                     js_serve_fields, js_serve_nfields, &s, d);
     if (rc == 0) {
         rc = finish(&s, d);
     }
@@ -777,6 +794,7 @@ void gp_jobspec_fini(gp_jobspec *s)
     free(s->env);
     free(s->working_dir);
     free(s->image);
+    js_serve_fini(s);
     s->command = s->args = NULL;
     s->env = NULL;
     s->nenv = 0;
@@ -848,19 +866,14 @@ void gp_jobspec_enforcement(const gp_jobspec *s, int64_t gpu_memory_mib, gp_shar
 
 /* ---- the canonical form (gp_jobspec_to_json) ---- */
 
-/* A builder that remembers the first failure, so the encoder reads as a list of members. */
-typedef struct enc {
-    bool failed;
-} enc;
-
-static void put(enc *e, json_t *o, const char *key, json_t *v)
+void js_put(enc *e, json_t *o, const char *key, json_t *v)
 {
     if (!v || !o || json_object_set_new(o, key, v) != 0) {
         e->failed = true;
     }
 }
 
-static json_t *strings(enc *e, char **list)
+json_t *js_string_list(enc *e, char **list)
 {
     json_t *a = json_array();
     for (char **p = list; a && p && *p; p++) {
@@ -873,14 +886,14 @@ static json_t *strings(enc *e, char **list)
 }
 
 /* Seconds in the largest unit that divides them exactly: "2h", "90m", "45s", "1d". */
-static json_t *duration(int64_t secs)
+json_t *js_duration_json(int64_t secs)
 {
     static const struct {
         int64_t secs;
         char unit;
     } units[] = {{86400, 'd'}, {3600, 'h'}, {60, 'm'}, {1, 's'}};
-    char buf[32];
-    for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+    char buf[32] = "0s";
+    for (size_t i = 0; secs != 0 && i < sizeof(units) / sizeof(units[0]); i++) {
         if (secs % units[i].secs == 0) {
             snprintf(buf, sizeof(buf), "%lld%c", (long long)(secs / units[i].secs), units[i].unit);
             break;
@@ -893,32 +906,32 @@ static json_t *resources(enc *e, const gp_jobspec *s)
 {
     json_t *r = json_object();
     if (s->gpus > 0) {
-        put(e, r, "gpus", json_integer(s->gpus));
+        js_put(e, r, "gpus", json_integer(s->gpus));
     }
     if (s->gpu_milli > 0) {
-        put(e, r, "gpu_milli", json_integer(s->gpu_milli));
+        js_put(e, r, "gpu_milli", json_integer(s->gpu_milli));
     }
     if (s->gpu_memory_mib > 0) {
-        put(e, r, "gpu_memory_mib", json_integer(s->gpu_memory_mib));
+        js_put(e, r, "gpu_memory_mib", json_integer(s->gpu_memory_mib));
     }
     if (s->cores_percent > 0) {
-        put(e, r, "cores_percent", json_integer(s->cores_percent));
+        js_put(e, r, "cores_percent", json_integer(s->cores_percent));
     }
     if (s->compute_policy != GP_COMPUTE_DEFAULT) {
-        put(e, r, "compute_policy", json_string(compute_names[s->compute_policy]));
+        js_put(e, r, "compute_policy", json_string(compute_names[s->compute_policy]));
     }
     if (s->mig_profile[0]) {
-        put(e, r, "mig_profile", json_string(s->mig_profile));
+        js_put(e, r, "mig_profile", json_string(s->mig_profile));
     }
     if (s->ngpu_models > 0) {
         json_t *models = json_array();
         for (int i = 0; models && i < s->ngpu_models; i++) {
             e->failed |= json_array_append_new(models, json_string(s->gpu_models[i])) != 0;
         }
-        put(e, r, "gpu_models", models);
+        js_put(e, r, "gpu_models", models);
     }
-    put(e, r, "cpu_milli", json_integer(s->cpu_milli));
-    put(e, r, "memory_mib", json_integer(s->memory_mib));
+    js_put(e, r, "cpu_milli", json_integer(s->cpu_milli));
+    js_put(e, r, "memory_mib", json_integer(s->memory_mib));
     e->failed |= !r;
     return r;
 }
@@ -933,7 +946,7 @@ static json_t *env_map(enc *e, const gp_jobspec *s)
         json_t *x = !v->secret  ? json_string(v->value)
                     : v->sealed ? json_pack("{s:b, s:s}", "secret", 1, "sealed", v->value)
                                 : json_pack("{s:s, s:b}", "value", v->value, "secret", 1);
-        put(e, m, v->name, x);
+        js_put(e, m, v->name, x);
     }
     e->failed |= !m;
     return m;
@@ -959,54 +972,60 @@ static json_t *volume_list(enc *e, const gp_jobspec *s)
 static void lifecycle(enc *e, json_t *o, const gp_jobspec *s)
 {
     if (s->max_runtime_s > 0) {
-        put(e, o, "max_runtime", duration(s->max_runtime_s));
+        js_put(e, o, "max_runtime", js_duration_json(s->max_runtime_s));
     }
     if (s->hang_timeout_s > 0) {
-        put(e, o, "hang_timeout", duration(s->hang_timeout_s));
+        js_put(e, o, "hang_timeout", js_duration_json(s->hang_timeout_s));
     }
     if (s->idle_timeout_s > 0) {
         double u = s->idle_utilization;
-        put(e, o, "idle_timeout", duration(s->idle_timeout_s));
-        put(e, o, "idle_utilization",
-            u == (double)(int64_t)u ? json_integer((json_int_t)u) : json_real(u));
+        js_put(e, o, "idle_timeout", js_duration_json(s->idle_timeout_s));
+        js_put(e, o, "idle_utilization",
+               u == (double)(int64_t)u ? json_integer((json_int_t)u) : json_real(u));
+        js_put(e, o, "idle_action",
+               json_string(s->idle_action == GP_IDLE_SUSPEND ? "suspend" : "stop"));
     }
-    put(e, o, "restart_policy", json_string(restart_names[s->restart_policy]));
-    put(e, o, "max_restarts", json_integer(s->max_restarts));
+    js_put(e, o, "restart_policy", json_string(restart_names[s->restart_policy]));
+    js_put(e, o, "max_restarts", json_integer(s->max_restarts));
 }
 
 json_t *gp_jobspec_to_json(const gp_jobspec *s)
 {
     enc e = {false};
     json_t *o = json_object();
-    put(&e, o, "name", json_string(s->name));
+    js_put(&e, o, "name", json_string(s->name));
+    js_put(&e, o, "kind", json_string(gp_job_kind_name(s->job_kind)));
     if (s->tenant[0]) {
-        put(&e, o, "tenant", json_string(s->tenant));
+        js_put(&e, o, "tenant", json_string(s->tenant));
     }
-    put(&e, o, "queue", json_string(s->queue));
+    js_put(&e, o, "queue", json_string(s->queue));
     if (s->priority_class[0]) {
-        put(&e, o, "priority_class", json_string(s->priority_class));
+        js_put(&e, o, "priority_class", json_string(s->priority_class));
     }
-    put(&e, o, "replicas", json_integer(s->replicas));
-    put(&e, o, "resources", resources(&e, s));
-    put(&e, o, "topology", json_string(topology_names[s->topology]));
+    js_put(&e, o, "replicas", json_integer(s->replicas));
+    js_put(&e, o, "resources", resources(&e, s));
+    js_put(&e, o, "topology", json_string(topology_names[s->topology]));
     if (s->gpu_policy != GP_GPU_DEFAULT) {
-        put(&e, o, "gpu_policy", json_string(gpu_policy_names[s->gpu_policy]));
+        js_put(&e, o, "gpu_policy", json_string(gpu_policy_names[s->gpu_policy]));
     }
-    put(&e, o, "preemptible", json_boolean(s->preemptible));
+    js_put(&e, o, "preemptible", json_boolean(s->preemptible));
     if (s->image) {
-        put(&e, o, "image", json_string(s->image));
-        put(&e, o, "image_pull_policy", json_string(pull_names[s->image_pull_policy]));
+        js_put(&e, o, "image", json_string(s->image));
+        js_put(&e, o, "image_pull_policy", json_string(pull_names[s->image_pull_policy]));
     }
-    put(&e, o, "network", json_string(network_names[s->network]));
-    put(&e, o, "command", strings(&e, s->command));
-    put(&e, o, "args", strings(&e, s->args));
-    put(&e, o, "env", env_map(&e, s));
+    js_put(&e, o, "network", json_string(network_names[s->network]));
+    if (s->command) { /* a notebook's may be left to the controller's default */
+        js_put(&e, o, "command", js_string_list(&e, s->command));
+    }
+    js_put(&e, o, "args", js_string_list(&e, s->args));
+    js_put(&e, o, "env", env_map(&e, s));
     if (s->working_dir) {
-        put(&e, o, "working_dir", json_string(s->working_dir));
+        js_put(&e, o, "working_dir", json_string(s->working_dir));
     }
-    put(&e, o, "volumes", volume_list(&e, s));
+    js_put(&e, o, "volumes", volume_list(&e, s));
     lifecycle(&e, o, s);
-    put(&e, o, "allow_unschedulable", json_boolean(s->allow_unschedulable));
+    js_put(&e, o, "allow_unschedulable", json_boolean(s->allow_unschedulable));
+    js_serve_encode(&e, o, s);
     if (e.failed) {
         json_decref(o);
         return NULL;
@@ -1073,5 +1092,5 @@ bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b)
     }
     return same && same_list(a->command, b->command) && same_list(a->args, b->args) &&
            same_env(a, b) && same_str(a->working_dir, b->working_dir) &&
-           same_str(a->image, b->image);
+           same_str(a->image, b->image) && js_serve_equal(a, b);
 }

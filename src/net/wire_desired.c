@@ -27,7 +27,9 @@ void gp_wire_desired_replica_init(gp_wire_desired_replica *r)
         .pull_policy = GP_PULL_DEFAULT,
         .rank = -1,
         .nproc_per_node = -1,
-        .master_port = -1};
+        .master_port = -1,
+        .kind = -1,
+        .port = -1};
 }
 
 static int decode_gpu(json_t *v, const char *path, gp_wire_desired_gpu *g, gp_diag *d)
@@ -219,6 +221,35 @@ static int decode_sandbox(json_t *rep, const char *path, gp_wire_desired_replica
     return decode_volumes(rep, path, r, d);
 }
 
+/* What kind of work: kind, port and probes. */
+static int decode_serve(json_t *rep, const char *path, gp_wire_desired_replica *r, gp_diag *d)
+{
+    static const char *const names[] = {"batch", "notebook", "service"};
+    char kind[16] = "", sub[PATH_LEN + 24];
+    int rc;
+    if ((rc = gp__wire_str(rep, path, "kind", false, kind, sizeof(kind), d)) != 0 ||
+        (rc = gp__wire_i(rep, path, "port", 1, 65535, false, &r->port, d)) != 0) {
+        return rc;
+    }
+    for (int i = 0; kind[0] && i < 3; i++) {
+        r->kind = strcmp(kind, names[i]) == 0 ? i : r->kind;
+    }
+    if (kind[0] && r->kind < 0) {
+        return gp_diag_set(d, GP_EINVAL, "%s.kind: must be batch, notebook or service", path);
+    }
+    gp_probe *probes[] = {&r->readiness, &r->liveness};
+    const char *keys[] = {"readiness_probe", "liveness_probe"};
+    for (int i = 0; i < 2; i++) {
+        json_t *p = json_object_get(rep, keys[i]);
+        snprintf(sub, sizeof(sub), "%s.%s", path, keys[i]);
+        if (p && !json_is_null(p) &&
+            (rc = gp_probe_parse(p, sub, r->port > 0 ? r->port : 0, probes[i], d)) != 0) {
+            return rc;
+        }
+    }
+    return 0;
+}
+
 /* The job spec as shown to the node: an object, kept as sent; its MIG profile read out. */
 static int decode_spec(json_t *rep, const char *path, gp_wire_desired_replica *r, gp_diag *d)
 {
@@ -263,7 +294,7 @@ int gp_wire_desired_replica_decode(json_t *v, const char *path, gp_wire_desired_
         (rc = gp__wire_str(v, path, "queue", false, r->queue, sizeof(r->queue), d)) != 0 ||
         (rc = decode_gpus(v, path, r, d)) != 0 || (rc = decode_share(v, path, &r->share, d)) ||
         (rc = decode_spec(v, path, r, d)) != 0 || (rc = decode_sandbox(v, path, r, d)) != 0 ||
-        (rc = decode_gang(v, path, r, d)) != 0) {
+        (rc = decode_gang(v, path, r, d)) != 0 || (rc = decode_serve(v, path, r, d)) != 0) {
         gp_wire_desired_replica_fini(r);
         return rc;
     }
@@ -272,6 +303,8 @@ int gp_wire_desired_replica_decode(json_t *v, const char *path, gp_wire_desired_
 
 void gp_wire_desired_replica_fini(gp_wire_desired_replica *r)
 {
+    gp_probe_fini(&r->readiness);
+    gp_probe_fini(&r->liveness);
     free(r->gpus);
     json_decref(r->spec);
     free(r->image);
@@ -409,6 +442,23 @@ static void sandbox_encode(const gp_wire_desired_replica *r, json_t *doc)
     set_str(doc, "checkpoint_dir", r->checkpoint_dir);
 }
 
+static void serve_encode(const gp_wire_desired_replica *r, json_t *doc)
+{
+    if (r->kind >= 0) {
+        json_object_set_new(doc, "kind", json_string(gp_job_kind_name(r->kind)));
+    }
+    if (r->port > 0) {
+        set_int(doc, "port", r->port);
+    }
+    json_t *p = gp_probe_to_json(&r->readiness);
+    if (p) {
+        json_object_set_new(doc, "readiness_probe", p);
+    }
+    if ((p = gp_probe_to_json(&r->liveness)) != NULL) {
+        json_object_set_new(doc, "liveness_probe", p);
+    }
+}
+
 static void gang_encode(const gp_wire_desired_replica *r, json_t *doc)
 {
     if (r->rank >= 0) {
@@ -469,6 +519,7 @@ json_t *gp_wire_desired_replica_encode(const gp_wire_desired_replica *r)
     share_encode(&r->share, doc);
     sandbox_encode(r, doc);
     gang_encode(r, doc);
+    serve_encode(r, doc);
     return doc;
 }
 

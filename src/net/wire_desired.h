@@ -10,7 +10,8 @@
  *     node is shown it: secret env values opened only for the node's own agent, see
  *     ctl/secrets.h), tenant, tenant_id, queue, gpu_share {memory_mib, core_percent,
  *     core_policy}, network, image, image_pull_policy, registry_auth {registry, username,
- *     password}, volumes [{name, path, read_only}], checkpoint_dir, and for gangs rank,
+ *     password}, volumes [{name, path, read_only}], checkpoint_dir, kind ("batch", "notebook",
+ *     "service"), port, readiness_probe, liveness_probe (gp_probe_to_json), and for gangs rank,
  *     nproc_per_node, master_addr, master_port, hostfile ["HOST slots=N", ...].
  *
  * Decoding judges every member it knows (type, range, enumerations) and names the JSON path of
@@ -108,6 +109,9 @@ typedef struct gp_wire_desired_replica {
     int master_port;      /* -1: absent */
     gp_wire_host *hosts;  /* NULL: no hostfile */
     size_t nhosts;
+    int kind;                     /* gp_job_kind; -1: absent (batch) */
+    int port;                     /* the port a notebook or service serves on; -1: absent */
+    gp_probe readiness, liveness; /* type GP_PROBE_NONE: absent */
 } gp_wire_desired_replica;
 
 typedef struct gp_wire_desired {

@@ -137,13 +137,14 @@ static void test_canonical_text(void **state)
                         "\"hang_timeout\":45,\"env\":{\"K\":{\"value\":\"v\"}},"
                         "\"resources\":{\"cores_percent\":25},\"idle_timeout\":172800}");
     assert_string_equal(
-        t, "{\"name\":\"a\",\"tenant\":\"t\",\"queue\":\"default\",\"replicas\":1,"
-           "\"resources\":{\"gpu_milli\":250,\"cores_percent\":25,\"cpu_milli\":0,"
-           "\"memory_mib\":0},\"topology\":\"any\",\"preemptible\":false,\"network\":\"host\","
-           "\"command\":[\"x\"],\"args\":[],\"env\":{\"K\":\"v\"},\"volumes\":[\"c:ro\"],"
-           "\"max_runtime\":\"90m\",\"hang_timeout\":\"45s\",\"idle_timeout\":\"2d\","
-           "\"idle_utilization\":5,\"restart_policy\":\"never\",\"max_restarts\":0,"
-           "\"allow_unschedulable\":false}");
+        t,
+        "{\"name\":\"a\",\"kind\":\"batch\",\"tenant\":\"t\",\"queue\":\"default\",\"replicas\":1,"
+        "\"resources\":{\"gpu_milli\":250,\"cores_percent\":25,\"cpu_milli\":0,"
+        "\"memory_mib\":0},\"topology\":\"any\",\"preemptible\":false,\"network\":\"host\","
+        "\"command\":[\"x\"],\"args\":[],\"env\":{\"K\":\"v\"},\"volumes\":[\"c:ro\"],"
+        "\"max_runtime\":\"90m\",\"hang_timeout\":\"45s\",\"idle_timeout\":\"2d\","
+        "\"idle_utilization\":5,\"idle_action\":\"stop\",\"restart_policy\":\"never\","
+        "\"max_restarts\":0,\"allow_unschedulable\":false}");
     free(t);
     t = canonical("{\"name\":\"a\",\"command\":[\"x\"],\"image\":\"ubuntu\",\"max_runtime\":\"2h\","
                   "\"restart_policy\":\"on-failure\",\"env\":{\"S\":{\"secret\":true,"

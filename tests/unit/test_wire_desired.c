@@ -181,6 +181,41 @@ static void test_unknown_ignored(void **state)
 }
 
 /* A hostfile line may also come as {host, slots}; it is encoded as the controller sends it. */
+/* A service's replica: its kind, port and probes, typed, and the same JSON back. */
+static void test_service(void **state)
+{
+    (void)state;
+    const char *text = read_corpus("service.json");
+    gp_wire_desired dd;
+    gp_diag d;
+    assert_int_equal(decode(text, &dd, &d), 0);
+    const gp_wire_desired_replica *r = &dd.replicas[0];
+    assert_int_equal(r->kind, GP_JOB_SERVICE);
+    assert_int_equal(r->port, 8000);
+    assert_int_equal(r->readiness.type, GP_PROBE_HTTP);
+    assert_string_equal(r->readiness.path, "/ready");
+    assert_int_equal(r->readiness.initial_delay_s, 5);
+    assert_int_equal(r->readiness.failure_threshold, 2);
+    assert_int_equal(r->liveness.type, GP_PROBE_EXEC);
+    assert_string_equal(r->liveness.command[1], "/tmp/alive");
+    same_json(&dd, text);
+    gp_wire_desired_fini(&dd);
+    const char *bad[][2] = {
+        {"{\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":0,\"kind\":\"cron\"}]}",
+         "desired[0].kind: must be batch, notebook or service"},
+        {"{\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":0,\"port\":0}]}", "desired[0].port: "},
+        {"{\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":0,\"port\":80,"
+         "\"liveness_probe\":{\"tcp_socket\":{},\"period\":\"0s\"}}]}",
+         "desired[0].liveness_probe.period: "},
+    };
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        assert_int_equal(decode(bad[i][0], &dd, &d), GP_EINVAL);
+        if (strncmp(d.msg, bad[i][1], strlen(bad[i][1])) != 0) {
+            fail_msg("%s: got %s", bad[i][0], d.msg);
+        }
+    }
+}
+
 static void test_host_object(void **state)
 {
     (void)state;
@@ -205,7 +240,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_full),        cmocka_unit_test(test_minimal),
         cmocka_unit_test(test_refused),     cmocka_unit_test(test_unknown_ignored),
-        cmocka_unit_test(test_host_object),
+        cmocka_unit_test(test_host_object), cmocka_unit_test(test_service),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

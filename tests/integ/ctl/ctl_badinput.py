@@ -44,6 +44,23 @@ with Pool(sys.argv[1], ["--http-max-body", "64KiB"]) as p:
         (dict(ok, priority_class="nope"), ["priority_class: nope does not exist"]),
         (dict(ok, resources={"gpus": 16}), ["resources.gpus", "more than tenant team-a's quota"]),
         (dict(ok, max_runtime="soon"), ["max_runtime"]),
+        # notebooks and services
+        (dict(ok, kind="service", port=0), ["port: must be between 1 and 65535"]),
+        (dict(ok, kind="notebook", port=70000), ["port: must be between 1 and 65535"]),
+        (dict(ok, kind="service"), ["port: required for kind service"]),
+        (dict(ok, port=8080), ["port: only for kind notebook or service"]),
+        (dict(ok, readiness_probe={"tcp_socket": {"port": 80}}),
+         ["readiness_probe: only for kind notebook or service"]),
+        (dict(ok, liveness_probe={"exec": {"command": ["true"]}}),
+         ["liveness_probe: only for kind service"]),
+        (dict(ok, kind="service", port=80,
+              autoscale={"min_replicas": 5, "max_replicas": 2, "target": 50}),
+         ["autoscale.min_replicas: 5 is above max_replicas (2)"]),
+        (dict(ok, kind="service", port=80, readiness_probe={"http_get": {"path": "x"}}),
+         ["readiness_probe.http_get.path: must be an absolute path"]),
+        (dict(ok, kind="notebook", port=80, network="host"), ["network: a notebook runs"]),
+        (dict(ok, kind="notebook", port=80, command=None, image=None),
+         ["image: required for a notebook", "notebooks.image"]),
     ]
     for spec, texts in bad_specs:
         s, d = alice.post("/v1/jobs", spec)
