@@ -201,6 +201,13 @@ static void test_aggregate(void **state)
     free(b);
 }
 
+/* The sizes docs/operations.md and the history.* options' help quote. */
+static void test_sizes(void **state)
+{
+    (void)state;
+    assert_int_equal(GP_HIST_SERIES_BYTES, 22728);
+}
+
 /* Finished keys go first, the earliest end first; then the earliest added. */
 static void test_store_eviction(void **state)
 {
@@ -348,6 +355,7 @@ int main(void)
         cmocka_unit_test(test_aggregate),
         cmocka_unit_test(test_store_eviction),
         cmocka_unit_test(test_parse),
+        cmocka_unit_test(test_sizes),
         cmocka_unit_test(test_random_against_naive),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
