@@ -9,7 +9,7 @@ its processes hold, the controller keeps them as series.
 - step is honoured: rounded up to the 10 s tier, the points aligned to it; a job of two replicas
   has series per replica besides the job's;
 - GET /v1/tenants/{name}/metrics shows the GPUs and GPU memory its jobs hold;
-- a job that ended keeps its history;
+- a job that ended keeps its history until history.max_jobs (2 here) makes room for another;
 - bad input answers 400 naming the parameter (from after to, a step of 0, unparsable times, a
   range needing more than 10,000 points); another tenant's job or tenant, and an unknown job,
   404.
@@ -52,7 +52,7 @@ def last_point(doc, metric, replica=None):
 
 agent = None
 try:
-    with Pool(gpupoold) as p:
+    with Pool(gpupoold, ["--history-max-jobs", "2"]) as p:
         p.tenant("team-a")
         p.tenant("team-b")
         alice = p.user("alice", "team-a")
@@ -182,6 +182,21 @@ try:
         check(s == 200 and last_point(d, "gpu_util") and last_point(d, "gpu_util")[1] == 20,
               "an ended job's history, up to its end by default", s, d)
         agent.control("proc-gone %d %d" % (gpu, pid))
+
+        # ---- history.max_jobs 2: a third job with readings drops the one that ended ----
+        s, d = alice.post("/v1/jobs", {"name": "third", "command": ["sh", "-c", "sleep 600 # %s"
+                                                                     % mark],
+                                       "resources": {"gpus": 1}})
+        check(s == 201, "submit third", s, d)
+        third = d["id"]
+        p.wait_state(alice, "third", "Running", 30)
+        wait("third's history", lambda: last_point(alice.get(
+            "/v1/jobs/%d/metrics?from=-1m" % third)[1], "gpu_util"), 30)
+        s, d = alice.get(path)
+        check(s == 200 and all(v is None for x in d["series"] for v in x["mean"]),
+              "train's history is dropped for the third job (history.max_jobs 2)", d)
+        s, d = alice.get("/v1/jobs/%d/metrics?from=-1m" % pair)
+        check(s == 200 and last_point(d, "gpu_util"), "pair, still running, keeps its history", d)
     check(agent.stop() == 0, "the agent stops cleanly", agent.log()[-2000:])
 finally:
     if agent and agent.proc.poll() is None:
