@@ -348,6 +348,16 @@ async function main() {
     await until('the cordoned badge gone', async () => (await nodeBox.locator('.badge', { hasText: 'cordoned' }).count()) === 0);
     await visit('tenants', 'table');
     check((await text()).includes('team-b'), 'an admin sees every tenant');
+    // each tenant's allocation over time, as GET /v1/tenants/{name}/metrics has it (sampled
+    // every 10 s: team-a's job holds half a GPU)
+    await page.locator('#alloc-tenant').waitFor();
+    await until("the tenants page to chart team-a's allocation", async () => {
+      await page.selectOption('#alloc-tenant', 'team-a');
+      const cap = await page.locator('#alloc-cap').innerText();
+      if (cap.startsWith('GPUs allocated to team-a') && cap.includes('Latest: 0.5 GPUs')) return cap;
+      throw new Error(`the caption says "${cap}"`);
+    }, 30000);
+    check(await page.locator('.history-chart canvas').count() === 1, "the tenant's allocation is drawn as a chart");
     await fits('tenants');
     await shot('tenants');
 
