@@ -8,7 +8,8 @@
 // - a fractional job (gpu_milli 500) submitted through the form runs (its output in the logs),
 //   and the heatmap shows it in its GPU's cell with the utilisation the mock NVML reports; its node is cordoned and
 //   uncordoned from the Nodes page; the job's page charts its GPU history and says its latest
-//   utilisation as the API has it; the job is cancelled from the Jobs page;
+//   utilisation as the API has it, the tenants page charts team-a's GPUs allocated; the job is
+//   cancelled from the Jobs page;
 // - each node shows its container runtime and image cache as the API has them (an admin gets
 //   the list of images); the Jobs page shows each job's image, shortened ("host root" without
 //   one), and a job's page the whole reference, its pull policy and its network;
