@@ -34,6 +34,10 @@ packages=(
     skopeo              # image sizes for the pull's progress
     docker-registry     # a real OCI registry on 127.0.0.1 in the sandbox tests
     busybox-static      # the images the sandbox tests and `make demo` build
+    jupyter-notebook    # the notebook test's image is built from these installed packages
+    python3-ipykernel   #   (Jupyter and its Python kernel)
+    dash                #   (its /bin/sh)
+    wrk                 # the HTTP load of the services benchmark (bench/services.sh)
 )
 
 # The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on

@@ -279,6 +279,74 @@ def build_image(storage, registry, name, files=None, extra_bytes=0, creds=None, 
     return ref
 
 
+# Parts of installed packages an image never needs.
+DEBIAN_SKIP = ("/usr/share/doc/", "/usr/share/man/", "/usr/share/locale/", "/usr/share/info/",
+               "/usr/share/lintian/", "/usr/share/bug/")
+
+
+def debian_files(packages):
+    """The files and symbolic links the installed Debian packages and everything they depend on
+    (not recommends) put on this machine, less DEBIAN_SKIP: sorted paths."""
+    out = subprocess.run(["apt-cache", "depends", "--recurse", "--no-recommends", "--no-suggests",
+                          "--no-conflicts", "--no-breaks", "--no-replaces", "--no-enhances",
+                          "--installed"] + list(packages),
+                         capture_output=True, text=True, check=True).stdout
+    names = sorted({line.strip("<> ") for line in out.splitlines() if not line.startswith(" ")})
+    listed = subprocess.run(["dpkg", "-L"] + names, capture_output=True, text=True).stdout
+    paths = set()
+    for p in listed.splitlines():
+        if p.startswith("/") and not p.startswith(DEBIAN_SKIP) and \
+                (os.path.islink(p) or os.path.isfile(p)):
+            paths.add(p)
+    return sorted(paths)
+
+
+def build_debian_image(storage, registry, name, packages, files=None, skip=(), env=(),
+                       workdir="/workspace"):
+    """Builds NAME from the files of installed Debian packages (debian_files, less the path
+    prefixes in skip), with /tmp and workdir (mode 1777) and the files given ({path: bytes});
+    imports it with ENV entries env ("K=V") and pushes it to registry. Returns the reference to
+    pull."""
+    root = tempfile.mkdtemp(prefix="rootfs.", dir=storage.dir)
+    merged = []  # /bin, /lib, ... as links into /usr, as on this machine
+    for top in ("bin", "sbin", "lib", "lib32", "lib64", "libx32"):
+        if os.path.islink("/" + top):
+            os.makedirs(os.path.join(root, os.readlink("/" + top).lstrip("/")), exist_ok=True)
+            os.symlink(os.readlink("/" + top), os.path.join(root, top))
+            merged.append("/" + top)
+    listing = root + ".list"
+    with open(listing, "w") as f:
+        for p in debian_files(packages):
+            if not p.startswith(tuple(skip)) and p not in merged:
+                f.write(p.lstrip("/") + "\n")
+    subprocess.run(["tar", "-C", "/", "--no-recursion", "-cf", root + ".base.tar",
+                    "--files-from", listing], check=True)
+    subprocess.run(["tar", "-C", root, "-xf", root + ".base.tar"], check=True)
+    for d in ("tmp", workdir.lstrip("/")):
+        os.makedirs(os.path.join(root, d), exist_ok=True)
+        os.chmod(os.path.join(root, d), 0o1777)
+    for path, data in (files or {}).items():
+        full = os.path.join(root, path.lstrip("/"))
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "wb") as f:
+            f.write(data)
+    tar = root + ".tar"
+    subprocess.run(["tar", "-C", root, "-cf", tar, "."], check=True)
+    local = "localhost/" + name
+    changes = ["--change", "ENV=PATH=/usr/local/bin:/usr/bin:/bin", "--change",
+               "WORKDIR=" + workdir]
+    for e in env:
+        changes += ["--change", "ENV=" + e]
+    storage.podman("import", *changes, tar, local, timeout=600)
+    ref = "%s/%s" % (registry.host, name)
+    storage.podman("push", "--tls-verify=false", local, ref, timeout=600)
+    storage.podman("rmi", local)
+    shutil.rmtree(root, ignore_errors=True)
+    for f in (tar, root + ".base.tar", listing):
+        os.unlink(f)
+    return ref
+
+
 # ---- GPUs for containers without GPUs: fake device nodes, a mock inventory naming them, and a
 # place podman reads CDI specs from that does not touch the host's /etc ----
 

@@ -1,5 +1,5 @@
 // The dashboard's shell: login, the hash router (#/overview, #/nodes, #/jobs, #/jobs/ID,
-// #/submit, #/tenants, #/usage, #/login), the navigation, the status and error regions.
+// #/submit, #/notebook, #/tenants, #/usage, #/login), the navigation, the status and error regions.
 //
 // A page is a module whose render(ctx) fills ctx.root. ctx carries the route's parameters and
 // query, the logged-in identity (GET /v1/whoami: role, token name, tenant), an AbortSignal that
@@ -12,7 +12,7 @@ import overview from './pages/overview.js';
 import nodes from './pages/nodes.js';
 import jobs from './pages/jobs.js';
 import job from './pages/job.js';
-import submit from './pages/submit.js';
+import submit, { notebookPage } from './pages/submit.js';
 import tenants from './pages/tenants.js';
 import usage from './pages/usage.js';
 import login from './pages/login.js';
@@ -23,6 +23,7 @@ const routes = [
   { re: /^\/jobs$/, page: jobs, nav: 'jobs' },
   { re: /^\/jobs\/([^/]+)$/, page: job, nav: 'jobs', keys: ['job'] },
   { re: /^\/submit$/, page: submit, nav: 'submit' },
+  { re: /^\/notebook$/, page: notebookPage, nav: 'notebook' },
   { re: /^\/tenants$/, page: tenants, nav: 'tenants' },
   { re: /^\/usage$/, page: usage, nav: 'usage' },
   { re: /^\/login$/, page: login, nav: null, open: true },

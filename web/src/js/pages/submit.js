@@ -1,5 +1,7 @@
 // Submit a job: whole GPUs, a fraction (compute and/or memory, cores), a MIG profile or none;
-// gang size, queue, priority class, command. The API validates the spec; its error message
+// gang size, queue, priority class, image, command, volumes. The same form makes a notebook
+// (#/notebook: kind notebook, one replica, a port; its image and command may be left to the
+// pool's defaults; an idle timeout after which it is suspended). The API validates the spec; its error message
 // starts with the field's path ("resources.gpu_milli: must be between 1 and 1000"), and is
 // shown at that field (aria-invalid, aria-describedby) and in a summary above the form.
 
@@ -21,9 +23,11 @@ function field(path, id, label, control, help) {
 const input = (id, attrs = {}) => h('input', { id, name: id, autocomplete: 'off', ...attrs });
 const numberInput = (id, attrs = {}) => input(id, { type: 'number', inputmode: 'numeric', ...attrs });
 
-export default {
+const page = {
   title: () => 'Submit a job',
   async render(ctx) {
+    const nb = Boolean(ctx.notebook);
+    const heading = nb ? 'New notebook' : 'Submit a job';
     const [tenants, queues, classes, nodes] = await Promise.all([
       get('/v1/tenants', { signal: ctx.signal }), get('/v1/queues', { signal: ctx.signal }),
       get('/v1/priorityclasses', { signal: ctx.signal }), get('/v1/nodes', { signal: ctx.signal })]);
@@ -64,7 +68,7 @@ export default {
       h('p', { class: 'field-error', id: 'f-models-error', 'aria-live': 'polite' }));
 
     const summary = h('div', { class: 'error-summary', role: 'alert', tabindex: '-1', hidden: true });
-    const submitBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, 'Submit');
+    const submitBtn = h('button', { type: 'submit', class: 'btn btn-primary' }, nb ? 'Start the notebook' : 'Submit');
     const form = h('form', { class: 'submit-form', novalidate: true, 'aria-labelledby': 'submit-h1' },
       summary,
       h('fieldset', null, h('legend', null, 'Job'),
@@ -76,7 +80,7 @@ export default {
             queues.items.map((x) => h('option', { value: x.name, selected: x.name === 'default' }, x.name)))),
           field('priority_class', 'f-priority', 'Priority class', h('select', { id: 'f-priority', name: 'f-priority' },
             classes.items.map((x) => h('option', { value: x.name, selected: x.name === 'normal' }, `${x.name} (${x.value})`)))),
-          field('replicas', 'f-replicas', 'Gang size (replicas)', numberInput('f-replicas', { value: '1' }),
+          nb ? null : field('replicas', 'f-replicas', 'Gang size (replicas)', numberInput('f-replicas', { value: '1' }),
             'Identical replicas placed together or not at all.'),
           h('div', { class: 'field check-field', dataset: { path: 'preemptible' } },
             h('div', { class: 'check' }, h('input', { type: 'checkbox', id: 'f-preemptible', name: 'f-preemptible', 'aria-describedby': 'f-preemptible-help f-preemptible-error' }),
@@ -95,15 +99,25 @@ export default {
           field('resources.cpu_milli', 'f-cpu', 'CPU (milli-cores)', numberInput('f-cpu'), '8000 is 8 cores; optional.'),
           field('resources.memory_mib', 'f-mem', 'Memory (MiB)', numberInput('f-mem'), 'Optional.'))),
       h('fieldset', null, h('legend', null, 'What it runs'),
-        field('command', 'f-command', 'Command', input('f-command', { required: true, placeholder: 'python train.py --epochs 3', class: 'wide' }),
-          'Split into words like a shell does; quotes group words.'),
+        field('image', 'f-image', 'Image', input('f-image', { placeholder: nb ? "the pool's notebook image" : '127.0.0.1:5000/team/pytorch:2.1', class: 'wide' }),
+          nb ? "Optional: the pool's notebook image (Jupyter) when empty." : "Optional: without one the job runs over the host's root filesystem, read-only."),
+        field('command', 'f-command', 'Command', input('f-command', nb ? { placeholder: "the pool's notebook command", class: 'wide' } : { required: true, placeholder: 'python train.py --epochs 3', class: 'wide' }),
+          nb ? 'Optional: it must serve HTTP on the port below, under $GPUPOOL_BASE_URL.' : 'Split into words like a shell does; quotes group words.'),
+        h('div', { class: 'grid2' },
+          nb ? field('port', 'f-port', 'Port', numberInput('f-port', { value: '8888' }),
+            'The port it serves on, inside its own network namespace; reached only through gpupool.') : null,
+          field('working_dir', 'f-workdir', 'Working directory', input('f-workdir', { placeholder: nb ? '/data/home' : '/workspace' }),
+            nb ? 'Keep notebooks in a volume (/data/NAME) to find them again after a suspension.' : 'Optional: an absolute path.'),
+          field('volumes', 'f-volumes', 'Volumes', input('f-volumes', { placeholder: 'home:rw, datasets' }),
+            'Registered volumes, seen at /data/NAME: NAME, NAME:ro or NAME:rw, comma-separated.')),
         field('env', 'f-env', 'Environment', h('textarea', { id: 'f-env', name: 'f-env', rows: 3, placeholder: 'HF_HOME=/data/hf' }),
           'One NAME=VALUE per line; optional.'),
         h('div', { class: 'grid2' },
           field('max_runtime', 'f-max-runtime', 'Maximum run time', input('f-max-runtime', { placeholder: '2h' }),
             'Seconds, or a number with s, m, h or d; helps backfill. Optional.'),
-          field('idle_timeout', 'f-idle-timeout', 'Idle timeout (notebooks)', input('f-idle-timeout', { placeholder: '30m' }),
-            'Stopped when its GPUs stay nearly idle this long. Optional.'),
+          field('idle_timeout', 'f-idle-timeout', 'Idle timeout', input('f-idle-timeout', nb ? { value: '1h' } : { placeholder: '30m' }),
+            nb ? 'Suspended (its GPUs freed) after no use and nearly idle GPUs this long; opening it resumes it.'
+              : 'Stopped when its GPUs stay nearly idle this long. Optional.'),
           field('restart_policy', 'f-restart', 'Restart policy', h('select', { id: 'f-restart', name: 'f-restart' },
             ['never', 'on-failure', 'always'].map((p) => h('option', { value: p }, p)))))),
       h('div', { class: 'actions' }, submitBtn, h('a', { href: '#/jobs', class: 'btn btn-quiet' }, 'Back to jobs')));
@@ -143,11 +157,11 @@ export default {
           e.preventDefault();
           document.getElementById(target).focus();
         } }, message) : message));
-        summary.replaceChildren(h('h2', null, 'The job was not submitted'), h('ul', null, links));
+        summary.replaceChildren(h('h2', null, nb ? 'The notebook was not started' : 'The job was not submitted'), h('ul', null, links));
         summary.hidden = false;
         if (control) control.focus(); else summary.focus();
       } else {
-        summary.replaceChildren(h('h2', null, 'The job was not submitted'), h('p', null, message));
+        summary.replaceChildren(h('h2', null, nb ? 'The notebook was not started' : 'The job was not submitted'), h('p', null, message));
         summary.hidden = false;
         summary.focus();
       }
@@ -166,6 +180,14 @@ export default {
     };
     const build = () => {
       const spec = { name: value('f-name') };
+      if (nb) {
+        spec.kind = 'notebook';
+        spec.port = numeric('f-port');
+      }
+      spec.image = value('f-image') || undefined;
+      spec.working_dir = value('f-workdir') || undefined;
+      const vols = value('f-volumes').split(',').map((v) => v.trim()).filter(Boolean);
+      if (vols.length) spec.volumes = vols;
       if (!scoped) spec.tenant = value('f-tenant') || undefined;
       spec.queue = value('f-queue') || undefined;
       spec.priority_class = value('f-priority') || undefined;
@@ -232,7 +254,17 @@ export default {
       }
     });
 
-    ctx.root.append(h('div', { class: 'page-head' }, h('h1', { id: 'submit-h1' }, 'Submit a job')),
-      h('p', { class: 'lead' }, 'The controller checks the spec; what it refuses is shown at the field.'), form);
+    ctx.root.append(h('div', { class: 'page-head' }, h('h1', { id: 'submit-h1' }, heading)),
+      h('p', { class: 'lead' }, nb
+        ? 'A notebook runs in its own network namespace; only your tenant opens it, through gpupool.'
+        : 'The controller checks the spec; what it refuses is shown at the field.'), form);
   },
+};
+
+export default page;
+
+// #/notebook: the same form, for a notebook.
+export const notebookPage = {
+  title: () => 'New notebook',
+  render: (ctx) => page.render({ ...ctx, notebook: true }),
 };
