@@ -96,6 +96,9 @@ void api_jobs_proxy(api_req *rq);
 void api_jobs_proxy_session(api_req *rq);
 /* POST /v1/jobs/{job}/resume: a Suspended notebook back to Pending (api_resume.c). */
 void api_jobs_resume(api_req *rq);
+/* GET /v1/jobs/{job}/metrics and GET /v1/tenants/{tenant}/metrics (api_history.c). */
+void api_jobs_metrics(api_req *rq);
+void api_tenants_metrics(api_req *rq);
 
 void api_nodes_register(api_req *rq);
 void api_nodes_list(api_req *rq);

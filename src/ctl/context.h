@@ -98,6 +98,7 @@ struct gpupoold {
     gp_scheduler *sched;
     struct ctl_cycle_buf *cycbuf; /* the scheduler's input buffers (schedloop.c) */
     struct ctl_meter *meter;      /* metering: prices and used figures (meter.h) */
+    struct ctl_history *history;  /* per-job and per-tenant history (history.h); owned */
     gp_http_server *http;
     gp_http_server *https;
     bool ready;

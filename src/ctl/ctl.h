@@ -211,6 +211,10 @@ typedef struct ctl_replica {
     int64_t pull_start_ms;
     int64_t pull_event_ms;
     int pull_step;
+    /* memory: its latest readings for the job's history (history.h): utilisation (percent, -1
+     * unknown), GPU memory used and the most it may use (MiB, -1 unknown), and when (0: none) */
+    int hist_util;
+    int64_t hist_mem_mib, hist_limit_mib, hist_ms;
 } ctl_replica;
 
 /* Restarts after faults remembered per job (faults.restart_limit cannot exceed it). */

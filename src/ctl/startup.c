@@ -16,6 +16,7 @@
 #include "ctl/changes.h"
 #include "ctl/datalock.h"
 #include "ctl/leader.h"
+#include "ctl/history.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
 #include "ctl/proxy_state.h"
@@ -194,6 +195,10 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     snprintf(path, sizeof(path), "sqlite:%s/gpupool.db", cfg->data_dir);
     const char *url = cfg->store_url[0] ? cfg->store_url : path;
     int rc = make_dir(cfg->data_dir, d);
+    if (rc == 0 && !(g->history = ctl_history_new(cfg))) {
+        rc =
+            gp_diag_set(d, GP_ENOMEM, "out of memory (history.max_jobs %d)", cfg->history.max_jobs);
+    }
     if (rc == 0) {
         rc = ctl_datalock_take(cfg->data_dir, &g->datalock, d);
     }
@@ -256,6 +261,8 @@ void ctl_stop(gpupoold *g)
     ctl_proxy_free(g->proxy); /* waits for its workers, whose sockets it shuts down */
     g->proxy = NULL;
     ctl_meter_stop(g);
+    ctl_history_free(g->history);
+    g->history = NULL;
     gp_sched_free(g->sched);
     g->sched = NULL;
     ctl_cycle_buf_free(g->cycbuf);

@@ -426,3 +426,11 @@ add_test(NAME integ_ctl_jupyter
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_jupyter PROPERTIES LABELS integ TIMEOUT 240)
+# Per-job and per-tenant history: a real agent over the mock NVML (--runtime none) reports its
+# replicas' GPU utilisation and memory; GET /v1/jobs/{id}/metrics follows them, per replica and
+# for the job, with steps and downsampling; tenants' allocation; bad input 400, other tenants 404.
+add_test(NAME integ_ctl_history
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_history.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_history PROPERTIES LABELS integ TIMEOUT 180)
