@@ -4,10 +4,11 @@
  * The wrapper does transport only: it listens (optionally with TLS), reads each request's whole
  * body up to cfg.max_body bytes, calls one handler with the complete request, and sends what the
  * handler put in the response: a body, a body streamed from a source as it comes ("Streamed
- * bodies"), or a protocol upgrade that hands the handler's taker the socket ("Upgrades"). Routing, methods, authentication and parsing are the handler's
- * business. A body larger than max_body (known from Content-Length, or found while a chunked body
- * streams in: then the connection is closed right after the answer, whatever size its chunk
- * declares) is answered 413 with the API's error shape and the handler is never called.
+ * bodies"), or a protocol upgrade that hands the handler's taker the socket ("Upgrades"). Routing,
+ * methods, authentication and parsing are the handler's business. A body larger than max_body
+ * (known from Content-Length, or found while a chunked body streams in: then the connection is
+ * closed right after the answer, whatever size its chunk declares) is answered 413 with the API's
+ * error shape and the handler is never called.
  *
  * Limits on clients, all answered before the handler is called:
  *   - a request line over GP_HTTP_MAX_URI bytes or a query of more than
