@@ -167,6 +167,8 @@ static void handler(void *ctx, const gp_http_request *req, gp_http_response *res
     }
 }
 
+static unsigned timeout_s = 5;
+
 static gp_http_server *start_tls(srv_ctx *sc, const char *cert, const char *key)
 {
     memset(sc, 0, sizeof(*sc));
@@ -174,7 +176,7 @@ static gp_http_server *start_tls(srv_ctx *sc, const char *cert, const char *key)
     gp_http_server_config cfg = {.port = 0,
                                  .threads = 2,
                                  .max_body = 1024,
-                                 .timeout_s = 5,
+                                 .timeout_s = timeout_s,
                                  .tls_cert_file = cert,
                                  .tls_key_file = key};
     gp_http_server *srv = NULL;
@@ -333,6 +335,40 @@ static void test_upgrade_echo(void **state)
     finish(&sc);
 }
 
+static char *tls_exchange(SSL *ssl, const char *text, const char *until);
+
+/* An upgraded connection silent for longer than the server's timeout stays open (a notebook's
+ * kernel WebSocket may be quiet for minutes), with or without TLS. */
+static void idle_upgrade(const char *cert, const char *key)
+{
+    timeout_s = 1;
+    srv_ctx sc;
+    gp_http_server *srv = start_tls(&sc, cert, key);
+    timeout_s = 5;
+    int fd = connect_to(gp_http_server_port(srv));
+    SSL_CTX *ctx = cert ? SSL_CTX_new(TLS_client_method()) : NULL;
+    SSL *ssl = ctx ? SSL_new(ctx) : NULL;
+    if (ssl) {
+        SSL_set_fd(ssl, fd);
+        assert_int_equal(SSL_connect(ssl), 1);
+    }
+    const char *req = "GET /upgrade HTTP/1.1\r\nHost: x\r\nConnection: Upgrade\r\n"
+                      "Upgrade: echo\r\n\r\n";
+    char *got = ssl ? tls_exchange(ssl, req, "\r\n\r\n") : exchange(fd, req, "\r\n\r\n");
+    assert_non_null(strstr(got, "HTTP/1.1 101"));
+    sleep(3); /* three times the timeout, silent */
+    got = ssl ? tls_exchange(ssl, "still-there", "still-there")
+              : exchange(fd, "still-there", "still-there");
+    assert_string_equal(got, "still-there");
+    if (ssl) {
+        SSL_free(ssl);
+        SSL_CTX_free(ctx);
+    }
+    close(fd);
+    gp_http_server_stop(srv);
+    finish(&sc);
+}
+
 /* Stop with a stream waiting for data and an upgrade open: both are ended, nothing hangs. */
 static void test_stop_with_open_streams(void **state)
 {
@@ -419,12 +455,35 @@ static void test_upgrade_tls(void **state)
     assert_int_equal(system(cmd), 0);
 }
 
+static void test_upgrade_idle(void **state)
+{
+    (void)state;
+    idle_upgrade(NULL, NULL);
+    if (system("command -v openssl >/dev/null 2>&1") != 0) {
+        return;
+    }
+    char dir[] = "/tmp/gp-test-idle-XXXXXX";
+    assert_non_null(mkdtemp(dir));
+    char cmd[1024], cert[128], key[128];
+    snprintf(cert, sizeof(cert), "%s/cert.pem", dir);
+    snprintf(key, sizeof(key), "%s/key.pem", dir);
+    snprintf(cmd, sizeof(cmd),
+             "openssl req -x509 -newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes "
+             "-keyout %s -out %s -days 1 -subj /CN=127.0.0.1 >/dev/null 2>&1",
+             key, cert);
+    assert_int_equal(system(cmd), 0);
+    idle_upgrade(cert, key);
+    snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+    assert_int_equal(system(cmd), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_stream_chunked),         cmocka_unit_test(test_stream_length),
         cmocka_unit_test(test_stream_deferred),        cmocka_unit_test(test_upgrade_echo),
         cmocka_unit_test(test_stop_with_open_streams), cmocka_unit_test(test_upgrade_tls),
+        cmocka_unit_test(test_upgrade_idle),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
