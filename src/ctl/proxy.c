@@ -38,8 +38,7 @@ bool px_path_match(const char *path, char *job, size_t cap)
     return true;
 }
 
-/* Who may pass, as (tenant, job id): 0, or an error answered (with *redirected set when the
- * answer is the code's 303). */
+/* Who may pass: a tenant, and for a session or a code the one job it opens. */
 typedef struct px_who {
     int64_t tenant; /* the caller's tenant */
     int64_t job;    /* a session's or code's job; 0: a token (any job of the tenant) */
@@ -71,6 +70,7 @@ static int who_from_token(api_req *rq, px_who *w)
     return GP_EPERM;
 }
 
+/* Fills w from the request's token, session cookie or one-time code: 0, or an error answered. */
 static int who_is(api_req *rq, px_who *w)
 {
     memset(w, 0, sizeof(*w));
@@ -103,19 +103,23 @@ static int who_is(api_req *rq, px_who *w)
     return GP_EAUTH;
 }
 
-/* The target of the request less its gp_code parameter (for the 303 after the exchange). */
-static void without_code(const char *target, char *out, size_t cap)
+/* Where the 303 after the exchange goes: the request's target under the job's numeric prefix
+ * (the cookie's path), less its gp_code parameter. */
+static void without_code(const char *target, int64_t job, char *out, size_t cap)
 {
     const char *q = strchr(target, '?');
     size_t n = q ? (size_t)(q - target) : strlen(target);
-    snprintf(out, cap, "%.*s", (int)n, target);
+    const char *rest = strstr(target, "/proxy/");
+    rest = rest && rest < target + n ? rest + 7 : target + n;
+    snprintf(out, cap, "/v1/jobs/%lld/proxy/%.*s", (long long)job, (int)(target + n - rest), rest);
     if (!q) {
         return;
     }
     char sep = '?';
     for (const char *p = q + 1; *p;) {
         size_t len = strcspn(p, "&");
-        if (len > 0 && strncmp(p, "gp_code=", 8) != 0 && strncmp(p, "gp_code", len) != 0) {
+        bool code = strncmp(p, "gp_code=", 8) == 0 || (len == 7 && strncmp(p, "gp_code", 7) == 0);
+        if (len > 0 && !code) {
             size_t at = strlen(out);
             snprintf(out + at, cap - at, "%c%.*s", sep, (int)len, p);
             sep = '&';
@@ -136,7 +140,7 @@ static void open_session(api_req *rq, const px_who *w)
     snprintf(set, sizeof(set),
              PX_COOKIE "=%s; Path=/v1/jobs/%lld/proxy/; Max-Age=%lld; HttpOnly; SameSite=Lax%s",
              cookie, (long long)w->job, PX_SESSION_TTL_MS / 1000, rq->http->tls ? "; Secure" : "");
-    without_code(rq->http->target, location, sizeof(location));
+    without_code(rq->http->target, w->job, location, sizeof(location));
     gp_http_response_set_body(rq->resp, 303, NULL, NULL, 0);
     gp_http_response_add_header(rq->resp, "Set-Cookie", set);
     gp_http_response_add_header(rq->resp, "Location", location);

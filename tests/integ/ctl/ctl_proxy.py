@@ -177,9 +177,9 @@ try:
         s, d = alice.post("/v1/jobs/nb/proxy-session")
         check(s == 200 and d["url"].startswith(prefix + "?gp_code="), "a one-time URL", s, d)
         check(alice.token not in d["url"], "the API token is never in the URL", d)
-        s, hs, text = raw(p.port, "GET", d["url"] + "&tab=1")
-        check(s == 303 and header(hs, "Location") == [prefix + "?tab=1"],
-              "the code: 303 to the URL without it", s, hs, text)
+        s, hs, text = raw(p.port, "GET", d["url"].replace("/%d/" % jid, "/nb/") + "&gp=1&tab=1")
+        check(s == 303 and header(hs, "Location") == [prefix + "?gp=1&tab=1"],
+              "the code: 303 to the URL without it, under the job's id", s, hs, text)
         set_cookie = header(hs, "Set-Cookie")
         check(len(set_cookie) == 1 and set_cookie[0].startswith("gp_proxy=") and
               "HttpOnly" in set_cookie[0] and "SameSite=Lax" in set_cookie[0] and
