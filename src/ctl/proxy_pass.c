@@ -167,12 +167,16 @@ static bool send_all(int fd, const char *b, size_t n)
 }
 
 /* Reads a response head (into *head, malloc'd, NUL-terminated; *head_len its length) and what
- * came after it (*rest, *rest_len, in the same allocation). 0, or -1 (closed, timed out, too
- * large). */
-static int read_head(int fd, char **head, size_t *head_len, char **rest, size_t *rest_len)
+ * came after it (*rest, *rest_len, in the same allocation), starting with the pre_len bytes of
+ * pre (what came after an earlier head). 0, or -1 (closed, timed out, too large). */
+static int read_head(int fd, const char *pre, size_t pre_len, char **head, size_t *head_len,
+                     char **rest, size_t *rest_len)
 {
     char *b = malloc(HEAD_MAX + 1);
-    size_t n = 0, end = 0;
+    size_t n = pre_len < HEAD_MAX ? pre_len : HEAD_MAX, end = 0;
+    if (b && n) {
+        memcpy(b, pre, n);
+    }
     while (b && !(end = px_head_end(b, n)) && n < HEAD_MAX) {
         ssize_t r = recv(fd, b + n, HEAD_MAX - n, 0);
         if (r < 0 && errno == EINTR) {
@@ -227,7 +231,8 @@ static int exchange(px_pass *p, px_head *h, char **raw, char **rest, size_t *res
     recv_timeout(p->fd, AGENT_HEAD_S);
     size_t hl;
     if (n >= (int)sizeof(ask) || !send_all(p->fd, ask, (size_t)n) ||
-        read_head(p->fd, raw, &hl, rest, rest_len) != 0 || px_head_parse(*raw, hl, h) != 0) {
+        read_head(p->fd, NULL, 0, raw, &hl, rest, rest_len) != 0 ||
+        px_head_parse(*raw, hl, h) != 0) {
         answer_error(p, GP_EUNAVAIL, 502, "job %lld: node %s's agent gave no tunnel",
                      (long long)t->job, t->node);
         return -1;
@@ -239,9 +244,11 @@ static int exchange(px_pass *p, px_head *h, char **raw, char **rest, size_t *res
                      (long long)t->job, t->port, msg);
         return -1;
     }
+    /* the tunnel is open: the job's own bytes from here (the agent sends none of its own after
+     * its 101, and the job none before it has the request) */
     free(*raw);
     *raw = NULL;
-    /* the tunnel is open: the job's own bytes from here */
+    *rest_len = 0;
     recv_timeout(p->fd, UPSTREAM_HEAD_S);
     if (!send_all(p->fd, t->head, t->head_len) ||
         (t->body_len && !send_all(p->fd, t->body, t->body_len))) {
@@ -249,16 +256,21 @@ static int exchange(px_pass *p, px_head *h, char **raw, char **rest, size_t *res
                      (long long)t->job);
         return -1;
     }
-    do { /* interim answers (100 Continue) are not passed on */
-        free(*raw);
+    char *prev = NULL;
+    do { /* interim answers (100 Continue, 103) are not passed on; what followed one is kept */
+        free(prev);
+        prev = *raw;
         *raw = NULL;
-        if (read_head(p->fd, raw, &hl, rest, rest_len) != 0 || px_head_parse(*raw, hl, h) != 0) {
+        if (read_head(p->fd, *rest_len ? *rest : NULL, *rest_len, raw, &hl, rest, rest_len) != 0 ||
+            px_head_parse(*raw, hl, h) != 0) {
+            free(prev);
             answer_error(p, GP_EUNAVAIL, 502,
                          "job %lld: no valid HTTP answer from port %d within %d s",
                          (long long)t->job, t->port, UPSTREAM_HEAD_S);
             return -1;
         }
     } while (h->status < 200 && h->status != 101);
+    free(prev);
     return 0;
 }
 

@@ -143,6 +143,9 @@ try:
         check(r.status == 200 and big == bytes(i % 251 for i in range(300000)),
               "a large answer, whose head and body come in one read, passes whole", r.status,
               len(big))
+        s, hs, text = raw(p.port, "GET", prefix + "early", auth)
+        check(s == 200 and text == "after", "an interim answer is skipped, the final one passes",
+              s, text)
         s, hs, text = raw(p.port, "GET", prefix + "chunked", auth)
         check(s == 200 and json.loads(text)["target"] == prefix + "chunked",
               "a chunked answer is decoded", s, text)

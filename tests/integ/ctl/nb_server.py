@@ -11,6 +11,7 @@ WebSocket echo. Standard library only.
   GET  .../ws          (Upgrade: websocket) 101, then every text or binary frame echoed back
   POST .../write       the body into $GPUPOOL_DATA_DIR/home/note.txt (a volume)
   GET  .../read        200 with what note.txt holds
+  GET  .../early        a 103 Early Hints and the 200 after it, in one write
   GET  .../big          300,000 bytes (a head and body that fill the proxy's first read)
   GET  .../connect?to=HOST:PORT   200 JSON {"connect": "ok" or the error}: what the job reaches
 """
@@ -68,6 +69,12 @@ class Handler(BaseHTTPRequestHandler):
         path = self.path.split("?")[0]
         if path.endswith("/stream"):
             return self.stream()
+        if path.endswith("/early"):
+            self.wfile.write(b"HTTP/1.1 103 Early Hints\r\nLink: </s.css>; rel=preload\r\n\r\n"
+                             b"HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\n"
+                             b"Content-Length: 5\r\nConnection: close\r\n\r\nafter")
+            self.close_connection = True
+            return
         if path.endswith("/big"):
             body = bytes(i % 251 for i in range(300000))
             self.send_response(200)
