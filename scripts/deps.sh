@@ -13,7 +13,7 @@ packages=(
     postgresql-15   # the PostgreSQL the store's tests start (initdb, pg_ctl) and store.url names
     libmicrohttpd-dev    # HTTP server of gpupoold (built with GnuTLS: HTTPS)
     libcurl4-openssl-dev # HTTP client of the CLI, the agent and the tests
-    libssl-dev      # libcrypto: API token randomness and SHA-256
+    libssl-dev      # libcrypto: API token randomness and SHA-256; libssl: a TLS client in a test
     openssl         # makes the self-signed certificate of the TLS unit test
     clang           # the sanitizer build (ASan + UBSan)
     libclang-rt-14-dev  # sanitizer and libFuzzer runtimes of clang
@@ -38,6 +38,7 @@ packages=(
     python3-ipykernel   #   (Jupyter and its Python kernel)
     dash                #   (its /bin/sh)
     wrk                 # the HTTP load of the services benchmark (bench/services.sh)
+    slirp4netns         # the own network of notebooks, services and network: private sandboxes
 )
 
 # The web dashboard (web/) is built with Node.js and npm. Machines often have a newer Node.js on

@@ -445,6 +445,7 @@ static int start_logs(gp_agent *a, gp_diag *d)
                                &a->logs, d);
     if (rc == 0) {
         gp_logserve_set_metrics_auth(a->logs, a->cfg.metrics_open, a->cfg.metrics_token);
+        gp_logserve_set_podman(a->logs, a->cfg.podman);
         snprintf(a->cfg.address, sizeof(a->cfg.address), "%.100s:%d", host,
                  gp_logserve_port(a->logs));
         GP_LOG(GP_LOG_INFO, "agent", "listening=%s", a->cfg.address);
@@ -719,6 +720,27 @@ static int replica_util(const gp_replica_watch *reps, int nreps, const gp_replic
     return -1;
 }
 
+/* The GPU memory (MiB) the processes of running replica k hold on its GPUs as measured this
+ * round (usage.h); -1 when none of its GPUs could be measured. */
+static int64_t replica_mem(const gp_replica_watch *reps, int nreps, const gp_replica_key *k)
+{
+    for (int i = 0; i < nreps; i++) {
+        if (!gp_replica_key_equal(&reps[i].use.key, k)) {
+            continue;
+        }
+        int64_t sum = 0;
+        bool known = false;
+        for (int g = 0; g < reps[i].use.ngpus; g++) {
+            if (reps[i].use.gpus[g].used_mib >= 0) {
+                sum += reps[i].use.gpus[g].used_mib;
+                known = true;
+            }
+        }
+        return known && sum <= GP_WIRE_MAX_MEMORY_MIB ? sum : -1;
+    }
+    return -1;
+}
+
 /* A replica whose image is being pulled (a starting one with a pull.json): Running with
  * "phase": "Pulling" and "pull" (agent.h); NULL for a starting one without. */
 static json_t *pulling_report(const gp_agent *a, const gp_local_replica *l)
@@ -730,6 +752,7 @@ static json_t *pulling_report(const gp_agent *a, const gp_local_replica *l)
                          .idle_ms = -1,
                          .util = -1,
                          .ready = -1,
+                         .mem_mib = -1,
                          .pulling = true};
     if (!gp_replicas_pull(a->cfg.state_dir, &l->key, r.pull_image, sizeof(r.pull_image),
                           &r.pull_done_bytes, &r.pull_total_bytes)) {
@@ -783,6 +806,7 @@ static json_t *replica_report(const gp_agent *a, const gp_local_replica *l, int6
                          .exit_code = l->state == GP_LOCAL_LOST ? 137 : l->exit_code,
                          .idle_ms = running ? idle_ms(a, &l->key, now) : -1,
                          .util = running ? replica_util(reps, nreps, &l->key) : -1,
+                         .mem_mib = running ? replica_mem(reps, nreps, &l->key) : -1,
                          .ready = -1};
     if (running) {
         gp_svc_report(a->svc, &l->key, &r.ready, &r.has_metric, &r.metric);

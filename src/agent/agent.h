@@ -26,7 +26,8 @@
  * integer percent 0..100 (usage.h: a whole GPU's own; a fraction's from its processes'
  * utilisation when NVML gives it per process, else the GPU's; a MIG slice's only when NVML gives
  * one for the MIG device; GPUs without a reading are left out of the mean, and util is absent when
- * none has one).
+ * none has one), and "gpu_mem_mib": the GPU memory its processes hold on its GPUs, summed (usage.h;
+ * absent when none of them could be measured); the controller keeps both in the job's history.
  *
  * Metrics: the agent serves GET /metrics on the port of its address (logserve.h): each round's
  * GPU readings under dcgm-exporter's names, per-replica slice figures and its own (metrics.h,

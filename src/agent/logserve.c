@@ -3,6 +3,7 @@
  * is metrics.c's).
  */
 #include "agent/logserve.h"
+#include "agent/tunnel.h"
 
 #include "net/http_server.h"
 #include "net/token.h"
@@ -22,6 +23,7 @@ struct gp_logserve {
     gp_http_server *http;
     gp_metrics *metrics; /* borrowed; NULL: no /metrics */
     char state_dir[1024];
+    char podman[1024]; /* for the tunnel: "" podman in PATH */
     pthread_mutex_t lock;
     char token_hash[GP_TOKEN_HASH_HEX];   /* "" = no token yet: refuse everything */
     char metrics_hash[GP_TOKEN_HASH_HEX]; /* "" = no metrics token */
@@ -125,6 +127,21 @@ static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp
     }
     char name[64];
     int used = 0;
+    if (strcmp(req->method, "GET") == 0 &&
+        sscanf(req->path, "/v1/replicas/%63[0-9-]/tunnel%n", name, &used) == 1 &&
+        !req->path[used]) {
+        if (!authorised(s, req, false, &known)) {
+            gp_http_respond_error(resp, GP_EAUTH, "Authorization: the node's control token only");
+        } else {
+            char podman[sizeof(s->podman)];
+            pthread_mutex_lock(&s->lock);
+            memcpy(podman, s->podman, sizeof(podman));
+            pthread_mutex_unlock(&s->lock);
+            gp_tunnel_serve(s->state_dir, podman, name, req, resp);
+        }
+        return;
+    }
+    used = 0;
     if (strcmp(req->method, "GET") != 0 ||
         sscanf(req->path, "/v1/replicas/%63[0-9-]/logs%n", name, &used) != 1 || req->path[used]) {
         gp_http_respond_error(resp, GP_ENOENT, "%s %s: no such endpoint", req->method, req->path);
@@ -188,6 +205,13 @@ int gp_logserve_start(const char *host, int port, const char *state_dir, gp_metr
 int gp_logserve_port(const gp_logserve *s)
 {
     return gp_http_server_port(s->http);
+}
+
+void gp_logserve_set_podman(gp_logserve *s, const char *podman)
+{
+    pthread_mutex_lock(&s->lock);
+    snprintf(s->podman, sizeof(s->podman), "%s", podman ? podman : "");
+    pthread_mutex_unlock(&s->lock);
 }
 
 void gp_logserve_stop(gp_logserve *s)

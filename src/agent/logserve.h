@@ -13,7 +13,9 @@
  * 0). The replica is looked up in replicas/ and then finished/. Requests must carry the node's
  * control token (`Authorization: Bearer`), which the controller gave at registration; others
  * get 401. It reads files and the published metrics only, so it serves from its own threads
- * beside the agent's rounds.
+ * beside the agent's rounds. Also for the controller only, with the same token:
+ *   GET /v1/replicas/J-R-E/tunnel?port=P   (Upgrade: gpupool-tunnel; tunnel.h)
+ * a byte stream to a notebook's or service's declared port inside its own network namespace.
  */
 #ifndef GP_AGENT_LOGSERVE_H
 #define GP_AGENT_LOGSERVE_H
@@ -38,6 +40,9 @@ void gp_logserve_set_token(gp_logserve *s, const char *token);
  * (NULL or "": no one else). Thread-safe; by default no one else. Open, a request without
  * either token gets the page without job, tenant or queue labels (gp_metrics_write). */
 void gp_logserve_set_metrics_auth(gp_logserve *s, bool open, const char *metrics_token);
+/* The podman binary the tunnel asks for a container's process (NULL or "": podman in PATH).
+ * Thread-safe. */
+void gp_logserve_set_podman(gp_logserve *s, const char *podman);
 void gp_logserve_stop(gp_logserve *s);
 
 #endif

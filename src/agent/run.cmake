@@ -18,6 +18,7 @@ add_library(gprun STATIC
     ${CMAKE_CURRENT_LIST_DIR}/idmap.c
     ${CMAKE_CURRENT_LIST_DIR}/seccomp.c
     ${CMAKE_CURRENT_LIST_DIR}/runtime.c
+    ${CMAKE_CURRENT_LIST_DIR}/netns.c
     ${CMAKE_CURRENT_LIST_DIR}/pull.c
     ${CMAKE_CURRENT_LIST_DIR}/sup_podman.c
 )

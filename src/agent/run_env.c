@@ -154,6 +154,13 @@ static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
     if (rc == 0 && paths->checkpoint_dir) {
         rc = env_set(e, "GPUPOOL_CHECKPOINT_DIR", paths->checkpoint_dir);
     }
+    if (rc == 0 && s->own_netns && s->port > 0) {
+        snprintf(num, sizeof(num), "%d", s->port);
+        rc = env_set(e, "GPUPOOL_PORT", num);
+        char url[64];
+        snprintf(url, sizeof(url), "/v1/jobs/%lld/proxy/", (long long)s->job);
+        rc = rc ? rc : env_set(e, "GPUPOOL_BASE_URL", url);
+    }
     return rc < 0 ? rc : env_launch(e, s, paths);
 }
 

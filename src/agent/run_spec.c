@@ -465,6 +465,18 @@ static int parse_userns(json_t *u, gp_run_spec *s, gp_diag *d)
     return 0;
 }
 
+/* job_kind and port: a notebook or service gets a network namespace of its own. */
+static int parse_kind(json_t *o, gp_run_spec *s, gp_diag *d)
+{
+    json_t *k = json_object_get(o, "kind");
+    const char *t = k && json_is_string(k) ? json_string_value(k) : k ? "?" : "batch";
+    if (strcmp(t, "batch") != 0 && strcmp(t, "notebook") != 0 && strcmp(t, "service") != 0) {
+        return gp_diag_set(d, GP_EINVAL, "kind: must be batch, notebook or service");
+    }
+    s->own_netns = strcmp(t, "batch") != 0;
+    return get_small(o, "port", 0, 0, 65535, &s->port, d);
+}
+
 static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
 {
     const int64_t big = (int64_t)1 << 52;
@@ -501,6 +513,7 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
         rc = gp_diag_set(d, GP_EINVAL, "checkpoint_dir: must be an absolute path");
     }
     rc = rc ? rc : parse_userns(json_object_get(o, "userns"), s, d);
+    rc = rc ? rc : parse_kind(o, s, d);
     return rc ? rc : parse_image(o, s, d);
 }
 

@@ -35,6 +35,10 @@
  *   image_pull_policy            Always | IfNotPresent | Never (absent: Always for a tag
  *                                "latest" or none without a digest, else IfNotPresent)
  *   network                      host (default) | private
+ *   kind                         batch (default) | notebook | service: a notebook or service
+ *                                runs in a network namespace of its own (netns.h; under podman
+ *                                slirp4netns), reached only through the agent's tunnel
+ *   port                         the port a notebook or service serves on (0..65535, 0: none)
  *   cdi_devices                  true when the node's CDI spec (cdi.h) names every GPU of gpus
  *                                and is where podman reads it: a sandboxed job then gets exactly
  *                                those devices (`--device nvidia.com/gpu=UUID`, the MIG UUID for
@@ -66,7 +70,9 @@
  *      (what the region holds; libgpushare's variables, so a process that loses the region
  *      still has them), GPUPOOL_NNODES, GPUPOOL_NODE_RANK and GPUPOOL_NPROC_PER_NODE (1, 0 and
  *      the GPUs outside gangs), and for gangs the launchers' variables (gp_env_gang_reserved's
- *      list).
+ *      list); for a notebook or service with a port, GPUPOOL_PORT (the port to listen on, on
+ *      127.0.0.1 or any address of its own namespace) and GPUPOOL_BASE_URL
+ *      (/v1/jobs/JOB/proxy/: the path the controller's proxy serves it under, unchanged).
  *
  * A gang of N replicas with P processes per replica is one job of N x P processes, as torchrun
  * and mpirun see it: GPUPOOL_NNODES=N, GPUPOOL_NODE_RANK=rank, GPUPOOL_NPROC_PER_NODE=P; the
@@ -127,6 +133,8 @@ typedef struct gp_run_spec {
     char *image;          /* NULL: the host's root filesystem, read-only */
     gp_run_pull pull_policy;
     int network_private; /* network: private */
+    int own_netns;       /* kind notebook or service: a network namespace of its own */
+    int port;            /* the port it serves on (0: none) */
     int cdi_devices;     /* cdi_devices: true: podman resolves the GPUs through CDI */
     char *tenant;        /* NULL: not given */
     gp_idmap userns;     /* userns: the tenant's host ids; size 0: none */

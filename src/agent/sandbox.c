@@ -156,8 +156,11 @@ static void confinement(args *a, const gp_sandbox_node *n, const gp_sandbox_job 
     push2(a, "--pid", "private");
     push2(a, "--ipc", "private");
     push2(a, "--uts", "private");
-    if (s->network_private) {
-        push2(a, "--network", "bridge");
+    if (s->own_netns || s->network_private) {
+        /* A namespace of its own with outbound access through slirp4netns: unlike podman's
+         * bridge, no other container (another tenant's) can reach it, and neither can it reach
+         * the node's loopback. A notebook or service is reached through the agent's tunnel. */
+        push2(a, "--network", "slirp4netns:allow_host_loopback=false");
     } else {
         push2(a, "--network", "host");
         if (n->hostname && n->hostname[0]) {

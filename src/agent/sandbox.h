@@ -15,8 +15,10 @@
  *   - a non-root user (uid:gid), no capabilities (`--cap-drop all`), no-new-privileges, podman's
  *     default seccomp profile less the ways into new namespaces (seccomp.h; never unconfined), its
  * own PID, IPC and UTS namespaces, the host network (`--network host`, with the host's name) unless
- * the spec asks for a private one
- *     (`--network bridge`: its own namespace behind NAT);
+ * the spec asks for a private one or the job is a notebook or service
+ *     (`--network slirp4netns:allow_host_loopback=false`: its own namespace with outbound access;
+ *     not podman's bridge, where containers of other tenants reach each other; nothing on the
+ *     node connects in, and the job cannot reach the node's loopback);
  *   - limits: `--pids-limit`, `--memory`/`--cpus` from the replica's request (absent: none),
  *     explicit `--ulimit nofile` and `nproc` (the caller's own limits: podman's defaults need
  *     CAP_SYS_RESOURCE), /dev/shm of half its memory (1 GiB without a memory limit);

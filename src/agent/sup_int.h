@@ -56,7 +56,7 @@ typedef struct launch_report {
     int arg;  /* REPORT_VOLUME: the volume's index, -1 for the namespace or the data directory */
 } launch_report;
 
-enum { REPORT_STDIO, REPORT_USER, REPORT_CHDIR, REPORT_EXEC, REPORT_VOLUME };
+enum { REPORT_STDIO, REPORT_USER, REPORT_CHDIR, REPORT_EXEC, REPORT_VOLUME, REPORT_NETNS };
 
 /* ---- supervise.c, for sup_podman.c ---- */
 

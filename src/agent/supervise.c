@@ -27,6 +27,7 @@
 
 #include "agent/cgroup.h"
 #include "agent/logcap.h"
+#include "agent/netns.h"
 #include "agent/replica_dir.h"
 #include "agent/sup_int.h"
 #include "agent/volumes.h"
@@ -385,6 +386,11 @@ static void child_main(const sup *S, const int out[2], int go, int report)
                                                 : gp_volumes_link(S->s, S->data_dir, &vol)) < 0) {
         sup_report_exit(report, REPORT_VOLUME, vol);
     }
+    int ns = S->s->own_netns ? gp_netns_unshare() : 0;
+    if (ns < 0) { /* never on the node's network: it must not be reachable there */
+        errno = -ns;
+        sup_report_exit(report, REPORT_NETNS, 0);
+    }
     const gp_sup_user *u = &S->o->user;
     if (u->change &&
         (initgroups(u->name, u->gid) < 0 || setgid(u->gid) < 0 || setuid(u->uid) < 0)) {
@@ -413,6 +419,7 @@ int sup_record_failed_start(sup *S, const launch_report *r, gp_diag *d)
                        : r->step == REPORT_CHDIR  ? "chdir"
                        : r->step == REPORT_USER   ? "switching to user"
                        : r->step == REPORT_VOLUME ? (S->mount_volumes ? "mounting" : "linking")
+                       : r->step == REPORT_NETNS  ? "network namespace"
                                                   : "redirecting stdio";
     char vol[1400];
     const gp_run_volume *v = r->step == REPORT_VOLUME && r->arg >= 0 && r->arg < S->s->nvolumes

@@ -37,6 +37,8 @@ int gp_cli_get(int argc, char **argv);
 int gp_cli_describe(int argc, char **argv);
 int gp_cli_cancel(int argc, char **argv);
 int gp_cli_requeue(int argc, char **argv);
+/* gpupool notebook open JOB (cmd_notebook.c). */
+int gp_cli_notebook(int argc, char **argv);
 int gp_cli_nodes(int argc, char **argv);
 int gp_cli_queue(int argc, char **argv);
 int gp_cli_tenant(int argc, char **argv);

@@ -3,8 +3,8 @@
  * server's documents in JSON or YAML. Jobs take filters (--state, --queue, --tenant, --name)
  * that the server applies, and come in pages: --all follows the "next" cursor to the end;
  * without it a table that has more says so on stderr. A job list shows the active jobs
- * (Pending, Scheduled, Running, Preempted), newest first, unless --state or --all-states asks
- * for others and --order asc for the oldest first.
+ * (Pending, Scheduled, Running, Preempted, Suspended), newest first, unless --state or --all-states
+ * asks for others and --order asc for the oldest first.
  */
 #include "cli/cli.h"
 
@@ -53,7 +53,7 @@ static void capitalize_states(const char *in, char *out, size_t cap)
 }
 
 /* The states a job list shows without --state or --all-states: those of jobs not yet over. */
-#define ACTIVE_STATES "Pending,Scheduled,Running,Preempted"
+#define ACTIVE_STATES "Pending,Scheduled,Running,Preempted,Suspended"
 
 /* The query of a job list from the filters, without the cursor. */
 static int job_query(const gp_cli_args *a, char *q, size_t cap)

@@ -17,6 +17,7 @@
 #include "cli/output.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -59,6 +60,10 @@ static const gp_cli_opt submit_opts[] = {
      "filesystem, read-only)"},
     {"image-pull-policy", 0, "POLICY", "Always, IfNotPresent or Never (needs --image)"},
     {"network", 0, "NET", "host (the node's network, the default) or private"},
+    {"kind", 0, "KIND",
+     "batch (the default), notebook (reached through the controller: gpupool notebook open) "
+     "or service; a notebook may leave out the command (the pool's default notebook)"},
+    {"port", 0, "N", "the port a notebook or service listens on (1..65535)"},
     {"allow-unschedulable", 0, NULL,
      "accept the job even if no node or limit could run it yet; it waits (else refused)"},
     {"idempotency-key", 0, "KEY", "a retry with the same key returns the same job"},
@@ -307,6 +312,18 @@ static int s_network(json_t *s, json_t *r, const char *v)
     return json_object_set_new(s, "network", json_string(v));
 }
 
+static int s_kind(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "kind", json_string(v));
+}
+
+static int s_port(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return set_int(s, "port", v, 1, 65535);
+}
+
 static int s_allow_unschedulable(json_t *s, json_t *r, const char *v)
 {
     (void)r;
@@ -344,6 +361,8 @@ static setter *const setters[] = {
     s_image,
     s_pull_policy,
     s_network,
+    s_kind,
+    s_port,
     s_allow_unschedulable,
     NULL,
     NULL,
@@ -357,7 +376,9 @@ _Static_assert(sizeof(setters) / sizeof(setters[0]) == sizeof(submit_opts) / siz
 static int spec_from_flags(const gp_cli_args *a, json_t **out)
 {
     *out = NULL;
-    if (a->npos == 0) {
+    const char *kind = gp_cli_arg(a, "kind");
+    bool notebook = kind && strcmp(kind, "notebook") == 0;
+    if (a->npos == 0 && !notebook) {
         return gp_cli_usage_error(a->spec, "missing the command: ... -- COMMAND [ARGS...]");
     }
     json_t *spec = json_object(), *res = json_object();
@@ -377,12 +398,14 @@ static int spec_from_flags(const gp_cli_args *a, json_t **out)
             }
         }
     }
-    json_t *args = json_array();
-    for (int i = 1; i < a->npos; i++) {
-        json_array_append_new(args, json_string(a->pos[i]));
+    if (a->npos > 0) { /* a notebook without one gets the pool's default */
+        json_t *args = json_array();
+        for (int i = 1; i < a->npos; i++) {
+            json_array_append_new(args, json_string(a->pos[i]));
+        }
+        json_object_set_new(spec, "command", json_pack("[s]", a->pos[0]));
+        json_object_set_new(spec, "args", args);
     }
-    json_object_set_new(spec, "command", json_pack("[s]", a->pos[0]));
-    json_object_set_new(spec, "args", args);
     if (json_object_size(res) > 0) {
         json_object_set_new(spec, "resources", res);
     } else {
@@ -517,7 +540,8 @@ static int run(const gp_cli_args *a)
     }
     char name[64];
     if (rc == 0 && spec && !json_object_get(spec, "name") &&
-        (rc = gp_cli_job_name_unique(c, a->pos[0], name, sizeof(name))) == 0) {
+        (rc = gp_cli_job_name_unique(c, a->npos ? a->pos[0] : "notebook", name, sizeof(name))) ==
+            0) {
         json_object_set_new(spec, "name", json_string(name));
     }
     json_t *job = NULL;

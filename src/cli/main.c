@@ -24,6 +24,7 @@ static const gp_cli_command commands[] = {
     {"cancel", gp_cli_cancel, 1, "cancel jobs"},
     {"requeue", gp_cli_requeue, 1, "stop jobs and put them back in their queue"},
     {"logs", gp_cli_logs, 1, "print a replica's output (-f to follow it)"},
+    {"notebook", gp_cli_notebook, 1, "open a notebook: print a one-time URL for a browser"},
     {"nodes", gp_cli_nodes, 1, "cordon, drain or uncordon nodes"},
     {"queue", gp_cli_queue, 1, "create, change or delete queues"},
     {"tenant", gp_cli_tenant, 1, "create, change or delete tenants and their quotas"},

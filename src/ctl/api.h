@@ -74,6 +74,8 @@ int api_page(api_req *rq, const char *what, int *limit, int64_t *after);
 /* A time query parameter key: milliseconds since the epoch, a date (its UTC midnight) or an RFC
  * 3339 time. 0 (*ms left alone when absent), or GP_EINVAL after answering 400. */
 int api_time_param(api_req *rq, const char *key, int64_t *ms);
+/* Who is calling, from the Authorization header: 0 with rq->who set, or an error answered. */
+int api_authenticate(api_req *rq);
 /* A user's own tenant id; 0 for the other roles (no scoping). */
 int64_t api_scope(const api_req *rq);
 /* Whether a monitoring request may see per-tenant labels: its caller was authenticated (a
@@ -92,6 +94,15 @@ void api_jobs_logs(api_req *rq);
 void api_services_get(api_req *rq);
 void api_services_endpoints(api_req *rq);
 void api_services_put(api_req *rq);
+/* The proxy to notebooks and services (proxy.c): ANY /v1/jobs/{job}/proxy/... (routed before
+ * the table, with its own authentication) and POST /v1/jobs/{job}/proxy-session. */
+void api_jobs_proxy(api_req *rq);
+void api_jobs_proxy_session(api_req *rq);
+/* POST /v1/jobs/{job}/resume: a Suspended notebook back to Pending (api_resume.c). */
+void api_jobs_resume(api_req *rq);
+/* GET /v1/jobs/{job}/metrics and GET /v1/tenants/{tenant}/metrics (api_history.c). */
+void api_jobs_metrics(api_req *rq);
+void api_tenants_metrics(api_req *rq);
 
 void api_nodes_register(api_req *rq);
 void api_nodes_list(api_req *rq);

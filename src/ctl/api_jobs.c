@@ -620,7 +620,7 @@ static int read_filter(api_req *rq, list_filter *f)
             if (ctl_job_state_parse(tok, &s) < 0) {
                 api_error(rq, GP_EINVAL,
                           "state: %s is not one of Pending, Scheduled, Running, Succeeded, "
-                          "Failed, Cancelled, Preempted",
+                          "Failed, Cancelled, Preempted, Suspended",
                           tok);
                 return GP_EINVAL;
             }

@@ -14,6 +14,7 @@
 #include "ctl/api.h"
 #include "ctl/doc.h"
 #include "net/wire.h"
+#include "ctl/history.h"
 #include "ctl/idle.h"
 #include "ctl/meter.h"
 #include "ctl/recovery.h"
@@ -504,6 +505,7 @@ static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, bool *
     }
     if (running) {
         ctl_meter_report(g, j, replica, util, ctl_now_ms());
+        ctl_history_replica(g, j, replica, n, w, ctl_now_ms());
         int rc = ctl_idle_report(g, j, replica, util, d);
         if (rc < 0 || !j->replicas) {
             *changed |= !j->replicas;

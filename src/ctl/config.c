@@ -469,6 +469,23 @@ static const opt options[] = {
      .def = "",
      .help = "directory of the web dashboard's built files, served at /ui/; empty: "
              "BINDIR/../share/gpupool/ui (BINDIR: gpupoold's directory); none: no dashboard"},
+    {.key = "history.max_jobs",
+     .type = T_INT,
+     AT(history.max_jobs),
+     .min = 0,
+     .max = 1000000,
+     .def = "500",
+     .help = "jobs whose GPU utilisation and memory history is kept in memory (GET "
+             "/v1/jobs/{id}/metrics); beyond it the job that finished first is dropped, else the "
+             "oldest; each takes at most 341 KB (a job of one replica 68 KB); 0: none kept"},
+    {.key = "history.max_tenants",
+     .type = T_INT,
+     AT(history.max_tenants),
+     .min = 0,
+     .max = 1000000,
+     .def = "1000",
+     .help = "tenants whose allocation history is kept in memory (GET "
+             "/v1/tenants/{name}/metrics), 45 KB each; 0: none kept"},
 };
 
 #define NOPTIONS ((int)(sizeof(options) / sizeof(options[0])))

@@ -154,6 +154,10 @@ typedef struct gp_ctl_config {
     struct {
         char key_file[GP_CTL_PATH_MAX]; /* "" = DATA_DIR/secret.key */
     } secrets;
+    struct {
+        int max_jobs;    /* jobs with a history kept (history.h), 0..1000000, default 500 */
+        int max_tenants; /* tenants with a history kept, 0..1000000, default 1000 */
+    } history;
 } gp_ctl_config;
 
 /* What the command line asked for besides settings. */

@@ -98,6 +98,7 @@ struct gpupoold {
     gp_scheduler *sched;
     struct ctl_cycle_buf *cycbuf; /* the scheduler's input buffers (schedloop.c) */
     struct ctl_meter *meter;      /* metering: prices and used figures (meter.h) */
+    struct ctl_history *history;  /* per-job and per-tenant history (history.h); owned */
     gp_http_server *http;
     gp_http_server *https;
     bool ready;
@@ -119,11 +120,12 @@ struct gpupoold {
     bool stop, kicked, running;
     int64_t last_cycle_ms;
     ctl_stats stats;
-    ctl_metrics metrics;  /* for /metrics (metrics.h); set up by ctl_start */
-    ctl_notifier *notify; /* alerts: the active list and the Alertmanager sender (notify.h) */
+    ctl_metrics metrics;     /* for /metrics (metrics.h); set up by ctl_start */
+    ctl_notifier *notify;    /* alerts: the active list and the Alertmanager sender (notify.h) */
+    int datalock;            /* the data directory's lock (datalock.h), held from start to stop */
+    ctl_ha ha;               /* leader or follower (ha.h); a single gpupoold is the leader */
+    struct ctl_proxy *proxy; /* the proxy's sessions and activity (proxy_state.h) */
     struct ctl_services *services; /* the autoscalers' memory (service.h); NULL: none yet */
-    int datalock; /* the data directory's lock (datalock.h), held from start to stop */
-    ctl_ha ha;    /* leader or follower (ha.h); a single gpupoold is the leader */
     /* The election on a shared store (leader.h); unused on SQLite. */
     struct {
         pthread_t thread;

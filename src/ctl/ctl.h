@@ -181,6 +181,7 @@ typedef enum ctl_job_state {
     CTL_FAILED,
     CTL_CANCELLED,
     CTL_PREEMPTED,
+    CTL_SUSPENDED, /* a notebook stopped for idleness: no replicas, resumed on demand (idle.h) */
     CTL_NSTATES,
 } ctl_job_state;
 
@@ -217,6 +218,10 @@ typedef struct ctl_replica {
     int util;
     bool has_metric;
     double metric;
+    /* memory: its latest readings for the job's history (history.h): utilisation (percent, -1
+     * unknown), GPU memory used and the most it may use (MiB, -1 unknown), and when (0: none) */
+    int hist_util;
+    int64_t hist_mem_mib, hist_limit_mib, hist_ms;
 } ctl_replica;
 
 /* Restarts after faults remembered per job (faults.restart_limit cannot exceed it). */

@@ -51,7 +51,15 @@ bool ctl_ha_follower_serves(const char *method, const char *pattern)
     if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0) {
         return false;
     }
-    return strcmp(pattern, "/v1/nodes/{node}/desired") != 0;
+    /* the history (history.h) lives in the leader's memory only: a follower has none */
+    static const char *const leaders[] = {"/v1/nodes/{node}/desired", "/v1/jobs/{job}/metrics",
+                                          "/v1/tenants/{tenant}/metrics"};
+    for (size_t i = 0; i < sizeof(leaders) / sizeof(leaders[0]); i++) {
+        if (strcmp(pattern, leaders[i]) == 0) {
+            return false;
+        }
+    }
+    return true;
 }
 
 int ctl_ha_location(const char *leader, const char *path, char *out, size_t cap)

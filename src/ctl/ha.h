@@ -44,7 +44,8 @@ const char *ctl_ha_role_name(ctl_ha_role role);
 
 /* Whether a follower answers the route (method, route pattern) itself: reads (GET, HEAD),
  * except a node's desired replicas, which agents long-poll on the leader whose committer wakes
- * them. Everything else goes to the leader. */
+ * them, and the history of jobs and tenants, which only the leader keeps (history.h).
+ * Everything else goes to the leader. */
 bool ctl_ha_follower_serves(const char *method, const char *pattern);
 /* The Location of a request's path at leader: leader + path, each byte outside the unreserved
  * set and '/' percent-encoded (path is the decoded path). 0, or -1 when it does not fit. */

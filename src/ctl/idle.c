@@ -6,6 +6,7 @@
 #include "base/log.h"
 #include "ctl/changes.h"
 #include "ctl/notify.h"
+#include "ctl/proxy_state.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -45,6 +46,18 @@ static int stop(gpupoold *g, ctl_job *j, const char *why, gp_diag *d)
     return 0;
 }
 
+/* Suspends the notebook j: its placement freed, Suspended with why; resumed on demand. */
+static int suspend(gpupoold *g, ctl_job *j, const char *why, gp_diag *d)
+{
+    ctl_job next = *j;
+    snprintf(next.reason, sizeof(next.reason), "%s", why);
+    int rc = ctl_job_end_placement(g, j, &next, CTL_SUSPENDED, "IdleSuspended", d);
+    if (rc == 0) {
+        GP_LOG(GP_LOG_INFO, "idle", "job=%lld suspended: %s", (long long)j->id, why);
+    }
+    return rc;
+}
+
 int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, gp_diag *d)
 {
     ctl_replica *rep = &j->replicas[r];
@@ -70,9 +83,40 @@ int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, gp_diag *d)
     if (idle_ms < j->spec.idle_timeout_s * 1000) {
         return 0;
     }
-    char dur[32], why[160];
+    char dur[32], why[200];
     duration_text(j->spec.idle_timeout_s, dur, sizeof(dur));
-    snprintf(why, sizeof(why), "idle: GPU utilisation below %g%% for %s", j->spec.idle_utilization,
-             dur);
+    bool interactive = j->spec.job_kind == GP_JOB_NOTEBOOK;
+    if (interactive && g->proxy &&
+        now - ctl_proxy_last_seen(g->proxy, j->id) < j->spec.idle_timeout_s * 1000) {
+        return 0; /* someone uses it through the proxy (a kernel's WebSocket included) */
+    }
+    snprintf(why, sizeof(why), "idle: GPU utilisation below %g%%%s for %s",
+             j->spec.idle_utilization, interactive ? " and no traffic through its proxy" : "", dur);
+    if (interactive && j->spec.idle_action == GP_IDLE_SUSPEND) {
+        return suspend(g, j, why, d);
+    }
     return stop(g, j, why, d);
+}
+
+int ctl_job_resume(gpupoold *g, ctl_job *j, const char *why, gp_diag *d)
+{
+    if (j->state != CTL_SUSPENDED) {
+        return gp_diag_set(d, GP_ESTATE, "job %s is %s: only a Suspended job resumes", j->name,
+                           ctl_job_state_name(j->state));
+    }
+    ctl_job next = *j;
+    snprintf(next.reason, sizeof(next.reason), "%s", why);
+    next.start_ms = next.end_ms = 0;
+    int rc = ctl_job_store(g, &next, CTL_PENDING, d);
+    if (rc == 0) {
+        rc = ctl_job_event_at(g, j->id, ctl_now_ms(), "Resumed", why, d);
+    }
+    if (rc < 0) {
+        return rc;
+    }
+    snprintf(j->reason, sizeof(j->reason), "%s", why);
+    j->start_ms = j->end_ms = 0;
+    ctl_job_set_state(&g->st, j, CTL_PENDING);
+    GP_LOG(GP_LOG_INFO, "idle", "job=%lld resumed: %s", (long long)j->id, why);
+    return 0;
 }

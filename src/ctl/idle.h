@@ -13,6 +13,13 @@
  * memory, so a restarted controller starts them again (it may stop a job later than it could
  * have, never earlier).
  *
+ * A notebook is idle only when, besides, its proxy passed no traffic (a request, or a frame of
+ * an open WebSocket: proxy_state.h) for idle_timeout. With idle_action suspend (a notebook's
+ * default) it is then Suspended instead of stopped: its replica stops and its GPUs are freed,
+ * event IdleSuspended; it keeps its spec and volumes, and POST /v1/jobs/{job}/resume (or a
+ * request to its proxy, or a proxy-session) puts it back to Pending (event Resumed, see
+ * ctl_job_resume). Suspended is stored like every state, so a restart keeps it.
+ *
  * Runs in the committer, inside its transaction (store first, then memory).
  */
 #ifndef GP_CTL_IDLE_H
@@ -23,5 +30,9 @@
 /* A Running replica r of job j reported util (percent; -1: none). Stops the job when it has
  * been idle long enough (j's replicas are then NULL). 0, or an error of the store with d set. */
 int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, gp_diag *d);
+
+/* Puts the Suspended job j back to Pending (event Resumed with why). GP_ESTATE when j is not
+ * Suspended; store errors with d set. In the committer's transaction. */
+int ctl_job_resume(gpupoold *g, ctl_job *j, const char *why, gp_diag *d);
 
 #endif

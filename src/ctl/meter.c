@@ -351,8 +351,9 @@ static int find_free(void *ctx, const gp_audit_rec *r)
 }
 
 /* The events that end a placement (ctl_job_end_placement's and the scheduler's evictions). */
-static const char *const end_events[] = {"Preempted", "Requeued",  "Restarting",  "Succeeded",
-                                         "Failed",    "Cancelled", "IdleStopped", NULL};
+static const char *const end_events[] = {"Preempted",   "Requeued",      "Restarting",
+                                         "Succeeded",   "Failed",        "Cancelled",
+                                         "IdleStopped", "IdleSuspended", NULL};
 
 typedef struct event_find {
     int64_t start_ms;

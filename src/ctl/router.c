@@ -5,6 +5,7 @@
  */
 #include "ctl/api.h"
 #include "base/clock.h"
+#include "ctl/proxy.h"
 
 #include "base/log.h"
 #include "ctl/ratelimit.h"
@@ -43,6 +44,12 @@ const api_route api_routes[] = {
      "Roll a service to a new spec (JSON or YAML)"},
     {"GET", "/v1/services/{service}/endpoints", R_PEOPLE, api_services_endpoints,
      "A service's ready replicas, for an external load balancer"},
+    {"POST", "/v1/jobs/{job}/proxy-session", R_PEOPLE, api_jobs_proxy_session,
+     "A one-time URL that opens a notebook's or service's proxy in a browser"},
+    {"POST", "/v1/jobs/{job}/resume", R_PEOPLE, api_jobs_resume,
+     "Resume a notebook suspended for idleness"},
+    {"GET", "/v1/jobs/{job}/metrics", R_PEOPLE, api_jobs_metrics,
+     "A job's GPU utilisation and memory over time, per replica and for the job"},
     {"POST", "/v1/nodes", R_ADMIN | R_JOIN | R_AGENT, api_nodes_register,
      "Register a node; answers its new agent and control tokens"},
     {"GET", "/v1/nodes", R_PEOPLE, api_nodes_list, "List nodes with their GPUs"},
@@ -70,6 +77,8 @@ const api_route api_routes[] = {
     {"PUT", "/v1/tenants/{tenant}", R_ADMIN, api_tenants_update, "Change a tenant's quota"},
     {"DELETE", "/v1/tenants/{tenant}", R_ADMIN, api_tenants_delete,
      "Delete a tenant without active jobs"},
+    {"GET", "/v1/tenants/{tenant}/metrics", R_PEOPLE, api_tenants_metrics,
+     "A tenant's GPUs and GPU memory allocated over time"},
     {"GET", "/v1/tenants/{tenant}/registries", R_PEOPLE, api_registries_list,
      "A tenant's image registry credentials (never their passwords)"},
     {"PUT", "/v1/tenants/{tenant}/registries/{registry}", R_STAFF, api_registries_put,
@@ -221,8 +230,7 @@ static bool match(const char *pattern, const char *path, api_req *rq)
     return !*p && !*s;
 }
 
-/* Who is calling: 0 with rq->who set, or an error answered. */
-static int authenticate(api_req *rq)
+int api_authenticate(api_req *rq)
 {
     const char *h = gp_http_request_header(rq->http, "Authorization");
     if (!h || strncasecmp(h, "Bearer ", 7) != 0 || !h[7]) {
@@ -338,6 +346,16 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
         resp->status = 431;
         return;
     }
+    if (px_path_match(req->path, rq.param_buf[0], sizeof(rq.param_buf[0]))) {
+        rq.params[0] = rq.param_buf[0]; /* any method, its own authentication (proxy.c) */
+        char lead[CTL_HA_URL_MAX];
+        if (ctl_ha_get(&rq.g->ha, lead, sizeof(lead)) == CTL_HA_FOLLOWER) {
+            ctl_ha_redirect(lead, req->path, resp); /* sessions live in the leader's memory */
+            return;
+        }
+        api_jobs_proxy(&rq);
+        return;
+    }
     const api_route *hit = NULL;
     char allow[64] = "";
     for (const api_route *r = api_routes; r->method && !hit; r++) {
@@ -376,7 +394,7 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
         roles = rq.g->cfg->metrics.auth || given ? R_SCRAPERS : R_ANYONE;
     }
     if (roles != R_ANYONE) {
-        if (authenticate(&rq) < 0 || !within_rate(&rq)) {
+        if (api_authenticate(&rq) < 0 || !within_rate(&rq)) {
             return;
         }
         if (!(roles & (1u << rq.who.role))) {

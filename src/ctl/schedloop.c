@@ -9,6 +9,7 @@
  */
 #include "ctl/audit.h"
 #include "ctl/changes.h"
+#include "ctl/history.h"
 #include "ctl/meter.h"
 #include "ctl/metrics.h"
 #include "ctl/notify.h"
@@ -509,6 +510,7 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     if (rc0 < 0) {
         return rc0;
     }
+    ctl_history_tick(g, ctl_now_ms());
     if (!g->sched || g->st.npending == 0) {
         ctl_notify_quota(g, NULL, 0, ctl_now_ms());
         return 0;

@@ -16,8 +16,10 @@
 #include "ctl/changes.h"
 #include "ctl/datalock.h"
 #include "ctl/leader.h"
+#include "ctl/history.h"
 #include "ctl/meter.h"
 #include "ctl/notify.h"
+#include "ctl/proxy_state.h"
 #include "ctl/server.h"
 #include "ctl/secrets.h"
 #include "ctl/service.h"
@@ -194,6 +196,10 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     snprintf(path, sizeof(path), "sqlite:%s/gpupool.db", cfg->data_dir);
     const char *url = cfg->store_url[0] ? cfg->store_url : path;
     int rc = make_dir(cfg->data_dir, d);
+    if (rc == 0 && !(g->history = ctl_history_new(cfg))) {
+        rc =
+            gp_diag_set(d, GP_ENOMEM, "out of memory (history.max_jobs %d)", cfg->history.max_jobs);
+    }
     if (rc == 0) {
         rc = ctl_datalock_take(cfg->data_dir, &g->datalock, d);
     }
@@ -224,7 +230,7 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     if (rc == 0) {
         rc = ctl_notify_start(g, d);
     }
-    if (rc == 0 && !g->auth) {
+    if (rc == 0 && (!g->auth || !(g->proxy = ctl_proxy_new()))) {
         rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     if (rc == 0) {
@@ -252,8 +258,12 @@ void ctl_stop(gpupoold *g)
             GP_LOG(GP_LOG_INFO, "ha", "lease given up");
         }
     }
-    ctl_notify_stop(g); /* after the committer: the last alerts are out */
+    ctl_notify_stop(g);       /* after the committer: the last alerts are out */
+    ctl_proxy_free(g->proxy); /* waits for its workers, whose sockets it shuts down */
+    g->proxy = NULL;
     ctl_meter_stop(g);
+    ctl_history_free(g->history);
+    g->history = NULL;
     gp_sched_free(g->sched);
     g->sched = NULL;
     ctl_cycle_buf_free(g->cycbuf);

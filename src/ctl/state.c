@@ -29,7 +29,7 @@ int ctl_role_parse(const char *s, ctl_role *out)
 }
 
 static const char *const state_names[CTL_NSTATES] = {
-    "Pending", "Scheduled", "Running", "Succeeded", "Failed", "Cancelled", "Preempted",
+    "Pending", "Scheduled", "Running", "Succeeded", "Failed", "Cancelled", "Preempted", "Suspended",
 };
 
 const char *ctl_job_state_name(ctl_job_state s)

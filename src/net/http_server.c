@@ -17,6 +17,15 @@
  * are held. MHD must not be stopped with a suspended connection, so stop answers every pending
  * handle and resumes its connection first, and waits for resumes other threads are making.
  *
+ * Streams and upgrades: a streamed response is MHD's content-reader response over the caller's
+ * source; a reader with nothing yet suspends the connection and the source's wake resumes it
+ * (the stream's fields under dlock). An upgrade is MHD's upgrade response; the request's state
+ * remembers it, so that a taker whose upgrade never happens is told so when the request
+ * completes. MHD takes its own lock in suspend and resume and holds it when it calls
+ * on_completed (which takes dlock), so suspensions and resumes are never made under dlock: a
+ * wake or an answer that comes while a connection is being suspended is left to the thread
+ * suspending it, which resumes it at once.
+ *
  * Slow clients: every connection is tracked from MHD's connection-start notice to its
  * connection-closed notice (the track is the connection's socket context). A track holds the
  * deadline by which the connection's current request must be in: set at the start and again
@@ -33,6 +42,7 @@
 #include "base/log.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <jansson.h>
 #include <microhttpd.h>
 #include <netdb.h>
@@ -51,84 +61,16 @@
 
 #define TLS_FILE_MAX (1 << 20)
 
-/* Per-connection memory beyond max_header (see start_daemon). */
-#define HEAD_SLACK (16 * 1024)
-
-/* One connection, for the slow-client watchdog; under the server's tlock. */
-typedef struct conn_track {
-    int fd;
-    int64_t deadline_ms; /* monotonic; 0: none (a request is being handled or answered) */
-    bool cut;            /* the watchdog shut it down */
-    struct conn_track *prev, *next;
-} conn_track;
-
-struct gp_http_server {
-    struct MHD_Daemon *mhd;
-    gp_http_acceptor *acceptor; /* owns the listening socket; hands connections to mhd */
-    gp_http_handler handler;
-    void *ctx;
-    size_t max_body;
-    size_t max_header;
-    int64_t timeout_ms; /* time for a whole request; 0: none */
-    int port;
-    char *tls_cert; /* PEM text, kept for the daemon's lifetime */
-    char *tls_key;
-    pthread_mutex_t log_lock; /* guards starting and start_err */
-    int starting;
-    char start_err[256]; /* first MHD message while starting, for the diag */
-    /* deferred answers, under dlock */
-    pthread_mutex_t dlock;
-    pthread_cond_t dcond;      /* resuming dropped to 0 */
-    gp_http_deferred *pending; /* deferred and not answered yet */
-    int handles;               /* handles not finished by their caller */
-    int resuming;              /* MHD_resume_connection calls in progress */
-    int draining;              /* connections stop resumed to send its 503, still open */
-    bool stopping;             /* no new deferrals */
-    bool stopped;              /* MHD stopped: the last handle frees the server */
-    /* the slow-client watchdog, under tlock */
-    pthread_mutex_t tlock;
-    pthread_cond_t tcond; /* watch_stop set */
-    conn_track *tracks;   /* every open connection */
-    bool watch_stop;
-    bool watching; /* the watchdog thread was started */
-    pthread_t watchdog;
-};
-
-struct gp_http_deferred {
-    gp_http_server *srv;
-    struct MHD_Connection *conn;   /* NULL once MHD completed the request */
-    gp_http_response resp;         /* the answer, once answered */
-    bool answered;                 /* resp holds the answer (from finish, or from stop) */
-    bool suspended;                /* the connection is suspended and no resume was asked */
-    bool held;                     /* the caller has not finished it */
-    bool draining;                 /* counted in srv->draining */
-    gp_http_deferred *prev, *next; /* in srv->pending while not answered */
-    gp_http_deferred *resume_next; /* stop's list of connections to resume */
-};
-
-/* Per-request state (MHD's con_cls). */
-typedef struct conn_state {
-    char *body;
-    size_t len, cap;
-    size_t uri_len;       /* raw request target as sent (path and query) */
-    size_t nparams;       /* query parameters in it */
-    bool started;         /* on_headers ran */
-    int answered;         /* a response is already queued */
-    gp_http_deferred *dr; /* the handler deferred the answer */
-} conn_state;
-
-/* What gp_http_request.impl points to. */
-typedef struct req_impl {
-    struct MHD_Connection *conn;
-    gp_http_server *srv;
-    conn_state *st;
-} req_impl;
+#include "net/http_server_impl.h"
 
 /* ---- Responses ---------------------------------------------------------------------------- */
+
+static void release_extras(gp_http_response *resp);
 
 void gp_http_response_set_body(gp_http_response *resp, int status, const char *content_type,
                                char *body, size_t len)
 {
+    release_extras(resp);
     if (resp->body != body) {
         free(resp->body);
     }
@@ -197,6 +139,17 @@ static void response_fini(gp_http_response *resp)
 {
     free(resp->body);
     resp->body = NULL;
+    if (resp->stream_free) {
+        resp->stream_free(resp->stream_ctx);
+    }
+    resp->stream_read = NULL;
+    resp->stream_free = NULL;
+    resp->stream_ctx = NULL;
+    if (resp->upgrade) {
+        resp->upgrade(resp->upgrade_ctx, -1, NULL, 0, NULL);
+    }
+    resp->upgrade = NULL;
+    resp->upgrade_ctx = NULL;
     for (int i = 0; i < resp->nheaders; i++) {
         free(resp->header_name[i]);
         free(resp->header_value[i]);
@@ -204,10 +157,85 @@ static void response_fini(gp_http_response *resp)
     resp->nheaders = 0;
 }
 
-/* Queues resp on conn and releases everything resp holds. */
-static enum MHD_Result send_response(struct MHD_Connection *conn, gp_http_response *resp)
+/* Releases a response's stream and upgrade, if any, as response_fini does. */
+static void release_extras(gp_http_response *resp)
 {
-    if (resp->status < 100 || resp->status > 599) {
+    gp_http_response tmp = {.stream_free = resp->stream_free,
+                            .stream_ctx = resp->stream_ctx,
+                            .upgrade = resp->upgrade,
+                            .upgrade_ctx = resp->upgrade_ctx};
+    resp->stream_read = NULL;
+    resp->stream_free = NULL;
+    resp->stream_ctx = NULL;
+    resp->upgrade = NULL;
+    resp->upgrade_ctx = NULL;
+    response_fini(&tmp);
+}
+
+void gp_http_response_set_stream(gp_http_response *resp, int status, const char *content_type,
+                                 long long len, gp_http_stream_read read, void (*free_fn)(void *),
+                                 void *ctx)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+    release_extras(resp);
+    resp->status = status;
+    if (content_type) {
+        resp->content_type = content_type;
+    }
+    resp->stream_read = read;
+    resp->stream_free = free_fn;
+    resp->stream_ctx = ctx;
+    resp->stream_len = len < 0 ? -1 : len;
+}
+
+void gp_http_response_set_upgrade(gp_http_response *resp, gp_http_upgrade_fn fn, void *ctx)
+{
+    free(resp->body);
+    resp->body = NULL;
+    resp->body_len = 0;
+    release_extras(resp);
+    resp->status = 101;
+    resp->upgrade = fn;
+    resp->upgrade_ctx = ctx;
+}
+
+/* The MHD response for resp: a buffer, a stream or an upgrade. */
+static struct MHD_Response *make_response(gp_http_server *srv, struct MHD_Connection *conn,
+                                          conn_state *st, gp_http_response *resp)
+{
+    struct MHD_Response *r;
+    if (resp->upgrade && resp->status == 101 && st) {
+        return gp__http_upgrade_response(srv, st, resp);
+    }
+    bool streamed = resp->stream_read != NULL;
+    if (streamed) {
+        r = gp__http_stream_response(srv, conn, resp);
+    } else if (resp->body && resp->body_len > 0) {
+        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
+        if (r) {
+            resp->body = NULL; /* MHD frees it with free() */
+        }
+    } else {
+        return MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
+    }
+    const char *type = resp->content_type ? resp->content_type
+                       : streamed || !r   ? NULL
+                                          : "application/json";
+    if (type && MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE, type) != MHD_YES) {
+        GP_LOG(GP_LOG_WARN, "http", "content type refused: %s", resp->content_type);
+    }
+    return r;
+}
+
+/* Queues resp on conn and releases everything resp holds. st is the request's state (NULL for
+ * answers made before the request was set up: they cannot be upgrades). */
+static enum MHD_Result send_response(gp_http_server *srv, struct MHD_Connection *conn,
+                                     conn_state *st, gp_http_response *resp)
+{
+    if (resp->status < 100 || resp->status > 599 || (resp->status == 101 && !resp->upgrade) ||
+        (resp->upgrade && resp->status != 101)) {
         int bad = resp->status;
         response_fini(resp);
         if (bad == 0) {
@@ -216,20 +244,7 @@ static enum MHD_Result send_response(struct MHD_Connection *conn, gp_http_respon
             gp_http_respond_error(resp, GP_EINTERNAL, "handler set status %d", bad);
         }
     }
-    struct MHD_Response *r;
-    if (resp->body && resp->body_len > 0) {
-        r = MHD_create_response_from_buffer(resp->body_len, resp->body, MHD_RESPMEM_MUST_FREE);
-        if (r) {
-            resp->body = NULL; /* MHD frees it with free() */
-            if (MHD_add_response_header(r, MHD_HTTP_HEADER_CONTENT_TYPE,
-                                        resp->content_type ? resp->content_type
-                                                           : "application/json") != MHD_YES) {
-                GP_LOG(GP_LOG_WARN, "http", "content type refused: %s", resp->content_type);
-            }
-        }
-    } else {
-        r = MHD_create_response_from_buffer(0, NULL, MHD_RESPMEM_PERSISTENT);
-    }
+    struct MHD_Response *r = make_response(srv, conn, st, resp);
     if (!r) {
         response_fini(resp);
         return MHD_NO;
@@ -250,7 +265,7 @@ static enum MHD_Result answer_too_big(struct MHD_Connection *conn, conn_state *s
     gp_http_response resp = {.content_type = "application/json"};
     gp_http_respond_error(&resp, GP_ETOOBIG, "request body larger than %zu bytes", max);
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(NULL, conn, NULL, &resp);
 }
 
 /* ---- Requests ----------------------------------------------------------------------------- */
@@ -455,7 +470,7 @@ static enum MHD_Result answer_head_too_big(gp_http_server *srv, struct MHD_Conne
                           srv->max_header);
     resp.status = 431;
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(srv, conn, st, &resp);
 }
 
 static size_t head_size(struct MHD_Connection *conn)
@@ -482,6 +497,7 @@ static void *on_uri(void *cls, const char *uri, struct MHD_Connection *conn)
         return NULL; /* on_access allocates it, the limits unchecked */
     }
     st->uri_len = strlen(uri);
+    st->target = strdup(uri);
     char *q = strchr(uri, '?');
     if (q) {
         st->nparams = 1;
@@ -512,7 +528,7 @@ static enum MHD_Result answer_uri_too_long(struct MHD_Connection *conn, conn_sta
     }
     resp.status = 414;
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(NULL, conn, NULL, &resp);
 }
 
 /* Whether a Transfer-Encoding value names the chunked coding (names are case-insensitive). */
@@ -631,6 +647,7 @@ static bool answer_locked(gp_http_deferred *dr, gp_http_response *resp)
     dr->answered = true;
     pending_unlink(dr->srv, dr);
     bool resume = dr->suspended && dr->conn;
+    dr->resume_asked = dr->suspending;
     dr->suspended = false;
     return resume;
 }
@@ -715,18 +732,30 @@ static enum MHD_Result deferred_step(gp_http_server *srv, struct MHD_Connection 
     gp_http_deferred *dr = st->dr;
     pthread_mutex_lock(&srv->dlock);
     if (!dr->answered) {
-        if (!dr->suspended) {
-            MHD_suspend_connection(conn);
-            dr->suspended = true;
-        }
+        bool go = !dr->suspended && !dr->suspending;
+        dr->suspending |= go;
         pthread_mutex_unlock(&srv->dlock);
+        if (go) {
+            /* MHD's own lock is taken outside dlock: MHD holds it when it calls on_completed,
+             * which takes dlock. An answer that comes meanwhile is left to this thread. */
+            MHD_suspend_connection(conn);
+            pthread_mutex_lock(&srv->dlock);
+            dr->suspending = false;
+            bool again = dr->resume_asked;
+            dr->resume_asked = false;
+            dr->suspended = !again;
+            pthread_mutex_unlock(&srv->dlock);
+            if (again) {
+                MHD_resume_connection(conn);
+            }
+        }
         return MHD_YES;
     }
     gp_http_response resp = dr->resp;
     memset(&dr->resp, 0, sizeof(dr->resp));
     pthread_mutex_unlock(&srv->dlock);
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(srv, conn, st, &resp);
 }
 
 /* MHD is done with a deferred request's connection: its hold on the handle ends. */
@@ -808,6 +837,8 @@ static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn
         .body_len = st->len,
         .remote_addr = addr,
         .header_bytes = head_size(conn),
+        .target = st->target ? st->target : url,
+        .tls = srv->tls_cert != NULL,
         .impl = &ri,
     };
     gp_http_response resp = {.content_type = "application/json"};
@@ -817,7 +848,7 @@ static enum MHD_Result dispatch(gp_http_server *srv, struct MHD_Connection *conn
         return deferred_step(srv, conn, st);
     }
     st->answered = 1;
-    return send_response(conn, &resp);
+    return send_response(srv, conn, st, &resp);
 }
 
 static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const char *url,
@@ -862,12 +893,16 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
                          enum MHD_RequestTerminationCode toe)
 {
     (void)toe;
-    track_deadline(cls, conn, true); /* the next request on this connection */
     conn_state *st = *con_cls;
+    if (!st || !st->up || !st->up->fired) {
+        track_deadline(cls, conn, true); /* the next request on this connection */
+    }
     if (st) {
         if (st->dr) {
             deferred_release(cls, st->dr);
         }
+        gp__http_upgrade_release(st);
+        free(st->target);
         free(st->body);
         free(st);
         *con_cls = NULL;
@@ -892,6 +927,28 @@ __attribute__((format(printf, 2, 0))) static void on_mhd_log(void *cls, const ch
     if (!keep) {
         GP_LOG(GP_LOG_WARN, "http", "libmicrohttpd: %s", msg);
     }
+}
+
+typedef struct header_walk {
+    int (*fn)(void *ctx, const char *name, const char *value);
+    void *ctx;
+} header_walk;
+
+static enum MHD_Result header_iter(void *cls, enum MHD_ValueKind kind, const char *key,
+                                   const char *value)
+{
+    (void)kind;
+    header_walk *w = cls;
+    return w->fn(w->ctx, key, value ? value : "") ? MHD_NO : MHD_YES;
+}
+
+void gp_http_request_each_header(const gp_http_request *req,
+                                 int (*fn)(void *ctx, const char *name, const char *value),
+                                 void *ctx)
+{
+    const req_impl *ri = req->impl;
+    header_walk w = {fn, ctx};
+    MHD_get_connection_values(ri->conn, MHD_HEADER_KIND, header_iter, &w);
 }
 
 /* ---- Lifecycle ---------------------------------------------------------------------------- */
@@ -1045,7 +1102,8 @@ static int start_daemon(gp_http_server *srv, const gp_http_server_config *cfg, c
 {
     /* No listening socket: the acceptor (http_accept.h) owns it and adds connections. */
     unsigned flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL | MHD_USE_ERROR_LOG |
-                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET;
+                     MHD_ALLOW_SUSPEND_RESUME | MHD_USE_ITC | MHD_USE_NO_LISTEN_SOCKET |
+                     MHD_ALLOW_UPGRADE;
     struct MHD_OptionItem tls[] = {
         {MHD_OPTION_HTTPS_MEM_CERT, 0, srv->tls_cert},
         {MHD_OPTION_HTTPS_MEM_KEY, 0, srv->tls_key},
@@ -1154,6 +1212,7 @@ void gp_http_server_stop(gp_http_server *srv)
     }
     gp_http_acceptor_stop(srv->acceptor); /* no new connections */
     deferred_stop(srv);
+    gp__http_streams_stop(srv);
     watchdog_stop(srv);
     /* Joins the pool threads, so every handler in flight has returned; closes the socket and
      * every connection, whose closed notices free their tracks. */

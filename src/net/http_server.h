@@ -3,10 +3,12 @@
  *
  * The wrapper does transport only: it listens (optionally with TLS), reads each request's whole
  * body up to cfg.max_body bytes, calls one handler with the complete request, and sends what the
- * handler put in the response. Routing, methods, authentication and parsing are the handler's
- * business. A body larger than max_body (known from Content-Length, or found while a chunked body
- * streams in: then the connection is closed right after the answer, whatever size its chunk
- * declares) is answered 413 with the API's error shape and the handler is never called.
+ * handler put in the response: a body, a body streamed from a source as it comes ("Streamed
+ * bodies"), or a protocol upgrade that hands the handler's taker the socket ("Upgrades"). Routing,
+ * methods, authentication and parsing are the handler's business. A body larger than max_body
+ * (known from Content-Length, or found while a chunked body streams in: then the connection is
+ * closed right after the answer, whatever size its chunk declares) is answered 413 with the API's
+ * error shape and the handler is never called.
  *
  * Limits on clients, all answered before the handler is called:
  *   - a request line over GP_HTTP_MAX_URI bytes or a query of more than
@@ -43,10 +45,12 @@
 
 #include "gpupool/error.h"
 
+#include <stdbool.h>
 #include <stddef.h>
 
-/* How many extra headers (Location, Retry-After, ...) one response may carry. */
-#define GP_HTTP_MAX_HEADERS 8
+/* How many extra headers (Location, Retry-After, ...) one response may carry (a proxied answer
+ * carries the upstream's). */
+#define GP_HTTP_MAX_HEADERS 32
 
 /* The largest request head accepted when the config sets none, and the most max_header may be
  * (bytes): each connection reserves max_header plus 16 KiB. */
@@ -82,8 +86,28 @@ typedef struct gp_http_request {
     size_t body_len;    /* body length without the terminating NUL */
     const char *remote_addr; /* numeric address of the peer, e.g. "127.0.0.1" or "::1" */
     size_t header_bytes;     /* size of the request head: request line and header fields */
+    const char *target;      /* the request target as sent: path and query, not decoded */
+    bool tls;                /* it came over TLS */
     void *impl;              /* private to the wrapper */
 } gp_http_request;
+
+typedef struct gp_http_stream gp_http_stream;
+
+/* A streamed body's source (see "Streamed bodies" below). read copies up to max bytes into buf
+ * and returns how many (> 0), 0 when it has none yet, GP_HTTP_STREAM_END at the end of the body,
+ * or another negative value to abort (the connection is closed mid-body). free is called exactly
+ * once when the wrapper is done with the source (body sent, aborted, client gone, server
+ * stopped, or the response never sent). */
+#define GP_HTTP_STREAM_END (-1000)
+typedef long (*gp_http_stream_read)(void *ctx, gp_http_stream *stream, char *buf, size_t max);
+
+/* An upgrade's taker (see "Upgrades" below): called once, with the connection's socket (fd >= 0)
+ * after the 101 was sent, or with fd -1 when the upgrade will not happen (client gone, server
+ * stopping); extra holds bytes the client sent after its request head (to be treated as the
+ * first bytes read from fd). */
+typedef struct gp_http_upgraded gp_http_upgraded;
+typedef void (*gp_http_upgrade_fn)(void *ctx, int fd, const char *extra, size_t extra_len,
+                                   gp_http_upgraded *h);
 
 /* What the handler answers. All fields start zeroed except content_type. A status left at 0, or
  * outside 100..599, is answered 500 GP_EINTERNAL ("handler set no status") instead. */
@@ -95,6 +119,14 @@ typedef struct gp_http_response {
     int nheaders;
     char *header_name[GP_HTTP_MAX_HEADERS]; /* copies made by gp_http_response_add_header */
     char *header_value[GP_HTTP_MAX_HEADERS];
+    /* A streamed body instead of body (set with gp_http_response_set_stream): */
+    gp_http_stream_read stream_read;
+    void (*stream_free)(void *ctx);
+    void *stream_ctx;
+    long long stream_len; /* bytes it will give, -1: unknown (chunked to HTTP/1.1 clients) */
+    /* An upgrade (set with gp_http_response_set_upgrade): */
+    gp_http_upgrade_fn upgrade;
+    void *upgrade_ctx;
 } gp_http_response;
 
 /* Called once per request, after the whole body is in, on a pool thread. */
@@ -105,6 +137,11 @@ typedef void (*gp_http_handler)(void *ctx, const gp_http_request *req, gp_http_r
 const char *gp_http_request_query(const gp_http_request *req, const char *name);
 /* Value of header `name` (name compared case-insensitively), NULL if absent. Borrowed. */
 const char *gp_http_request_header(const gp_http_request *req, const char *name);
+/* Calls fn for each header field of req in the order sent (repeated fields one by one); stops
+ * when fn returns non-zero. Name and value are borrowed like req. */
+void gp_http_request_each_header(const gp_http_request *req,
+                                 int (*fn)(void *ctx, const char *name, const char *value),
+                                 void *ctx);
 
 /* Sets status and body; the response takes ownership of body (malloc'd, or NULL) and frees the
  * body it held before. content_type NULL keeps the current one. */
@@ -121,6 +158,38 @@ int gp_http_respond_error(gp_http_response *resp, int code, const char *fmt, ...
     __attribute__((format(printf, 3, 4)));
 /* The same from a diag: its code and message. */
 int gp_http_respond_diag(gp_http_response *resp, const gp_diag *d);
+
+/* ---- Streamed bodies ----
+ *
+ * A response whose body is produced while it is sent (a proxy passing on what its upstream
+ * sends). gp_http_response_set_stream sets status and source (dropping any body; the source's
+ * free is then the response's to call: it runs even when the response is replaced or never
+ * sent). When the wrapper sends the body, it calls read on the connection's pool thread. When
+ * read returns 0 the connection is suspended (it holds no thread and does not time out) until
+ * the source calls gp_http_stream_wake(stream) from any thread: call it whenever data may have
+ * come after a read that returned 0 (a wake before the suspension is not lost). wake may be
+ * called until free is called, not during or after: a source calls wake under a lock its free
+ * also takes. gp_http_server_stop aborts the streams still suspended (read is not called again;
+ * free is). The response carries a Content-Length when stream_len >= 0, else the chunked coding
+ * (HTTP/1.1) or the end of the connection (HTTP/1.0) ends the body. A streamed response has a
+ * Content-Type only when content_type is set (a proxy may pass its upstream's as a header). */
+void gp_http_response_set_stream(gp_http_response *resp, int status, const char *content_type,
+                                 long long len, gp_http_stream_read read, void (*free_fn)(void *),
+                                 void *ctx);
+void gp_http_stream_wake(gp_http_stream *stream);
+
+/* ---- Upgrades ----
+ *
+ * gp_http_response_set_upgrade makes resp a 101 Switching Protocols; add the Upgrade header
+ * (e.g. "websocket") and any other the protocol needs. Once the 101 is sent, fn gets the
+ * connection's socket (in blocking mode) on a pool thread and must return at once (hand the socket
+ * to a thread of its own). The socket is the caller's to read and write (on a TLS port the wrapper
+ * relays it: the caller sees plain bytes) until it calls gp_http_upgraded_close(h), exactly once,
+ * from any thread; never close(fd) itself. gp_http_server_stop shuts the sockets of the upgrades
+ * still open down (reads then see the end of the stream) and waits until every one is closed with
+ * gp_http_upgraded_close. fn is called with fd -1 (h NULL) when the upgrade does not happen. */
+void gp_http_response_set_upgrade(gp_http_response *resp, gp_http_upgrade_fn fn, void *ctx);
+void gp_http_upgraded_close(gp_http_upgraded *h);
 
 /* ---- Deferred answers ----
  *

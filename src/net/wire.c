@@ -64,10 +64,10 @@ static int decode_service(json_t *rep, const char *path, gp_wire_replica *r, gp_
 
 static int decode_replica(json_t *rep, const char *path, gp_wire_replica *r, gp_diag *d)
 {
-    static const char *const names[] = {"job",    "replica", "epoch", "state", "exit_code",
-                                        "reason", "idle_ms", "util",  "phase", "pull",
-                                        "ready",  "metric",  NULL};
-    *r = (gp_wire_replica){.idle_ms = -1, .util = -1, .ready = -1};
+    static const char *const names[] = {"job",    "replica", "epoch",  "state",       "exit_code",
+                                        "reason", "idle_ms", "util",   "gpu_mem_mib", "phase",
+                                        "pull",   "ready",   "metric", NULL};
+    *r = (gp_wire_replica){.idle_ms = -1, .util = -1, .mem_mib = -1, .ready = -1};
     char state[16] = "";
     int rc;
     if ((rc = gp__wire_members(rep, path, names, d)) != 0 ||
@@ -79,6 +79,8 @@ static int decode_replica(json_t *rep, const char *path, gp_wire_replica *r, gp_
         (rc = gp__wire_str(rep, path, "reason", false, r->reason, sizeof(r->reason), d)) != 0 ||
         (rc = gp__wire_int(rep, path, "idle_ms", 0, INT64_MAX, false, &r->idle_ms, d)) != 0 ||
         (rc = gp__wire_i(rep, path, "util", 0, 100, false, &r->util, d)) != 0 ||
+        (rc = gp__wire_int(rep, path, "gpu_mem_mib", 0, GP_WIRE_MAX_MEMORY_MIB, false, &r->mem_mib,
+                           d)) != 0 ||
         (rc = decode_service(rep, path, r, d)) != 0) {
         return rc;
     }
@@ -314,6 +316,9 @@ json_t *gp_wire_replica_encode(const gp_wire_replica *r)
     }
     if (r->util >= 0) {
         set_int(v, "util", r->util);
+    }
+    if (r->mem_mib >= 0) {
+        set_int(v, "gpu_mem_mib", r->mem_mib);
     }
     if (r->ready >= 0) {
         json_object_set_new(v, "ready", json_boolean(r->ready));

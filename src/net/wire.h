@@ -13,6 +13,7 @@
  *   - temperature_c -40..150 (GPUs shut down near 100 °C; colder than -40 °C no sensor in a
  *     data centre reads); power_w 0..5000 (a GB200 superchip draws about 2,700 W);
  *   - clocks 0..100000 MHz; counts (ecc_uncorrected, idle_ms, pull bytes) non-negative;
+ *   - a replica's gpu_mem_mib 0..GP_WIRE_MAX_MEMORY_MIB;
  *   - XID 1..GP_WIRE_XID_MAX: NVIDIA's Xid catalog (docs.nvidia.com/deploy/xid-errors) numbers
  *     Xids from 1 and lists none above 200 today; 999 leaves room for new ones without an update;
  *   - every integer must be a JSON integer (1e308 is not), every number finite.
@@ -68,6 +69,7 @@ typedef struct gp_wire_replica {
     char reason[512]; /* "" when absent */
     int64_t idle_ms;  /* -1: absent */
     int util;         /* percent; -1: absent */
+    int64_t mem_mib;  /* "gpu_mem_mib": GPU memory its processes hold, MiB; -1: absent */
     bool pulling;     /* "phase": "Pulling", with "pull" */
     char pull_image[512];
     int64_t pull_done_bytes, pull_total_bytes;

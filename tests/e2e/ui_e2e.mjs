@@ -7,7 +7,9 @@
 // - a submit with a bad value (gpu_milli 5000) shows the API's error at the field;
 // - a fractional job (gpu_milli 500) submitted through the form runs (its output in the logs),
 //   and the heatmap shows it in its GPU's cell with the utilisation the mock NVML reports; its node is cordoned and
-//   uncordoned from the Nodes page; the job is cancelled from the Jobs page;
+//   uncordoned from the Nodes page; the job's page charts its GPU history and says its latest
+//   utilisation as the API has it, the tenants page charts team-a's GPUs allocated; the job is
+//   cancelled from the Jobs page;
 // - each node shows its container runtime and image cache as the API has them (an admin gets
 //   the list of images); the Jobs page shows each job's image, shortened ("host root" without
 //   one), and a job's page the whole reference, its pull policy and its network;
@@ -302,6 +304,21 @@ async function main() {
     await fits('overview at 1280×720');
     await shot('overview');
 
+    // ---- the job page charts its GPU history, as GET /v1/jobs/{id}/metrics has it ----
+    await visit(`jobs/${jobId}`, '.history-chart');
+    // (the page loads its history again every 10 s; a fraction's utilisation is its processes')
+    await until("the job page's history to say the job's latest utilisation", async () => {
+      const cap = await page.locator('#hist-gpu_util').innerText();
+      const m = (await admin.get(`/v1/jobs/${jobId}/metrics?from=-1h`)).doc;
+      const s = m.series.find((x) => x.metric === 'gpu_util' && x.replica === undefined);
+      const last = s.mean.filter((v) => v !== null).pop();
+      if (last !== undefined && cap.includes(`Latest: ${Math.round(last)}% for the job`)) return cap;
+      throw new Error(`the caption says "${cap}"; the API's latest: ${last}`);
+    }, 40000);
+    check(await page.locator('.history-chart canvas').count() >= 1, 'the utilisation is drawn as a chart');
+    await fits('job page with its history at 1280×720');
+    await shot('job-history');
+
     // ---- nodes, tenants ----
     await visit('nodes', '.node');
     check(await page.locator('button', { hasText: 'Drain' }).count() === 2, 'an admin has a Drain button per node');
@@ -332,6 +349,16 @@ async function main() {
     await until('the cordoned badge gone', async () => (await nodeBox.locator('.badge', { hasText: 'cordoned' }).count()) === 0);
     await visit('tenants', 'table');
     check((await text()).includes('team-b'), 'an admin sees every tenant');
+    // each tenant's allocation over time, as GET /v1/tenants/{name}/metrics has it (sampled
+    // every 10 s: team-a's job holds half a GPU)
+    await page.locator('#alloc-tenant').waitFor();
+    await until("the tenants page to chart team-a's allocation", async () => {
+      await page.selectOption('#alloc-tenant', 'team-a');
+      const cap = await page.locator('#alloc-cap').innerText();
+      if (cap.startsWith('GPUs allocated to team-a') && cap.includes('Latest: 0.5 GPUs')) return cap;
+      throw new Error(`the caption says "${cap}"`);
+    }, 30000);
+    check(await page.locator('.history-chart canvas').count() === 1, "the tenant's allocation is drawn as a chart");
     await fits('tenants');
     await shot('tenants');
 

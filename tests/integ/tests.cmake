@@ -403,6 +403,37 @@ add_test(NAME integ_ctl_store_pg
                  ${CMAKE_SOURCE_DIR}/tests/pg/pg_fixture.sh)
 set_tests_properties(integ_ctl_store_pg PROPERTIES LABELS integ TIMEOUT 300)
 
+# The controller's proxy to a notebook (HTTP, streaming, cookies, WebSocket) through a real
+# agent's tunnel into the job's own network namespace; who may pass and what the job never sees.
+add_test(NAME integ_ctl_proxy
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_proxy.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_proxy PROPERTIES LABELS "integ;security" TIMEOUT 240)
+
+# A notebook in its podman sandbox (slirp4netns, no host loopback) reached through the
+# controller's proxy and the agent's tunnel into the container's network namespace.
+add_test(NAME integ_e2e_notebook_sandbox
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_notebook_sandbox.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_notebook_sandbox PROPERTIES LABELS "integ;security" TIMEOUT 300)
+
+# Debian's Jupyter notebook server through the proxy: its pages and API under the job's prefix,
+# a kernel started and run over its WebSocket, whose traffic keeps the notebook from idling.
+add_test(NAME integ_ctl_jupyter
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_jupyter.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_jupyter PROPERTIES LABELS integ TIMEOUT 240)
+# Per-job and per-tenant history: a real agent over the mock NVML (--runtime none) reports its
+# replicas' GPU utilisation and memory; GET /v1/jobs/{id}/metrics follows them, per replica and
+# for the job, with steps and downsampling; tenants' allocation; bad input 400, other tenants 404.
+add_test(NAME integ_ctl_history
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_history.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_history PROPERTIES LABELS integ TIMEOUT 180)
 # Services, the controller's side (agents simulated by heartbeats): replica jobs, endpoints,
 # liveness restarts, rolling update keeping the count ready, a stalled rollout, autoscaling on a
 # Prometheus metric, a restart, cancel; bad input.

@@ -183,7 +183,7 @@ static void test_image(void **state)
     assert_string_equal(l.workdir, "/workspace");
     assert_true(has_pair(a, "--workdir", "/workspace"));
     assert_false(any_contains(a, "destination=/workspace")); /* a directory of the image */
-    assert_true(has_pair(a, "--network", "bridge"));
+    assert_true(has_pair(a, "--network", "slirp4netns:allow_host_loopback=false"));
     assert_false(has(a, "--hostname"));
     assert_true(has(a, "--memory=4096m"));
     assert_true(has(a, "--cpus=1.500"));
@@ -522,15 +522,40 @@ static void test_runtime_json(void **state)
     json_decref(j);
 }
 
+/* A notebook (or service) gets a network namespace of its own through slirp4netns, never the
+ * host network nor podman's bridge, and the node's loopback stays out of its reach. */
+static void test_notebook_network(void **state)
+{
+    (void)state;
+    gp_sandbox_node n = node();
+    gp_sandbox_job j = job();
+    gp_run_spec s = spec();
+    s.own_netns = 1;
+    s.port = 8888;
+    gp_sandbox_layout l;
+    char **a = build(&n, &j, &s, &l);
+    assert_true(has_pair(a, "--network", "slirp4netns:allow_host_loopback=false"));
+    assert_false(has_pair(a, "--network", "host"));
+    assert_false(has(a, "--hostname"));
+    gp_sandbox_argv_free(a);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_host_root),       cmocka_unit_test(test_image),
-        cmocka_unit_test(test_mounts),          cmocka_unit_test(test_refused),
-        cmocka_unit_test(test_env_and_devices), cmocka_unit_test(test_name),
-        cmocka_unit_test(test_choose),          cmocka_unit_test(test_cgroup_mode),
-        cmocka_unit_test(test_runtime_json),    cmocka_unit_test(test_cgroup_remove_named),
-        cmocka_unit_test(test_seccomp),         cmocka_unit_test(test_userns),
+        cmocka_unit_test(test_host_root),
+        cmocka_unit_test(test_image),
+        cmocka_unit_test(test_notebook_network),
+        cmocka_unit_test(test_mounts),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_env_and_devices),
+        cmocka_unit_test(test_name),
+        cmocka_unit_test(test_choose),
+        cmocka_unit_test(test_cgroup_mode),
+        cmocka_unit_test(test_runtime_json),
+        cmocka_unit_test(test_cgroup_remove_named),
+        cmocka_unit_test(test_seccomp),
+        cmocka_unit_test(test_userns),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

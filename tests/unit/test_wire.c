@@ -11,7 +11,8 @@
 
 static const char *full =
     "{\"replicas\":[{\"job\":7,\"replica\":0,\"epoch\":3,\"state\":\"Running\",\"exit_code\":0,"
-    "\"idle_ms\":1200,\"util\":55},{\"job\":9,\"replica\":1,\"epoch\":2,\"state\":\"Running\","
+    "\"idle_ms\":1200,\"util\":55,\"gpu_mem_mib\":20480},{\"job\":9,\"replica\":1,\"epoch\":2,"
+    "\"state\":\"Running\","
     "\"phase\":\"Pulling\",\"pull\":{\"image\":\"r/x:1\",\"done_bytes\":10,\"total_bytes\":100}}],"
     "\"gpus\":[{\"index\":0,\"utilization\":97,\"memory_used_mib\":1024,\"temperature_c\":61,"
     "\"power_w\":312.5,\"sm_clock_mhz\":1410,\"memory_clock_mhz\":1593,\"ecc_uncorrected\":0}],"
@@ -45,6 +46,8 @@ static void test_roundtrip(void **state)
     assert_int_equal(hb.nreplicas, 2);
     assert_int_equal(hb.replicas[0].job, 7);
     assert_int_equal(hb.replicas[0].util, 55);
+    assert_int_equal(hb.replicas[0].mem_mib, 20480);
+    assert_int_equal(hb.replicas[1].mem_mib, -1);
     assert_true(hb.replicas[1].pulling);
     assert_string_equal(hb.replicas[1].pull_image, "r/x:1");
     assert_int_equal(hb.ngpus, 1);
@@ -144,6 +147,9 @@ static void test_refused(void **state)
     refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Running\","
             "\"util\":\"5\"}]}",
             "replicas[0].util");
+    refused("{\"replicas\":[{\"job\":1,\"replica\":0,\"epoch\":1,\"state\":\"Running\","
+            "\"gpu_mem_mib\":-1}]}",
+            "replicas[0].gpu_mem_mib");
     refused("{\"gpus\":{}}", "gpus: must be a list");
     refused("{\"health\":[]}", "health: must be an object");
     /* health */

@@ -6,7 +6,7 @@ import { test } from 'node:test';
 
 import {
   byModel, fragmentation, reasonClass, migSlices, migIndex, shareOf, useByModel, toSeries, fieldOf,
-  splitCommand, imageShort, runtimeText, bytesText,
+  splitCommand, imageShort, runtimeText, bytesText, historySeries, latestOf,
 } from '../src/js/model.js';
 import { requestText, placementText, hours, utilColour } from '../src/js/dom.js';
 
@@ -149,4 +149,24 @@ test('runtimeText and bytesText: a node\'s container runtime and image sizes in 
   assert.equal(bytesText(999), '999 B');
   assert.equal(bytesText(1840000), '1.8 MB');
   assert.equal(bytesText(3405000000), '3.4 GB');
+});
+
+test('historySeries and latestOf: a job history as chart series, the job first, gaps kept', () => {
+  const doc = {
+    times: [600, 610, 620], step_s: 10,
+    series: [
+      { metric: 'gpu_util', unit: 'percent', replica: 1, mean: [null, 80, 80], min: [null, 80, 80], max: [null, 80, 80] },
+      { metric: 'gpu_util', unit: 'percent', mean: [null, 60, null], min: [null, 40, null], max: [null, 80, null] },
+      { metric: 'gpu_util', unit: 'percent', replica: 0, mean: [null, 40, 40], min: [null, 40, 40], max: [null, 40, 40] },
+      { metric: 'gpu_mem_mib', unit: 'MiB', mean: [null, null, null], min: [null, null, null], max: [null, null, null] },
+    ],
+  };
+  const { xs, series } = historySeries(doc, 'gpu_util');
+  assert.deepEqual(xs, [600, 610, 620]);
+  assert.deepEqual(series.map((s) => s.label), ['Job', 'Replica 0', 'Replica 1']);
+  assert.deepEqual(series[0].values, [null, 60, null]);
+  assert.deepEqual(latestOf(doc, 'gpu_util'), { t: 610, value: 60, min: 40, max: 80 });
+  assert.equal(latestOf(doc, 'gpu_mem_mib'), null);
+  assert.equal(latestOf(doc, 'gpu_mem_util'), null);
+  assert.deepEqual(historySeries({}, 'gpu_util'), { xs: [], series: [] });
 });

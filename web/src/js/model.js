@@ -97,6 +97,27 @@ export function toSeries(report, metric) {
   return { xs, series: [...byKey.entries()].map(([label, values]) => ({ label, values })) };
 }
 
+// The chart series of one metric of a job's history (GET /v1/jobs/{id}/metrics): the job's
+// means, then each replica's that has series of its own; xs are the points' starts (unix
+// seconds). A point without samples stays null (a gap).
+export function historySeries(doc, metric) {
+  const xs = doc.times || [];
+  const series = (doc.series || []).filter((s) => s.metric === metric)
+    .sort((a, b) => (a.replica === undefined ? -1 : a.replica) - (b.replica === undefined ? -1 : b.replica))
+    .map((s) => ({ label: s.replica === undefined ? 'Job' : `Replica ${s.replica}`, values: s.mean }));
+  return { xs, series };
+}
+
+// The newest point with samples of the job's own series of metric: {t (unix seconds), value
+// (the mean), min, max}, or null.
+export function latestOf(doc, metric) {
+  const s = (doc.series || []).find((x) => x.metric === metric && x.replica === undefined);
+  for (let i = (s ? s.mean.length : 0) - 1; i >= 0; i--) {
+    if (s.mean[i] !== null && s.mean[i] !== undefined) return { t: doc.times[i], value: s.mean[i], min: s.min[i], max: s.max[i] };
+  }
+  return null;
+}
+
 // The field (its data-path) an API error message names: the longest path prefix of the message
 // that a field of the form has ("resources.gpu_models[1]: ..." finds resources.gpu_models; "tenant
 // team-b: not found" finds tenant). null when none does.

@@ -2,7 +2,9 @@
 // replicas' logs, its spec; cancel and requeue.
 
 import { ApiError, get, post, request, query } from '../api.js';
-import { h, replace, table, stateBadge, requestText, time, ago, duration, gpus, mib, ENDED } from '../dom.js';
+import { h, replace, table, stateBadge, requestText, time, ago, duration, gpus, mib, pct, ENDED } from '../dom.js';
+import { lineChart } from '../chart.js';
+import { historySeries, latestOf } from '../model.js';
 import { cancelJob } from './jobs.js';
 
 // The image in full with its pull policy, or what a job without one runs over.
@@ -114,6 +116,54 @@ function logs(ctx, j) {
     note, out);
 }
 
+const RANGES = { '1h': 'the last hour', '6h': 'the last 6 hours', '24h': 'the last day', '7d': 'the last week' };
+const CHARTS = [
+  { metric: 'gpu_util', what: 'GPU utilisation', unit: 'GPU utilisation (%)', format: pct, yMax: 100 },
+  { metric: 'gpu_mem_mib', what: 'GPU memory used', unit: 'GPU memory', format: (v) => mib(Math.round(v)), yMax: 1024 },
+];
+
+// Its GPU utilisation and memory over time (GET /v1/jobs/{id}/metrics), the job's and each
+// replica's, with a range picker; the captions say the latest values in words.
+function history(ctx, j) {
+  const rangeSel = h('select', { id: 'hist-range' },
+    Object.entries(RANGES).map(([v, label]) => h('option', { value: v }, label[0].toUpperCase() + label.slice(1))));
+  const figs = CHARTS.map((c) => {
+    const box = h('div', { class: 'chart' });
+    const cap = h('figcaption', { id: `hist-${c.metric}` });
+    return { ...c, box, cap, fig: h('figure', { class: 'chart-figure history-chart', 'aria-labelledby': `hist-${c.metric}` }, box, cap) };
+  });
+  let charts = [];
+  const clear = () => { charts.forEach((c) => c.destroy()); charts = []; };
+  ctx.signal.addEventListener('abort', clear);
+  const load = async () => {
+    const range = rangeSel.value;
+    const doc = await get(`/v1/jobs/${j.id}/metrics${query({ from: `-${range}` })}`, { signal: ctx.signal });
+    if (ctx.signal.aborted || range !== rangeSel.value) return;
+    clear();
+    for (const f of figs) {
+      const { xs, series } = historySeries(doc, f.metric);
+      const last = latestOf(doc, f.metric);
+      f.cap.textContent = `${f.what} over ${RANGES[range]} (UTC), a point every ${duration(doc.step_s * 1000)}. `
+        + (last ? `Latest: ${f.format(last.value)} for the job (${f.format(last.min)} to ${f.format(last.max)}).`
+          : 'No readings in this range.');
+      if (!last) {
+        replace(f.box, h('p', { class: 'empty' }, 'No readings in this range.'));
+      } else {
+        replace(f.box);
+        charts.push(lineChart(f.box, { xs, series, unit: f.unit, format: f.format, step: 'time', yMax: f.yMax,
+          range: [xs[0], xs[xs.length - 1] + doc.step_s] }));
+      }
+    }
+  };
+  rangeSel.addEventListener('change', () => load().catch((e) => { if (e.name !== 'AbortError') ctx.fail(e); }));
+  ctx.every(load, 10000);
+  load().catch((e) => { if (e.name !== 'AbortError') ctx.fail(e); });
+  return h('div', { class: 'history-view' },
+    h('div', { class: 'filters' },
+      h('div', { class: 'field field-inline' }, h('label', { for: 'hist-range' }, 'Range'), rangeSel)),
+    figs.map((f) => f.fig));
+}
+
 export default {
   title: (p) => `Job ${p.job}`,
   async render(ctx) {
@@ -144,6 +194,7 @@ export default {
         body.append(
           h('section', { class: 'panel', 'aria-labelledby': 'j-sum' }, h('h2', { id: 'j-sum' }, 'Summary'), h('div', { class: 'j-facts' })),
           h('section', { class: 'panel', 'aria-labelledby': 'j-pl' }, h('h2', { id: 'j-pl' }, 'Placement'), h('div', { class: 'j-pl' })),
+          h('section', { class: 'panel', 'aria-labelledby': 'j-hist' }, h('h2', { id: 'j-hist' }, 'GPU history'), history(ctx, j)),
           h('section', { class: 'panel', 'aria-labelledby': 'j-ev' }, h('h2', { id: 'j-ev' }, 'Events'), evBox),
           h('section', { class: 'panel', 'aria-labelledby': 'j-logs' }, h('h2', { id: 'j-logs' }, 'Logs'), logs(ctx, j)),
           h('section', { class: 'panel', 'aria-labelledby': 'j-spec' }, h('h2', { id: 'j-spec' }, 'Spec'),

@@ -1,9 +1,10 @@
 // Tenants and queues: each tenant's quota use against its limits (in all and per GPU model),
 // each queue's weight, fair share, guarantee, capability and borrowing; the priority classes.
 
-import { get, getAll } from '../api.js';
-import { h, replace, table, section, gpus, mib, meter, badge, colourOf } from '../dom.js';
-import { useByModel } from '../model.js';
+import { get, getAll, query } from '../api.js';
+import { h, replace, table, section, gpus, mib, meter, badge, colourOf, duration } from '../dom.js';
+import { lineChart } from '../chart.js';
+import { useByModel, historySeries, latestOf } from '../model.js';
 
 function tenantTable(tenants, perModel) {
   return table({
@@ -68,6 +69,51 @@ function classTable(classes) {
   });
 }
 
+const RANGES = { '6h': 'the last 6 hours', '24h': 'the last day', '7d': 'the last week' };
+
+// A tenant's GPUs allocated over time (GET /v1/tenants/{name}/metrics), with tenant and range
+// pickers; the caption says the latest GPUs and GPU memory in words.
+function allocation(ctx, names) {
+  const tenantSel = h('select', { id: 'alloc-tenant' }, names.map((n) => h('option', { value: n }, n)));
+  const rangeSel = h('select', { id: 'alloc-range' },
+    Object.entries(RANGES).map(([v, label]) => h('option', { value: v }, label[0].toUpperCase() + label.slice(1))));
+  const box = h('div', { class: 'chart' });
+  const cap = h('figcaption', { id: 'alloc-cap' });
+  let chart = null;
+  const clear = () => { if (chart) chart.destroy(); chart = null; };
+  ctx.signal.addEventListener('abort', clear);
+  const load = async () => {
+    const t = tenantSel.value;
+    const range = rangeSel.value;
+    if (!t) return;
+    const doc = await get(`/v1/tenants/${encodeURIComponent(t)}/metrics${query({ from: `-${range}` })}`, { signal: ctx.signal });
+    if (ctx.signal.aborted || t !== tenantSel.value || range !== rangeSel.value) return;
+    clear();
+    const { xs, series } = historySeries(doc, 'gpus_allocated');
+    const last = latestOf(doc, 'gpus_allocated');
+    const mem = latestOf(doc, 'gpu_mem_allocated_mib');
+    cap.textContent = `GPUs allocated to ${t} over ${RANGES[range]} (UTC), a point every ${duration(doc.step_s * 1000)}. `
+      + (last ? `Latest: ${gpus(last.value)} GPUs and ${mib(Math.round(mem ? mem.value : 0))} of GPU memory.` : 'No samples in this range.');
+    if (!last) {
+      replace(box, h('p', { class: 'empty' }, 'No samples in this range.'));
+      return;
+    }
+    replace(box);
+    chart = lineChart(box, { xs, series: series.map((x) => ({ ...x, label: 'GPUs allocated' })), unit: 'GPUs', format: gpus,
+      step: 'time', yMax: 1, range: [xs[0], xs[xs.length - 1] + doc.step_s] });
+  };
+  const reload = () => load().catch((e) => { if (e.name !== 'AbortError') ctx.fail(e); });
+  tenantSel.addEventListener('change', reload);
+  rangeSel.addEventListener('change', reload);
+  ctx.every(load, 30000);
+  reload();
+  return h('div', { class: 'history-view' },
+    h('div', { class: 'filters' },
+      h('div', { class: 'field field-inline' }, h('label', { for: 'alloc-tenant' }, 'Tenant'), tenantSel),
+      h('div', { class: 'field field-inline' }, h('label', { for: 'alloc-range' }, 'Range'), rangeSel)),
+    h('figure', { class: 'chart-figure history-chart', 'aria-labelledby': 'alloc-cap' }, box, cap));
+}
+
 export default {
   title: () => 'Tenants and queues',
   async render(ctx) {
@@ -84,9 +130,12 @@ export default {
         section('Queues', queueTable(queues.items, poolGpus)),
         section('Priority classes', classTable(classes.items)));
     };
+    const history = h('div');
     ctx.root.append(h('div', { class: 'page-head' }, h('h1', null, 'Tenants and queues'),
-      h('button', { type: 'button', class: 'btn', onclick: () => refresh().catch(ctx.fail) }, 'Refresh')), body);
+      h('button', { type: 'button', class: 'btn', onclick: () => refresh().catch(ctx.fail) }, 'Refresh')), body, history);
     await refresh();
     ctx.every(refresh, 10000);
+    const names = (await get('/v1/tenants', { signal: ctx.signal })).items.map((t) => t.name);
+    if (!ctx.signal.aborted && names.length) replace(history, section('Allocation over time', allocation(ctx, names)));
   },
 };
