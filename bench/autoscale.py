@@ -6,8 +6,8 @@ Usage: autoscale.py GPUPOOLD GPUPOOL_AGENT NVML_MOCK INVENTORIES [STEPS] > out.j
 A real gpupoold and one real gpupool-agent (--runtime none, the mock NVML, heartbeats every
 200 ms) on 127.0.0.1; a service of one replica, a small python3 HTTP server exposing the gauge
 `inflight` (its value read from a file the bench writes), autoscaled on it with target 5,
-min_replicas 1, max_replicas 3, scale_up_window 0s and scale_down_window 2s (the replicas share
-the port with SO_REUSEPORT). STEPS times (default 5): the load goes from 1 to 15 (the decision:
+min_replicas 1, max_replicas 3, scale_up_window 0s and scale_down_window 2s (each replica in its
+own network namespace, where the agent scrapes it). STEPS times (default 5): the load goes from 1 to 15 (the decision:
 ceil(1 x 15 / 5) = 3 replicas), then back to 1. Measured from the moment the file changes:
 
   decide_up_s    until the ScaledUp event (the agent's scrape every 5 s, a heartbeat, the

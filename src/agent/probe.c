@@ -18,6 +18,7 @@
 #include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
+#include <sched.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -173,9 +174,12 @@ static int probe_tcp(const gp_probe_conf *p, const gp_probe_target *t, char *msg
 
 /* The child of an exec probe: its own process group, no stdio, the target's user. Only
  * async-signal-safe calls (the agent has threads). */
-static void exec_child(const gp_probe_target *t, char *const *argv, int devnull)
+static void exec_child(const gp_probe_target *t, char *const *argv, int devnull, int ns)
 {
     setpgid(0, 0);
+    if (ns >= 0 && setns(ns, CLONE_NEWNET) != 0) {
+        _exit(126);
+    }
     dup2(devnull, 0);
     dup2(devnull, 1);
     dup2(devnull, 2);
@@ -215,12 +219,22 @@ static int probe_exec(const gp_probe_conf *p, const gp_probe_target *t, char *ms
     for (size_t i = 0; i < ncmd; i++) {
         argv[npre + i] = (char *)p->command[i];
     }
+    int ns = t && t->netns_fd ? t->netns_fd(t->connect_ctx) : -1;
+    if (t && t->netns_fd && ns < 0) {
+        free(argv);
+        close(devnull);
+        snprintf(msg, cap, "exec %s: the replica's network namespace is not there", p->command[0]);
+        return 0;
+    }
     pid_t pid = fork();
     if (pid == 0) {
-        exec_child(t, argv, devnull);
+        exec_child(t, argv, devnull, ns);
     }
     free(argv);
     close(devnull);
+    if (ns >= 0) {
+        close(ns);
+    }
     if (pid < 0) {
         snprintf(msg, cap, "exec: fork: %s", strerror(errno));
         return 0;

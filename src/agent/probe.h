@@ -6,8 +6,9 @@
  *         timeout is a success; anything else (refused, reset, 4xx/5xx, a stall) a failure;
  *   TCP   a connection to port accepted within the timeout;
  *   exec  the command run in the replica (the target's exec prefix, e.g. `podman exec NAME`,
- *         before it; over the host, as the replica's user in its working directory): exit 0
- *         within the timeout. One that overruns is killed with its process group.
+ *         before it; over the host, in the replica's network namespace, as the replica's user in
+ *         its working directory): exit 0 within the timeout. One that overruns is killed with
+ *         its process group.
  * Connections go through the target's connect function (into the replica's network namespace);
  * without one, to 127.0.0.1 (a replica on the host network).
  *
@@ -58,8 +59,12 @@ typedef int (*gp_probe_connect_fn)(void *ctx, int port, int timeout_ms, char *ms
 
 /* Where a replica's probes reach it. Borrowed by gp_probe_once, copied by gp_prober_start. */
 typedef struct gp_probe_target {
-    gp_probe_connect_fn connect;    /* NULL: 127.0.0.1 */
-    void *connect_ctx;              /* must outlive the prober */
+    gp_probe_connect_fn connect; /* NULL: 127.0.0.1 */
+    void *connect_ctx;           /* must outlive the prober */
+    /* An exec probe's network namespace: an open descriptor of it (the caller's to keep; the
+     * probe closes it) or negative when there is none to enter; NULL: the agent's own. Called
+     * with connect_ctx before each attempt. */
+    int (*netns_fd)(void *ctx);
     const char *const *exec_prefix; /* before an exec probe's command (NULL: none) */
     const char *exec_dir;           /* working directory of the command (NULL: the agent's) */
     uid_t uid;                      /* the command's user and group when drop_to is set */

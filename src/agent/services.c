@@ -9,21 +9,33 @@
 #include "agent/replica_dir.h"
 #include "agent/replicas.h"
 #include "agent/sandbox.h"
+#include "agent/tunnel.h"
+#include "agent/netns.h"
 #include "base/log.h"
 #include "net/wire.h"
 #include "net/wire_desired.h"
 
 #include <math.h>
 
+#include <fcntl.h>
 #include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
+/* Where the probes of one replica connect: its directory (its namespace's process is looked up
+ * at each attempt, tunnel.h). Owned by the entry, on the heap: the prober's threads hold it. */
+typedef struct reach {
+    char dir[GP_REPLICAS_PATH_MAX];
+    const char *podman; /* NULL: over the host */
+} reach;
+
 typedef struct entry {
     gp_replica_key key;
     gp_prober *p; /* NULL: a notebook or service replica without probes or scrape */
+    reach *r;
     bool svc;     /* a notebook's or service's (else a batch job's: nothing to do) */
+    bool broken;  /* its probes could not be started: never ready */
     bool seen;    /* running this round */
     bool stopped; /* stopped for its liveness: not stopped again */
 } entry;
@@ -43,10 +55,18 @@ gp_svc *gp_svc_new(const gp_svc_env *env)
     return s;
 }
 
+static void entry_stop(entry *e)
+{
+    gp_prober_stop(e->p); /* its threads first: they use e->r */
+    free(e->r);
+    e->p = NULL;
+    e->r = NULL;
+}
+
 void gp_svc_free(gp_svc *s)
 {
     for (int i = 0; s && i < s->n; i++) {
-        gp_prober_stop(s->e[i].p);
+        entry_stop(&s->e[i]);
     }
     if (s) {
         free(s->e);
@@ -93,15 +113,49 @@ static int scrape_of(json_t *spec, int port, gp_probe_scrape_conf *sc)
     return 1;
 }
 
-/* Where exec probes run: `podman exec NAME` in a sandbox; over the host in the work directory,
- * as the agent's --user. */
-static void target_of(gp_svc *s, const gp_replica_key *k, const char *dir, gp_probe_target *t,
+/* A connection to port inside the replica's network namespace (gp_probe_connect_fn). */
+static int reach_connect(void *ctx, int port, int timeout_ms, char *msg, size_t cap)
+{
+    const reach *r = ctx;
+    pid_t pid = gp_tunnel_replica_pid(r->dir, r->podman);
+    if (pid <= 0) {
+        snprintf(msg, cap, "connect: the replica does not run");
+        return GP_EUNAVAIL;
+    }
+    int fd = -1;
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = gp_netns_connect(pid, port, timeout_ms, &fd, &d);
+    if (rc < 0) {
+        snprintf(msg, cap, "%s", d.msg);
+        return rc;
+    }
+    return fd;
+}
+
+/* The replica's network namespace, for an exec probe over the host. */
+static int reach_netns(void *ctx)
+{
+    const reach *r = ctx;
+    pid_t pid = gp_tunnel_replica_pid(r->dir, NULL);
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/ns/net", (int)pid);
+    return pid > 0 ? open(path, O_RDONLY | O_CLOEXEC) : -1;
+}
+
+/* Where the probes reach the replica: connections inside its network namespace; exec probes
+ * through `podman exec NAME` in a sandbox, else in its namespace, work directory and the agent's
+ * --user. */
+static void target_of(gp_svc *s, const gp_replica_key *k, reach *r, gp_probe_target *t,
                       const char **prefix, char *name, char *work, size_t cap)
 {
     memset(t, 0, sizeof(*t));
+    t->connect = reach_connect;
+    t->connect_ctx = r;
     if (s->env.rt && s->env.rt->ok) {
-        char *abs = realpath(dir, NULL);
-        gp_sandbox_name(k->job, k->replica, k->epoch, abs ? abs : dir, name);
+        r->podman = s->env.rt->podman;
+        char *abs = realpath(r->dir, NULL);
+        gp_sandbox_name(k->job, k->replica, k->epoch, abs ? abs : r->dir, name);
         free(abs);
         prefix[0] = s->env.rt->podman;
         prefix[1] = "exec";
@@ -110,7 +164,8 @@ static void target_of(gp_svc *s, const gp_replica_key *k, const char *dir, gp_pr
         t->exec_prefix = prefix;
         return;
     }
-    snprintf(work, cap, "%s/%s", dir, GP_RDIR_WORK);
+    t->netns_fd = reach_netns;
+    snprintf(work, cap, "%s/%s", r->dir, GP_RDIR_WORK);
     t->exec_dir = work;
     const struct passwd *pw = s->env.user && s->env.user[0] ? getpwnam(s->env.user) : NULL;
     if (pw) {
@@ -148,11 +203,16 @@ static int start_one(gp_svc *s, const gp_replica_key *k, entry *e)
     const char *prefix[4];
     char name[GP_SANDBOX_NAME_MAX], work[GP_REPLICAS_PATH_MAX + 16];
     gp_probe_target t;
-    target_of(s, k, dir, &t, prefix, name, work, sizeof(work));
     *e = (entry){.key = *k, .svc = true};
-    if (ready.kind || live.kind || scrape) {
+    rc = GP_ENOMEM;
+    if ((ready.kind || live.kind || scrape) && (e->r = calloc(1, sizeof(*e->r))) != NULL) {
+        snprintf(e->r->dir, sizeof(e->r->dir), "%s", dir);
+        target_of(s, k, e->r, &t, prefix, name, work, sizeof(work));
         rc = gp_prober_start(&ready, &live, scrape ? &sc : NULL, &t, &e->p);
-        if (rc < 0) {
+    }
+    if (ready.kind || live.kind || scrape) {
+        e->broken = !e->p;
+        if (!e->p) {
             GP_LOG(GP_LOG_WARN, "probe", "job=%lld replica=%d: probes not started: %s",
                    (long long)k->job, k->replica, gp_strerror(rc));
         }
@@ -219,7 +279,7 @@ void gp_svc_round(gp_svc *s, const gp_local_replica *local, int nlocal)
         if (s->e[i].seen) {
             s->e[kept++] = s->e[i];
         } else {
-            gp_prober_stop(s->e[i].p);
+            entry_stop(&s->e[i]);
         }
     }
     s->n = kept;
@@ -235,7 +295,7 @@ void gp_svc_report(gp_svc *s, const gp_replica_key *k, int *ready, bool *has_met
         return;
     }
     if (!e->p) {
-        *ready = 1;
+        *ready = !e->broken;
         return;
     }
     gp_probe_status st;

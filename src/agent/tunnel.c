@@ -138,8 +138,7 @@ static pid_t container_pid(const char *podman, const char *container)
     return (pid_t)pid;
 }
 
-/* The process whose network namespace is the replica's; 0 when it does not run. */
-static pid_t replica_pid(const char *dir, const char *podman)
+pid_t gp_tunnel_replica_pid(const char *dir, const char *podman)
 {
     gp_rdir_view v;
     gp_diag d = {0};
@@ -221,7 +220,7 @@ void gp_tunnel_serve(const char *state_dir, const char *podman, const char *name
     if (check_spec(dir, name, (int)port, resp) != 0) {
         return;
     }
-    pid_t pid = replica_pid(dir, podman);
+    pid_t pid = gp_tunnel_replica_pid(dir, podman);
     if (pid <= 0) {
         gp_http_respond_error(resp, GP_EUNAVAIL, "replica %s: not running", name);
         return;

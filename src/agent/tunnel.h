@@ -21,6 +21,8 @@
 
 #include "net/http_server.h"
 
+#include <sys/types.h>
+
 #define GP_TUNNEL_MAX 256
 
 /* Serves the request above for replica name ("J-R-E", digits and dashes) from state_dir's
@@ -28,5 +30,9 @@
  * process. Thread-safe. */
 void gp_tunnel_serve(const char *state_dir, const char *podman, const char *name,
                      const gp_http_request *req, gp_http_response *resp);
+
+/* The process whose network namespace is replica directory dir's (the same rules as above; the
+ * probes use it too, services.h); 0 when it does not run. podman as above. Thread-safe. */
+pid_t gp_tunnel_replica_pid(const char *dir, const char *podman);
 
 #endif

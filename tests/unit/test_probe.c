@@ -10,6 +10,7 @@
 #include "tests/unit/harness.h"
 
 #include <arpa/inet.h>
+#include <fcntl.h>
 #include <netinet/in.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -249,6 +250,36 @@ static void test_scrape(void **state)
         gp_probe_scrape(NULL, closed_port(), NULL, "inflight", 1000, &v, msg, sizeof(msg)), 0);
 }
 
+/* An exec probe enters the network namespace the target gives (here the test's own); without
+ * one to enter it fails without running the command. */
+static int own_netns(void *ctx)
+{
+    (void)ctx;
+    return open("/proc/self/ns/net", O_RDONLY | O_CLOEXEC);
+}
+
+static int no_netns(void *ctx)
+{
+    (void)ctx;
+    return -1;
+}
+
+static void test_exec_netns(void **state)
+{
+    (void)state;
+    char msg[GP_PROBE_MSG_MAX];
+    const char *ok[] = {"true", NULL};
+    gp_probe_conf c = conf(GP_PROBE_KIND_EXEC, 0);
+    c.command = ok;
+    gp_probe_target t = {.netns_fd = own_netns};
+    if (geteuid() == 0) { /* setns needs CAP_SYS_ADMIN */
+        assert_int_equal(gp_probe_once(&c, &t, msg, sizeof(msg)), 1);
+    }
+    t.netns_fd = no_netns;
+    assert_int_equal(gp_probe_once(&c, &t, msg, sizeof(msg)), 0);
+    assert_non_null(strstr(msg, "network namespace is not there"));
+}
+
 static void test_thresholds(void **state)
 {
     (void)state;
@@ -371,15 +402,11 @@ static void test_prober_stop_hung(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_http),
-        cmocka_unit_test(test_http_timeout),
-        cmocka_unit_test(test_tcp),
-        cmocka_unit_test(test_connect_fn),
-        cmocka_unit_test(test_exec),
-        cmocka_unit_test(test_scrape),
-        cmocka_unit_test(test_thresholds),
-        cmocka_unit_test(test_prober),
-        cmocka_unit_test(test_prober_stop_hung),
+        cmocka_unit_test(test_http),          cmocka_unit_test(test_http_timeout),
+        cmocka_unit_test(test_tcp),           cmocka_unit_test(test_connect_fn),
+        cmocka_unit_test(test_exec),          cmocka_unit_test(test_scrape),
+        cmocka_unit_test(test_exec_netns),    cmocka_unit_test(test_thresholds),
+        cmocka_unit_test(test_prober),        cmocka_unit_test(test_prober_stop_hung),
         cmocka_unit_test(test_prober_scrape),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,6 +1,6 @@
 """Services with a real gpupool-agent (--runtime none, the mock NVML) and real probes: the service
-is a small python3 HTTP server on a free port of 127.0.0.1 whose answers the test steers through
-files in its directory.
+is a small python3 HTTP server whose answers the test steers through files in its directory; each
+replica listens in its own network namespace, where the agent's probes connect.
 
 - its replica becomes ready once its readiness probe (HTTP GET /ready) passes, and leaves the
   endpoints when /ready answers 503;
@@ -9,8 +9,8 @@ files in its directory.
   becomes ready again;
 - killing the replica's server process brings it back (its restart policy);
 - an exec readiness probe (a command in the replica's directory) gates readiness the same way;
-- autoscaling on the Prometheus gauge the agent scrapes from the replicas (their servers share
-  the port with SO_REUSEPORT): a load scales out to 2, a quiet spell back to 1.
+- autoscaling on the Prometheus gauge the agent scrapes from the replicas: a load scales out to
+  2, a quiet spell back to 1.
 
 Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory.
 """
