@@ -70,8 +70,8 @@ def replica_jobs(client):
 
 
 def ready(client):
-    s, d = client.get("/v1/services/svc/endpoints")
-    return d["ready"] if s == 200 else 0
+    s, d = client.get("/v1/services/svc")
+    return len(d["endpoints"]) if s == 200 else 0
 
 
 def set_load(path, v):

@@ -92,11 +92,12 @@ void api_jobs_events(api_req *rq);
 void api_jobs_logs(api_req *rq);
 /* Services (api_services.c; PUT in api_jobs.c, the submission's path). */
 void api_services_get(api_req *rq);
-void api_services_endpoints(api_req *rq);
 void api_services_put(api_req *rq);
 /* The proxy to notebooks and services (proxy.c): ANY /v1/jobs/{job}/proxy/... (routed before
  * the table, with its own authentication) and POST /v1/jobs/{job}/proxy-session. */
 void api_jobs_proxy(api_req *rq);
+/* ANY /v1/services/{service}/...: the service's address, balanced (proxy.c, routed likewise). */
+void api_services_proxy(api_req *rq);
 void api_jobs_proxy_session(api_req *rq);
 /* POST /v1/jobs/{job}/resume: a Suspended notebook back to Pending (api_resume.c). */
 void api_jobs_resume(api_req *rq);

@@ -1,22 +1,17 @@
 /*
- * /v1/services/{name}: a service (service.h) as its callers and an external load balancer see
- * it. GET answers the service's job document with its replicas; GET .../endpoints only the
- * replicas that are ready, the list a load balancer balances over. A user sees its tenant's
- * services only (another tenant's is 404). PUT (the update) is in api_jobs.c beside the
- * submission whose checks it shares.
+ * GET /v1/services/{service}: a service (service.h) as its callers and an external load
+ * balancer see it: the service's job document with "endpoints", its ready replica jobs (what a
+ * load balancer balances over), and "replica_jobs", every one not yet over. A user sees its
+ * tenant's services only (another tenant's is 404). PUT (the update) is in api_jobs.c beside
+ * the submission whose checks it shares; the service's address, /v1/services/{service}/..., is
+ * the proxy's (proxy.c).
  */
 #include "ctl/api.h"
 #include "ctl/service.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
-
-/* The service named ref (its name or id) within the caller's scope, or NULL. */
-static ctl_job *find_service(api_req *rq, const char *ref)
-{
-    ctl_job *j = ctl_job_find(&rq->g->st, ref, api_scope(rq));
-    return j && ctl_job_is_service(j) ? j : NULL;
-}
 
 /* One replica job as an endpoint: {job, name, revision, state, ready, node, proxy}. */
 static json_t *endpoint_doc(ctl_state *st, const ctl_job *r)
@@ -30,59 +25,42 @@ static json_t *endpoint_doc(ctl_state *st, const ctl_job *r)
                      proxy);
 }
 
-/* The service's replicas (ready_only: those ready) as a list; NULL when out of memory. */
-static json_t *endpoints_doc(ctl_state *st, const ctl_job *svc, bool ready_only, int *nready)
+/* doc's "endpoints" (the ready replica jobs) and "replica_jobs" (all not over). */
+static int add_replicas(ctl_state *st, const ctl_job *svc, json_t *doc)
 {
     ctl_job **v;
     int n = ctl_service_replicas(st, svc, &v);
-    json_t *list = n >= 0 ? json_array() : NULL;
-    *nready = 0;
-    for (int i = 0; list && i < n; i++) {
-        bool ready = ctl_service_replica_ready(v[i]);
-        *nready += ready;
-        if (!ready_only || ready) {
-            json_array_append_new(list, endpoint_doc(st, v[i]));
+    json_t *all = n >= 0 ? json_array() : NULL, *ready = n >= 0 ? json_array() : NULL;
+    for (int i = 0; all && ready && i < n; i++) {
+        json_array_append_new(all, endpoint_doc(st, v[i]));
+        if (ctl_service_replica_ready(v[i])) {
+            json_array_append_new(ready, endpoint_doc(st, v[i]));
         }
     }
     free(v);
-    return list;
+    int rc = all && ready ? 0 : GP_ENOMEM;
+    json_object_set_new(doc, "endpoints", ready ? ready : json_array());
+    json_object_set_new(doc, "replica_jobs", all ? all : json_array());
+    return rc;
 }
 
-static void answer(api_req *rq, bool ready_only)
+void api_services_get(api_req *rq)
 {
     ctl_read_lock(rq->g);
     ctl_state *st = &rq->g->st;
-    ctl_job *svc = find_service(rq, rq->params[0]);
-    json_t *doc = NULL;
-    int nready = 0;
-    if (svc) {
-        json_t *list = endpoints_doc(st, svc, ready_only, &nready);
-        doc = ready_only ? json_pack("{s:s, s:I, s:i, s:i, s:o?}", "service", svc->name, "id",
-                                     (json_int_t)svc->id, "revision", svc->revision, "ready",
-                                     nready, "endpoints", list)
-                         : api_job_doc(st, svc);
-        if (doc && !ready_only) {
-            json_object_set_new(doc, "replica_jobs", list ? list : json_array());
-        }
-    }
+    ctl_job *svc = ctl_job_find(st, rq->params[0], api_scope(rq));
+    svc = svc && ctl_job_is_service(svc) ? svc : NULL;
+    json_t *doc = svc ? api_job_doc(st, svc) : NULL;
+    int rc = doc ? add_replicas(st, svc, doc) : GP_ENOMEM;
     ctl_read_unlock(rq->g);
     if (!svc) {
         api_error(rq, GP_ENOENT, "service %s: not found", rq->params[0]);
         return;
     }
-    if (!doc) {
+    if (rc < 0) {
+        json_decref(doc);
         api_error(rq, GP_ENOMEM, "out of memory");
         return;
     }
     api_reply(rq, 200, doc);
-}
-
-void api_services_get(api_req *rq)
-{
-    answer(rq, false);
-}
-
-void api_services_endpoints(api_req *rq)
-{
-    answer(rq, true);
 }

@@ -10,6 +10,7 @@
  * Authorization header and the proxy's cookie are removed before the request is passed on.
  */
 #include "ctl/proxy.h"
+#include "ctl/service.h"
 
 #include "ctl/proxy_http.h"
 #include "ctl/proxy_state.h"
@@ -187,15 +188,25 @@ static int pick_replica(const ctl_job *j)
 
 /* Fills t's destination from the state; an error answered when the job cannot be reached.
  * A Suspended notebook answers nothing yet: GP_ESTATE with t->job set, for the caller to resume
- * it. */
-static int locate(api_req *rq, const px_who *w, px_target *t)
+ * it. A service (service.h) passes to one of its ready replica jobs in turn (t->job is that
+ * job's); *asked is the job the request named (the service's). */
+static int locate(api_req *rq, const px_who *w, px_target *t, int64_t *asked)
 {
     ctl_read_lock(rq->g);
     ctl_state *st = &rq->g->st;
     ctl_job *j = ctl_job_find(st, rq->params[0], w->tenant);
     int rc = GP_EINVAL, r = -1;
     const ctl_node *n = NULL;
-    if (!j || (w->job && j->id != w->job)) {
+    static _Atomic unsigned service_turn;
+    ctl_job *svc = j && ctl_job_is_service(j) ? j : NULL;
+    *asked = j ? j->id : 0;
+    if (svc && !(w->job && j->id != w->job)) { /* balanced over its ready replica jobs */
+        j = ctl_service_pick(st, svc, service_turn++);
+    }
+    if (svc && !j) {
+        rc = GP_EUNAVAIL;
+        api_error(rq, rc, "service %s: no replica is ready", rq->params[0]);
+    } else if (!j || (w->job && *asked != w->job)) {
         rc = GP_ENOENT;
         api_error(rq, rc, "job %s: not found", rq->params[0]);
     } else if (j->state == CTL_SUSPENDED) { /* a notebook: only they are suspended */
@@ -300,14 +311,14 @@ static bool has_token(const char *list, const char *word)
 
 /* The head passed to the job: method and target unchanged, the client's headers less the
  * controller's credentials and the connection's own, and the X-Forwarded-* set. */
-static int build_head(api_req *rq, px_target *t)
+static int build_head(api_req *rq, px_target *t, const char *target, const char *prefix)
 {
     const gp_http_request *req = rq->http;
     const char *up = gp_http_request_header(req, "Upgrade");
     t->upgrade = up && has_token(gp_http_request_header(req, "Connection"), "upgrade");
     t->head_only = strcmp(req->method, "HEAD") == 0;
     head_buf b = {0};
-    add(&b, "%s %s HTTP/1.1\r\n", req->method, req->target);
+    add(&b, "%s %s HTTP/1.1\r\n", req->method, target);
     gp_http_request_each_header(req, copy_header, &b);
     const char *host = gp_http_request_header(req, "Host");
     add(&b, "X-Forwarded-For: %s\r\nX-Forwarded-Proto: %s\r\n", req->remote_addr,
@@ -315,7 +326,7 @@ static int build_head(api_req *rq, px_target *t)
     if (host && !strpbrk(host, "\r\n")) {
         add(&b, "X-Forwarded-Host: %s\r\n", host);
     }
-    add(&b, "X-Forwarded-Prefix: /v1/jobs/%lld/proxy\r\n", (long long)t->job);
+    add(&b, "X-Forwarded-Prefix: %s\r\n", prefix);
     if (req->body_len > 0 || strcmp(req->method, "POST") == 0 || strcmp(req->method, "PUT") == 0 ||
         strcmp(req->method, "PATCH") == 0) {
         add(&b, "Content-Length: %zu\r\n", req->body_len);
@@ -358,7 +369,9 @@ static void resume_then_retry(api_req *rq, const px_who *w, int64_t job)
     gp_http_response_add_header(rq->resp, "Retry-After", "5");
 }
 
-void api_jobs_proxy(api_req *rq)
+/* A pass: under /v1/jobs/{job}/proxy (the path unchanged), or under /v1/services/{service} (the
+ * prefix stripped: the job sees the path below it). */
+static void pass(api_req *rq, bool service_path)
 {
     if (!rq->g->proxy) {
         api_error(rq, GP_EUNAVAIL, "proxy: not available");
@@ -366,8 +379,8 @@ void api_jobs_proxy(api_req *rq)
     }
     const char *path = rq->http->path;
     size_t plen = strlen(path);
-    if (plen >= 6 && strcmp(path + plen - 6, "/proxy") == 0) { /* the base URL ends with '/' */
-        char location[600];
+    if (!service_path && plen >= 6 && strcmp(path + plen - 6, "/proxy") == 0) {
+        char location[600]; /* the base URL ends with '/' */
         snprintf(location, sizeof(location), "%.500s/", path);
         gp_http_response_set_body(rq->resp, 308, NULL, NULL, 0);
         gp_http_response_add_header(rq->resp, "Location", location);
@@ -383,7 +396,8 @@ void api_jobs_proxy(api_req *rq)
         return;
     }
     t->g = rq->g;
-    int rc = locate(rq, &w, t);
+    int64_t asked = 0;
+    int rc = locate(rq, &w, t, &asked);
     if (rc == GP_ESTATE) {
         resume_then_retry(rq, &w, t->job);
     }
@@ -393,16 +407,50 @@ void api_jobs_proxy(api_req *rq)
     }
     ctl_proxy_touch(rq->g->proxy, t->job, ctl_now_ms());
     if (w.from_code) {
-        w.job = t->job;
+        w.job = asked;
         free(t);
         open_session(rq, &w);
         return;
     }
-    if (build_head(rq, t) != 0) {
+    char prefix[GP_JOB_NAME_MAX + 32];
+    const char *target = rq->http->target;
+    if (service_path) {
+        snprintf(prefix, sizeof(prefix), "/v1/services/%s", rq->params[0]);
+        target += strlen(prefix); /* the router matched it: what follows starts with '/' */
+    } else {
+        snprintf(prefix, sizeof(prefix), "/v1/jobs/%lld/proxy", (long long)asked);
+    }
+    if (build_head(rq, t, target, prefix) != 0) {
         free(t);
         return;
     }
     px_pass_start(t, rq->http, rq->resp);
+}
+
+void api_jobs_proxy(api_req *rq)
+{
+    pass(rq, false);
+}
+
+void api_services_proxy(api_req *rq)
+{
+    pass(rq, true);
+}
+
+bool px_service_path_match(const char *path, char *name, size_t cap)
+{
+    static const char pre[] = "/v1/services/";
+    if (strncmp(path, pre, sizeof(pre) - 1) != 0) {
+        return false;
+    }
+    const char *ref = path + sizeof(pre) - 1;
+    const char *slash = strchr(ref, '/');
+    if (!slash || slash == ref || (size_t)(slash - ref) >= cap) {
+        return false;
+    }
+    memcpy(name, ref, (size_t)(slash - ref));
+    name[slash - ref] = '\0';
+    return true;
 }
 
 void api_jobs_proxy_session(api_req *rq)

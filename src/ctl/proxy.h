@@ -6,6 +6,9 @@
  *                                     agent's tunnel (agent/tunnel.h), HTTP/1.1 or upgraded
  *                                     (WebSocket); the answer streamed back
  *   POST /v1/jobs/{job}/proxy-session a one-time code that opens the proxy in a browser
+ *   ANY /v1/services/{service}/...    a service (ctl/service.h): passed to one of its ready
+ *                                     replica jobs in turn, the /v1/services/{service} prefix
+ *                                     stripped (also reached as /v1/jobs/{service}/proxy/...)
  *
  * See docs/api.md ("Notebooks and services: the proxy") for the contract with clients.
  */
@@ -45,6 +48,9 @@ int px_resume(gpupoold *g, int64_t job, int64_t tenant, const char *who, gp_diag
 
 /* Whether path is under /v1/jobs/{job}/proxy (the job's reference into job, cap bytes). */
 bool px_path_match(const char *path, char *job, size_t cap);
+/* Whether path is under /v1/services/{service}/ (a service's address: its name into name, cap
+ * bytes); /v1/services/{service} itself is the API's. */
+bool px_service_path_match(const char *path, char *name, size_t cap);
 
 /* Passes t's request on a worker thread of its own and answers req from there (the request is
  * deferred). Takes t (also on failure, after answering resp). */

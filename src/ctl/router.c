@@ -39,11 +39,9 @@ const api_route api_routes[] = {
     {"GET", "/v1/jobs/{job}/logs", R_PEOPLE, api_jobs_logs,
      "A replica's stdout or stderr, from its node's agent"},
     {"GET", "/v1/services/{service}", R_PEOPLE, api_services_get,
-     "A service with its replica jobs, their revision and readiness"},
+     "A service with its ready endpoints and replica jobs"},
     {"PUT", "/v1/services/{service}", R_PEOPLE, api_services_put,
      "Roll a service to a new spec (JSON or YAML)"},
-    {"GET", "/v1/services/{service}/endpoints", R_PEOPLE, api_services_endpoints,
-     "A service's ready replicas, for an external load balancer"},
     {"POST", "/v1/jobs/{job}/proxy-session", R_PEOPLE, api_jobs_proxy_session,
      "A one-time URL that opens a notebook's or service's proxy in a browser"},
     {"POST", "/v1/jobs/{job}/resume", R_PEOPLE, api_jobs_resume,
@@ -354,6 +352,16 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
             return;
         }
         api_jobs_proxy(&rq);
+        return;
+    }
+    if (px_service_path_match(req->path, rq.param_buf[0], sizeof(rq.param_buf[0]))) {
+        rq.params[0] = rq.param_buf[0]; /* a service's address: the same, balanced (proxy.c) */
+        char lead[CTL_HA_URL_MAX];
+        if (ctl_ha_get(&rq.g->ha, lead, sizeof(lead)) == CTL_HA_FOLLOWER) {
+            ctl_ha_redirect(lead, req->path, resp);
+            return;
+        }
+        api_services_proxy(&rq);
         return;
     }
     const api_route *hit = NULL;

@@ -19,6 +19,22 @@ bool ctl_service_replica_ready(const ctl_job *r)
            strcmp(r->replicas[0].state, "Running") == 0 && r->replicas[0].ready;
 }
 
+ctl_job *ctl_service_pick(ctl_state *st, const ctl_job *svc, unsigned turn)
+{
+    unsigned n = 0;
+    for (int i = 0; i < st->njobs; i++) {
+        n += st->jobs[i]->owner == svc->id && ctl_service_replica_ready(st->jobs[i]);
+    }
+    unsigned k = n ? turn % n : 0;
+    for (int i = 0; n && i < st->njobs; i++) {
+        ctl_job *r = st->jobs[i];
+        if (r->owner == svc->id && ctl_service_replica_ready(r) && k-- == 0) {
+            return r;
+        }
+    }
+    return NULL;
+}
+
 int ctl_service_replicas(ctl_state *st, const ctl_job *svc, ctl_job ***out)
 {
     *out = NULL;

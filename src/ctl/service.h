@@ -67,6 +67,10 @@ int ctl_services_tick(gpupoold *g, int64_t now, gp_diag *d);
 /* A replica job is ready: Running, its agent reporting its readiness probe passing. */
 bool ctl_service_replica_ready(const ctl_job *r);
 
+/* The replica job a request to svc goes to: its turn-th ready one (modulo their number; the
+ * caller counts turns, round robin), or NULL when none is ready. Under the read lock. */
+ctl_job *ctl_service_pick(ctl_state *st, const ctl_job *svc, unsigned turn);
+
 /* The service's replica jobs that are not over, oldest first: *out malloc'd (caller frees), the
  * count returned (GP_ENOMEM). */
 int ctl_service_replicas(ctl_state *st, const ctl_job *svc, ctl_job ***out);

@@ -47,9 +47,11 @@ def replica_jobs(client, name):
 
 
 def endpoints(client, name):
-    s, d = client.get("/v1/services/%s/endpoints" % name)
-    check(s == 200, "endpoints of %s" % name, s, d)
-    return d
+    """The service's ready endpoints (GET /v1/services/NAME: endpoints), and their count."""
+    s, d = client.get("/v1/services/%s" % name)
+    check(s == 200, "service %s" % name, s, d)
+    check(all(e["ready"] for e in d["endpoints"]), "endpoints are ready ones", d["endpoints"])
+    return {"ready": len(d["endpoints"]), "endpoints": d["endpoints"]}
 
 
 def event_types(client, ref):
@@ -100,8 +102,10 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
     for r in reps:
         b.ready[r["job"]] = True
     wait("3 ready endpoints", lambda: endpoints(alice, "web")["ready"] == 3, 10)
-    s, d = bob.get("/v1/services/web/endpoints")
+    s, d = bob.get("/v1/services/web")
     check(s == 404, "another tenant's service is not found", s, d)
+    s, d = bob.get("/v1/services/web/")
+    check(s == 404, "another tenant cannot reach its address", s, d)
 
     # a replica whose readiness fails leaves the endpoints
     b.ready[reps[1]["job"]] = False

@@ -8,6 +8,9 @@ replica listens in its own network namespace, where the agent's probes connect.
   with "LivenessFailed: ..."; the controller restarts it (ReplicaUnhealthy, restarts 1) and it
   becomes ready again;
 - killing the replica's server process brings it back (its restart policy);
+- the service's address /v1/services/NAME/... balances over its ready replicas (the prefix
+  stripped, X-Forwarded-Prefix set), leaves out one whose readiness fails, and is its tenant's
+  alone (another tenant 404, no token 401);
 - an exec readiness probe (a command in the replica's directory) gates readiness the same way;
 - autoscaling on the Prometheus gauge the agent scrapes from the replicas: a load scales out to
   2, a quiet spell back to 1.
@@ -33,13 +36,18 @@ os.makedirs(flags)
 PORT = free_port()
 
 SERVER = r"""
-import http.server, os, socketserver, sys
+import http.server, json, os, socketserver, sys
 flags = os.environ["FLAGS"]
 class H(http.server.BaseHTTPRequestHandler):
     def do_GET(self):
         code, body = 404, b""
         if self.path == "/ready":
-            code = 503 if os.path.exists(os.path.join(flags, "unready")) else 200
+            code = 503 if (os.path.exists(os.path.join(flags, "unready")) or os.path.exists(
+                os.path.join(flags, "unready-" + os.environ["GPUPOOL_JOB_ID"]))) else 200
+        elif self.path.split("?")[0].endswith("/whoami"):
+            code, body = 200, json.dumps({
+                "job": int(os.environ["GPUPOOL_JOB_ID"]), "path": self.path,
+                "prefix": self.headers.get("X-Forwarded-Prefix", "")}).encode()
         elif self.path == "/healthz":
             code = 500 if os.path.exists(os.path.join(flags, "sick")) else 200
         elif self.path == "/metrics":
@@ -88,9 +96,9 @@ def replicas(client, name):
 
 
 def ready_count(client, name):
-    s, d = client.get("/v1/services/%s/endpoints" % name)
-    check(s == 200, "endpoints", s, d)
-    return d["ready"]
+    s, d = client.get("/v1/services/%s" % name)
+    check(s == 200, "service", s, d)
+    return len(d["endpoints"])
 
 
 agent = None
@@ -142,6 +150,41 @@ try:
         s, d = alice.post("/v1/jobs/web/cancel")
         check(s == 200, "cancel web", s, d)
         p.wait_state(alice, rep["job"], "Cancelled", 10)
+
+        # ---- balancing over the ready replicas ----
+        lb = service("lb", replicas=2)
+        del lb["liveness_probe"]
+        s, d = alice.post("/v1/jobs", lb)
+        check(s == 201, "create lb", s, d)
+        wait("2 ready", lambda: ready_count(alice, "lb") == 2, 60)
+        ids = sorted(r["job"] for r in replicas(alice, "lb"))
+        seen = set()
+        for _ in range(8):
+            s, d = alice.get("/v1/services/lb/whoami?x=1")
+            check(s == 200 and d["path"] == "/whoami?x=1" and d["prefix"] == "/v1/services/lb",
+                  "passed with the prefix stripped", s, d)
+            seen.add(d["job"])
+        check(sorted(seen) == ids, "both replicas serve", seen, ids)
+        s, d = alice.get("/v1/jobs/lb/proxy/whoami")
+        check(s == 200 and d["job"] in ids and d["path"].endswith("/proxy/whoami"),
+              "the service through the job proxy too (its path unchanged)", s, d)
+        flag("unready-%d" % ids[0], True)
+        wait("1 ready", lambda: ready_count(alice, "lb") == 1, 30)
+        for _ in range(6):
+            s, d = alice.get("/v1/services/lb/whoami")
+            check(s == 200 and d["job"] == ids[1], "only the ready replica serves", s, d)
+        p.tenant("team-b")
+        bob = p.user("bob", "team-b")
+        s, d = bob.get("/v1/services/lb/whoami")
+        check(s == 404, "another tenant: 404", s, d)
+        s, d = p.client(None).get("/v1/services/lb/whoami")
+        check(s == 401, "no token: 401", s, d)
+        flag("unready-%d" % ids[1], True)
+        wait("none ready", lambda: ready_count(alice, "lb") == 0, 30)
+        s, d = alice.get("/v1/services/lb/whoami")
+        check(s == 503, "no ready replica: 503", s, d)
+        s, d = alice.post("/v1/jobs/lb/cancel")
+        check(s == 200, "cancel lb", s, d)
 
         # ---- an exec readiness probe ----
         ex = service("ex", readiness_probe={
