@@ -492,7 +492,6 @@ static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, bool *
     }
     if (running) { /* memory only: a service's readiness and metric (service.h) */
         r->ready = w->ready == 1;
-        r->util = util;
         r->has_metric = w->has_metric;
         r->metric = w->metric;
     }

@@ -212,10 +212,8 @@ typedef struct ctl_replica {
     int64_t pull_event_ms;
     int pull_step;
     /* memory: a service's replica (service.h) as its agent last reported it: whether its
-     * readiness probe passes, its GPU utilisation (percent; -1 none) and the service's metric
-     * scraped from it */
+     * readiness probe passes and the service's metric scraped from it */
     bool ready;
-    int util;
     bool has_metric;
     double metric;
     /* memory: its latest readings for the job's history (history.h): utilisation (percent, -1

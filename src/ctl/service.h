@@ -28,11 +28,12 @@
  *     reported once (RolloutStalled): the old replicas keep serving, and the rollout goes on if
  *     the new ones become ready. RolloutComplete when the last old replica is gone;
  *   - autoscaling (autoscale.enabled, no rollout under way): the HPA decision of
- *     gpupool/autoscale.h over the mean of the metric over the ready replicas (GPU utilisation
- *     from their heartbeats; a Prometheus gauge the agent scrapes from each; GPU memory
- *     utilisation has no per-replica source yet and never scales) at most once a second, with
- *     the stabilisation windows of the spec. A change of the replica count is stored with an
- *     event ScaledUp or ScaledDown giving the metric, its value and the decision;
+ *     gpupool/autoscale.h at most once a second, with the stabilisation windows of the spec,
+ *     over the metric of the ready replicas: a Prometheus gauge, the mean of the last value the
+ *     agent scraped from each; GPU utilisation or GPU memory utilisation, their mean over the
+ *     last CTL_SERVICE_METRIC_WINDOW_S in the jobs' history (ctl/history.h; none with the
+ *     history off, history.max_jobs 0, and then no scaling). A change of the replica count is
+ * stored with an event ScaledUp or ScaledDown giving the metric, its value and the decision;
  *   - the service's reason says "R of N replicas ready (revision V)".
  * Events go to the service's history (and ReplicaUnhealthy to the replica job's as well).
  *
@@ -46,6 +47,9 @@
 #define GP_CTL_SERVICE_H
 
 #include "ctl/context.h"
+
+/* The window the autoscaler averages GPU utilisation and memory utilisation over (history.h). */
+#define CTL_SERVICE_METRIC_WINDOW_S 10
 
 /* The longest service name: its replica jobs add "-N" (up to 7 digits) within GP_JOB_NAME_MAX. */
 #define CTL_SERVICE_NAME_MAX 48

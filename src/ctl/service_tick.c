@@ -13,6 +13,7 @@
 
 #include "base/log.h"
 #include "ctl/changes.h"
+#include "ctl/history.h"
 #include "ctl/txn.h"
 #include "gpupool/autoscale.h"
 
@@ -197,34 +198,43 @@ static int report_stalled(gpupoold *g, ctl_job *svc, const svc_view *w, svc_mem 
     return rc;
 }
 
-/* The autoscaler's input: the mean of the metric over the ready replicas. */
-static bool metric_value(const ctl_job *svc, const svc_view *w, double *value)
+/* The autoscaler's input over the ready replicas: a Prometheus gauge, the mean of the last value
+ * each reported; GPU utilisation or memory utilisation, their mean over the last
+ * CTL_SERVICE_METRIC_WINDOW_S in the jobs' history (history.h). */
+static bool metric_value(gpupoold *g, const ctl_job *svc, const svc_view *w, int64_t now,
+                         double *value)
 {
     double sum = 0;
     int n = 0;
-    for (int i = 0; i < w->n; i++) {
+    int64_t *ids = calloc((size_t)w->n + 1, sizeof(*ids));
+    for (int i = 0; ids && i < w->n; i++) {
         const ctl_job *r = w->v[i];
         if (!ctl_service_replica_ready(r)) {
             continue;
         }
-        const ctl_replica *rep = &r->replicas[0];
-        if (svc->spec.autoscale.metric == GP_SCALE_GPU_UTIL && rep->util >= 0) {
-            sum += rep->util;
-            n++;
-        } else if (svc->spec.autoscale.metric == GP_SCALE_PROMETHEUS && rep->has_metric) {
-            sum += rep->metric;
-            n++;
+        ids[n++] = r->id;
+        sum += r->replicas[0].has_metric ? r->replicas[0].metric : 0;
+    }
+    int rc = GP_ENOENT;
+    if (n && svc->spec.autoscale.metric == GP_SCALE_PROMETHEUS) {
+        int with = 0;
+        for (int i = 0; i < w->n; i++) {
+            with += ctl_service_replica_ready(w->v[i]) && w->v[i]->replicas[0].has_metric;
         }
+        rc = with ? 0 : GP_ENOENT;
+        *value = with ? sum / with : 0;
+    } else if (n) {
+        ctl_hist_metric m = svc->spec.autoscale.metric == GP_SCALE_GPU_UTIL ? CTL_HIST_GPU_UTIL
+                                                                            : CTL_HIST_GPU_MEM_UTIL;
+        rc = ctl_history_avg(g, ids, n, -1, m, CTL_SERVICE_METRIC_WINDOW_S, now, value);
     }
-    if (n) {
-        *value = sum / n;
-    }
-    return n > 0;
+    free(ids);
+    return rc == 0;
 }
 
 /* The autoscaler, once a second with no rollout under way: a decision to change the count is
  * kept in m->want (stored by apply_want). Memory only. */
-static void autoscale(const ctl_job *svc, const svc_view *w, svc_mem *m, int64_t now)
+static void autoscale(gpupoold *g, const ctl_job *svc, const svc_view *w, svc_mem *m, int64_t now)
 {
     const gp_autoscale *as = &svc->spec.autoscale;
     if (!as->enabled || w->old > 0 || now - m->last_ms < SCALE_EVERY_MS) {
@@ -239,7 +249,7 @@ static void autoscale(const ctl_job *svc, const svc_view *w, svc_mem *m, int64_t
                          .now_ms = now,
                          .up_window_ms = as->scale_up_window_s * 1000,
                          .down_window_ms = as->scale_down_window_s * 1000};
-    in.have_value = metric_value(svc, w, &in.value);
+    in.have_value = metric_value(g, svc, w, now, &in.value);
     gp_scale_decision dec;
     int64_t keep = in.up_window_ms > in.down_window_ms ? in.up_window_ms : in.down_window_ms;
     if (gp_autoscale_decide(&in, &m->h, &dec) < 0 ||
@@ -299,7 +309,7 @@ static bool plan(gpupoold *g, ctl_job *svc, int64_t now)
     if (!m || view_of(&g->st, svc, &w) < 0) {
         return true; /* out of memory: the transaction says so */
     }
-    autoscale(svc, &w, m, now);
+    autoscale(g, svc, &w, m, now);
     char why[sizeof(svc->reason)];
     reason_of(svc, &w, why, sizeof(why));
     bool need = m->want || w.old > 0 || w.cur != svc->svc_replicas || svc->svc_rollout_ms ||

@@ -14,7 +14,8 @@ real agents and probes).
 - a new revision that never becomes ready stalls (RolloutStalled) and the old replicas keep
   serving; another update recovers;
 - autoscaling on a Prometheus metric: a load scales out (ScaledUp with the value), a quiet
-  spell scales in after the scale-down window (ScaledDown);
+  spell scales in after the scale-down window (ScaledDown); likewise on GPU memory utilisation
+  from the jobs' history;
 - `gpupool submit --update -f FILE` rolls a service from the command line;
 - the service survives a controller restart; cancelling it cancels its replica jobs.
 
@@ -240,6 +241,36 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
     down = [e for e in events(alice, "auto") if e["type"] == "ScaledDown"]
     check(down, "ScaledDown event")
     wait("one replica job", lambda: len(replica_jobs(alice, "auto")) == 1, 10)
+
+    # ---- autoscaling on GPU memory utilisation (the jobs' history) ----
+    mem = service_spec("mem", replicas=1, autoscale={
+        "min_replicas": 1, "max_replicas": 3, "metric": "gpu_memory_utilization", "target": 50,
+        "scale_up_window": "0s", "scale_down_window": "2s"})
+    s, d = alice.post("/v1/jobs", mem)
+    check(s == 201, "a service scaled on GPU memory", s, d)
+
+    def mem_count():
+        return alice.get("/v1/services/mem")[1]["service"]["replicas"]
+
+    def mem_load(mib):
+        for r in replica_jobs(alice, "mem"):
+            b.ready[r["job"]] = True
+            b.mem[r["job"]] = mib
+
+    deadline = time.time() + 30
+    while time.time() < deadline and mem_count() < 2:
+        mem_load(73728)  # 90% of an 80 GiB GPU
+        time.sleep(0.2)
+    check(mem_count() >= 2, "GPU memory above the target scales out", mem_count())
+    up = [e for e in events(alice, "mem") if e["type"] == "ScaledUp"]
+    check(up and "gpu_memory_utilization" in up[0]["message"], "ScaledUp names the metric", up)
+    deadline = time.time() + 60
+    while time.time() < deadline and mem_count() > 1:
+        mem_load(4096)  # 5%
+        time.sleep(0.2)
+    check(mem_count() == 1, "GPU memory well below the target scales in", mem_count())
+    s, d = alice.post("/v1/jobs/mem/cancel")
+    check(s == 200, "cancel mem", s, d)
 
     # ---- replicas are judged one by one: 3 x 4 GPUs on an 8-GPU node is accepted ----
     s, d = alice.post("/v1/jobs", service_spec("big", replicas=3, resources={"gpus": 4}))

@@ -581,6 +581,7 @@ class Beater:
         self.stale = {}  # node -> replica reports of superseded placements still running
         self.ready = {}   # job id -> readiness reported for its replicas (services)
         self.metric = {}  # job id -> the service's scraped metric reported for its replicas
+        self.mem = {}     # job id -> GPU memory used (MiB) reported for its replicas
         self.failed = {}  # job id -> reason: its replicas are reported Failed with it, once
         self.lock = threading.Lock()
         self.stop = False
@@ -607,6 +608,8 @@ class Beater:
                 rep["ready"] = self.ready[r["job"]]
             if r["job"] in self.metric:
                 rep["metric"] = self.metric[r["job"]]
+            if r["job"] in self.mem:
+                rep["gpu_mem_mib"] = self.mem[r["job"]]
             with self.lock:
                 why = self.failed.pop(r["job"], None)
             if why is not None:
