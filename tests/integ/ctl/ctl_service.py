@@ -298,4 +298,5 @@ with Pool(sys.argv[1], extra_args=["--services-progress-deadline", "2s"]) as p:
         check(p.job(alice, r["job"])["state"] == "Cancelled", "replica job cancelled", r)
     s, d = alice.post("/v1/jobs/auto/requeue")
     check(s == 409, "a service cannot be requeued", s, d)
+    check(p.stop() == 0, "gpupoold stops cleanly (no sanitizer report)", p.read_log()[-3000:])
 print("ok")

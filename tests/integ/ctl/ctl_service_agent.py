@@ -238,6 +238,8 @@ try:
         s, d = alice.post("/v1/jobs/auto/cancel")
         check(s == 200, "cancel auto", s, d)
         check(agent.stop() == 0, "the agent stops cleanly", agent.log()[-2000:])
+        check(p.stop() == 0, "gpupoold stops cleanly (no sanitizer report)",
+              p.read_log()[-3000:])
 finally:
     if agent and agent.proc.poll() is None:
         agent.stop()
