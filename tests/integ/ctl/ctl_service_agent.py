@@ -11,6 +11,7 @@ replica listens in its own network namespace, where the agent's probes connect.
 - the service's address /v1/services/NAME/... balances over its ready replicas (the prefix
   stripped, X-Forwarded-Prefix set), leaves out one whose readiness fails, and is its tenant's
   alone (another tenant 404, no token 401);
+- a rolling update with real probes never has fewer ready replicas than the count;
 - an exec readiness probe (a command in the replica's directory) gates readiness the same way;
 - autoscaling on the Prometheus gauge the agent scrapes from the replicas: a load scales out to
   2, a quiet spell back to 1.
@@ -168,6 +169,23 @@ try:
         s, d = alice.get("/v1/jobs/lb/proxy/whoami")
         check(s == 200 and d["job"] in ids and d["path"].endswith("/proxy/whoami"),
               "the service through the job proxy too (its path unchanged)", s, d)
+        # a rolling update with real probes: never fewer than 2 ready (sampled all along)
+        samples = []
+        v2 = dict(lb, env={"FLAGS": flags, "VERSION": "2"})
+        s, d = alice.put("/v1/services/lb", v2)
+        check(s == 200 and d["service"]["revision"] == 2, "lb to revision 2", s, d)
+        deadline = time.time() + 90
+        while time.time() < deadline:
+            s, d = alice.get("/v1/services/lb")
+            samples.append(len(d["endpoints"]))
+            if len(d["replica_jobs"]) == 2 and all(
+                    r["revision"] == 2 and r["ready"] for r in d["replica_jobs"]):
+                break
+            time.sleep(0.05)
+        check(all(r["revision"] == 2 for r in replicas(alice, "lb")), "lb at revision 2")
+        check(min(samples) >= 2, "never fewer than 2 ready during the update", min(samples),
+              len(samples))
+        ids = sorted(r["job"] for r in replicas(alice, "lb"))
         flag("unready-%d" % ids[0], True)
         wait("1 ready", lambda: ready_count(alice, "lb") == 1, 30)
         for _ in range(6):
