@@ -448,3 +448,9 @@ add_test(NAME integ_ctl_service_agent
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_service_agent PROPERTIES LABELS integ TIMEOUT 300)
+# A service in podman sandboxes (gpupool up, the real podman): HTTP readiness inside each
+# container's namespace, balancing over both, an exec liveness probe through podman exec.
+add_test(NAME integ_e2e_service_sandbox
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_service_sandbox.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_service_sandbox PROPERTIES LABELS integ TIMEOUT 300)
