@@ -12,7 +12,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers chaos chaos-ha docs grid format clean
+.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers bench-services chaos chaos-ha docs grid format clean
 
 all: build
 
@@ -69,6 +69,10 @@ bench-ctl: build
 # registry, the memory watch's reaction; writes docs/results/containers.md.
 bench-containers: build
 	BUILD=$(BUILD) bench/containers.sh
+
+# The proxy's overhead and the autoscaler's reaction (docs/results/services.md).
+bench-services: build
+	BUILD=$(BUILD) bench/services.sh
 
 # Faults injected into a local pool for CHAOS_DURATION seconds, then the invariants (no job lost,
 # no GPU double-allocated); then the same on three gpupoold sharing one PostgreSQL, with leader

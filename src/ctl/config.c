@@ -359,12 +359,14 @@ static const opt options[] = {
     {.key = "notebooks.command",
      .type = T_TEXT,
      AT(notebooks.command),
-     .def = "exec jupyter notebook --no-browser --ip=127.0.0.1 --port=\"$GPUPOOL_PORT\" "
+     .def = "if [ ! -w \"${HOME:-/}\" ]; then export HOME=\"$PWD\"; fi; "
+            "exec jupyter notebook --no-browser --ip=127.0.0.1 --port=\"$GPUPOOL_PORT\" "
             "--NotebookApp.base_url=\"$GPUPOOL_BASE_URL\" --NotebookApp.token= "
             "--NotebookApp.password=",
      .help = "what a notebook that names no command runs, as `/bin/sh -c COMMAND` in its image "
              "(GPUPOOL_PORT and GPUPOOL_BASE_URL say where it serves; only the controller's "
-             "proxy reaches it, after its own authentication)"},
+             "proxy reaches it, after its own authentication); the default makes the working "
+             "directory HOME when HOME is not writable"},
     {.key = "services.progress_deadline",
      .type = T_DURATION,
      AT(services.progress_deadline_ms),

@@ -426,6 +426,15 @@ add_test(NAME integ_ctl_jupyter
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_jupyter PROPERTIES LABELS integ TIMEOUT 240)
+
+# Jupyter in an image built here from Debian's packages, the pool's default notebook, run in its
+# podman sandbox: Chromium runs a cell through the proxy, another tenant gets 404, the idle
+# notebook is suspended and `gpupool notebook open` resumes it with its files.
+add_test(NAME integ_e2e_notebook
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_notebook.py
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_e2e_notebook PROPERTIES LABELS "integ;e2e" TIMEOUT 420
+                     SKIP_RETURN_CODE 77)
 # Per-job and per-tenant history: a real agent over the mock NVML (--runtime none) reports its
 # replicas' GPU utilisation and memory; GET /v1/jobs/{id}/metrics follows them, per replica and
 # for the job, with steps and downsampling; tenants' allocation; bad input 400, other tenants 404.

@@ -1,7 +1,7 @@
 // One job (#/jobs/ID): its state and why, its image and network, where it runs, its events, its
-// replicas' logs, its spec; cancel and requeue.
+// replicas' logs, its spec; cancel and requeue; a notebook's Open and Resume.
 
-import { ApiError, get, post, request, query } from '../api.js';
+import { ApiError, apiBase, get, post, request, query } from '../api.js';
 import { h, replace, table, stateBadge, requestText, time, ago, duration, gpus, mib, pct, ENDED } from '../dom.js';
 import { lineChart } from '../chart.js';
 import { historySeries, latestOf } from '../model.js';
@@ -164,6 +164,35 @@ function history(ctx, j) {
     figs.map((f) => f.fig));
 }
 
+// A notebook's Open (Running: a one-time address opened in a new tab; the API token never goes
+// into a URL) or Resume (Suspended: it is placed and started again).
+function notebookButton(ctx, j, refresh) {
+  const kind = j.spec && j.spec.kind;
+  if (kind !== 'notebook' && kind !== 'service') return null;
+  if (j.state === 'Suspended') {
+    return h('button', { type: 'button', class: 'btn btn-primary', dataset: { focusKey: 'resume' },
+      onclick: async () => {
+        try {
+          await post(`/v1/jobs/${j.id}/resume`);
+          ctx.announce(`${j.name} resumes: it is placed and started again`);
+          await refresh();
+        } catch (e) { ctx.fail(e); }
+      } }, 'Resume');
+  }
+  if (j.state !== 'Running') return null;
+  return h('button', { type: 'button', class: 'btn btn-primary', dataset: { focusKey: 'open' },
+    onclick: async () => {
+      const tab = window.open('about:blank', '_blank'); // before the await: not a blocked popup
+      try {
+        const s = await post(`/v1/jobs/${j.id}/proxy-session`);
+        if (tab) tab.location = apiBase + s.url; else location.assign(apiBase + s.url);
+      } catch (e) {
+        if (tab) tab.close();
+        ctx.fail(e);
+      }
+    } }, 'Open');
+}
+
 export default {
   title: (p) => `Job ${p.job}`,
   async render(ctx) {
@@ -187,7 +216,8 @@ export default {
               ctx.announce(`Job ${j.name} requeued`);
               await refresh();
             } catch (e) { ctx.fail(e); }
-          } }, 'Requeue') : null);
+          } }, 'Requeue') : null,
+        notebookButton(ctx, j, refresh));
       replace(evBox, events(ev.items || []));
       if (!body.dataset.ready) {
         body.dataset.ready = '1';
