@@ -37,6 +37,10 @@
  *   - the service's reason says "R of N replicas ready (revision V)".
  * Events go to the service's history (and ReplicaUnhealthy to the replica job's as well).
  *
+ * Balancing: ANY /v1/services/{name}/... goes through the proxy (proxy.h) to a ready replica
+ * job chosen by ctl_service_pick in turn; GET /v1/services/{name} publishes the ready ones
+ * (api_services.c). Each pick scans the jobs (as the reconciliation does).
+ *
  * An update (ctl_service_update; POST /v1/jobs?update=true with the service's name, or
  * PUT /v1/services/{name}) replaces the spec: a new revision when it differs, a no-op when it is
  * the same. Cancelling a service cancels its replica jobs (ctl_service_cancel_replicas).
