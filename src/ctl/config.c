@@ -376,6 +376,15 @@ static const opt options[] = {
      .help = "how long a service's rolling update waits for its new revision's replicas to be "
              "ready before it is reported stalled (event RolloutStalled; the old replicas keep "
              "serving and the rollout goes on when they become ready)"},
+    {.key = "proxy.max_body",
+     .type = T_SIZE,
+     AT(proxy.max_body),
+     .min = KIB,
+     .max = 1024 * MIB,
+     .def = "64MiB",
+     .help = "largest request body accepted through the proxy (/v1/jobs/{job}/proxy/..., "
+             "/v1/services/{service}/...; a notebook saved with its plots); other paths keep "
+             "http.max_body. A body is held whole in memory: see docs/operations.md"},
     {.key = "faults.restart_limit",
      .type = T_INT,
      AT(faults.restart_limit),

@@ -129,6 +129,9 @@ typedef struct gp_ctl_config {
         int64_t progress_deadline_ms; /* a rollout with no new replica ready by then stalls */
     } services;
     struct {
+        int64_t max_body; /* bytes, 1KiB..1GiB, default 64MiB: a request body through the proxy */
+    } proxy;
+    struct {
         int restart_limit;         /* restarts after faults per window, default 10 */
         int64_t restart_window_ms; /* default 1h */
         double spare_fraction;     /* 0..0.5, default 0 */

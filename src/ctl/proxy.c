@@ -336,18 +336,13 @@ static int build_head(api_req *rq, px_target *t, const char *target, const char 
     } else {
         add(&b, "Connection: close\r\n\r\n");
     }
-    t->body = req->body_len ? malloc(req->body_len) : NULL;
-    if (b.failed || (req->body_len && !t->body)) {
+    if (b.failed) {
         free(b.p);
-        free(t->body);
-        t->body = NULL;
         api_error(rq, GP_ENOMEM, "out of memory");
         return GP_ENOMEM;
     }
-    if (req->body_len) {
-        memcpy(t->body, req->body, req->body_len);
-    }
-    t->body_len = req->body_len;
+    /* the body moves to the pass (up to proxy.max_body: not copied) */
+    t->body = gp_http_request_take_body(req, &t->body_len);
     t->head = b.p;
     t->head_len = b.len;
     return 0;

@@ -250,8 +250,11 @@ static int exchange(px_pass *p, px_head *h, char **raw, char **rest, size_t *res
     *raw = NULL;
     *rest_len = 0;
     recv_timeout(p->fd, UPSTREAM_HEAD_S);
-    if (!send_all(p->fd, t->head, t->head_len) ||
-        (t->body_len && !send_all(p->fd, t->body, t->body_len))) {
+    bool sent = send_all(p->fd, t->head, t->head_len) &&
+                (t->body_len == 0 || send_all(p->fd, t->body, t->body_len));
+    free(t->body); /* up to proxy.max_body: not held while the job answers */
+    t->body = NULL;
+    if (!sent) {
         answer_error(p, GP_EUNAVAIL, 502, "job %lld: the request could not be sent",
                      (long long)t->job);
         return -1;

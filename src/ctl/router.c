@@ -416,6 +416,17 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
            resp->status, ctl_role_name(rq.who.role));
 }
 
+size_t ctl_http_body_limit(void *ctx, const char *method, const char *path)
+{
+    (void)method;
+    const gpupoold *g = ctx;
+    char ref[sizeof(((api_req *)0)->param_buf[0])]; /* as the router matches them */
+    if (px_path_match(path, ref, sizeof(ref)) || px_service_path_match(path, ref, sizeof(ref))) {
+        return (size_t)g->cfg->proxy.max_body;
+    }
+    return 0; /* http.max_body */
+}
+
 /* Every request's duration is observed by its route's pattern (gpupool_http_request_duration_
  * seconds); a deferred answer (a long-poll that waits: no status yet) is not. */
 void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *resp)

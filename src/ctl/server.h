@@ -63,5 +63,8 @@ void ctl_cycle_buf_free(struct ctl_cycle_buf *b);
 
 /* The HTTP handler of the whole API (router.c); ctx is the gpupoold. */
 void ctl_http_handle(void *ctx, const gp_http_request *req, gp_http_response *resp);
+/* The HTTP server's body_limit (router.c): proxy.max_body for the proxy's paths (proxy.h), 0
+ * (http.max_body) for the rest. */
+size_t ctl_http_body_limit(void *ctx, const char *method, const char *path);
 
 #endif

@@ -304,6 +304,16 @@ const char *gp_http_request_header(const gp_http_request *req, const char *name)
     return MHD_lookup_connection_value(ri->conn, MHD_HEADER_KIND, name);
 }
 
+char *gp_http_request_take_body(const gp_http_request *req, size_t *len)
+{
+    const req_impl *ri = req->impl;
+    char *b = ri->st->body;
+    *len = b ? ri->st->len : 0;
+    ri->st->body = NULL;
+    ri->st->len = ri->st->cap = 0;
+    return b;
+}
+
 static void remote_address(struct MHD_Connection *conn, char *buf, size_t cap)
 {
     snprintf(buf, cap, "?");
@@ -320,7 +330,8 @@ static void remote_address(struct MHD_Connection *conn, char *buf, size_t cap)
     }
 }
 
-/* Appends a piece of body; 0, or -1 when past max_body (or out of memory). */
+/* Appends a piece of body, the buffer grown (doubling) to at most max + 1 bytes; 0, or -1 when
+ * past max (or out of memory). */
 static int append_body(conn_state *st, const char *data, size_t n, size_t max)
 {
     if (n > max - st->len) {
@@ -566,7 +577,7 @@ static enum MHD_Result refuse_chunked_body(gp_http_server *srv, struct MHD_Conne
         gp_http_respond_error(&resp, GP_ETOOBIG,
                               "request body: the chunked transfer coding is not accepted; send "
                               "a Content-Length (at most %zu bytes)",
-                              srv->max_body);
+                              st->limit);
         char head[160];
         int n = snprintf(head, sizeof(head),
                          "HTTP/1.1 413 Content Too Large\r\nConnection: close\r\n"
@@ -585,9 +596,14 @@ static enum MHD_Result refuse_chunked_body(gp_http_server *srv, struct MHD_Conne
 
 /* First call of a request: headers are in, no body yet. */
 static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *conn, conn_state *st,
-                                  const char *method)
+                                  const char *url, const char *method)
 {
     st->started = true;
+    st->limit = srv->max_body;
+    if (srv->body_limit) {
+        size_t lim = srv->body_limit(srv->ctx, method, url);
+        st->limit = lim > 0 && lim < SIZE_MAX / 2 ? lim : srv->max_body;
+    }
     if (strlen(method) + 1 + st->uri_len > GP_HTTP_MAX_URI ||
         st->nparams > GP_HTTP_MAX_QUERY_PARAMS) {
         track_deadline(srv, conn, false);
@@ -609,17 +625,11 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
     /* MHD has already refused a malformed Content-Length with 400. */
     errno = 0;
     unsigned long long n = strtoull(cl, NULL, 10);
-    if (errno || n > srv->max_body) {
+    if (errno || n > st->limit) {
         track_deadline(srv, conn, false);
-        return answer_too_big(conn, st, srv->max_body);
+        return answer_too_big(conn, st, st->limit);
     }
-    if (n > 0) {
-        st->body = malloc((size_t)n + 1);
-        if (!st->body) {
-            return MHD_NO;
-        }
-        st->cap = (size_t)n + 1;
-    }
+    st->declared = (size_t)n; /* the buffer grows as the bytes come (append_body) */
     return MHD_YES;
 }
 
@@ -866,7 +876,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         *con_cls = st;
     }
     if (!st->started) {
-        return on_headers(srv, conn, st, method);
+        return on_headers(srv, conn, st, url, method);
     }
     if (*upload_data_size > 0) {
         size_t n = *upload_data_size;
@@ -874,7 +884,7 @@ static enum MHD_Result on_access(void *cls, struct MHD_Connection *conn, const c
         if (st->answered) {
             return MHD_YES; /* answered early (e.g. 431): the body is read and dropped */
         }
-        if (append_body(st, upload_data, n, srv->max_body) != 0) {
+        if (append_body(st, upload_data, n, st->declared) != 0) {
             return MHD_NO; /* past the Content-Length checked at the start: cannot happen */
         }
         return MHD_YES;
@@ -1166,6 +1176,7 @@ int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handl
     srv->handler = handler;
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
+    srv->body_limit = cfg->body_limit;
     srv->max_header = cfg->max_header ? cfg->max_header : GP_HTTP_MAX_HEADER;
     srv->timeout_ms = (int64_t)cfg->timeout_s * 1000;
     if (cfg->tls_cert_file && ((rc = read_pem(cfg->tls_cert_file, &srv->tls_cert, d)) != 0 ||

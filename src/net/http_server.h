@@ -2,13 +2,15 @@
  * HTTP server: a thin wrapper over libmicrohttpd that carries gpupoold's JSON API.
  *
  * The wrapper does transport only: it listens (optionally with TLS), reads each request's whole
- * body up to cfg.max_body bytes, calls one handler with the complete request, and sends what the
- * handler put in the response: a body, a body streamed from a source as it comes ("Streamed
- * bodies"), or a protocol upgrade that hands the handler's taker the socket ("Upgrades"). Routing,
- * methods, authentication and parsing are the handler's business. A body larger than max_body
- * (known from Content-Length, or found while a chunked body streams in: then the connection is
- * closed right after the answer, whatever size its chunk declares) is answered 413 with the API's
- * error shape and the handler is never called.
+ * body up to its limit (cfg.max_body, or what cfg.body_limit says for that request), calls one
+ * handler with the complete request, and sends what the handler put in the response: a body, a body
+ * streamed from a source as it comes ("Streamed bodies"), or a protocol upgrade that hands the
+ * handler's taker the socket ("Upgrades"). Routing, methods, authentication and parsing are the
+ * handler's business. A body larger than its limit (known from Content-Length) is answered 413 with
+ * the API's error shape and the handler is never called; a chunked request body is refused at once
+ * (413, connection closed). The body's buffer grows as its bytes arrive (doubling, up to the
+ * Content-Length), so a connection holds about what its client has sent, not what its
+ * Content-Length announces.
  *
  * Limits on clients, all answered before the handler is called:
  *   - a request line over GP_HTTP_MAX_URI bytes or a query of more than
@@ -75,6 +77,12 @@ typedef struct gp_http_server_config {
     unsigned timeout_s;        /* time to send a request, and idle timeout, in s; 0 means none */
     const char *tls_cert_file; /* PEM certificate chain; with tls_key_file, enables HTTPS */
     const char *tls_key_file;  /* PEM private key (unencrypted) */
+    /* Optional: the largest body accepted for one request, when some paths need another limit
+     * than max_body (a proxy's). Called once per request when its head is in, before its body
+     * is read, on a pool thread (concurrently with itself), with the handler's ctx and the
+     * request's method and path (as gp_http_request has them); 0 means max_body. Must not
+     * block. NULL: max_body for every request. */
+    size_t (*body_limit)(void *ctx, const char *method, const char *path);
 } gp_http_server_config;
 
 /* One complete request, borrowed by the handler for the duration of the call. */
@@ -137,6 +145,11 @@ typedef void (*gp_http_handler)(void *ctx, const gp_http_request *req, gp_http_r
 const char *gp_http_request_query(const gp_http_request *req, const char *name);
 /* Value of header `name` (name compared case-insensitively), NULL if absent. Borrowed. */
 const char *gp_http_request_header(const gp_http_request *req, const char *name);
+/* Takes the request's body buffer: the caller owns it (free() it), and *len is its length (a
+ * NUL follows it). NULL with *len 0 when the request has no body (or it was taken already).
+ * Afterwards req->body must not be read (it pointed into the buffer). Saves a copy when the
+ * handler keeps the body past its call (a deferred answer). */
+char *gp_http_request_take_body(const gp_http_request *req, size_t *len);
 /* Calls fn for each header field of req in the order sent (repeated fields one by one); stops
  * when fn returns non-zero. Name and value are borrowed like req. */
 void gp_http_request_each_header(const gp_http_request *req,

@@ -31,6 +31,7 @@ struct gp_http_server {
     gp_http_handler handler;
     void *ctx;
     size_t max_body;
+    size_t (*body_limit)(void *ctx, const char *method, const char *path);
     size_t max_header;
     int64_t timeout_ms; /* time for a whole request; 0: none */
     int port;
@@ -107,6 +108,8 @@ struct gp_http_upgraded {
 typedef struct conn_state {
     char *body;
     size_t len, cap;
+    size_t limit;         /* this request's body limit (max_body or body_limit's) */
+    size_t declared;      /* its Content-Length (at most limit) */
     size_t uri_len;       /* raw request target as sent (path and query) */
     char *target;         /* a copy of it (NULL when it could not be made) */
     size_t nparams;       /* query parameters in it */

@@ -58,6 +58,16 @@ static void echo_handler(void *ctx, const gp_http_request *req, gp_http_response
     if (strcmp(req->path, "/nostatus") == 0) {
         return;
     }
+    if (strcmp(req->path, "/big/take") == 0) { /* the body, taken, is the answer */
+        size_t len = 99;
+        char *b = gp_http_request_take_body(req, &len);
+        assert_true(b == NULL ? len == 0 : b[len] == '\0');
+        size_t again = 99;
+        assert_null(gp_http_request_take_body(req, &again));
+        assert_int_equal(again, 0);
+        gp_http_response_set_body(resp, 200, "application/octet-stream", b, len);
+        return;
+    }
     if (strcmp(req->path, "/head") == 0) {
         char *out = malloc(64);
         assert_non_null(out);
@@ -354,6 +364,70 @@ static void test_body_limit(void **state)
     }
     assert_int_equal(atomic_load(&ec.calls), 2);
     free(req);
+    free(big);
+    gp_http_server_stop(srv);
+}
+
+#define BIG_BODY (64 * 1024)
+
+/* The body_limit of test_body_limit_per_request: BIG_BODY under /big/, max_body elsewhere. */
+static size_t big_paths(void *ctx, const char *method, const char *path)
+{
+    atomic_fetch_add(&((echo_ctx *)ctx)->slow_started, 1); /* counts the calls */
+    (void)method;
+    return strncmp(path, "/big/", 5) == 0 ? BIG_BODY : 0;
+}
+
+/* cfg.body_limit gives some paths their own limit, judged per request before the body is read;
+ * the other paths keep max_body. A taken body is the handler's. */
+static void test_body_limit_per_request(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server_config cfg = {
+        .host = "127.0.0.1", .threads = 2, .max_body = MAX_BODY, .body_limit = big_paths};
+    gp_http_server *srv = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &srv, &d), 0);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    char *big = malloc(BIG_BODY + 1);
+    assert_non_null(big);
+    for (size_t i = 0; i <= BIG_BODY; i++) {
+        big[i] = (char)('a' + i % 26);
+    }
+    int status = 0;
+    char *out = call(c, "PUT", "/big/x", big, BIG_BODY, NULL, &status);
+    assert_int_equal(status, 200);
+    assert_non_null(strstr(out, "len=65536\n"));
+    assert_int_equal(memcmp(strstr(out, "len=65536\n") + 10, big, BIG_BODY), 0);
+    free(out);
+    out = call(c, "PUT", "/big/x", big, BIG_BODY + 1, NULL, &status);
+    assert_int_equal(status, 413);
+    assert_non_null(strstr(out, "larger than 65536 bytes"));
+    free(out);
+    /* the other paths keep max_body */
+    out = call(c, "PUT", "/small", big, MAX_BODY + 1, NULL, &status);
+    assert_int_equal(status, 413);
+    assert_non_null(strstr(out, "larger than 1024 bytes"));
+    free(out);
+    out = call(c, "PUT", "/small", big, MAX_BODY, NULL, &status);
+    assert_int_equal(status, 200);
+    free(out);
+    /* a body taken by the handler (kept past its call without a copy) */
+    size_t len = 0;
+    out = NULL;
+    assert_int_equal(
+        gp_http_call(c, "POST", "/big/take", big, 50000, NULL, &status, &out, &len, &d), 0);
+    assert_int_equal(status, 200);
+    assert_int_equal(len, 50000);
+    assert_int_equal(memcmp(out, big, 50000), 0);
+    free(out);
+    out = call(c, "POST", "/big/take", NULL, 0, NULL, &status);
+    assert_int_equal(status, 200);
+    free(out);
+    assert_int_equal(atomic_load(&ec.calls), 4);
+    assert_true(atomic_load(&ec.slow_started) >= 6); /* once per request */
+    gp_http_client_free(c);
     free(big);
     gp_http_server_stop(srv);
 }
@@ -1138,6 +1212,7 @@ int main(void)
         cmocka_unit_test(test_query_and_headers),
         cmocka_unit_test(test_response_shapes),
         cmocka_unit_test(test_body_limit),
+        cmocka_unit_test(test_body_limit_per_request),
         cmocka_unit_test(test_concurrent_clients),
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_listen_and_connect_errors),

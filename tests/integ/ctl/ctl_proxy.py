@@ -10,6 +10,8 @@ server and a WebSocket echo) in a network namespace of its own.
 - The cookie flow: POST proxy-session answers a one-time URL; its GET answers 303 to the URL
   without the code, with an HttpOnly SameSite=Lax cookie for the job's prefix; the code works
   once; the cookie then opens the proxy.
+- Request bodies: a 5 MiB PUT through the proxy reaches the job whole (proxy.max_body, set to
+  8 MiB here); one past proxy.max_body is 413; an API path keeps http.max_body (2 MiB: 413).
 - A WebSocket upgrade through the proxy echoes frames.
 - Another tenant gets 404, an admin 403, no credentials 401; a batch job has nothing to proxy.
 - The job's port cannot be reached on the node's own 127.0.0.1 (its own namespace), and the
@@ -23,6 +25,7 @@ server and a WebSocket echo) in a network namespace of its own.
 Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory, gpupool.
 """
 import base64
+import hashlib
 import http.client
 import json
 import os
@@ -57,6 +60,20 @@ def raw(port, method, target, headers=None, body=None):
     return out
 
 
+def head_only(port, method, target, headers, length):
+    """A request head announcing a body of length bytes, none sent: (status, answer text), as
+    answered before the body is read."""
+    sock = socket.create_connection(("127.0.0.1", port), timeout=30)
+    lines = ["%s %s HTTP/1.1" % (method, target), "Host: 127.0.0.1",
+             "Content-Length: %d" % length] + ["%s: %s" % kv for kv in headers.items()]
+    sock.sendall(("\r\n".join(lines) + "\r\n\r\n").encode())
+    r = http.client.HTTPResponse(sock)
+    r.begin()
+    out = (r.status, r.read().decode(errors="replace"))
+    sock.close()
+    return out
+
+
 def header(hs, name):
     return [v for k, v in hs if k.lower() == name.lower()]
 
@@ -84,7 +101,7 @@ def ws_read(sock):
 
 
 try:
-    with Pool(gpupoold) as p:
+    with Pool(gpupoold, ["--proxy-max-body", "8MiB"]) as p:
         admin = p.admin
         p.tenant("team-a")
         p.tenant("team-b")
@@ -135,6 +152,19 @@ try:
             "Content-Type": "application/json"}), body=json.dumps({"cell": "1+1"}))
         check(s == 200 and json.loads(text)["body"] == '{"cell": "1+1"}', "POST with a body",
               s, text)
+        # ---- request bodies past http.max_body: proxy.max_body ----
+        upload = os.urandom(5 * 1024 * 1024)
+        s, hs, text = raw(p.port, "PUT", prefix + "notebook.ipynb", auth, body=upload)
+        check(s == 200 and json.loads(text)["len"] == len(upload) and
+              json.loads(text)["sha256"] == hashlib.sha256(upload).hexdigest(),
+              "a 5 MiB PUT reaches the job whole", s, text[:300])
+        s, text = head_only(p.port, "PUT", prefix + "notebook.ipynb", auth, 8 * 1024 * 1024 + 1)
+        check(s == 413 and "GP_ETOOBIG" in text and "8388608" in text, "past proxy.max_body: 413",
+              s, text)
+        s, text = head_only(p.port, "PUT", "/v1/services/nb/x", auth, 8 * 1024 * 1024 + 1)
+        check(s == 413, "a service's address has proxy.max_body too", s, text)
+        s, text = head_only(p.port, "POST", "/v1/jobs", auth, 2 * 1024 * 1024)
+        check(s == 413 and "GP_ETOOBIG" in text, "an API path keeps http.max_body: 413", s, text)
         c = http.client.HTTPConnection("127.0.0.1", p.port, timeout=30)
         c.request("GET", prefix + "big", headers=auth)
         r = c.getresponse()

@@ -9,6 +9,7 @@ WebSocket echo. Standard library only.
   GET  .../chunked     the same JSON in the chunked coding
   GET  .../stream?f=F  chunked: "first;" at once, "last" once the file F exists
   GET  .../ws          (Upgrade: websocket) 101, then every text or binary frame echoed back
+  PUT  /...            200 JSON {len, sha256} of the body (a large upload arrives whole)
   POST .../write       the body into $GPUPOOL_DATA_DIR/home/note.txt (a volume)
   GET  .../read        200 with what note.txt holds
   GET  .../early        a 103 Early Hints and the 200 after it, in one write
@@ -109,6 +110,18 @@ class Handler(BaseHTTPRequestHandler):
             with open(self.note(), "w") as f:
                 f.write(body)
         self.send_doc(self.doc({"body": body}))
+
+    def do_PUT(self):
+        left = int(self.headers.get("Content-Length", "0"))
+        h, n = hashlib.sha256(), 0
+        while left > 0:
+            piece = self.rfile.read(min(left, 1 << 16))
+            if not piece:
+                break
+            h.update(piece)
+            n += len(piece)
+            left -= len(piece)
+        self.send_doc(json.dumps({"len": n, "sha256": h.hexdigest()}).encode())
 
     def stream(self):
         flag = self.path.split("f=", 1)[1]
