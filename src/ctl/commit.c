@@ -15,6 +15,8 @@
 #include "ctl/audit.h"
 #include "base/clock.h"
 #include "ctl/notify.h"
+#include "ctl/proxy_pool.h"
+#include "ctl/proxy_state.h"
 #include "ctl/server.h"
 
 #include "base/log.h"
@@ -133,6 +135,9 @@ static void cycle(gpupoold *g)
         GP_LOG(GP_LOG_ERROR, "sched", "cycle failed: %s", d.msg);
     }
     g->last_cycle_ms = gp_mono_ms();
+    if (g->proxy) { /* idle upstream tunnels past their time, or closed by the job */
+        px_pool_sweep(ctl_proxy_tunnels(g->proxy), g->last_cycle_ms);
+    }
     int64_t us = ctl_metrics_now_us() - t0_us;
     atomic_fetch_add(&g->stats.cycles, 1);
     atomic_store(&g->stats.cycle_us_last, us);

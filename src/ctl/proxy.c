@@ -233,6 +233,12 @@ static int locate(api_req *rq, const px_who *w, px_target *t, int64_t *asked)
             snprintf(t->node, sizeof(t->node), "%s", n->name);
             snprintf(t->tunnel, sizeof(t->tunnel), "/v1/replicas/%lld-%d-%lld/tunnel?port=%d",
                      (long long)j->id, r, (long long)j->replicas[r].epoch, j->spec.port);
+            t->key = (px_pool_key){.tenant = t->tenant,
+                                   .job = j->id,
+                                   .replica = r,
+                                   .epoch = j->replicas[r].epoch,
+                                   .port = t->port};
+            snprintf(t->key.agent, sizeof(t->key.agent), "%s:%d", host, t->agent_port);
         }
     }
     ctl_read_unlock(rq->g);
@@ -317,6 +323,10 @@ static int build_head(api_req *rq, px_target *t, const char *target, const char 
     const char *up = gp_http_request_header(req, "Upgrade");
     t->upgrade = up && has_token(gp_http_request_header(req, "Connection"), "upgrade");
     t->head_only = strcmp(req->method, "HEAD") == 0;
+    static const char *const idempotent[] = {"GET", "HEAD", "PUT", "DELETE", "OPTIONS", "TRACE"};
+    for (size_t i = 0; i < sizeof(idempotent) / sizeof(idempotent[0]); i++) {
+        t->retry_ok = t->retry_ok || strcmp(req->method, idempotent[i]) == 0;
+    }
     head_buf b = {0};
     add(&b, "%s %s HTTP/1.1\r\n", req->method, target);
     gp_http_request_each_header(req, copy_header, &b);
@@ -334,7 +344,7 @@ static int build_head(api_req *rq, px_target *t, const char *target, const char 
     if (t->upgrade) {
         add(&b, "Connection: Upgrade\r\nUpgrade: %s\r\n\r\n", up);
     } else {
-        add(&b, "Connection: close\r\n\r\n");
+        add(&b, "\r\n"); /* HTTP/1.1 keeps the tunnel open for the next request (proxy_pool.h) */
     }
     if (b.failed) {
         free(b.p);

@@ -16,6 +16,7 @@
 #define GP_CTL_PROXY_H
 
 #include "ctl/api.h"
+#include "ctl/proxy_pool.h"
 
 #include <stdbool.h>
 #include <stddef.h>
@@ -38,8 +39,10 @@ typedef struct px_target {
     size_t head_len;
     char *body; /* malloc'd copy of the request body */
     size_t body_len;
-    bool upgrade;   /* the client asked for an upgrade (WebSocket) */
-    bool head_only; /* HEAD: the answer has no body */
+    bool upgrade;    /* the client asked for an upgrade (WebSocket) */
+    bool head_only;  /* HEAD: the answer has no body */
+    bool retry_ok;   /* idempotent: may be sent again on a fresh tunnel after a reused one failed */
+    px_pool_key key; /* what its tunnel is bound to (proxy_pool.h) */
 } px_target;
 
 /* Resumes the Suspended job (of tenant; 0: any) through the committer, as who (for its event).

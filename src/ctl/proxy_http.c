@@ -46,6 +46,7 @@ int px_head_parse(char *head, size_t len, px_head *out)
         return -1;
     }
     out->status = status;
+    out->minor = line[7] - '0';
     while ((line = strtok_r(NULL, "\r\n", &save)) != NULL) {
         char *colon = strchr(line, ':');
         if (line[0] == ' ' || line[0] == '\t' || !colon || colon == line ||
@@ -337,5 +338,6 @@ long px_chunks_feed(px_chunks *c, const char *in, size_t n, char *out)
             return -1;
         }
     }
+    c->extra += n - i; /* past the end (done), or 0 */
     return (long)w;
 }

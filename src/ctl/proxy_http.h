@@ -16,6 +16,7 @@
  * parser modifies: it ends each with a NUL). */
 typedef struct px_head {
     int status;
+    int minor; /* HTTP/1.minor */
     int nheaders;
     char *name[PX_MAX_HEADERS];
     char *value[PX_MAX_HEADERS];
@@ -57,11 +58,12 @@ typedef struct px_chunks {
     int digits;              /* private */
     unsigned long long left; /* bytes of the current chunk still to come */
     bool done;               /* the last chunk and the trailer were read */
+    size_t extra;            /* bytes fed after the end (not the body's) */
 } px_chunks;
 
 /* Decodes n bytes of a chunked body from in, appending the data to out (which has room for n
  * bytes: data is never longer than its coding). Returns the data bytes written, or -1 when the
- * coding is malformed. Bytes after the end (done) are ignored. */
+ * coding is malformed. Bytes after the end (done) are ignored, counted in extra. */
 long px_chunks_feed(px_chunks *c, const char *in, size_t n, char *out);
 
 #endif

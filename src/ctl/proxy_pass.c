@@ -1,18 +1,30 @@
 /*
  * The proxy's pass (see proxy.h): one worker thread per proxied request. The request is deferred
  * (it holds no HTTP thread while the worker waits); the worker
- *   1. connects to the node's agent and asks for a tunnel to the job's port (agent/tunnel.h);
- *   2. sends the request through it and reads the job's response head;
+ *   1. takes an idle tunnel to the replica's port from the pool (proxy_pool.h), or connects to
+ *      the node's agent and asks for a new one (agent/tunnel.h);
+ *   2. sends the request through it and reads the job's response head (a reused tunnel that
+ *      the job closed meanwhile, found when the request cannot be sent or nothing at all comes
+ *      back, is replaced once by a fresh one when the request may be sent again: idempotent,
+ *      or not sent whole);
  *   3. answers the deferred request: an upgrade (WebSocket) whose bytes it then relays both
  *      ways, or a streamed body it keeps reading from the tunnel (chunked coding decoded) into
  *      a buffer the HTTP server drains (http_server.h's streams).
  * The buffer and its flags are under the pass's lock; the stream's read and free callbacks and
  * the worker meet there. The pass is freed by the last of the worker and the stream.
+ *
+ * Keep-alive: the tunnel goes back to the pool only when the exchange ended cleanly and the
+ * connection to the job is still in a known state: an HTTP/1.1 answer without Connection:
+ * close, its body framed by Content-Length or the chunked coding (or none), read to its exact
+ * end with nothing after it, and the client still there; never after an upgrade, a body read to
+ * the end of the stream, or any error.
  */
 #include "ctl/proxy.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "ctl/proxy_http.h"
+#include "ctl/proxy_pool.h"
 #include "ctl/proxy_state.h"
 #include "net/relay.h"
 
@@ -52,6 +64,8 @@ typedef struct px_pass {
     char buf[PX_BUF];
     size_t off, len;
     bool eof, failed, closed; /* closed: the stream was freed */
+    bool reused;              /* the tunnel came from the pool */
+    bool keep;                /* the answer leaves the tunnel reusable if its body ends well */
     gp_http_stream *stream;
     int refs;
     /* an upgrade: the client's socket once handed over (-2 until then, -1 when it failed) */
@@ -168,12 +182,14 @@ static bool send_all(int fd, const char *b, size_t n)
 
 /* Reads a response head (into *head, malloc'd, NUL-terminated; *head_len its length) and what
  * came after it (*rest, *rest_len, in the same allocation), starting with the pre_len bytes of
- * pre (what came after an earlier head). 0, or -1 (closed, timed out, too large). */
+ * pre (what came after an earlier head). 0, -2 when the connection was closed (or reset) before
+ * a single byte came, or -1 (closed later, timed out, too large). */
 static int read_head(int fd, const char *pre, size_t pre_len, char **head, size_t *head_len,
                      char **rest, size_t *rest_len)
 {
     char *b = malloc(HEAD_MAX + 1);
     size_t n = pre_len < HEAD_MAX ? pre_len : HEAD_MAX, end = 0;
+    bool closed = false;
     if (b && n) {
         memcpy(b, pre, n);
     }
@@ -183,13 +199,14 @@ static int read_head(int fd, const char *pre, size_t pre_len, char **head, size_
             continue;
         }
         if (r <= 0) {
+            closed = r == 0 || (errno != EAGAIN && errno != EWOULDBLOCK);
             break;
         }
         n += (size_t)r; /* a read may fill the buffer with the head and the body's start */
     }
     if (!b || !end) {
         free(b);
-        return -1;
+        return closed && n == 0 ? -2 : -1;
     }
     b[n] = '\0';
     *head = b;
@@ -210,70 +227,134 @@ static void agent_message(const char *body, char *msg, size_t cap)
     }
 }
 
-/* Steps 1 and 2: the tunnel, the request, the job's response head. 0 with the head parsed into
- * h (pointing into *raw, the caller's to free) and the bytes after it, or -1 after answering. */
-static int exchange(px_pass *p, px_head *h, char **raw, char **rest, size_t *rest_len)
+/* Replaces the pass's tunnel (closing the one it had). */
+static void set_tunnel(px_pass *p, int fd)
+{
+    pthread_mutex_lock(&p->lock);
+    int old = p->fd;
+    p->fd = fd;
+    pthread_mutex_unlock(&p->lock);
+    ctl_proxy_worker_socket(p->ps, p->slot, fd);
+    if (old >= 0) {
+        close(old);
+    }
+}
+
+/* Step 1 without the pool: a new tunnel from the node's agent into p->fd. 0, or -1 after
+ * answering. */
+static int open_tunnel(px_pass *p)
 {
     px_target *t = p->t;
     char err[256];
-    p->fd = dial(t->agent_host, t->agent_port, err, sizeof(err));
-    if (p->fd < 0) {
+    int fd = dial(t->agent_host, t->agent_port, err, sizeof(err));
+    if (fd < 0) {
         answer_error(p, GP_EUNAVAIL, 502, "job %lld: node %s's agent (%s:%d) cannot be reached: %s",
                      (long long)t->job, t->node, t->agent_host, t->agent_port, err);
         return -1;
     }
-    ctl_proxy_worker_socket(p->ps, p->slot, p->fd);
-    char ask[512];
+    set_tunnel(p, fd);
+    p->reused = false;
+    char ask[512], *raw = NULL, *rest = NULL;
+    size_t hl, rest_len;
+    px_head h;
     int n = snprintf(ask, sizeof(ask),
                      "GET %s HTTP/1.1\r\nHost: %s:%d\r\nAuthorization: Bearer %s\r\n"
                      "Connection: Upgrade\r\nUpgrade: gpupool-tunnel\r\n\r\n",
                      t->tunnel, t->agent_host, t->agent_port, t->token);
-    recv_timeout(p->fd, AGENT_HEAD_S);
-    size_t hl;
-    if (n >= (int)sizeof(ask) || !send_all(p->fd, ask, (size_t)n) ||
-        read_head(p->fd, NULL, 0, raw, &hl, rest, rest_len) != 0 ||
-        px_head_parse(*raw, hl, h) != 0) {
+    recv_timeout(fd, AGENT_HEAD_S);
+    if (n >= (int)sizeof(ask) || !send_all(fd, ask, (size_t)n) ||
+        read_head(fd, NULL, 0, &raw, &hl, &rest, &rest_len) != 0 ||
+        px_head_parse(raw, hl, &h) != 0) {
+        free(raw);
         answer_error(p, GP_EUNAVAIL, 502, "job %lld: node %s's agent gave no tunnel",
                      (long long)t->job, t->node);
         return -1;
     }
-    if (h->status != 101) {
+    if (h.status != 101) {
         char msg[300];
-        agent_message(*rest, msg, sizeof(msg));
+        agent_message(rest, msg, sizeof(msg));
+        free(raw);
         answer_error(p, GP_EUNAVAIL, 503, "job %lld: port %d cannot be reached: %s",
                      (long long)t->job, t->port, msg);
         return -1;
     }
     /* the tunnel is open: the job's own bytes from here (the agent sends none of its own after
      * its 101, and the job none before it has the request) */
-    free(*raw);
+    free(raw);
+    return 0;
+}
+
+/* Step 2 on the current tunnel: 0 with the head parsed into h (pointing into *raw, the
+ * caller's to free) and the bytes after it; -2 when the tunnel was found closed (the request
+ * could not be sent, *sent false, or nothing at all came back); -1 for another failure. */
+static int send_and_read(px_pass *p, px_head *h, char **raw, char **rest, size_t *rest_len,
+                         bool *sent)
+{
+    px_target *t = p->t;
     *raw = NULL;
     *rest_len = 0;
     recv_timeout(p->fd, UPSTREAM_HEAD_S);
-    bool sent = send_all(p->fd, t->head, t->head_len) &&
-                (t->body_len == 0 || send_all(p->fd, t->body, t->body_len));
-    free(t->body); /* up to proxy.max_body: not held while the job answers */
-    t->body = NULL;
-    if (!sent) {
-        answer_error(p, GP_EUNAVAIL, 502, "job %lld: the request could not be sent",
-                     (long long)t->job);
-        return -1;
+    *sent = send_all(p->fd, t->head, t->head_len) &&
+            (t->body_len == 0 || send_all(p->fd, t->body, t->body_len));
+    if (!*sent) {
+        return -2;
     }
     char *prev = NULL;
+    size_t hl;
+    int rc = 0;
     do { /* interim answers (100 Continue, 103) are not passed on; what followed one is kept */
         free(prev);
         prev = *raw;
         *raw = NULL;
-        if (read_head(p->fd, *rest_len ? *rest : NULL, *rest_len, raw, &hl, rest, rest_len) != 0 ||
-            px_head_parse(*raw, hl, h) != 0) {
-            free(prev);
+        rc = read_head(p->fd, *rest_len ? *rest : NULL, *rest_len, raw, &hl, rest, rest_len);
+        if (rc == 0 && px_head_parse(*raw, hl, h) != 0) {
+            rc = -1;
+        }
+        rc = rc == -2 && prev ? -1 : rc; /* after an interim answer, something did come */
+    } while (rc == 0 && h->status < 200 && h->status != 101);
+    free(prev);
+    return rc;
+}
+
+/* Steps 1 and 2: the tunnel, the request, the job's response head. 0 with the head parsed into
+ * h (pointing into *raw, the caller's to free) and the bytes after it, or -1 after answering. */
+static int exchange(px_pass *p, px_head *h, char **raw, char **rest, size_t *rest_len)
+{
+    px_target *t = p->t;
+    int fd = px_pool_take(ctl_proxy_tunnels(p->ps), &t->key, gp_mono_ms());
+    if (fd >= 0) {
+        set_tunnel(p, fd);
+        p->reused = true;
+    } else if (open_tunnel(p) != 0) {
+        return -1;
+    }
+    bool sent = false;
+    int rc = send_and_read(p, h, raw, rest, rest_len, &sent);
+    if (rc == -2 && p->reused && (t->retry_ok || !sent)) {
+        GP_LOG(GP_LOG_DEBUG, "proxy", "job=%lld a kept tunnel was closed by the job: a new one",
+               (long long)t->job);
+        free(*raw);
+        *raw = NULL;
+        if (open_tunnel(p) != 0) {
+            return -1;
+        }
+        rc = send_and_read(p, h, raw, rest, rest_len, &sent);
+    }
+    free(t->body); /* up to proxy.max_body: not held while the job answers */
+    t->body = NULL;
+    if (rc != 0) {
+        free(*raw);
+        *raw = NULL;
+        if (!sent) {
+            answer_error(p, GP_EUNAVAIL, 502, "job %lld: the request could not be sent",
+                         (long long)t->job);
+        } else {
             answer_error(p, GP_EUNAVAIL, 502,
                          "job %lld: no valid HTTP answer from port %d within %d s",
                          (long long)t->job, t->port, UPSTREAM_HEAD_S);
-            return -1;
         }
-    } while (h->status < 200 && h->status != 101);
-    free(prev);
+        return -1;
+    }
     return 0;
 }
 
@@ -379,6 +460,49 @@ static void finish_body(px_pass *p, bool failed)
     pthread_mutex_unlock(&p->lock);
 }
 
+/* The job's answer was read to its exact end and the tunnel may carry another request (p->keep):
+ * back to the pool now, before the client has the answer's last bytes (its next request then
+ * finds it there). Not when the client went away first (stream_free shut the tunnel down). */
+static void release_tunnel(px_pass *p)
+{
+    pthread_mutex_lock(&p->lock);
+    int fd = p->keep && !p->closed ? p->fd : -1;
+    if (fd >= 0) {
+        p->fd = -1;
+    }
+    pthread_mutex_unlock(&p->lock);
+    if (fd >= 0) {
+        ctl_proxy_worker_socket(p->ps, p->slot, -1);
+        px_pool_put(ctl_proxy_tunnels(p->ps), &p->t->key, fd, gp_mono_ms());
+    }
+}
+
+/* Decodes one piece of the body (*in, *n: consumed) into what the client gets (*data, *len);
+ * *end once the body's end was read, *extra when bytes came after it. false: malformed. */
+static bool decode(body_framing f, px_chunks *ch, unsigned long long *left, const char **in,
+                   size_t *n, char *dec, const char **data, size_t *len, bool *end, bool *extra)
+{
+    if (f == BODY_CHUNKED) {
+        long d = px_chunks_feed(ch, *in, *n, dec);
+        *in += *n;
+        *n = 0;
+        *data = dec;
+        *len = d > 0 ? (size_t)d : 0;
+        *end = ch->done;
+        *extra = ch->extra > 0;
+        return d >= 0;
+    }
+    size_t k = f == BODY_LENGTH && *n > *left ? (size_t)*left : *n;
+    *data = *in;
+    *len = k;
+    *left -= f == BODY_LENGTH ? k : 0;
+    *end = f == BODY_LENGTH && *left == 0;
+    *extra = *end && *n > k;
+    *in += k;
+    *n = *end ? 0 : *n - k;
+    return true;
+}
+
 /* Step 3 for a body: reads it from the tunnel until its end. */
 static void pump_body(px_pass *p, body_framing f, unsigned long long length, const char *rest,
                       size_t rest_len)
@@ -386,16 +510,13 @@ static void pump_body(px_pass *p, body_framing f, unsigned long long length, con
     static const size_t piece = 16 * 1024;
     char *raw = malloc(piece), *dec = malloc(piece);
     px_chunks ch = {0};
-    bool failed = !raw || !dec;
+    bool failed = !raw || !dec, end = f == BODY_LENGTH && length == 0;
     unsigned long long left = length;
     const char *in = rest;
     size_t n = rest_len;
     recv_timeout(p->fd, UPSTREAM_IDLE_S);
-    while (!failed && f != BODY_NONE) {
+    while (!failed && !end) {
         if (n == 0) {
-            if ((f == BODY_LENGTH && left == 0) || (f == BODY_CHUNKED && ch.done)) {
-                break;
-            }
             ssize_t r = recv(p->fd, raw, piece, 0);
             if (r < 0 && errno == EINTR) {
                 continue;
@@ -408,22 +529,21 @@ static void pump_body(px_pass *p, body_framing f, unsigned long long length, con
             n = (size_t)r;
         }
         touch(p);
-        if (f == BODY_CHUNKED) {
-            size_t k = n < piece ? n : piece;
-            long d = px_chunks_feed(&ch, in, k, dec);
-            in += k;
-            n -= k;
-            failed = d < 0 || !put(p, dec, (size_t)d);
-        } else {
-            size_t k = f == BODY_LENGTH && n > left ? (size_t)left : n;
-            failed = !put(p, in, k);
-            left -= f == BODY_LENGTH ? k : 0;
-            in += k;
-            n -= k;
-            if (f == BODY_LENGTH && left == 0) {
-                n = 0;
+        while (!failed && !end && n > 0) {
+            const char *data;
+            size_t len;
+            bool extra = false;
+            size_t k = n < piece ? n : piece, k_left = k;
+            failed = !decode(f, &ch, &left, &in, &k_left, dec, &data, &len, &end, &extra);
+            n -= k - k_left;
+            if (end && !extra && n == 0) {
+                release_tunnel(p);
             }
+            failed = failed || (len > 0 && !put(p, data, len));
         }
+    }
+    if (end && rest_len == 0 && length == 0 && f == BODY_LENGTH) {
+        release_tunnel(p); /* Content-Length: 0 */
     }
     free(raw);
     free(dec);
@@ -472,6 +592,20 @@ static void pass_upgrade(px_pass *p, const px_head *h, const char *rest, size_t 
     gp_http_upgraded_close(p->up);
 }
 
+/* Whether a Connection header's list names "close". */
+static bool has_close(const char *list)
+{
+    for (const char *q = list; *q;) {
+        q += strspn(q, " \t,");
+        size_t len = strcspn(q, " \t,");
+        if (len == 5 && strncasecmp(q, "close", 5) == 0) {
+            return true;
+        }
+        q += len;
+    }
+    return false;
+}
+
 static bool names_chunked(const char *te)
 {
     for (const char *p = te; *p; p++) {
@@ -497,6 +631,13 @@ static void pass_answer(px_pass *p, const px_head *h, const char *rest, size_t r
         char *end;
         length = strtoull(cl, &end, 10);
         f = *cl && !*end ? BODY_LENGTH : BODY_CLOSE;
+    }
+    const char *conn = px_head_get(h, "Connection");
+    pthread_mutex_lock(&p->lock);
+    p->keep = !p->t->upgrade && h->minor >= 1 && !(conn && has_close(conn)) && f != BODY_CLOSE;
+    pthread_mutex_unlock(&p->lock);
+    if (f == BODY_NONE && rest_len == 0) {
+        release_tunnel(p);
     }
     gp_http_response resp = {0};
     if (f == BODY_NONE) {
@@ -541,7 +682,7 @@ static void *pass_main(void *arg)
     int fd = p->fd;
     p->fd = -1;
     pthread_mutex_unlock(&p->lock);
-    if (fd >= 0) {
+    if (fd >= 0) { /* not released to the pool */
         close(fd);
     }
     ctl_proxy_worker_leave(p->ps, p->slot);

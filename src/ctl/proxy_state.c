@@ -4,6 +4,7 @@
  * hashes, never the secrets themselves.
  */
 #include "ctl/proxy_state.h"
+#include "ctl/proxy_pool.h"
 
 #include "gpupool/error.h"
 #include "net/token.h"
@@ -35,6 +36,7 @@ struct ctl_proxy {
     int64_t tenants[PX_MAX_WORKERS];
     bool used[PX_MAX_WORKERS];
     bool stopping;
+    px_pool *tunnels; /* idle upstream tunnels (proxy_pool.h) */
 };
 
 ctl_proxy *ctl_proxy_new(void)
@@ -43,11 +45,13 @@ ctl_proxy *ctl_proxy_new(void)
     if (p) {
         p->codes = calloc(PX_MAX_CODES, sizeof(px_secret));
         p->sessions = calloc(PX_MAX_SESSIONS, sizeof(px_secret));
+        p->tunnels = px_pool_new();
     }
-    if (!p || !p->codes || !p->sessions) {
+    if (!p || !p->codes || !p->sessions || !p->tunnels) {
         if (p) {
             free(p->codes);
             free(p->sessions);
+            px_pool_free(p->tunnels);
             free(p);
         }
         return NULL;
@@ -73,6 +77,7 @@ void ctl_proxy_free(ctl_proxy *p)
     free(p->codes);
     free(p->sessions);
     free(p->seen);
+    px_pool_free(p->tunnels);
     free(p);
 }
 
@@ -256,4 +261,10 @@ void ctl_proxy_stop(ctl_proxy *p)
         }
     }
     pthread_mutex_unlock(&p->lock);
+    px_pool_stop(p->tunnels);
+}
+
+px_pool *ctl_proxy_tunnels(ctl_proxy *p)
+{
+    return p->tunnels;
 }

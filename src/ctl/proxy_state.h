@@ -7,7 +7,8 @@
  * for one exchange within PX_CODE_TTL_MS; a session for PX_SESSION_TTL_MS. Each is bound to a
  * tenant and a job. At most PX_MAX_CODES codes and PX_MAX_SESSIONS sessions are kept: past
  * that, expired ones are dropped and then the oldest. All functions are thread-safe; times are
- * the caller's wall clock in milliseconds.
+ * the caller's wall clock in milliseconds. It also owns the pool of idle upstream tunnels
+ * (proxy_pool.h).
  */
 #ifndef GP_CTL_PROXY_STATE_H
 #define GP_CTL_PROXY_STATE_H
@@ -54,7 +55,10 @@ int64_t ctl_proxy_last_seen(ctl_proxy *p, int64_t job);
 bool ctl_proxy_worker_enter(ctl_proxy *p, int64_t tenant, int *slot);
 void ctl_proxy_worker_socket(ctl_proxy *p, int slot, int fd);
 void ctl_proxy_worker_leave(ctl_proxy *p, int slot);
-/* No new workers; the sockets of those running are shut down (their reads end). */
+/* No new workers; the sockets of those running are shut down (their reads end), and the idle
+ * tunnels closed. */
 void ctl_proxy_stop(ctl_proxy *p);
+/* The idle upstream tunnels (proxy_pool.h), owned by p. */
+struct px_pool *ctl_proxy_tunnels(ctl_proxy *p);
 
 #endif

@@ -24,6 +24,7 @@ static void test_head(void **state)
     px_head h;
     assert_int_equal(px_head_parse(buf, end, &h), 0);
     assert_int_equal(h.status, 200);
+    assert_int_equal(h.minor, 1);
     assert_int_equal(h.nheaders, 3);
     assert_string_equal(px_head_get(&h, "content-type"), "text/html");
     assert_string_equal(h.value[2], "b=2");
@@ -35,6 +36,9 @@ static void test_head(void **state)
         snprintf(b, sizeof(b), "%s", bad[i]);
         assert_int_equal(px_head_parse(b, strlen(b), &h), -1);
     }
+    char old[] = "HTTP/1.0 200 OK\r\n\r\n";
+    assert_int_equal(px_head_parse(old, strlen(old), &h), 0);
+    assert_int_equal(h.minor, 0);
 }
 
 /* The same coded body fed whole and split at every byte: the same data, done at the end. */
@@ -54,7 +58,15 @@ static void test_chunks(void **state)
         assert_int_equal(a + b, (long)strlen(want));
         assert_memory_equal(out, want, strlen(want));
         assert_true(c.done);
+        assert_int_equal(c.extra, 0);
     }
+    /* bytes after the end are not the body's: counted (a tunnel with them is not reused) */
+    px_chunks after = {0};
+    char got[64], more[80];
+    snprintf(more, sizeof(more), "%sHTTP/1.1", coded);
+    assert_int_equal(px_chunks_feed(&after, more, strlen(more), got), (long)strlen(want));
+    assert_true(after.done);
+    assert_int_equal(after.extra, 8);
     const char *bad[] = {"x\r\n", "5\r\nhelloXX", "5\n", "11111111111111111\r\n"};
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         px_chunks c = {0};

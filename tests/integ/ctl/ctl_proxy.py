@@ -13,6 +13,9 @@ server and a WebSocket echo) in a network namespace of its own.
 - Request bodies: a 5 MiB PUT through the proxy reaches the job whole (proxy.max_body, set to
   8 MiB here); one past proxy.max_body is 413; an API path keeps http.max_body (2 MiB: 413).
 - A WebSocket upgrade through the proxy echoes frames.
+- Keep-alive: many sequential requests through the proxy reach the job over one or two
+  connections (the tunnel is kept and reused), with the Content-Length or the chunked coding;
+  once the job exits and restarts (a new epoch), the next request reaches the new process.
 - Another tenant gets 404, an admin 403, no credentials 401; a batch job has nothing to proxy.
 - The job's port cannot be reached on the node's own 127.0.0.1 (its own namespace), and the
   agent's tunnel refuses a port the job did not declare, and callers without the node's token.
@@ -289,6 +292,41 @@ try:
         s, _, text = raw(agent.port, "GET", tunnel + str(nb_port),
                          {"Authorization": up["Authorization"]})
         check(s == 400 and "Upgrade" in text, "the tunnel: an upgrade only", s, text)
+
+        # ---- keep-alive: the tunnel to the job is reused; a new epoch gets a new one ----
+        kp_port = free_ports(1)
+        s, kp = alice.post("/v1/jobs", {
+            "name": "kp", "kind": "notebook", "port": kp_port, "restart_policy": "on-failure",
+            "max_restarts": 3, "command": ["python3", server_py], "resources": {"gpus": 1}})
+        check(s == 201, "submit a notebook that restarts", s, kp)
+        pre_k = "/v1/jobs/%d/proxy/" % kp["id"]
+        p.wait_state(alice, "kp", "Running", 60)
+        wait("kp answers", lambda: raw(p.port, "GET", pre_k + "keepalive", auth)[0] == 200, 60)
+
+        def keepalive(query=""):
+            s, _, text = raw(p.port, "GET", pre_k + "keepalive" + query, auth)
+            check(s == 200, "keepalive through the proxy", s, text)
+            return json.loads(text)
+
+        first = keepalive()
+        for i in range(40):
+            last = keepalive("?chunked" if i % 2 else "")
+        check(last["pid"] == first["pid"] and last["conns"] - first["conns"] <= 2,
+              "41 sequential requests reach the job over a kept tunnel (a few connections)",
+              first, last)
+        epoch = p.job(alice, "kp")["placement"][0]["epoch"]
+        s, _, text = raw(p.port, "GET", pre_k + "exit", auth)
+        check(s == 200, "the job answers, then exits", s, text)
+        wait("kp restarted with a new epoch",
+             lambda: (p.job(alice, "kp").get("placement") or [{}])[0].get("epoch", epoch) !=
+             epoch and p.job(alice, "kp")["state"] == "Running", 60)
+        wait("kp answers again",
+             lambda: raw(p.port, "GET", pre_k + "keepalive", auth)[0] == 200, 60)
+        again = keepalive()
+        check(again["pid"] != first["pid"], "the new epoch is reached, not the old tunnel",
+              first, again)
+        s, d = alice.post("/v1/jobs/kp/cancel")
+        check(s == 200, "cancel kp", s, d)
 
         # ---- a batch job has nothing to proxy; a job not running is 503 ----
         s, d = alice.post("/v1/jobs", {"name": "batch", "command": ["sleep", "1000"],

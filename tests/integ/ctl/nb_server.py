@@ -14,6 +14,10 @@ WebSocket echo. Standard library only.
   GET  .../read        200 with what note.txt holds
   GET  .../early        a 103 Early Hints and the 200 after it, in one write
   GET  .../big          300,000 bytes (a head and body that fill the proxy's first read)
+  GET  .../keepalive   200 JSON {conns, pid}: the client connections this server has accepted
+                       so far, its process; the connection kept open (Content-Length, or the
+                       chunked coding with ?chunked)
+  GET  .../exit        answers, then the process exits with status 3
   GET  .../connect?to=HOST:PORT   200 JSON {"connect": "ok" or the error}: what the job reaches
 """
 import base64
@@ -24,16 +28,38 @@ import socket
 import socketserver
 import struct
 import sys
+import threading
 import time
 from http.server import BaseHTTPRequestHandler
 
 BASE = os.environ.get("GPUPOOL_BASE_URL", "")
 PORT = int(os.environ.get("GPUPOOL_PORT", "0"))
 WS_GUID = "258EAFA5-E914-47DA-95CA-C5AB0DC85B11"
+CONNS = [0]
+CONNS_LOCK = threading.Lock()
 
 
 class Handler(BaseHTTPRequestHandler):
     protocol_version = "HTTP/1.1"
+
+    def setup(self):
+        super().setup()
+        with CONNS_LOCK:
+            CONNS[0] += 1
+
+    def keepalive(self):
+        with CONNS_LOCK:
+            body = json.dumps({"conns": CONNS[0], "pid": os.getpid()}).encode()
+        self.send_response(200)
+        self.send_header("Content-Type", "application/json")
+        if "chunked" in self.path:
+            self.send_header("Transfer-Encoding", "chunked")
+            self.end_headers()
+            self.wfile.write(b"%x\r\n%s\r\n0\r\n\r\n" % (len(body), body))
+        else:
+            self.send_header("Content-Length", str(len(body)))
+            self.end_headers()
+            self.wfile.write(body)
 
     def log_message(self, fmt, *args):
         sys.stderr.write("nb: " + (fmt % args) + "\n")
@@ -86,6 +112,12 @@ class Handler(BaseHTTPRequestHandler):
             self.wfile.write(body)
             self.close_connection = True
             return
+        if path.endswith("/keepalive"):
+            return self.keepalive()
+        if path.endswith("/exit"):
+            self.send_doc(self.doc())
+            self.wfile.flush()
+            os._exit(3)
         if path.endswith("/connect"):
             host, port = self.path.split("to=", 1)[1].rsplit(":", 1)
             try:
