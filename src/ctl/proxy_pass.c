@@ -32,6 +32,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -156,7 +158,17 @@ static int dial(const char *host, int port, char *err, size_t cap)
     }
     int fl = fcntl(fd, F_GETFL);
     fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    int on = 1; /* a request's head and body go out at once, also on a kept tunnel */
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &on, sizeof(on));
     return fd;
+}
+
+/* Acknowledges what was read at once (Linux resets the option as it goes), so that the sender's
+ * Nagle algorithm (an agent's relay before it set TCP_NODELAY) does not wait on a delayed ACK. */
+static void quickack(int fd)
+{
+    int on = 1;
+    (void)setsockopt(fd, IPPROTO_TCP, TCP_QUICKACK, &on, sizeof(on));
 }
 
 static void recv_timeout(int fd, int seconds)
@@ -195,6 +207,7 @@ static int read_head(int fd, const char *pre, size_t pre_len, char **head, size_
     }
     while (b && !(end = px_head_end(b, n)) && n < HEAD_MAX) {
         ssize_t r = recv(fd, b + n, HEAD_MAX - n, 0);
+        quickack(fd);
         if (r < 0 && errno == EINTR) {
             continue;
         }
@@ -518,6 +531,7 @@ static void pump_body(px_pass *p, body_framing f, unsigned long long length, con
     while (!failed && !end) {
         if (n == 0) {
             ssize_t r = recv(p->fd, raw, piece, 0);
+            quickack(p->fd);
             if (r < 0 && errno == EINTR) {
                 continue;
             }

@@ -12,7 +12,9 @@
  * of one side's stream is passed on as shutdown(SHUT_WR) of the other, and an error on either
  * ends both. first (first_len bytes, may be 0) is written to b before anything else (bytes that
  * came with a's request head). on_data, when not NULL, is called with ctx after each piece passed
- * (either way). Neither socket is closed. Sockets must be blocking. */
+ * (either way). Neither socket is closed. Sockets must be blocking. On TCP sockets it sets
+ * TCP_NODELAY (each piece is passed on at once) and acknowledges every read at once
+ * (TCP_QUICKACK), so that neither end's Nagle algorithm waits on a delayed ACK. */
 void gp_relay_run(int a, int b, const char *first, size_t first_len, void (*on_data)(void *ctx),
                   void *ctx);
 
