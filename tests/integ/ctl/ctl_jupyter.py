@@ -140,7 +140,9 @@ try:
                 "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
                 "content": {"code": code, "silent": False, "store_history": False,
                             "user_expressions": {}, "allow_stdin": False}}))
-            out = ""
+            # The reply (shell channel) and the output (iopub) may come in either order: the
+            # output is complete once iopub says the kernel is idle again, and the reply is in.
+            out, replied, idle = "", False, False
             deadline = time.time() + 60
             while time.time() < deadline:
                 op, data = ws_recv(sock)
@@ -151,7 +153,10 @@ try:
                     continue
                 if m["msg_type"] == "stream":
                     out += m["content"]["text"]
-                if m["msg_type"] == "execute_reply":
+                replied |= m["msg_type"] == "execute_reply"
+                idle |= m["msg_type"] == "status" and \
+                    m["content"].get("execution_state") == "idle"
+                if replied and idle:
                     return out
             check(False, "no answer to %r" % code)
 
