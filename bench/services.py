@@ -34,6 +34,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -221,7 +222,7 @@ def one_step(b, svc_id, name, step):
         if r["ready_s"] is not None:
             break
         time.sleep(0.1)
-    load.terminate()
+    load.send_signal(signal.SIGINT)  # wrk prints its summary on SIGINT
     stdout, _ = load.communicate(timeout=30)
     t1 = time.time()
     r["load"] = parse_wrk(stdout)

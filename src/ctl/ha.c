@@ -62,37 +62,67 @@ bool ctl_ha_follower_serves(const char *method, const char *pattern)
     return true;
 }
 
-int ctl_ha_location(const char *leader, const char *path, char *out, size_t cap)
+/* Appends text to out[*used..cap), each byte for which keep() is false percent-encoded. */
+static int append_encoded(char *out, size_t cap, size_t *used, const char *text,
+                          bool (*keep)(unsigned char))
 {
     static const char hex[] = "0123456789ABCDEF";
+    for (const unsigned char *p = (const unsigned char *)text; *p; p++) {
+        bool plain = keep(*p);
+        if (*used + (plain ? 1 : 3) >= cap) {
+            return -1;
+        }
+        if (plain) {
+            out[(*used)++] = (char)*p;
+        } else {
+            out[(*used)++] = '%';
+            out[(*used)++] = hex[*p >> 4];
+            out[(*used)++] = hex[*p & 15];
+        }
+    }
+    out[*used] = '\0';
+    return 0;
+}
+
+static bool path_byte(unsigned char c)
+{
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+           (c && strchr("-._~/", c));
+}
+
+static bool query_byte(unsigned char c)
+{
+    return c > ' ' && c < 0x7f; /* as sent: already encoded where it needed to be */
+}
+
+int ctl_ha_location(const char *leader, const char *path, const char *query, char *out, size_t cap)
+{
     int n = snprintf(out, cap, "%s", leader);
     if (n < 0 || (size_t)n >= cap) {
         return -1;
     }
     size_t used = (size_t)n;
-    for (const unsigned char *p = (const unsigned char *)path; *p; p++) {
-        int plain = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') ||
-                    (*p >= '0' && *p <= '9') || strchr("-._~/", *p);
-        if (used + (plain ? 1 : 3) >= cap) {
+    if (append_encoded(out, cap, &used, path, path_byte) < 0) {
+        return -1;
+    }
+    if (query && query[0]) {
+        if (used + 2 >= cap) {
             return -1;
         }
-        if (plain) {
-            out[used++] = (char)*p;
-        } else {
-            out[used++] = '%';
-            out[used++] = hex[*p >> 4];
-            out[used++] = hex[*p & 15];
-        }
+        out[used++] = '?';
+        out[used] = '\0';
+        return append_encoded(out, cap, &used, query, query_byte);
     }
-    out[used] = '\0';
     return 0;
 }
 
-void ctl_ha_redirect(const char *leader, const char *path, gp_http_response *resp)
+void ctl_ha_redirect(const char *leader, const char *path, const char *target,
+                     gp_http_response *resp)
 {
-    char location[CTL_HA_URL_MAX + 2048], msg[CTL_HA_URL_MAX + 64];
-    bool known =
-        leader && leader[0] && ctl_ha_location(leader, path, location, sizeof(location)) == 0;
+    char location[CTL_HA_URL_MAX + 2 * 8192], msg[CTL_HA_URL_MAX + 64];
+    const char *q = target ? strchr(target, '?') : NULL;
+    bool known = leader && leader[0] &&
+                 ctl_ha_location(leader, path, q ? q + 1 : NULL, location, sizeof(location)) == 0;
     if (known) {
         snprintf(msg, sizeof(msg), "not the leader: send writes to %s", leader);
     } else {

@@ -47,10 +47,15 @@ const char *ctl_ha_role_name(ctl_ha_role role);
  * them, and the history of jobs and tenants, which only the leader keeps (history.h).
  * Everything else goes to the leader. */
 bool ctl_ha_follower_serves(const char *method, const char *pattern);
-/* The Location of a request's path at leader: leader + path, each byte outside the unreserved
- * set and '/' percent-encoded (path is the decoded path). 0, or -1 when it does not fit. */
-int ctl_ha_location(const char *leader, const char *path, char *out, size_t cap);
-/* A follower's answer to a request it does not serve (see above). */
-void ctl_ha_redirect(const char *leader, const char *path, gp_http_response *resp);
+/* The Location of a request at leader: leader + path, each byte outside the unreserved set and
+ * '/' percent-encoded (path is the decoded path), then '?' and query when query (the query as
+ * sent, not decoded: the request target after its '?') is neither NULL nor "": a browser that
+ * follows the redirect keeps its parameters (a proxy session's one-time code). A query byte
+ * that is not printable ASCII, or a space, is percent-encoded. 0, or -1 when it does not fit. */
+int ctl_ha_location(const char *leader, const char *path, const char *query, char *out, size_t cap);
+/* A follower's answer to a request it does not serve (see above); target is the request target
+ * as sent (its query is kept), or NULL. */
+void ctl_ha_redirect(const char *leader, const char *path, const char *target,
+                     gp_http_response *resp);
 
 #endif

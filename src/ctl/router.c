@@ -348,7 +348,8 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
         rq.params[0] = rq.param_buf[0]; /* any method, its own authentication (proxy.c) */
         char lead[CTL_HA_URL_MAX];
         if (ctl_ha_get(&rq.g->ha, lead, sizeof(lead)) == CTL_HA_FOLLOWER) {
-            ctl_ha_redirect(lead, req->path, resp); /* sessions live in the leader's memory */
+            ctl_ha_redirect(lead, req->path, req->target,
+                            resp); /* sessions live in the leader's memory */
             return;
         }
         api_jobs_proxy(&rq);
@@ -358,7 +359,7 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
         rq.params[0] = rq.param_buf[0]; /* a service's address: the same, balanced (proxy.c) */
         char lead[CTL_HA_URL_MAX];
         if (ctl_ha_get(&rq.g->ha, lead, sizeof(lead)) == CTL_HA_FOLLOWER) {
-            ctl_ha_redirect(lead, req->path, resp);
+            ctl_ha_redirect(lead, req->path, req->target, resp);
             return;
         }
         api_services_proxy(&rq);
@@ -391,7 +392,8 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
     char leader[CTL_HA_URL_MAX];
     if (ctl_ha_get(&rq.g->ha, leader, sizeof(leader)) == CTL_HA_FOLLOWER &&
         !ctl_ha_follower_serves(hit->method, hit->pattern)) {
-        ctl_ha_redirect(leader, req->path, resp); /* before authentication: no token needed */
+        ctl_ha_redirect(leader, req->path, req->target,
+                        resp); /* before authentication: no token needed */
         return;
     }
     unsigned roles = hit->roles;

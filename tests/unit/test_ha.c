@@ -47,11 +47,18 @@ static void test_location(void **state)
 {
     (void)state;
     char out[128];
-    assert_int_equal(ctl_ha_location("http://b:7070", "/v1/jobs/a b%/cancel", out, sizeof(out)), 0);
+    assert_int_equal(
+        ctl_ha_location("http://b:7070", "/v1/jobs/a b%/cancel", NULL, out, sizeof(out)), 0);
     assert_string_equal(out, "http://b:7070/v1/jobs/a%20b%25/cancel");
-    assert_int_equal(ctl_ha_location("http://b:7070", "/v1/\r\n", out, sizeof(out)), 0);
+    assert_int_equal(ctl_ha_location("http://b:7070", "/v1/\r\n", "", out, sizeof(out)), 0);
     assert_string_equal(out, "http://b:7070/v1/%0D%0A");
-    assert_int_equal(ctl_ha_location("http://b:7070", "/v1/jobs", out, 16), -1);
+    assert_int_equal(ctl_ha_location("http://b:7070", "/v1/jobs", NULL, out, 16), -1);
+    /* the query as sent is kept (a proxy session's one-time code); spaces and controls encoded */
+    assert_int_equal(ctl_ha_location("http://b:7070", "/v1/jobs/7/proxy/",
+                                     "gp_code=gpc_x%2By&a=b c\r", out, sizeof(out)),
+                     0);
+    assert_string_equal(out, "http://b:7070/v1/jobs/7/proxy/?gp_code=gpc_x%2By&a=b%20c%0D");
+    assert_int_equal(ctl_ha_location("http://b:7070", "/v1/jobs", "state=Pending", out, 30), -1);
 }
 
 static void test_role(void **state)

@@ -15,6 +15,7 @@ tests/pg/pg_fixture.sh), real agents over the mock NVML and the CLI, all given e
 Arguments: gpupoold, gpupool, gpupool-agent, libgpupool-nvml-mock.so, the inventories
 directory, pg_fixture.sh.
 """
+import http.client
 import json
 import os
 import shutil
@@ -154,6 +155,15 @@ try:
     admin_a, admin_b = Client(a.url, admin_token), Client(b.url, admin_token)
     s, d = admin_b.post("/v1/tenants", {"name": "team"}, headers={}, timeout=10)
     check(s == 307 and d.get("leader") == a.url, "a follower redirects a write", s, d)
+    # a browser following a follower's redirect keeps the query: a proxy session's one-time code
+    c = http.client.HTTPConnection("127.0.0.1", int(b.url.rsplit(":", 1)[1]), timeout=10)
+    c.request("GET", "/v1/jobs/nb/proxy/?gp_code=gpc_x%2By&k=v")
+    r = c.getresponse()
+    r.read()
+    check(r.status == 307 and r.getheader("Location") ==
+          a.url + "/v1/jobs/nb/proxy/?gp_code=gpc_x%2By&k=v",
+          "the redirect keeps the query", r.status, r.getheader("Location"))
+    c.close()
     s, d = admin_a.post("/v1/tenants", {"name": "team"})
     check(s == 201, "create the tenant on the leader", s, d)
     s, d = admin_a.post("/v1/tokens", {"name": "u", "role": "user", "tenant": "team"})

@@ -140,6 +140,8 @@ try:
                 "parent_header": {}, "metadata": {}, "channel": "shell", "buffers": [],
                 "content": {"code": code, "silent": False, "store_history": False,
                             "user_expressions": {}, "allow_stdin": False}}))
+            # The reply (shell channel) and the output (iopub) may come in either order: the
+            # output is complete once iopub says the kernel is idle again, and the reply is in.
             out, replied, idle = "", False, False
             deadline = time.time() + 60
             while time.time() < deadline:
@@ -151,17 +153,14 @@ try:
                     continue
                 if m["msg_type"] == "stream":
                     out += m["content"]["text"]
-                # the reply (shell) and the output (iopub) come on different channels, in
-                # either order: the output is all there once iopub says the kernel is idle
-                replied = replied or m["msg_type"] == "execute_reply"
-                idle = idle or (m["msg_type"] == "status" and
-                                m["content"].get("execution_state") == "idle")
+                replied |= m["msg_type"] == "execute_reply"
+                idle |= m["msg_type"] == "status" and \
+                    m["content"].get("execution_state") == "idle"
                 if replied and idle:
                     return out
             check(False, "no answer to %r" % code)
 
-        got = run("print(6 * 7)")
-        check(got == "42\n", "code runs in the kernel over its WebSocket", repr(got))
+        check(run("print(6 * 7)") == "42\n", "code runs in the kernel over its WebSocket")
         # the kernel's traffic alone keeps the notebook up past its idle timeout
         for i in range(8):
             check(run("import time; time.sleep(0.5); print(%d)" % i) == "%d\n" % i,
