@@ -385,6 +385,16 @@ static const opt options[] = {
      .help = "largest request body accepted through the proxy (/v1/jobs/{job}/proxy/..., "
              "/v1/services/{service}/...; a notebook saved with its plots); other paths keep "
              "http.max_body. A body is held whole in memory: see docs/operations.md"},
+    {.key = "proxy.max_body_total",
+     .type = T_SIZE,
+     AT(proxy.max_body_total),
+     .min = 0,
+     .max = (int64_t)64 * 1024 * MIB,
+     .def = "1GiB",
+     .help = "most bytes that request bodies above http.max_body (a proxy's) may add up to over "
+             "the requests in progress at once, counted from their Content-Length before they "
+             "are read (before authentication); a body past it is answered 503 with "
+             "Retry-After; 0: no bound"},
     {.key = "faults.restart_limit",
      .type = T_INT,
      AT(faults.restart_limit),

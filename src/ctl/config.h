@@ -130,6 +130,7 @@ typedef struct gp_ctl_config {
     } services;
     struct {
         int64_t max_body; /* bytes, 1KiB..1GiB, default 64MiB: a request body through the proxy */
+        int64_t max_body_total; /* bytes, default 1GiB: large bodies in progress at once; 0: any */
     } proxy;
     struct {
         int restart_limit;         /* restarts after faults per window, default 10 */

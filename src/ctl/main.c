@@ -24,6 +24,7 @@ static int listen_on(gpupoold *g, const gp_ctl_addr *addr, const char *cert, con
                                 .threads = g->cfg->http.threads,
                                 .max_body = (size_t)g->cfg->http.max_body,
                                 .body_limit = ctl_http_body_limit,
+                                .max_large_bodies = (size_t)g->cfg->proxy.max_body_total,
                                 .timeout_s = (unsigned)(g->cfg->http.timeout_ms / 1000),
                                 .tls_cert_file = cert,
                                 .tls_key_file = key};

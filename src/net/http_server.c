@@ -268,6 +268,17 @@ static enum MHD_Result answer_too_big(struct MHD_Connection *conn, conn_state *s
     return send_response(NULL, conn, NULL, &resp);
 }
 
+/* A large body while others fill max_large_bodies: 503, to be sent again in a moment. */
+static enum MHD_Result answer_busy(struct MHD_Connection *conn, conn_state *st, size_t n)
+{
+    gp_http_response resp = {.content_type = "application/json"};
+    gp_http_respond_error(&resp, GP_EUNAVAIL,
+                          "request body of %zu bytes: too many large bodies in progress; retry", n);
+    gp_http_response_add_header(&resp, "Retry-After", "1");
+    st->answered = 1;
+    return send_response(NULL, conn, NULL, &resp);
+}
+
 /* ---- Requests ----------------------------------------------------------------------------- */
 
 typedef struct query_find {
@@ -629,6 +640,15 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
         track_deadline(srv, conn, false);
         return answer_too_big(conn, st, st->limit);
     }
+    if (n > srv->max_body && srv->max_large_bodies > 0) {
+        size_t used = __atomic_add_fetch(&srv->large_bodies, (size_t)n, __ATOMIC_SEQ_CST);
+        if (used > srv->max_large_bodies) {
+            __atomic_sub_fetch(&srv->large_bodies, (size_t)n, __ATOMIC_SEQ_CST);
+            track_deadline(srv, conn, false);
+            return answer_busy(conn, st, (size_t)n);
+        }
+        st->reserved = (size_t)n;
+    }
     st->declared = (size_t)n; /* the buffer grows as the bytes come (append_body) */
     return MHD_YES;
 }
@@ -908,6 +928,10 @@ static void on_completed(void *cls, struct MHD_Connection *conn, void **con_cls,
         track_deadline(cls, conn, true); /* the next request on this connection */
     }
     if (st) {
+        if (st->reserved) {
+            gp_http_server *srv = cls;
+            __atomic_sub_fetch(&srv->large_bodies, st->reserved, __ATOMIC_SEQ_CST);
+        }
         if (st->dr) {
             deferred_release(cls, st->dr);
         }
@@ -1177,6 +1201,7 @@ int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handl
     srv->ctx = ctx;
     srv->max_body = cfg->max_body;
     srv->body_limit = cfg->body_limit;
+    srv->max_large_bodies = cfg->max_large_bodies;
     srv->max_header = cfg->max_header ? cfg->max_header : GP_HTTP_MAX_HEADER;
     srv->timeout_ms = (int64_t)cfg->timeout_s * 1000;
     if (cfg->tls_cert_file && ((rc = read_pem(cfg->tls_cert_file, &srv->tls_cert, d)) != 0 ||

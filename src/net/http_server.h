@@ -83,6 +83,12 @@ typedef struct gp_http_server_config {
      * request's method and path (as gp_http_request has them); 0 means max_body. Must not
      * block. NULL: max_body for every request. */
     size_t (*body_limit)(void *ctx, const char *method, const char *path);
+    /* Optional: the most bytes that bodies above max_body (declared by their Content-Length)
+     * may add up to over the requests in progress at once, from their head until their answer
+     * is sent. A large body past it is answered 503 (GP_EUNAVAIL, Retry-After: 1) before it is
+     * read, so clients that are not even authenticated yet cannot make the server hold more.
+     * 0: no bound. */
+    size_t max_large_bodies;
 } gp_http_server_config;
 
 /* One complete request, borrowed by the handler for the duration of the call. */

@@ -32,6 +32,8 @@ struct gp_http_server {
     void *ctx;
     size_t max_body;
     size_t (*body_limit)(void *ctx, const char *method, const char *path);
+    size_t max_large_bodies; /* 0: no bound */
+    size_t large_bodies;     /* declared bytes of the large bodies in progress (atomic) */
     size_t max_header;
     int64_t timeout_ms; /* time for a whole request; 0: none */
     int port;
@@ -109,6 +111,7 @@ typedef struct conn_state {
     char *body;
     size_t len, cap;
     size_t limit;         /* this request's body limit (max_body or body_limit's) */
+    size_t reserved;      /* its share of large_bodies, given back when it completes */
     size_t declared;      /* its Content-Length (at most limit) */
     size_t uri_len;       /* raw request target as sent (path and query) */
     char *target;         /* a copy of it (NULL when it could not be made) */

@@ -186,6 +186,16 @@ static int raw_send(int port, const char *req, size_t len)
     return fd;
 }
 
+/* Sends more raw bytes on fd. */
+static void raw_send_more(int fd, const char *data, size_t len)
+{
+    for (size_t off = 0; off < len;) {
+        ssize_t w = send(fd, data + off, len - off, MSG_NOSIGNAL);
+        assert_true(w > 0);
+        off += (size_t)w;
+    }
+}
+
 /* Reads the whole answer on fd (the request asked the server to close) and closes fd. Returns
  * the malloc'd response text. */
 static char *raw_read(int fd)
@@ -427,6 +437,64 @@ static void test_body_limit_per_request(void **state)
     free(out);
     assert_int_equal(atomic_load(&ec.calls), 4);
     assert_true(atomic_load(&ec.slow_started) >= 6); /* once per request */
+    gp_http_client_free(c);
+    free(big);
+    gp_http_server_stop(srv);
+}
+
+/* cfg.max_large_bodies bounds the bytes of large bodies in progress at once: a second large
+ * body while the first is still coming is answered 503 before it is read; small bodies pass;
+ * once the first has its answer, its share is given back. */
+static void test_large_bodies_bound(void **state)
+{
+    (void)state;
+    echo_ctx ec = {0};
+    gp_http_server_config cfg = {.host = "127.0.0.1",
+                                 .threads = 2,
+                                 .max_body = MAX_BODY,
+                                 .body_limit = big_paths,
+                                 .max_large_bodies = BIG_BODY + BIG_BODY / 2};
+    gp_http_server *srv = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_server_start(&cfg, echo_handler, &ec, &srv, &d), 0);
+    int port = gp_http_server_port(srv);
+    char *big = malloc(BIG_BODY);
+    assert_non_null(big);
+    memset(big, 'z', BIG_BODY);
+    /* the first large body: its head and a few bytes, the rest held back */
+    char head[160];
+    int n = snprintf(head, sizeof(head),
+                     "PUT /big/first HTTP/1.1\r\nHost: x\r\nConnection: close\r\n"
+                     "Content-Length: %d\r\n\r\n",
+                     BIG_BODY);
+    int before = atomic_load(&ec.slow_started);
+    int fd = raw_send(port, head, (size_t)n);
+    raw_send_more(fd, big, 10);
+    while (atomic_load(&ec.slow_started) == before) {
+        usleep(1000); /* until the server has judged its head */
+    }
+    usleep(50000);
+    gp_http_client *c = client_for(srv, "http", NULL);
+    int status = 0;
+    char *out = call(c, "PUT", "/big/second", big, BIG_BODY, NULL, &status);
+    assert_int_equal(status, 503);
+    assert_non_null(strstr(out, "too many large bodies in progress"));
+    free(out);
+    out = call(c, "PUT", "/small", big, MAX_BODY, NULL, &status); /* not a large body */
+    assert_int_equal(status, 200);
+    free(out);
+    raw_send_more(fd, big + 10, BIG_BODY - 10);
+    char status_line[16] = "";
+    assert_int_equal(recv(fd, status_line, 12, MSG_WAITALL), 12);
+    assert_string_equal(status_line, "HTTP/1.1 200");
+    char sink[4096];
+    while (recv(fd, sink, sizeof(sink), 0) > 0) {
+        /* the rest of its answer, to its end: the request is then complete */
+    }
+    close(fd);
+    out = call(c, "PUT", "/big/second", big, BIG_BODY, NULL, &status); /* its share is back */
+    assert_int_equal(status, 200);
+    free(out);
     gp_http_client_free(c);
     free(big);
     gp_http_server_stop(srv);
@@ -1213,6 +1281,7 @@ int main(void)
         cmocka_unit_test(test_response_shapes),
         cmocka_unit_test(test_body_limit),
         cmocka_unit_test(test_body_limit_per_request),
+        cmocka_unit_test(test_large_bodies_bound),
         cmocka_unit_test(test_concurrent_clients),
         cmocka_unit_test(test_stop),
         cmocka_unit_test(test_listen_and_connect_errors),
