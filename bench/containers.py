@@ -48,6 +48,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integ", "ctl"))
+import benchinfo  # noqa: E402
 from oci import Registry, Storage, build_image  # noqa: E402
 from pool import Client, free_ports, job_main, pool_down  # noqa: E402
 
@@ -60,15 +61,6 @@ def fail(msg, *details):
     for d in details:
         print("   " + (d if isinstance(d, str) else json.dumps(d))[:3000], file=sys.stderr)
     sys.exit(1)
-
-
-def sh(*argv):
-    """The first line of a command's output, or "" when it cannot run."""
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30).stdout
-    except OSError:
-        return ""
-    return out.strip().splitlines()[0] if out.strip() else ""
 
 
 def boot_s():
@@ -304,17 +296,9 @@ def memwatch(args, st, out):
 # ---- the machine ----
 
 def machine():
-    cpu = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "nproc": os.cpu_count(), "cpu": cpu, "kernel": os.uname().release,
-            "podman": sh("podman", "--version"), "runc": sh("runc", "--version"),
-            "crun": sh("crun", "--version"), "skopeo": sh("skopeo", "--version"),
-            "registry": sh("docker-registry", "--version"), "load_start": os.getloadavg()}
+    return benchinfo.machine(podman=["podman", "--version"], runc=["runc", "--version"],
+                             crun=["crun", "--version"], skopeo=["skopeo", "--version"],
+                             registry=["docker-registry", "--version"])
 
 
 def main():

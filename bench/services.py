@@ -28,12 +28,10 @@ Usage: services.py --bin DIR --results FILE [--runs N] [--duration S] [--steps N
                    [--target RPS] [--load S] [--down-window S]
 """
 import argparse
-import datetime
 import glob
 import json
 import os
 import re
-import shutil
 import signal
 import subprocess
 import sys
@@ -42,6 +40,7 @@ import time
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, "..", "tests", "integ", "ctl"))
+import benchinfo  # noqa: E402
 from pool import Client, free_ports, pool_down  # noqa: E402
 
 SERVER = os.path.join(HERE, "http_bench_server.py")
@@ -53,15 +52,6 @@ def fail(msg, *details):
     for d in details:
         print("   " + (d if isinstance(d, str) else json.dumps(d))[:3000], file=sys.stderr)
     sys.exit(1)
-
-
-def sh(*argv):
-    try:
-        out = subprocess.run(argv, capture_output=True, text=True, timeout=30)
-    except OSError:
-        return ""
-    text = (out.stdout or out.stderr).strip()
-    return text.splitlines()[0] if text else ""
 
 
 def wait(what, cond, timeout=60, step=0.1):
@@ -255,16 +245,7 @@ def autoscale(b, out):
 
 
 def machine():
-    cpu = ""
-    with open("/proc/cpuinfo") as f:
-        for line in f:
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    return {"date": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%d %H:%M UTC"),
-            "nproc": os.cpu_count(), "cpu": cpu, "kernel": os.uname().release,
-            "wrk": sh("wrk", "--version"), "python": sh("python3", "--version"),
-            "load_start": os.getloadavg()}
+    return benchinfo.machine(wrk=["wrk", "--version"], python=["python3", "--version"])
 
 
 def main():

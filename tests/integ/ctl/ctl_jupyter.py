@@ -11,12 +11,10 @@ namespace), a notebook job started with the base URL and port it is given.
 Arguments: gpupoold, gpupool-agent, the mock NVML library, the inventories directory.
 """
 import base64
-import http.client
 import json
 import os
 import shutil
 import socket
-import struct
 import subprocess
 import sys
 import tempfile
@@ -26,6 +24,7 @@ import uuid
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mockagent import MockAgent  # noqa: E402
 from pool import check, free_ports, kill_replica_leftovers, Pool, wait  # noqa: E402
+from wsclient import raw, recv_exact, ws_frame, ws_recv  # noqa: E402
 
 gpupoold, agent_bin, mock, inventories = sys.argv[1:5]
 JUPYTER = "/usr/bin/jupyter-notebook"
@@ -35,45 +34,8 @@ os.chmod(tmp, 0o755)
 agents = []
 
 
-def raw(port, method, target, headers=None, body=None):
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    c.request(method, target, body=body, headers=headers or {})
-    r = c.getresponse()
-    out = (r.status, r.getheaders(), r.read().decode(errors="replace"))
-    c.close()
-    return out
-
-
 def ws_send(sock, text):
-    data = text.encode()
-    mask = os.urandom(4)
-    head = bytes([0x81])
-    if len(data) < 126:
-        head += bytes([0x80 | len(data)])
-    elif len(data) < 65536:
-        head += bytes([0x80 | 126]) + struct.pack(">H", len(data))
-    else:
-        head += bytes([0x80 | 127]) + struct.pack(">Q", len(data))
-    sock.sendall(head + mask + bytes(b ^ mask[i % 4] for i, b in enumerate(data)))
-
-
-def recv_exact(sock, n):
-    data = b""
-    while len(data) < n:
-        chunk = sock.recv(n - len(data))
-        check(chunk, "the WebSocket ended early")
-        data += chunk
-    return data
-
-
-def ws_recv(sock):
-    head = recv_exact(sock, 2)
-    n = head[1] & 0x7F
-    if n == 126:
-        n = struct.unpack(">H", recv_exact(sock, 2))[0]
-    elif n == 127:
-        n = struct.unpack(">Q", recv_exact(sock, 8))[0]
-    return head[0] & 0x0F, recv_exact(sock, n)
+    sock.sendall(ws_frame(text))
 
 
 if not os.access(JUPYTER, os.X_OK):

@@ -35,7 +35,6 @@ import os
 import shutil
 import socket
 import sqlite3
-import struct
 import subprocess
 import sys
 import tempfile
@@ -44,6 +43,7 @@ import time
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from mockagent import MockAgent  # noqa: E402
 from pool import check, free_ports, kill_replica_leftovers, Pool, wait  # noqa: E402
+from wsclient import raw, ws_frame, ws_recv  # noqa: E402
 
 gpupoold, agent_bin, mock, inventories, gpupool = sys.argv[1:6]
 tmp = tempfile.mkdtemp(prefix="gpupool-proxy.")
@@ -51,16 +51,6 @@ os.chmod(tmp, 0o755)
 server_py = os.path.join(tmp, "nb_server.py")
 shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nb_server.py"), server_py)
 agents = []
-
-
-def raw(port, method, target, headers=None, body=None):
-    """One request without redirects: (status, headers as a list, body text)."""
-    c = http.client.HTTPConnection("127.0.0.1", port, timeout=30)
-    c.request(method, target, body=body, headers=headers or {})
-    r = c.getresponse()
-    out = (r.status, r.getheaders(), r.read().decode(errors="replace"))
-    c.close()
-    return out
 
 
 def head_only(port, method, target, headers, length):
@@ -85,22 +75,9 @@ def seen(doc, name):
     return [v for k, v in doc["headers"] if k.lower() == name.lower()]
 
 
-def ws_frame(text):
-    data = text.encode()
-    mask = os.urandom(4)
-    masked = bytes(b ^ mask[i % 4] for i, b in enumerate(data))
-    return bytes([0x81, 0x80 | len(data)]) + mask + masked
-
-
 def ws_read(sock):
-    head = sock.recv(2)
-    n = head[1] & 0x7F
-    if n == 126:
-        n = struct.unpack(">H", sock.recv(2))[0]
-    data = b""
-    while len(data) < n:
-        data += sock.recv(n - len(data))
-    return head[0] & 0x0F, data.decode()
+    op, data = ws_recv(sock)
+    return op, data.decode()
 
 
 try:
@@ -265,9 +242,7 @@ try:
         check(b"Sec-WebSocket-Accept" in head, "the job's accept key passes", head)
         check(ws_read(sock) == (1, "early"), "a frame sent with the head is echoed")
         for text in ("hello", "x" * 300):
-            sock.sendall(ws_frame(text) if len(text) < 126 else
-                         bytes([0x81, 0x80 | 126]) + struct.pack(">H", len(text)) + b"\0\0\0\0" +
-                         text.encode())
+            sock.sendall(ws_frame(text))
             check(ws_read(sock) == (1, text), "a frame echoed through the proxy", text[:20])
         sock.sendall(bytes([0x88, 0x80]) + b"\0\0\0\0")
         sock.close()
