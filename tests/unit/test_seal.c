@@ -92,13 +92,16 @@ static void test_tamper(void **state)
     new_key(key);
     char *s = seal(key, "ad", "the secret");
     size_t n = strlen(s);
-    /* Every character of the body changed, one at a time: never opens. */
+    /* Every character of the body changed, one at a time: never opens. The change flips the
+     * top bit of the character's 6 (its low bits may be padding the decoder drops). */
+    static const char b64[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     for (size_t i = 5; i < n; i++) {
         char saved = s[i];
-        if (saved == '=') {
+        const char *at = strchr(b64, saved);
+        if (saved == '=' || !at) {
             continue;
         }
-        s[i] = saved == 'A' ? 'B' : 'A';
+        s[i] = b64[(at - b64) ^ 32];
         int rc = open_rc(key, "ad", s);
         assert_true(rc == GP_EPERM || rc == GP_EPARSE);
         s[i] = saved;

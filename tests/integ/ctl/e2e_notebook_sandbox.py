@@ -32,9 +32,10 @@ port = free_ports(2)
 st = Storage()
 env = dict(st.env)
 env.pop("GPUPOOL_RUNTIME", None)
-server_py = os.path.join(tmp, "nb_server.py")
-shutil.copy(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nb_server.py"), server_py)
-os.chmod(server_py, 0o644)
+# The server's source goes in the command itself: the sandbox has a /tmp of its own, and this
+# directory (or the source tree) may be under the host's /tmp (a clean clone in CI).
+with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "nb_server.py")) as f:
+    server_src = f.read()
 
 
 def raw(method, target, headers=None):
@@ -60,7 +61,7 @@ try:
     open_to_all(tmp)
     nb_port = free_ports(1)
     s, job = ann.post("/v1/jobs", {"name": "nb", "kind": "notebook", "port": nb_port,
-                                   "command": ["python3", server_py], "resources": {"gpus": 1}})
+                                   "command": ["python3", "-c", server_src], "resources": {"gpus": 1}})
     check(s == 201, "submit the notebook", s, job)
     prefix = "/v1/jobs/%d/proxy/" % job["id"]
     auth = {"Authorization": "Bearer " + ann.token}

@@ -54,9 +54,8 @@ port = free_ports(2)
 st = Storage()
 env = dict(st.env)
 env.pop("GPUPOOL_RUNTIME", None)
-server_py = os.path.join(tmp, "server.py")
-with open(server_py, "w") as f:
-    f.write(SERVER)
+# SERVER goes in the command itself: the sandbox has a /tmp of its own, and this directory may be
+# under the host's /tmp (a clean clone in CI).
 
 
 def steer(client, job, what):
@@ -77,7 +76,7 @@ try:
     sam = Client(base, d["token"])
     open_to_all(tmp)
     spec = {"name": "web", "kind": "service", "port": 8080, "replicas": 2,
-            "command": ["python3", server_py], "resources": {"gpus": 1},
+            "command": ["python3", "-c", SERVER], "resources": {"gpus": 1},
             "readiness_probe": {"http_get": {"path": "/ready"}, "period": "1s",
                                 "failure_threshold": 1},
             "liveness_probe": {"exec": {"command": ["sh", "-c", "test ! -e sick"]},
