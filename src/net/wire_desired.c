@@ -246,6 +246,10 @@ static int decode_serve(json_t *rep, const char *path, gp_wire_desired_replica *
             (rc = gp_probe_parse(p, sub, r->port > 0 ? r->port : 0, probes[i], d)) != 0) {
             return rc;
         }
+        if ((probes[i]->type == GP_PROBE_HTTP || probes[i]->type == GP_PROBE_TCP) &&
+            probes[i]->port <= 0) { /* the controller sends ports resolved */
+            return gp_diag_set(d, GP_EINVAL, "%s: needs a port (the replica has none)", sub);
+        }
     }
     return 0;
 }

@@ -207,6 +207,9 @@ static void test_service(void **state)
         {"{\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":0,\"port\":80,"
          "\"liveness_probe\":{\"tcp_socket\":{},\"period\":\"0s\"}}]}",
          "desired[0].liveness_probe.period: "},
+        {"{\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":0,"
+         "\"readiness_probe\":{\"tcp_socket\":{}}}]}",
+         "desired[0].readiness_probe: needs a port"},
     };
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         assert_int_equal(decode(bad[i][0], &dd, &d), GP_EINVAL);
