@@ -164,6 +164,9 @@ typedef struct gp_sched_job {
     const char (*model_names)[GP_NAME_MAX]; /* the models as the job names them, for that
                                                reason; borrowed; NULL when none */
     int nmodel_names;
+    /* The replicas spread and anti_affinity (req.place) count together: those of the jobs with
+     * the same group (a service's replica jobs); 0: the job's own only. */
+    int64_t group;
     /* jobs in `running` only: */
     int64_t start_ms;
     const gp_assignment *assignments; /* replicas entries, applied to the cluster */

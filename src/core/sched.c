@@ -244,6 +244,7 @@ static void cycle_fini(cycle *cy)
     free(cy->reserved);
     free(cy->is_reserved);
     free(cy->windowed);
+    constraints_fini(cy);
 }
 
 /* ---- order: priority levels, queues by DRF share through an indexed heap ---- */
@@ -559,6 +560,9 @@ static int decide(cycle *cy, order *o, int idx)
             return add_wait(cy, j->id, reason);
         }
         return rc < 0 ? rc : 0;
+    }
+    if (rc == GP_ENOSPC && jc.constrained) {
+        return add_wait(cy, j->id, reason); /* not for want of room: no reservation */
     }
     return rc == GP_ENOSPC ? blocked(cy, &jc, reason) : rc;
 }

@@ -111,6 +111,7 @@ typedef struct job_ctx {
     bool cold;             /* fraction: prefer GPUs below the utilisation threshold */
     bool may_reserved;     /* short enough for the backfill reservation's nodes */
     bool reclaim;          /* within its queue's guarantee: may reclaim lent capacity */
+    bool constrained;      /* its constraints or the nodes' taints kept it off (no reservation) */
 } job_ctx;
 
 /* Replicas applied and victims released by the attempt under way. */
@@ -180,6 +181,10 @@ typedef struct cycle {
     int *ev_run;     /* running index of each eviction in ev */
     int cap_ev_run;
     int *windowed; /* nodes with a maintenance window (fixed for the cycle) */
+    /* spread and anti-affinity of the job under decision (sched_constraint.c) */
+    int *spread_count;         /* per node: replicas of its group */
+    uint8_t *spread_ok;        /* per node: one more allowed; NULL until a job needs it */
+    const job_ctx *spread_for; /* the job spread_ok was computed for */
     int nwindowed;
 } cycle;
 
@@ -207,6 +212,24 @@ void fmt_mib(char *buf, size_t size, int64_t mib);
 int64_t req_gpu_milli(const gp_request *r);
 /* The victim reason for a reclaim by job jc. */
 void limits_reclaim_reason(const cycle *cy, const job_ctx *jc, char *reason);
+
+/* ---- sched_constraint.c: node selector, taints, spread, anti-affinity ---- */
+
+/* Whether node meets jc's required constraints: its node selector, no taint of effect
+ * NoSchedule or NoExecute that it does not tolerate, and spread and anti-affinity (as last
+ * computed by constraints_prepare). Costs a test and a branch for a request without constraints
+ * on a node without taints. */
+bool constraints_ok(const cycle *cy, const gp_cluster *c, const job_ctx *jc, int node);
+/* Whether node has no PreferNoSchedule taint that jc does not tolerate. */
+bool constraints_preferred(const gp_cluster *c, const job_ctx *jc, int node);
+/* Counts the replicas of jc's group (running, placed this cycle, and the attempt's) per node and
+ * computes which nodes spread and anti-affinity allow; nothing for a job without them. 0 or
+ * GP_ENOMEM. */
+int constraints_prepare(cycle *cy, const job_ctx *jc);
+/* When the constraints or taints keep jc off nodes: "0/3 nodes match: 2 lack gpu-type=a100,
+ * 1 has taint dedicated=x:NoSchedule" into reason, true; false (reason untouched) otherwise. */
+bool constraints_reason(const cycle *cy, const job_ctx *jc, char *reason);
+void constraints_fini(cycle *cy);
 
 /* ---- sched_place.c ---- */
 

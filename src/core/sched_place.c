@@ -306,22 +306,25 @@ static bool cold_fits(const cycle *cy, const gp_cluster *c, int node, const gp_r
 
 bool node_ok(const cycle *cy, const gp_cluster *c, const job_ctx *jc, int node)
 {
-    (void)cy;
-    return gp_node_fits(c, node, &jc->req) && (!jc->nvl_require || clique_free(c, node, &jc->req));
+    return gp_node_fits(c, node, &jc->req) && constraints_ok(cy, c, jc, node) &&
+           (!jc->nvl_require || clique_free(c, node, &jc->req));
 }
 
 /* Whether node meets the soft constraints too (preferred NVLink, cold GPU). */
 static bool node_good(const cycle *cy, const gp_cluster *c, const job_ctx *jc, int node)
 {
     return node_ok(cy, c, jc, node) && (!jc->nvl_prefer || clique_free(c, node, &jc->req)) &&
-           (!jc->cold || cold_fits(cy, c, node, &jc->req));
+           (!jc->cold || cold_fits(cy, c, node, &jc->req)) && constraints_preferred(c, jc, node);
 }
 
 /* 0: a meets every constraint; 1: it misses a preferred one; 2: a required one. */
-static int misses(const cycle *cy, const job_ctx *jc, const gp_assignment *a)
+static int misses(const cycle *cy, const gp_cluster *c, const job_ctx *jc, const gp_assignment *a)
 {
     uint32_t set = share_mask(a);
     int count = jc->req.gpu_count;
+    if (!constraints_ok(cy, c, jc, a->node)) {
+        return 2;
+    }
     if (jc->nvl_require && !is_clique(cy->c, a->node, set, count)) {
         return 2;
     }
@@ -331,7 +334,7 @@ static int misses(const cycle *cy, const job_ctx *jc, const gp_assignment *a)
     if (jc->cold && (cy->s->env.hot[a->node] & set)) {
         return 1;
     }
-    return 0;
+    return constraints_preferred(c, jc, a->node) ? 0 : 1;
 }
 
 /* ---- one replica ---- */
@@ -413,9 +416,12 @@ int place_replica(cycle *cy, ptarget *pt, const job_ctx *jc, gp_assignment *out)
 {
     bool real = pt->c == cy->c;
     gp_assignment a;
-    int rc = pick(cy, pt, jc, &a);
+    int rc = constraints_prepare(cy, jc);
     if (rc == 0) {
-        int miss = misses(cy, jc, &a);
+        rc = pick(cy, pt, jc, &a);
+    }
+    if (rc == 0) {
+        int miss = misses(cy, pt->c, jc, &a);
         if (miss == 1 && !real) {
             miss = 0; /* scratch placements (backfill) ignore preferences */
         }
@@ -645,6 +651,9 @@ int place_gang(cycle *cy, job_ctx *jc, char *reason)
         }
     }
     jc->req.allowed_models = all;
-    reasonf(reason, "%s", why);
+    jc->constrained = constraints_reason(cy, jc, reason);
+    if (!jc->constrained) {
+        reasonf(reason, "%s", why);
+    }
     return GP_ENOSPC;
 }
