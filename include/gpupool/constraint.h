@@ -95,8 +95,8 @@ bool gp_constraints_any(const gp_constraints *k);
 
 /* ---- the checks on a node of a cluster ---- */
 
-/* A node's label key, or NULL when it has none (GP_LABEL_HOSTNAME: the node's name unless its
- * agent set it). */
+/* A node's label key, or NULL when it has none (GP_LABEL_HOSTNAME: always the node's name, even
+ * when its agent registered another value). */
 const char *gp_node_label(const gp_cluster *c, int node, const char *key);
 /* The index of the first node_selector pair node lacks, or -1 when it has them all (k NULL:
  * -1). */

@@ -321,7 +321,8 @@ bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b);
 
 /* The placement request of one replica: allowed models resolved against c's model table by
  * gp_cluster_models_named ("A100-80GB" allows "NVIDIA A100-SXM4-80GB"); when none of the names
- * matches a model of c the request is unplaceable. A job from an image needs GP_CAP_IMAGES. */
+ * matches a model of c the request is unplaceable. A job from an image needs GP_CAP_IMAGES. The
+ * request's place points into s (NULL when s has no placement fields): s must outlive it. */
 void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *out);
 
 /*

@@ -10,6 +10,7 @@
 #define _DEFAULT_SOURCE /* realpath */
 
 #include "agent/agent.h"
+#include "gpupool/constraint.h"
 #include "base/clock.h"
 #include "agent/check.h"
 #include "agent/mig.h"
@@ -382,13 +383,55 @@ static int register_as(gp_agent *a, json_t *doc, json_t **resp, gp_diag *d)
     return post_registration(a, a->cfg.join_token, doc, resp, d);
 }
 
+int gp_agent_labels(const char *text, json_t **out, gp_diag *d)
+{
+    char buf[sizeof(((gp_agent_config *)0)->labels)];
+    snprintf(buf, sizeof(buf), "%s", text);
+    json_t *o = json_object();
+    if (!o) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    for (char *save, *tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        if (eq) {
+            *eq = '\0';
+        }
+        int rc = 0;
+        if (!eq || !gp_label_key_ok(tok) || strlen(tok) >= GP_NAME_MAX) {
+            rc = gp_diag_set(d, GP_EINVAL,
+                             "--labels: %.64s: KEY=VALUE with KEY [prefix/]name (under 64 bytes)",
+                             tok);
+        } else if (!gp_label_value_ok(eq + 1)) {
+            rc = gp_diag_set(d, GP_EINVAL,
+                             "--labels: %.64s: the value is at most 63 of [A-Za-z0-9-_.], "
+                             "alphanumeric at both ends",
+                             tok);
+        } else if (json_object_get(o, tok)) {
+            rc = gp_diag_set(d, GP_EINVAL, "--labels: %.64s: given twice", tok);
+        } else if (json_object_set_new(o, tok, json_string(eq + 1)) < 0) {
+            rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+        }
+        if (rc < 0) {
+            json_decref(o);
+            return rc;
+        }
+    }
+    *out = o;
+    return 0;
+}
+
 static int do_register(gp_agent *a, gp_diag *d)
 {
     int64_t cpu, mem;
     host_capacity(&cpu, &mem);
+    json_t *labels = NULL;
+    if (gp_agent_labels(a->cfg.labels, &labels, d) < 0) {
+        return GP_EINVAL; /* checked at start: only out of memory */
+    }
     json_t *doc = gp_nvml_node_doc(&a->inv, a->cfg.name, a->cfg.address,
                                    a->cfg.cpu_milli ? a->cfg.cpu_milli : cpu,
-                                   a->cfg.memory_mib ? a->cfg.memory_mib : mem, NULL);
+                                   a->cfg.memory_mib ? a->cfg.memory_mib : mem, labels);
+    json_decref(labels);
     add_mig_layouts(a, json_object_get(doc, "gpus"), NULL, 0);
     if (doc && !a->ctl_no_runtime) {
         json_object_set_new(doc, "runtime", gp_runtime_json(&a->rt));

@@ -68,6 +68,7 @@
 
 #include "gpupool/error.h"
 
+#include <jansson.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -113,7 +114,15 @@ typedef struct gp_agent_config {
     int64_t image_cache_max; /* bytes of images kept (images.h); 0 = no cap */
     int64_t pids_limit;      /* processes and threads per replica; 0 = podman's default */
     int64_t tenant_uids;     /* where tenants' host id ranges start (idmap.h) */
+    /* The node's labels, "KEY=VALUE,KEY=VALUE" (gp_agent_labels), sent when it registers; jobs
+     * select nodes by them (node_selector, spread). "" = none. */
+    char labels[2048];
 } gp_agent_config;
+
+/* The labels of text ("zone=a,gpu-type=a100"; "" none) as a new JSON object into *out. GP_EINVAL
+ * naming the label whose key ([prefix/]name) or value (label syntax, gpupool/constraint.h) is
+ * wrong, or that repeats a key; GP_ENOMEM. */
+int gp_agent_labels(const char *text, json_t **out, gp_diag *d);
 
 typedef struct gp_agent gp_agent;
 

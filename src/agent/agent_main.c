@@ -10,7 +10,7 @@
  *                 [--metrics-token-file FILE] [--metrics-auth token|none]
  *                 [--runtime podman|none] [--podman PATH] [--image-cache-max SIZE]
  *                 [--pids-limit N] [--mask PATH[:PATH...]] [--tenant-uids FIRST]
- *                 [--log-level LEVEL]
+ *                 [--labels KEY=VALUE[,KEY=VALUE...]] [--log-level LEVEL]
  *   gpupool-agent discover [--nvml-library PATH]
  *   gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR] [--mig-minors FILE]
  *                     [--ld-cache FILE] [--output-dir DIR]
@@ -111,6 +111,7 @@ static int usage(const char *msg)
             "                     [--runtime podman|none] [--podman PATH]\n"
             "                     [--image-cache-max SIZE] [--pids-limit N]\n"
             "                     [--mask PATH[:PATH...]] [--tenant-uids FIRST]\n"
+            "                     [--labels KEY=VALUE[,KEY=VALUE...]]\n"
             "                     [--log-level debug|info|warn|error]\n"
             "       gpupool-agent discover [--nvml-library PATH]\n"
             "       gpupool-agent cdi [--nvml-library PATH] [--dev-root DIR]\n"
@@ -132,6 +133,9 @@ static int usage(const char *msg)
             "100G; 0: no cap). --pids-limit: processes per job (default 4096). --mask: more\n"
             "host paths hidden from jobs over the host root. --tenant-uids: the first host\n"
             "uid of the tenants' ranges (default 1073741824; tenant T: FIRST + T * 65536).\n"
+            "--labels: the node's labels (zone=a,gpu-type=a100), sent when it registers;\n"
+            "jobs pick nodes by them (node_selector, spread). Every node also has the label\n"
+            "kubernetes.io/hostname=NAME.\n"
             "--check-interval: the node health check runs at start and this often (default\n"
             "300; 0: only when the controller asks). `check` runs it once: exit 0 without a\n"
             "fatal finding, 1 with one.\n"
@@ -516,6 +520,7 @@ int main(int argc, char **argv)
         {"--mask", "GPUPOOL_MASK", cfg.masks, sizeof(cfg.masks)},
         {"--tenant-uids", "GPUPOOL_TENANT_UIDS", uids, sizeof(uids)},
         {"--log-level", "GPUPOOL_LOG_LEVEL", level, sizeof(level)},
+        {"--labels", "GPUPOOL_NODE_LABELS", cfg.labels, sizeof(cfg.labels)},
     };
     int nflags = (int)(sizeof(flags) / sizeof(flags[0]));
     for (int f = 0; f < nflags; f++) {
@@ -590,6 +595,12 @@ int main(int argc, char **argv)
         return usage("--metrics-auth: token or none");
     }
     cfg.metrics_open = strcmp(metrics_auth, "none") == 0;
+    json_t *labels = NULL;
+    gp_diag ld;
+    if (gp_agent_labels(cfg.labels, &labels, &ld) < 0) {
+        return usage(ld.msg);
+    }
+    json_decref(labels);
     int sandbox_rc = sandbox_flags(&cfg, cache, pids, uids);
     if (sandbox_rc) {
         return sandbox_rc;

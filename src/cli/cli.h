@@ -40,6 +40,8 @@ int gp_cli_requeue(int argc, char **argv);
 /* gpupool notebook open JOB (cmd_notebook.c). */
 int gp_cli_notebook(int argc, char **argv);
 int gp_cli_nodes(int argc, char **argv);
+/* gpupool nodes taint (cmd_taint.c). */
+int gp_cli_nodes_taint(int argc, char **argv);
 int gp_cli_queue(int argc, char **argv);
 int gp_cli_tenant(int argc, char **argv);
 /* `gpupool tenant registry set|list|delete` (cmd_registry.c); argv[0] is "registry". */

@@ -14,6 +14,8 @@
 #include "cli/output.h"
 #include "cli/resource.h"
 
+#include <stdbool.h>
+#include <stdio.h>
 #include <string.h>
 
 static const gp_cli_opt describe_opts[] = {{NULL, 0, NULL, NULL}};
@@ -126,6 +128,67 @@ static void job_request(const json_t *job)
     field("Volumes:", buf);
 }
 
+/* An object of strings as "k=v,k2=v2" into buf. */
+static void map_text(const json_t *obj, char *buf, size_t cap)
+{
+    const char *k;
+    const json_t *v;
+    size_t used = 0;
+    buf[0] = '\0';
+    json_object_foreach((json_t *)obj, k, v)
+    {
+        int n = snprintf(buf + used, cap - used, "%s%s=%s", used ? "," : "", k,
+                         json_string_value(v) ? json_string_value(v) : "");
+        if (n < 0 || (size_t)n >= cap - used) {
+            return;
+        }
+        used += (size_t)n;
+    }
+}
+
+/* Labels, annotations and where the replicas may go. */
+static void job_placement_fields(const json_t *spec)
+{
+    char buf[2048];
+    map_text(json_object_get(spec, "labels"), buf, sizeof(buf));
+    field("Labels:", buf);
+    map_text(json_object_get(spec, "annotations"), buf, sizeof(buf));
+    field("Annotations:", buf);
+    map_text(json_object_get(spec, "node_selector"), buf, sizeof(buf));
+    field("Node-Selector:", buf);
+    size_t i, used = 0;
+    const json_t *t;
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(spec, "tolerations"), i, t)
+    {
+        /* kubectl's form: key=value:Effect, key:Effect (Exists), :Effect or * for every key */
+        const char *key = gp_out_str(t, "key"), *effect = gp_out_str(t, "effect");
+        bool equal = strcmp(gp_out_str(t, "operator"), "Equal") == 0;
+        int n = snprintf(buf + used, sizeof(buf) - used, "%s%s%s%s%s%s", used ? "," : "",
+                         *key ? key : "*", equal ? "=" : "", equal ? gp_out_str(t, "value") : "",
+                         *effect ? ":" : "", effect);
+        if (n < 0 || (size_t)n >= sizeof(buf) - used) {
+            break;
+        }
+        used += (size_t)n;
+    }
+    field("Tolerations:", buf);
+    used = 0;
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(spec, "spread"), i, t)
+    {
+        int n = snprintf(buf + used, sizeof(buf) - used, "%s%s max skew %lld", used ? ", " : "",
+                         gp_out_str(t, "topology_key"), (long long)gp_out_int(t, "max_skew"));
+        if (n < 0 || (size_t)n >= sizeof(buf) - used) {
+            break;
+        }
+        used += (size_t)n;
+    }
+    field("Spread:", buf);
+    field("Anti-affinity:",
+          json_is_true(json_object_get(spec, "anti_affinity")) ? "one replica per node" : "-");
+}
+
 static void job_fields(const json_t *job, int64_t now)
 {
     char buf[256];
@@ -142,6 +205,7 @@ static void job_fields(const json_t *job, int64_t now)
     field("Replicas:", buf);
     job_request(job);
     const json_t *spec = json_object_get(job, "spec");
+    job_placement_fields(spec);
     field("Preemptible:", json_is_true(json_object_get(spec, "preemptible")) ? "true" : "false");
     const char *policy = json_string_value(json_object_get(spec, "restart_policy"));
     printf(FIELD "%s (%lld restarts so far)\n", "Restart:", policy ? policy : "never",
@@ -456,6 +520,11 @@ static int describe_node(gp_cli_conn *c, const char *name)
     field("Name:", gp_out_str(n, "name"));
     node_marks(n, now);
     field("Address:", gp_out_str(n, "address"));
+    char text[2048];
+    map_text(json_object_get(n, "labels"), text, sizeof(text));
+    field("Labels:", text);
+    gp_cli_node_taints(n, text, sizeof(text));
+    field("Taints:", text);
     gp_out_milli(gp_out_int(n, "cpu_milli"), a, sizeof(a));
     gp_out_milli(gp_out_int(alloc, "cpu_milli"), b, sizeof(b));
     printf(FIELD "%s (allocated %s)\n", "CPU:", a, b);

@@ -13,6 +13,7 @@
 #include "cli/resource.h"
 
 #include <ctype.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,13 +26,16 @@ static const gp_cli_opt get_opts[] = {
     {"all", 0, NULL, "jobs: every page, not only the first"},
     {"all-states", 0, NULL, "jobs: finished ones too (default: only active ones)"},
     {"order", 0, "asc|desc", "jobs: oldest or newest first (default desc)"},
+    {"selector", 'l', "SELECTOR",
+     "jobs: only those whose labels match (app=web,tier!=db,gpu,!debug,env in (a,b))"},
+    {"show-labels", 0, NULL, "jobs: a LABELS column"},
     {NULL, 0, NULL, NULL},
 };
 
 static const gp_cli_spec get_spec = {
     "get",
     "get KIND [NAME] [-o table|wide|json|yaml] [--state S | --all-states] [--queue Q] "
-    "[--tenant T] [--limit N] [--all] [--order asc|desc]",
+    "[--tenant T] [--limit N] [--all] [--order asc|desc] [-l SELECTOR] [--show-labels]",
     "Lists the objects of a kind, or shows the one named NAME (a job by its id or name).\n"
     "KIND: jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens; singular "
     "works too.\nJobs: the active ones (pending, scheduled, running, preempted), newest first, "
@@ -58,7 +62,7 @@ static void capitalize_states(const char *in, char *out, size_t cap)
 /* The query of a job list from the filters, without the cursor. */
 static int job_query(const gp_cli_args *a, char *q, size_t cap)
 {
-    static const char *const keys[] = {"queue", "tenant", "name", "limit"};
+    static const char *const keys[] = {"queue", "tenant", "name", "limit", "selector"};
     const char *state = gp_cli_arg(a, "state"), *order = gp_cli_arg(a, "order");
     q[0] = '\0';
     int64_t limit;
@@ -83,7 +87,7 @@ static int job_query(const gp_cli_args *a, char *q, size_t cap)
     if (gp_cli_query_add(q, cap, "order", order ? order : "desc") < 0) {
         return gp_cli_usage_error(a->spec, "--order: too long");
     }
-    for (int i = 0; i < 4; i++) {
+    for (int i = 0; i < (int)(sizeof(keys) / sizeof(keys[0])); i++) {
         const char *v = gp_cli_arg(a, keys[i]);
         if (v && gp_cli_query_add(q, cap, keys[i], v) < 0) {
             return gp_cli_usage_error(a->spec, "--%s: too long", keys[i]);
@@ -92,16 +96,28 @@ static int job_query(const gp_cli_args *a, char *q, size_t cap)
     return 0;
 }
 
-static int print_items(const gp_cli_kind *k, gp_out_format format, json_t *items)
+/* Whether an option that filters a list is given (--show-labels does not filter). */
+static bool filters_given(const gp_cli_args *a)
 {
-    if (gp_cli_kind_print(k, format, items, stdout) < 0) {
+    for (const gp_cli_opt *o = get_opts; o->name; o++) {
+        if (strcmp(o->name, "show-labels") != 0 && gp_cli_arg(a, o->name)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+static int print_items(const gp_cli_kind *k, gp_out_format format, json_t *items, bool labels)
+{
+    if (gp_cli_kind_print_labels(k, format, items, labels, stdout) < 0) {
         fprintf(stderr, "gpupool get: out of memory\n");
         return GP_EXIT_FAILURE;
     }
     return 0;
 }
 
-static int get_one(gp_cli_conn *c, const gp_cli_kind *k, const char *name, gp_out_format format)
+static int get_one(gp_cli_conn *c, const gp_cli_kind *k, const char *name, gp_out_format format,
+                   bool labels)
 {
     json_t *doc;
     int rc = gp_cli_kind_get(c, k, name, &doc);
@@ -112,7 +128,7 @@ static int get_one(gp_cli_conn *c, const gp_cli_kind *k, const char *name, gp_ou
         rc = gp_out_doc(stdout, format, doc) < 0 ? GP_EXIT_FAILURE : 0;
     } else {
         json_t *items = json_pack("[O]", doc);
-        rc = items ? print_items(k, format, items) : GP_EXIT_FAILURE;
+        rc = items ? print_items(k, format, items, labels) : GP_EXIT_FAILURE;
         json_decref(items);
     }
     json_decref(doc);
@@ -131,7 +147,7 @@ static int get_list(gp_cli_conn *c, const gp_cli_kind *k, const gp_cli_args *a,
                               &more);
     }
     if (rc == 0) {
-        rc = print_items(k, format, items);
+        rc = print_items(k, format, items, gp_cli_arg(a, "show-labels") != NULL);
     }
     if (rc == 0 && more && format <= GP_OUT_WIDE) {
         fprintf(stderr, "gpupool get: more %s on later pages: add --all\n", k->plural);
@@ -153,9 +169,10 @@ static int run(const gp_cli_args *a)
     }
     if (!k->paged && gp_cli_any_own(a)) {
         return gp_cli_usage_error(a->spec, "--state, --all-states, --queue, --tenant, --name, "
-                                           "--limit, --all and --order are for jobs only");
+                                           "--limit, --all, --order, -l and --show-labels are "
+                                           "for jobs only");
     }
-    if (a->npos == 2 && gp_cli_any_own(a)) {
+    if (a->npos == 2 && filters_given(a)) {
         return gp_cli_usage_error(a->spec, "filters do not go with a NAME");
     }
     gp_cli_conn *c;
@@ -163,7 +180,8 @@ static int run(const gp_cli_args *a)
     if (rc != 0) {
         return rc;
     }
-    rc = a->npos == 2 ? get_one(c, k, a->pos[1], format) : get_list(c, k, a, format);
+    rc = a->npos == 2 ? get_one(c, k, a->pos[1], format, gp_cli_arg(a, "show-labels") != NULL)
+                      : get_list(c, k, a, format);
     gp_cli_conn_free(c);
     return rc;
 }

@@ -4,7 +4,7 @@
  * gpupool nodes check NODE...: ask the nodes' agents for a health check;
  * gpupool nodes gpu-drain|gpu-undrain NODE GPU: take one GPU out of service or return it;
  * gpupool nodes readmit NODE [--agent-token-file FILE]: give a known node a new agent token
- * (admin). Listing is `gpupool get nodes`.
+ * (admin); gpupool nodes taint NODE TAINT... (cmd_taint.c). Listing is `gpupool get nodes`.
  */
 #include "cli/cli.h"
 
@@ -263,6 +263,7 @@ static const gp_cli_sub subs[] = {
     {"gpu-drain", gpu_drain, "take one GPU out of service"},
     {"gpu-undrain", gpu_undrain, "return a drained GPU to service"},
     {"readmit", readmit, "give a known node a new agent token (admin)"},
+    {"taint", gp_cli_nodes_taint, "add or remove a node's taints (kubectl's syntax)"},
     {NULL, NULL, NULL},
 };
 

@@ -12,6 +12,23 @@
 
 /* ---- jobs ---- */
 
+void gp_cli_node_taints(const json_t *node, char *buf, size_t cap)
+{
+    size_t i, used = 0;
+    json_t *t;
+    buf[0] = '\0';
+    json_array_foreach(json_object_get(node, "taints"), i, t)
+    {
+        const char *value = gp_out_str(t, "value");
+        int n = snprintf(buf + used, cap - used, "%s%s%s%s:%s", used ? "," : "",
+                         gp_out_str(t, "key"), *value ? "=" : "", value, gp_out_str(t, "effect"));
+        if (n < 0 || (size_t)n >= cap - used) {
+            break;
+        }
+        used += (size_t)n;
+    }
+}
+
 void gp_cli_job_gpus(const json_t *job, char *buf, size_t cap)
 {
     const json_t *res = json_object_get(json_object_get(job, "spec"), "resources");
@@ -134,13 +151,39 @@ static void c_job_image(const json_t *j, int64_t now, char *buf, size_t cap)
                  IMAGE_COLUMN_MAX, buf, cap);
 }
 
+/* The labels of a job's spec, "app=web,tier=db" ("" shown "-" for none). */
+static void c_job_labels(const json_t *j, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    const char *k;
+    json_t *v;
+    size_t used = 0;
+    buf[0] = '\0';
+    json_object_foreach(json_object_get(json_object_get(j, "spec"), "labels"), k, v)
+    {
+        int n = snprintf(buf + used, cap - used, "%s%s=%s", used ? "," : "", k,
+                         json_string_value(v) ? json_string_value(v) : "");
+        if (n < 0 || (size_t)n >= cap - used) {
+            break;
+        }
+        used += (size_t)n;
+    }
+}
+
 static const gp_cli_column job_cols[] = {
-    {"ID", 0, c_id},           {"NAME", 0, c_name},
-    {"TENANT", 0, c_tenant},   {"QUEUE", 0, c_queue},
-    {"STATE", 0, c_state},     {"GPUS", 0, c_job_gpus},
-    {"AGE", 0, c_job_age},     {"NODES", 1, c_job_nodes},
-    {"CLASS", 1, c_pclass},    {"PRIORITY", 1, c_priority},
-    {"IMAGE", 1, c_job_image}, {"REASON", 0, c_reason},
+    {"ID", 0, c_id},
+    {"NAME", 0, c_name},
+    {"TENANT", 0, c_tenant},
+    {"QUEUE", 0, c_queue},
+    {"STATE", 0, c_state},
+    {"GPUS", 0, c_job_gpus},
+    {"AGE", 0, c_job_age},
+    {"NODES", 1, c_job_nodes},
+    {"CLASS", 1, c_pclass},
+    {"PRIORITY", 1, c_priority},
+    {"IMAGE", 1, c_job_image},
+    {"REASON", 0, c_reason},
+    {"LABELS", GP_COL_LABELS, c_job_labels},
     {NULL, 0, NULL},
 };
 
@@ -270,6 +313,13 @@ static void c_runtime(const json_t *n, int64_t now, char *buf, size_t cap)
     }
 }
 
+/* The node's taints as kubectl writes them: "dedicated=ml:NoSchedule,spot:PreferNoSchedule". */
+static void c_taints(const json_t *n, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    gp_cli_node_taints(n, buf, cap);
+}
+
 static const gp_cli_column node_cols[] = {
     {"NAME", 0, c_name},
     {"STATE", 0, c_node_state},
@@ -279,6 +329,7 @@ static const gp_cli_column node_cols[] = {
     {"ALLOCATED", 0, c_allocated},
     {"MODELS", 0, c_models},
     {"DRAINS", 0, c_drains},
+    {"TAINTS", 0, c_taints},
     {"DRAIN-AT", 1, c_drain_at},
     {"CPU", 1, c_cpu},
     {"MEMORY", 1, c_memory},
@@ -523,13 +574,13 @@ const char *gp_cli_kind_list(void)
     return "jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens";
 }
 
-static int print_table(const gp_cli_kind *k, int wide, json_t *items, FILE *f)
+static int print_table(const gp_cli_kind *k, int show, json_t *items, FILE *f)
 {
     const char *headers[32];
     const gp_cli_column *cols[32];
     int n = 0;
     for (const gp_cli_column *c = k->cols; c->header && n < 32; c++) {
-        if (!c->wide || wide) {
+        if (!c->wide || (c->wide & show)) {
             cols[n] = c;
             headers[n++] = c->header;
         }
@@ -562,8 +613,15 @@ static int print_table(const gp_cli_kind *k, int wide, json_t *items, FILE *f)
 
 int gp_cli_kind_print(const gp_cli_kind *k, gp_out_format format, json_t *items, FILE *f)
 {
+    return gp_cli_kind_print_labels(k, format, items, false, f);
+}
+
+int gp_cli_kind_print_labels(const gp_cli_kind *k, gp_out_format format, json_t *items, bool labels,
+                             FILE *f)
+{
     if (format == GP_OUT_TABLE || format == GP_OUT_WIDE) {
-        return print_table(k, format == GP_OUT_WIDE, items, f);
+        int show = (format == GP_OUT_WIDE ? GP_COL_WIDE : 0) | (labels ? GP_COL_LABELS : 0);
+        return print_table(k, show, items, f);
     }
     json_t *doc = json_pack("{s:O}", "items", items);
     int rc = doc ? gp_out_doc(f, format, doc) : -1;

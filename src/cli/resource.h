@@ -9,15 +9,20 @@
 #include "cli/output.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
 typedef void gp_cli_cell_fn(const json_t *item, int64_t now_ms, char *buf, size_t cap);
 
+/* gp_cli_column.wide: when a column shows. */
+#define GP_COL_WIDE   1 /* with -o wide */
+#define GP_COL_LABELS 2 /* with --show-labels */
+
 typedef struct gp_cli_column {
     const char *header; /* NULL ends a table */
-    int wide;           /* only with -o wide */
+    int wide;           /* 0: always; else GP_COL_WIDE or GP_COL_LABELS */
     gp_cli_cell_fn *cell;
 } gp_cli_column;
 
@@ -37,6 +42,9 @@ const char *gp_cli_kind_list(void);
 /* Prints items (a JSON array of documents of kind k) as a table (-o table or wide), or as
  * {"items": [...]} in JSON or YAML. 0, or -1 (out of memory). */
 int gp_cli_kind_print(const gp_cli_kind *k, gp_out_format format, json_t *items, FILE *f);
+/* The same, with the GP_COL_LABELS columns when labels. */
+int gp_cli_kind_print_labels(const gp_cli_kind *k, gp_out_format format, json_t *items, bool labels,
+                             FILE *f);
 
 /* Fetches the object of kind k named name (or with that id) into *doc. 0, or an exit status
  * (message printed). */
@@ -46,5 +54,8 @@ int gp_cli_kind_get(struct gp_cli_conn *c, const gp_cli_kind *k, const char *nam
 /* A job's GPU request, as the tables show it: "2" whole GPUs, "0.5" of one, "1g.10gb" (MIG),
  * "0.5/10Gi"; "4x2" for 4 replicas of 2. */
 void gp_cli_job_gpus(const json_t *job, char *buf, size_t cap);
+/* A node's taints as kubectl writes them, comma-separated: "dedicated=ml:NoSchedule,spot:
+ * PreferNoSchedule" ("" for none). */
+void gp_cli_node_taints(const json_t *node, char *buf, size_t cap);
 
 #endif

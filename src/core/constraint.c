@@ -116,12 +116,15 @@ bool gp_constraints_any(const gp_constraints *k)
 const char *gp_node_label(const gp_cluster *c, int node, const char *key)
 {
     const gp_node *n = &c->nodes[node];
+    if (strcmp(key, GP_LABEL_HOSTNAME) == 0) {
+        return n->name; /* never what a node says of itself: no node poses as another */
+    }
     for (int i = 0; i < n->nlabels; i++) {
         if (strcmp(n->labels[i].key, key) == 0) {
             return n->labels[i].value;
         }
     }
-    return strcmp(key, GP_LABEL_HOSTNAME) == 0 ? n->name : NULL;
+    return NULL;
 }
 
 int gp_node_selector_miss(const gp_cluster *c, int node, const gp_constraints *k)

@@ -112,6 +112,9 @@ void api_nodes_heartbeat(api_req *rq);
 void api_nodes_cordon(api_req *rq);
 void api_nodes_drain(api_req *rq);
 void api_nodes_uncordon(api_req *rq);
+/* POST and PUT /v1/nodes/{node}/taints (api_node_taints.c). */
+void api_nodes_taint(api_req *rq);
+void api_nodes_taints_put(api_req *rq);
 void api_nodes_gpu_drain(api_req *rq);
 void api_nodes_gpu_undrain(api_req *rq);
 void api_nodes_check(api_req *rq);

@@ -15,6 +15,7 @@
 #include "ctl/service.h"
 #include "gpupool/feasible.h"
 #include "gpupool/meter.h"
+#include "gpupool/selector.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -554,7 +555,8 @@ typedef struct list_filter {
     unsigned states; /* bit per state; 0 = any */
     int64_t after;   /* the cursor: ids above it (below it, newest first; 0 = from the newest) */
     int limit;
-    bool desc; /* order=desc: newest first */
+    bool desc;        /* order=desc: newest first */
+    gp_selector *sel; /* selector=: on the job's labels; owned; NULL = any */
 } list_filter;
 
 int api_page(api_req *rq, const char *what, int *limit, int64_t *after)
@@ -644,6 +646,18 @@ static int read_filter(api_req *rq, list_filter *f)
         }
         f->tenant_id = t->id;
     }
+    if ((v = gp_http_request_query(rq->http, "selector"))) {
+        gp_diag d;
+        f->sel = malloc(sizeof(*f->sel));
+        int rc =
+            f->sel ? gp_selector_parse(v, f->sel, &d) : gp_diag_set(&d, GP_ENOMEM, "out of memory");
+        if (rc < 0) {
+            free(f->sel);
+            f->sel = NULL;
+            api_diag(rq, &d);
+            return rc;
+        }
+    }
     return 0;
 }
 
@@ -653,7 +667,8 @@ static bool passes(const ctl_job *j, const list_filter *f)
            (!f->tenant_id || j->tenant_id == f->tenant_id) &&
            (!f->states || (f->states & (1u << j->state))) &&
            (!f->queue || strcmp(j->spec.queue, f->queue) == 0) &&
-           (!f->name || strcmp(j->name, f->name) == 0);
+           (!f->name || strcmp(j->name, f->name) == 0) &&
+           (!f->sel || gp_selector_matches(f->sel, j->spec.labels, j->spec.nlabels));
 }
 
 void api_jobs_list(api_req *rq)
@@ -695,6 +710,7 @@ void api_jobs_list(api_req *rq)
         last = st->jobs[i]->id;
     }
     ctl_read_unlock(rq->g);
+    free(f.sel);
     api_reply(rq, 200,
               json_pack("{s:o, s:o}", "items", items, "next",
                         more ? json_sprintf("%lld", (long long)last) : json_null()));

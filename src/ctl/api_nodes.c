@@ -87,6 +87,9 @@ static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders, bool 
 {
     json_t *doc = ctl_node_doc(n);
     json_object_del(doc, "control_token"); /* a secret between the controller and the agent */
+    if (!json_object_get(doc, "taints")) {
+        json_object_set_new(doc, "taints", json_array()); /* always there for clients */
+    }
     json_t *gpus = json_object_get(doc, "gpus");
     int64_t alloc_milli = 0;
     for (int i = 0; i < n->ngpus; i++) {
@@ -304,6 +307,10 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
     /* What the controller keeps about a node is not the registration's to set. */
     json_object_del(a->doc, "drain_deadline_ms");
     json_object_del(a->doc, "check_seq");
+    json_object_del(a->doc, "taints"); /* an operator's (node_taints.c): kept */
+    if (old && old->ntaints > 0) {
+        json_object_set_new(a->doc, "taints", ctl_taints_doc(old->taints, old->ntaints));
+    }
     size_t gi;
     json_t *gv;
     json_array_foreach(json_object_get(a->doc, "gpus"), gi, gv)

@@ -171,6 +171,8 @@ static const audit_route audit_routes[] = {
     {"POST", "/v1/nodes/{node}/drain", "node.drain", "node", false, false},
     {"POST", "/v1/nodes/{node}/uncordon", "node.uncordon", "node", false, false},
     {"POST", "/v1/nodes/{node}/check", "node.check", "node", false, false},
+    {"POST", "/v1/nodes/{node}/taints", "node.taint", "node", false, false},
+    {"PUT", "/v1/nodes/{node}/taints", "node.taint", "node", false, false},
     {"POST", "/v1/nodes/{node}/credential", "node.readmit", "node", false, false},
     {"POST", "/v1/nodes/{node}/gpus/{gpu}/drain", "gpu.drain", "gpu", false, false},
     {"POST", "/v1/nodes/{node}/gpus/{gpu}/undrain", "gpu.undrain", "gpu", false, false},

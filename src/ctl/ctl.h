@@ -168,6 +168,9 @@ typedef struct ctl_node {
      * still come back with the old one */
     int64_t agent_token_id;
     bool older_agent_tokens;
+    /* Its taints (stored; set by operators, node_taints.c); owned; NULL when none. */
+    struct gp_taint *taints;
+    int ntaints;
 } ctl_node;
 
 /* The long-poll waiters of desired documents (api_nodes.c). */
@@ -360,6 +363,18 @@ void ctl_nodes_grace(ctl_state *st, int64_t now);
 /* Sets each GPU's availability on the cluster model from its drain and spare flags, and the MIG
  * layout of each GPU in MIG mode from its GPU instances. */
 void ctl_node_update_gpus(ctl_state *st, ctl_node *n);
+
+/* ---- node taints (node_taints.c) ---- */
+
+#define CTL_MAX_TAINTS 32
+
+/* Reads a list of taints ([{"key", "value", "effect"}], absent or null: none) into *out (owned,
+ * NULL when none) and *n. GP_EINVAL naming path[i].field; one taint per key and effect. */
+int ctl_taints_read(json_t *list, const char *path, struct gp_taint **out, int *n, gp_diag *d);
+/* The list's document. New reference. */
+json_t *ctl_taints_doc(const struct gp_taint *t, int n);
+/* "key=value:Effect" (or "key:Effect" with an empty value) into buf. */
+void ctl_taint_text(const struct gp_taint *t, char *buf, size_t cap);
 
 /* ---- container runtime and image cache of nodes (node_images.c) ----
  * Registration may carry "runtime": {"engine", "version", "oci_runtime": "runc"|"crun",

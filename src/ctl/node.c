@@ -8,7 +8,8 @@
  *    (a GPU in MIG mode also has "mig_instances": its GPU instances, node_mig.c)
  *    "runtime": {"engine": "podman", "version": "4.3.1", "oci_runtime": "runc",
  *                "cgroups": "hybrid"}   (absent or null: no container runtime; node_images.c)
- *    "cordoned": false, "draining": false, "registered_ms": …}
+ *    "cordoned": false, "draining": false, "registered_ms": …,
+ *    "taints": [{"key": "dedicated", "value": "ml", "effect": "NoSchedule"}]  (node_taints.c)}
  *
  * and, kept by the controller (a registration cannot set them): per GPU "drained" ({"reason",
  * "since_ms", "auto", "retired", "check_seq"}: out of service) and "faults" (recurring faults
@@ -128,6 +129,7 @@ static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
                                          "drain_deadline_ms",
                                          "check_seq",
                                          "runtime",
+                                         "taints",
                                          NULL};
     memset(n, 0, sizeof(*n));
     snprintf(n->name, sizeof(n->name), "%s", name);
@@ -198,6 +200,9 @@ static int read_node(const char *name, json_t *doc, ctl_node *n, gp_diag *d)
         rc = ctl_runtime_read(doc, &n->runtime, d);
     }
     if (rc == 0) {
+        rc = ctl_taints_read(json_object_get(doc, "taints"), "taints", &n->taints, &n->ntaints, d);
+    }
+    if (rc == 0) {
         n->labels = labels && json_is_object(labels) ? json_deep_copy(labels) : json_object();
     }
     return rc;
@@ -231,6 +236,9 @@ static int add_to_cluster(gp_cluster *c, ctl_node *n, gp_diag *d)
         if (n->gpus[i].mig) {
             gp_cluster_enable_mig(c, idx, i);
         }
+    }
+    if (n->ntaints > 0 && gp_cluster_set_taints(c, idx, n->taints, n->ntaints) < 0) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     n->cl = idx;
     return 0;
@@ -311,6 +319,9 @@ json_t *ctl_node_doc(const ctl_node *n)
     if (n->runtime) {
         json_object_set(doc, "runtime", n->runtime);
     }
+    if (n->ntaints > 0) {
+        json_object_set_new(doc, "taints", ctl_taints_doc(n->taints, n->ntaints));
+    }
     return doc;
 }
 
@@ -324,6 +335,9 @@ void ctl_node_fini(ctl_node *n)
         json_decref(n->gpus[g].readings);
     }
     n->labels = n->health = n->runtime = n->images = NULL;
+    free(n->taints);
+    n->taints = NULL;
+    n->ntaints = 0;
     for (int g = 0; g < n->ngpus; g++) {
         n->gpus[g].readings = NULL;
     }

@@ -2,6 +2,7 @@
  * Faults, health, lost nodes, maintenance and hot spares (see recovery.h).
  */
 #include "ctl/recovery.h"
+#include "gpupool/constraint.h"
 
 #include "base/log.h"
 #include "ctl/changes.h"
@@ -90,6 +91,50 @@ int ctl_node_end_jobs(gpupoold *g, ctl_node *n, int gpu, bool multi, ctl_jobs_ac
     return rc;
 }
 
+/* The first NoExecute taint of n that j does not tolerate, or NULL. */
+static const gp_taint *untolerated(const ctl_node *n, const ctl_job *j)
+{
+    const gp_constraints *k = &j->spec.place;
+    for (int i = 0; i < n->ntaints; i++) {
+        if (n->taints[i].effect == GP_TAINT_NO_EXECUTE &&
+            !gp_tolerates(k->tolerations, k->ntolerations, &n->taints[i])) {
+            return &n->taints[i];
+        }
+    }
+    return NULL;
+}
+
+int ctl_node_evict_untolerated(gpupoold *g, ctl_node *n, int *evicted, gp_diag *d)
+{
+    *evicted = 0;
+    ctl_job **jobs;
+    int k = jobs_on(&g->st, n, -1, false, &jobs);
+    if (k < 0) {
+        return gp_diag_set(d, k, "out of memory");
+    }
+    int rc = 0;
+    for (int i = 0; rc == 0 && i < k; i++) {
+        ctl_job *j = jobs[i];
+        const gp_taint *t = j->replicas ? untolerated(n, j) : NULL;
+        if (!t) {
+            continue;
+        }
+        char text[GP_LABEL_KEY_MAX + GP_LABEL_VALUE_MAX + 24];
+        ctl_taint_text(t, text, sizeof(text));
+        ctl_job next = *j;
+        snprintf(next.reason, sizeof(next.reason),
+                 "requeued: taint %.150s of node %.63s is not tolerated", text, n->name);
+        next.start_ms = next.end_ms = 0;
+        next.exit_code = 0;
+        GP_LOG(GP_LOG_INFO, "nodes", "job=%lld evicted from node=%s taint=%s", (long long)j->id,
+               n->name, text);
+        rc = ctl_job_end_placement(g, j, &next, CTL_PENDING, "Requeued", d);
+        *evicted += rc == 0;
+    }
+    free(jobs);
+    return rc;
+}
+
 /* ---- GPUs in and out of service ---- */
 
 static void mark_drained(ctl_gpu_info *gi, const char *reason, bool automatic, bool retire,
@@ -128,6 +173,14 @@ int ctl_node_commit(gpupoold *g, ctl_node *n, ctl_node *next, gp_diag *d)
         ctl_node_desired_changed(&g->st, n); /* the agent learns a check is asked for */
     }
     n->check_seq = next->check_seq;
+    if (next->taints != n->taints) { /* taken: next's list is n's now */
+        free(n->taints);
+        n->taints = next->taints;
+        n->ntaints = next->ntaints;
+        if (gp_cluster_set_taints(g->st.cluster, n->cl, n->taints, n->ntaints) < 0) {
+            gp_cluster_set_schedulable(g->st.cluster, n->cl, false); /* fail closed */
+        }
+    }
     for (int i = 0; i < n->ngpus; i++) {
         json_t *readings = n->gpus[i].readings;
         n->gpus[i] = next->gpus[i];

@@ -38,6 +38,10 @@ typedef enum ctl_jobs_act {
     CTL_ACT_REQUEUE,     /* back to the queue as they are (an operator's drain) */
 } ctl_jobs_act;
 
+/* Requeues every job with a replica on n that does not tolerate one of n's NoExecute taints (its
+ * reason and Requeued event name the taint); *evicted: how many. */
+int ctl_node_evict_untolerated(gpupoold *g, ctl_node *n, int *evicted, gp_diag *d);
+
 /* Ends the placement of every job holding GPU gpu of n (gpu < 0: anything of n's; multi: only
  * jobs holding more than one GPU there), each once (a gang's other replicas end with it), as
  * act says, with cause as the reason. */

@@ -129,6 +129,7 @@ static bool sched_job(ctl_state *st, ctl_job *j, gp_sched_job *out)
         v->allow_unschedulable = j->spec.allow_unschedulable;
         v->model_names = (const char(*)[GP_NAME_MAX])j->spec.gpu_models;
         v->nmodel_names = j->spec.ngpu_models;
+        v->group = j->owner; /* a service's replica jobs spread together */
         j->sj_gen = st->gen;
     }
     if (j->sj.queue < 0 || j->sj.tenant < 0) {

@@ -829,6 +829,9 @@ void gp_jobspec_request(const gp_jobspec *s, const gp_cluster *c, gp_request *ou
         out->allowed_models = 1ull << (GP_MAX_MODELS - 1); /* none of them: unplaceable */
     }
     out->needs = s->image ? GP_CAP_IMAGES : 0;
+    const gp_constraints *k = &s->place;
+    bool any = k->nselector || k->ntolerations || k->nspread || k->anti_affinity;
+    out->place = any ? k : NULL;
 }
 
 int gp_jobspec_cap_check(const gp_jobspec *s, gp_diag *d)

@@ -457,6 +457,15 @@ add_test(NAME integ_ctl_service_agent
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_service_agent PROPERTIES LABELS integ TIMEOUT 300)
+# Where replicas may go, with three real agents labelled by --labels: node_selector, taints set
+# with the CLI (NoSchedule, NoExecute eviction, kept across restarts), spread, anti_affinity,
+# the pending reason, `get jobs -l` and `cancel -l` with two tenants, bad input.
+add_test(NAME integ_ctl_placement
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_placement.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories
+                 $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_placement PROPERTIES LABELS integ TIMEOUT 300)
 # A service in podman sandboxes (gpupool up, the real podman): HTTP readiness inside each
 # container's namespace, balancing over both, an exec liveness probe through podman exec.
 add_test(NAME integ_e2e_service_sandbox
