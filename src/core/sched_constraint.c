@@ -31,7 +31,7 @@ bool constraints_ok(const cycle *cy, const gp_cluster *c, const job_ctx *jc, int
     if (gp_node_selector_miss(c, node, k) >= 0 || gp_node_taint_check(c, node, k, &which) == 2) {
         return false;
     }
-    return !counted(k) || cy->spread_for != jc || cy->spread_ok[node];
+    return !counted(k) || cy->spread_for != jc->job->id || cy->spread_ok[node];
 }
 
 bool constraints_preferred(const gp_cluster *c, const job_ctx *jc, int node)
@@ -91,7 +91,7 @@ int constraints_prepare(cycle *cy, const job_ctx *jc)
     }
     count_job(cy, cy->at.rep, cy->at.nrep);
     rc = gp_spread_allowed(cy->c, k, cy->spread_count, cy->spread_ok);
-    cy->spread_for = rc == 0 ? jc : NULL;
+    cy->spread_for = rc == 0 ? jc->job->id : 0;
     return rc;
 }
 
@@ -121,14 +121,14 @@ bool constraints_reason(const cycle *cy, const job_ctx *jc, char *reason)
                 first_taint_node = node;
                 first_taint = which;
             }
-        } else if (counted(k) && cy->spread_for == jc && !cy->spread_ok[node]) {
+        } else if (counted(k) && cy->spread_for == jc->job->id && !cy->spread_ok[node]) {
             spread++;
         } else {
             match++;
         }
     }
-    if (lack + tainted + spread == 0) {
-        return false;
+    if (match > 0) {
+        return false; /* some node could take it: a matter of room, said as such */
     }
     char what[160] = "", buf[200] = "";
     if (lack) {
@@ -154,5 +154,5 @@ void constraints_fini(cycle *cy)
     free(cy->spread_ok);
     cy->spread_count = NULL;
     cy->spread_ok = NULL;
-    cy->spread_for = NULL;
+    cy->spread_for = 0;
 }

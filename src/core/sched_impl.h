@@ -182,9 +182,9 @@ typedef struct cycle {
     int cap_ev_run;
     int *windowed; /* nodes with a maintenance window (fixed for the cycle) */
     /* spread and anti-affinity of the job under decision (sched_constraint.c) */
-    int *spread_count;         /* per node: replicas of its group */
-    uint8_t *spread_ok;        /* per node: one more allowed; NULL until a job needs it */
-    const job_ctx *spread_for; /* the job spread_ok was computed for */
+    int *spread_count;  /* per node: replicas of its group */
+    uint8_t *spread_ok; /* per node: one more allowed; NULL until a job needs it */
+    int64_t spread_for; /* the job spread_ok was computed for (0: none) */
     int nwindowed;
 } cycle;
 
@@ -226,8 +226,9 @@ bool constraints_preferred(const gp_cluster *c, const job_ctx *jc, int node);
  * computes which nodes spread and anti-affinity allow; nothing for a job without them. 0 or
  * GP_ENOMEM. */
 int constraints_prepare(cycle *cy, const job_ctx *jc);
-/* When the constraints or taints keep jc off nodes: "0/3 nodes match: 2 lack gpu-type=a100,
- * 1 has taint dedicated=x:NoSchedule" into reason, true; false (reason untouched) otherwise. */
+/* When the constraints or taints keep jc off every node: "0/3 nodes match: 2 lack gpu-type=a100,
+ * 1 has taint dedicated=x:NoSchedule" into reason, true; false (reason untouched) when some node
+ * passes them (then what keeps the job waiting is room, and the usual reason says so). */
 bool constraints_reason(const cycle *cy, const job_ctx *jc, char *reason);
 void constraints_fini(cycle *cy);
 

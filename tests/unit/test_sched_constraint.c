@@ -187,6 +187,18 @@ static void test_taints(void **state)
     assert_int_equal(placed(&w, 6)->replicas[1].node, 2);
     w_fini(&w);
 
+    /* one node tainted, the other full: a matter of room, said as such (and the job may hold
+     * the backfill reservation) */
+    w_init(&w, 2, NULL);
+    taint(&w, 0, "dedicated", "ml", GP_TAINT_NO_SCHEDULE);
+    submit(&w, 8, 8, NULL, 0); /* 8 replicas of 1 GPU fill n1 */
+    submit(&w, 9, 1, NULL, 0);
+    run_cycle(&w);
+    assert_non_null(placed(&w, 8));
+    assert_non_null(strstr(reason(&w, 9), "capacity"));
+    assert_null(strstr(reason(&w, 9), "nodes match"));
+    w_fini(&w);
+
     /* a node with only untolerated NoSchedule taints: the job waits and says why */
     w_init(&w, 1, NULL);
     taint(&w, 0, "dedicated", "ml", GP_TAINT_NO_SCHEDULE);
