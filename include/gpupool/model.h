@@ -200,6 +200,8 @@ int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable);
 /* Replaces a node's taints with taints[0..n) (copied). GP_EINVAL for a bad node or n < 0,
  * GP_ENOMEM. */
 int gp_cluster_set_taints(gp_cluster *c, int node, const struct gp_taint *taints, int n);
+/* How many nodes have at least one taint. O(1). */
+int gp_cluster_tainted_nodes(const gp_cluster *c);
 /* Sets a node's capabilities (GP_CAP_* bits; a node starts with none). GP_EINVAL for a bad
  * node. */
 int gp_cluster_set_caps(gp_cluster *c, int node, uint32_t caps);

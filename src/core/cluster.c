@@ -263,6 +263,11 @@ int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *v
     return 0;
 }
 
+int gp_cluster_tainted_nodes(const gp_cluster *c)
+{
+    return c->ntainted;
+}
+
 int gp_cluster_set_taints(gp_cluster *c, int node, const gp_taint *taints, int n)
 {
     if (node < 0 || node >= c->nnodes || n < 0 || (n > 0 && !taints)) {
@@ -277,6 +282,7 @@ int gp_cluster_set_taints(gp_cluster *c, int node, const gp_taint *taints, int n
         memcpy(t, taints, sizeof(gp_taint) * (size_t)n);
     }
     gp_node *x = &c->nodes[node];
+    c->ntainted += (n > 0) - (x->ntaints > 0);
     free(x->taints);
     x->taints = t;
     x->ntaints = n;

@@ -18,6 +18,7 @@ struct gp_cluster {
     int max_gpus;
     int64_t milli_allocated;
     bool dynamic_mig;
+    int ntainted; /* nodes with at least one taint */
     int *changed; /* change list, capacity cap_nodes: never allocates on a change */
     int nchanged;
     uint8_t *changed_flag; /* per node: already on the change list */

@@ -207,6 +207,7 @@ static int index_nodes(cycle *cy)
 static int cycle_init(cycle *cy, gp_scheduler *s, const gp_sched_input *in)
 {
     memset(cy, 0, sizeof(*cy));
+    cy->plain_known = -1;
     cy->s = s;
     cy->c = s->c;
     cy->in = in;

@@ -104,7 +104,7 @@ static void part(char *buf, size_t size, int n, const char *what)
     }
 }
 
-bool constraints_reason(const cycle *cy, const job_ctx *jc, char *reason)
+static bool reason_of(const cycle *cy, const job_ctx *jc, char *reason)
 {
     const gp_constraints *k = jc->req.place;
     const gp_cluster *c = cy->c;
@@ -146,6 +146,25 @@ bool constraints_reason(const cycle *cy, const job_ctx *jc, char *reason)
          k && k->anti_affinity ? "excluded by spread or anti_affinity" : "excluded by spread");
     reasonf(reason, "%d/%d nodes match: %s", match, total, buf);
     return true;
+}
+
+bool constraints_reason(cycle *cy, const job_ctx *jc, char *reason)
+{
+    if (jc->req.place) {
+        return reason_of(cy, jc, reason);
+    }
+    if (gp_cluster_tainted_nodes(cy->c) == 0) {
+        return false; /* the common case: nothing to say, at no cost */
+    }
+    /* Without constraints the answer depends on the taints alone, fixed for the cycle: work it
+     * out once, not once per waiting job. */
+    if (cy->plain_known < 0) {
+        cy->plain_known = reason_of(cy, jc, cy->plain_reason) ? 1 : 0;
+    }
+    if (cy->plain_known == 1) {
+        reasonf(reason, "%s", cy->plain_reason);
+    }
+    return cy->plain_known == 1;
 }
 
 void constraints_fini(cycle *cy)

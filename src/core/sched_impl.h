@@ -185,6 +185,10 @@ typedef struct cycle {
     int *spread_count;  /* per node: replicas of its group */
     uint8_t *spread_ok; /* per node: one more allowed; NULL until a job needs it */
     int64_t spread_for; /* the job spread_ok was computed for (0: none) */
+    /* constraints_reason of the jobs without constraints, the same for all of them in a cycle
+     * (it depends on the taints alone): -1 not worked out yet, 0 none, 1 plain_reason */
+    int plain_known;
+    char plain_reason[SCHED_REASON];
     int nwindowed;
 } cycle;
 
@@ -229,7 +233,7 @@ int constraints_prepare(cycle *cy, const job_ctx *jc);
 /* When the constraints or taints keep jc off every node: "0/3 nodes match: 2 lack gpu-type=a100,
  * 1 has taint dedicated=x:NoSchedule" into reason, true; false (reason untouched) when some node
  * passes them (then what keeps the job waiting is room, and the usual reason says so). */
-bool constraints_reason(const cycle *cy, const job_ctx *jc, char *reason);
+bool constraints_reason(cycle *cy, const job_ctx *jc, char *reason);
 void constraints_fini(cycle *cy);
 
 /* ---- sched_place.c ---- */

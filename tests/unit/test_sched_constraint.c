@@ -269,13 +269,43 @@ static void test_anti_affinity_group(void **state)
     w_fini(&w);
 }
 
+/* Taints belong to the cluster: counted, copied by a clone, replaced and cleared. */
+static void test_cluster_taints(void **state)
+{
+    (void)state;
+    world w;
+    w_init(&w, 3, NULL);
+    assert_int_equal(gp_cluster_tainted_nodes(w.c), 0);
+    taint(&w, 1, "a", "x", GP_TAINT_NO_EXECUTE);
+    taint(&w, 1, "b", "", GP_TAINT_NO_SCHEDULE); /* replaces */
+    taint(&w, 2, "c", "", GP_TAINT_PREFER_NO_SCHEDULE);
+    assert_int_equal(gp_cluster_tainted_nodes(w.c), 2);
+    gp_cluster *copy = gp_cluster_clone(w.c);
+    assert_non_null(copy);
+    const gp_node *n = gp_cluster_node(copy, 1);
+    assert_int_equal(n->ntaints, 1);
+    assert_string_equal(n->taints[0].key, "b");
+    assert_true(n->taints != gp_cluster_node(w.c, 1)->taints);
+    assert_int_equal(gp_cluster_tainted_nodes(copy), 2);
+    gp_cluster_free(copy);
+    assert_int_equal(gp_cluster_set_taints(w.c, 1, NULL, 0), 0);
+    assert_int_equal(gp_cluster_tainted_nodes(w.c), 1);
+    assert_int_equal(gp_cluster_set_taints(w.c, 7, NULL, 0), GP_EINVAL);
+    int which;
+    gp_toleration prefer[] = {{"c", false, NULL, GP_TAINT_PREFER_NO_SCHEDULE}};
+    gp_constraints k = {.tolerations = prefer, .ntolerations = 1};
+    assert_int_equal(gp_node_taint_check(w.c, 2, NULL, &which), 1);
+    assert_int_equal(which, 0);
+    assert_int_equal(gp_node_taint_check(w.c, 2, &k, &which), 0);
+    w_fini(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_selector),
-        cmocka_unit_test(test_taints),
-        cmocka_unit_test(test_spread),
-        cmocka_unit_test(test_anti_affinity_group),
+        cmocka_unit_test(test_selector),       cmocka_unit_test(test_taints),
+        cmocka_unit_test(test_spread),         cmocka_unit_test(test_anti_affinity_group),
+        cmocka_unit_test(test_cluster_taints),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,2 @@
+# Empty dependencies file for sched_bench.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for gpupool-nvml-mock.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for gpushare.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for test_differential.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty compiler generated dependencies file for shim_test_dl.
+# This may be replaced when dependencies are built.

@@ -1,0 +1,2 @@
+# Empty dependencies file for test_region.
+# This may be replaced when dependencies are built.
