@@ -8,10 +8,14 @@
  *   cycle: --pending (default 100,000) new jobs on that pool: the number a controller's cycle
  *          must handle in well under a second.
  * --diverse gives every job its own CPU, memory and GPU fraction (a worst case for the cache of
- * failed shapes). Prints one machine-readable line per cycle:
+ * failed shapes). --placement labels the nodes (zone: 4 zones, gpu-type: half a100, half h100),
+ * taints one node in 16 (dedicated=ml:NoSchedule) and gives one job in 10 a constraint
+ * (gpupool/constraint.h): a node selector, a toleration, spread over zone, or anti-affinity
+ * (mix=placement). Prints one machine-readable line per cycle:
  *   sched_cycle phase=cycle mix=trace nodes=10000 gpus=8 pending=100000 running=... placed=...
  * evicted=... waiting=... seconds=...
  */
+#include "gpupool/constraint.h"
 #include "gpupool/rng.h"
 #include "gpupool/sched.h"
 
@@ -52,8 +56,19 @@ static double now(void)
     return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
 }
 
+/* The constraints --placement gives one job in 10 (borrowed by the jobs). */
+static gp_kv sel_a100[] = {{"gpu-type", "a100"}};
+static gp_toleration tol_ml[] = {{"dedicated", true, "ml", GP_TAINT_NO_SCHEDULE}};
+static gp_spread by_zone[] = {{"zone", 1}};
+static const gp_constraints kinds[] = {
+    {.selector = sel_a100, .nselector = 1},
+    {.tolerations = tol_ml, .ntolerations = 1},
+    {.spread = by_zone, .nspread = 1},
+    {.anti_affinity = true},
+};
+
 /* diverse: every job its own CPU, memory and GPU fraction (many distinct shapes). */
-static gp_sched_job draw(gp_rng *rng, int64_t id, int64_t t, bool diverse)
+static gp_sched_job draw(gp_rng *rng, int64_t id, int64_t t, bool diverse, bool placement)
 {
     double u = gp_rng_unit(rng), acc = 0;
     const shape *s = &mix[NMIX - 1];
@@ -88,12 +103,15 @@ static gp_sched_job draw(gp_rng *rng, int64_t id, int64_t t, bool diverse)
         j.req.memory_mib = 1024 * (int64_t)(1 + gp_rng_below(rng, 256));
         j.req.gpu_milli = s->kind == GP_REQ_FRACTION ? 1 + (int)gp_rng_below(rng, 999) : 0;
     }
+    if (placement && gp_rng_below(rng, 10) == 0) {
+        j.req.place = &kinds[gp_rng_below(rng, 4)];
+    }
     return j;
 }
 
 typedef struct bench {
     int nodes, fill, pending;
-    bool diverse;
+    bool diverse, placement;
     gp_sched_config cfg;
     gp_cluster *c;
     gp_scheduler *s;
@@ -115,6 +133,16 @@ static void setup(bench *b)
         char name[32];
         snprintf(name, sizeof(name), "node-%05d", n);
         gp_cluster_add_node(b->c, name, 96000, 786432, 8, g);
+        if (b->placement) {
+            char zone[8];
+            snprintf(zone, sizeof(zone), "z%d", n % 4);
+            gp_cluster_set_label(b->c, n, "zone", zone);
+            gp_cluster_set_label(b->c, n, "gpu-type", n % 2 ? "h100" : "a100");
+        }
+        if (b->placement && n % 16 == 0) {
+            gp_taint t = {.key = "dedicated", .value = "ml", .effect = GP_TAINT_NO_SCHEDULE};
+            gp_cluster_set_taints(b->c, n, &t, 1);
+        }
     }
     int64_t pool = (int64_t)b->nodes * 8000;
     for (int i = 0; i < NQUEUES; i++) {
@@ -139,7 +167,7 @@ static int run(bench *b, const char *phase, int n, gp_rng *rng, int64_t *next_id
 {
     gp_sched_job *pending = malloc(sizeof(gp_sched_job) * (size_t)n);
     for (int i = 0; i < n; i++) {
-        pending[i] = draw(rng, (*next_id)++, t, b->diverse);
+        pending[i] = draw(rng, (*next_id)++, t, b->diverse, b->placement);
     }
     gp_sched_input in = {.queues = b->q,
                          .nqueues = NQUEUES,
@@ -163,8 +191,11 @@ static int run(bench *b, const char *phase, int n, gp_rng *rng, int64_t *next_id
     }
     printf("sched_cycle phase=%s mix=%s nodes=%d gpus=8 pending=%d running=%d placed=%d "
            "evicted=%d waiting=%d seconds=%.4f\n",
-           phase, b->diverse ? "diverse" : "trace", b->nodes, n, b->nrunning, r.nplaced, r.nevicted,
-           r.nwaiting, dt);
+           phase,
+           b->diverse     ? "diverse"
+           : b->placement ? "placement"
+                          : "trace",
+           b->nodes, n, b->nrunning, r.nplaced, r.nevicted, r.nwaiting, dt);
     /* The placed jobs join the running set (the victims are not removed: the next cycle is the
      * last one, and an evicted job's assignments are no longer on the cluster). */
     b->running = realloc(b->running, sizeof(gp_sched_job) * (size_t)(b->nrunning + r.nplaced));
@@ -183,13 +214,11 @@ static int run(bench *b, const char *phase, int n, gp_rng *rng, int64_t *next_id
 
 static int parse(bench *b, int argc, char **argv)
 {
-    static const struct option opts[] = {{"nodes", required_argument, 0, 'n'},
-                                         {"fill", required_argument, 0, 'f'},
-                                         {"pending", required_argument, 0, 'p'},
-                                         {"gpu-policy", required_argument, 0, 'g'},
-                                         {"node-policy", required_argument, 0, 'o'},
-                                         {"diverse", no_argument, 0, 'd'},
-                                         {0, 0, 0, 0}};
+    static const struct option opts[] = {
+        {"nodes", required_argument, 0, 'n'},       {"fill", required_argument, 0, 'f'},
+        {"pending", required_argument, 0, 'p'},     {"gpu-policy", required_argument, 0, 'g'},
+        {"node-policy", required_argument, 0, 'o'}, {"diverse", no_argument, 0, 'd'},
+        {"placement", no_argument, 0, 'l'},         {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
         if (c == 'n') {
@@ -200,13 +229,15 @@ static int parse(bench *b, int argc, char **argv)
             b->pending = atoi(optarg);
         } else if (c == 'd') {
             b->diverse = true;
+        } else if (c == 'l') {
+            b->placement = true;
         } else if (c == 'g' && gp_gpu_policy_parse(optarg, &b->cfg.gpu_policy) == 0) {
             continue;
         } else if (c == 'o' && gp_node_policy_parse(optarg, &b->cfg.node_policy) == 0) {
             continue;
         } else {
             fprintf(stderr, "usage: sched_bench [--nodes N] [--fill N] [--pending N] "
-                            "[--gpu-policy P] [--node-policy P] [--diverse]\n");
+                            "[--gpu-policy P] [--node-policy P] [--diverse] [--placement]\n");
             return 2;
         }
     }

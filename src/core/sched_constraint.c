@@ -77,13 +77,15 @@ int constraints_prepare(cycle *cy, const job_ctx *jc)
     }
     memset(cy->spread_count, 0, sizeof(int) * (size_t)cy->c->nnodes);
     int64_t g = group_of(jc->job);
-    for (int i = 0; i < cy->in->nrunning; i++) {
+    /* A job of its own group (not a service's replica) has no replicas elsewhere: a pending job
+     * is not running, and is placed once per cycle. */
+    for (int i = 0; jc->job->group && i < cy->in->nrunning; i++) {
         const gp_sched_job *j = &cy->in->running[i];
         if (!cy->run[i].evicted && group_of(j) == g) {
             count_job(cy, j->assignments, j->replicas);
         }
     }
-    for (int p = 0; p < cy->nplaced; p++) {
+    for (int p = 0; jc->job->group && p < cy->nplaced; p++) {
         const gp_sched_job *j = &cy->in->pending[cy->placed[p].pending];
         if (group_of(j) == g) {
             count_job(cy, cy->placed[p].rep, j->replicas);
@@ -148,6 +150,11 @@ static bool reason_of(const cycle *cy, const job_ctx *jc, char *reason)
     return true;
 }
 
+bool constraints_said(const char *reason)
+{
+    return strncmp(reason, "0/", 2) == 0 && strstr(reason, " nodes match: ") != NULL;
+}
+
 bool constraints_reason(cycle *cy, const job_ctx *jc, char *reason)
 {
     if (jc->req.place) {
@@ -165,6 +172,44 @@ bool constraints_reason(cycle *cy, const job_ctx *jc, char *reason)
         reasonf(reason, "%s", cy->plain_reason);
     }
     return cy->plain_known == 1;
+}
+
+static uint64_t mix_str(uint64_t h, const char *s)
+{
+    for (; s && *s; s++) {
+        h = (h ^ (uint8_t)*s) * 1099511628211ull;
+    }
+    return (h ^ 0xff) * 1099511628211ull; /* a separator: "ab","c" differs from "a","bc" */
+}
+
+uint64_t constraints_key(const job_ctx *jc)
+{
+    const gp_constraints *k = jc->req.place;
+    if (!k) {
+        return 0;
+    }
+    if (counted(k) && jc->job->group) {
+        /* a service's replica job: depends on where the rest of its group is */
+        return (uint64_t)jc->job->id << 1 | 1;
+    }
+    /* Without a group, spread and anti-affinity start from nothing placed for every job: the
+     * same constraints fail alike. */
+    uint64_t h = 1469598103934665603ull;
+    for (int i = 0; i < k->nspread; i++) {
+        h = mix_str(h, k->spread[i].topology_key);
+        h = (h ^ (uint64_t)k->spread[i].max_skew) * 1099511628211ull;
+    }
+    h = (h ^ (uint64_t)(k->anti_affinity + 7)) * 1099511628211ull;
+    for (int i = 0; i < k->nselector; i++) {
+        h = mix_str(mix_str(h, k->selector[i].key), k->selector[i].value);
+    }
+    h = mix_str(h, "|");
+    for (int i = 0; i < k->ntolerations; i++) {
+        const gp_toleration *t = &k->tolerations[i];
+        h = mix_str(mix_str(h, t->key ? t->key : "\x01"), t->equal ? t->value : "\x02");
+        h = (h ^ (uint64_t)(t->effect + 2)) * 1099511628211ull;
+    }
+    return h << 1; /* even: never a job's own key */
 }
 
 void constraints_fini(cycle *cy)

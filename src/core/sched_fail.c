@@ -33,7 +33,7 @@ typedef struct class_key {
     int64_t runtime;  /* maintenance windows */
     uint64_t names;   /* FAIL_POOL: the model names the job gives (its reason names them) */
     uint32_t needs;   /* capabilities the nodes must have */
-    int64_t place;    /* a job with constraints (gpupool/constraint.h): its id, never shared */
+    uint64_t place;   /* the job's constraints (constraints_key) */
 } class_key;
 
 _Static_assert(sizeof(class_key) <= FAIL_KEY, "class key too large");
@@ -69,7 +69,7 @@ static void make_key(const job_ctx *jc, int mode, char *key, int64_t *dims)
     k.spare_ok = r->spare_ok;
     k.runtime = r->runtime_ms;
     k.needs = r->needs;
-    k.place = r->place ? jc->job->id : 0;
+    k.place = constraints_key(jc);
     k.flags = jc->nvl_require | jc->nvl_prefer << 1 | jc->cold << 2 | jc->may_reserved << 3;
     if (mode == FAIL_PREEMPT) {
         k.flags |= jc->reclaim << 4 | jc->job->can_preempt << 5;

@@ -234,7 +234,13 @@ int constraints_prepare(cycle *cy, const job_ctx *jc);
  * 1 has taint dedicated=x:NoSchedule" into reason, true; false (reason untouched) when some node
  * passes them (then what keeps the job waiting is room, and the usual reason says so). */
 bool constraints_reason(cycle *cy, const job_ctx *jc, char *reason);
+/* Whether reason is one constraints_reason wrote (a failure cached with it is one of them). */
+bool constraints_said(const char *reason);
 void constraints_fini(cycle *cy);
+/* What of jc's constraints the failure cache tells shapes apart by: 0 for none; else a hash of
+ * them (jobs that give the same share their failures), but the job's own for a service's
+ * replica job with spread or anti-affinity (where the rest of its group is differs per job). */
+uint64_t constraints_key(const job_ctx *jc);
 
 /* ---- sched_place.c ---- */
 

@@ -306,7 +306,9 @@ static bool cold_fits(const cycle *cy, const gp_cluster *c, int node, const gp_r
 
 bool node_ok(const cycle *cy, const gp_cluster *c, const job_ctx *jc, int node)
 {
-    return gp_node_fits(c, node, &jc->req) && constraints_ok(cy, c, jc, node) &&
+    /* the constraints first: a few string compares that spare gp_node_fits on nodes they
+     * refuse */
+    return constraints_ok(cy, c, jc, node) && gp_node_fits(c, node, &jc->req) &&
            (!jc->nvl_require || clique_free(c, node, &jc->req));
 }
 
@@ -633,7 +635,11 @@ int place_gang(cycle *cy, job_ctx *jc, char *reason)
             continue;
         }
         if (cached) { /* a smaller shape failed: so does this one */
-            gang_reason(cy, jc, fitted, true, why);
+            if (constraints_said(cached)) {
+                snprintf(why, sizeof(why), "%s", cached);
+            } else {
+                gang_reason(cy, jc, fitted, true, why);
+            }
             continue;
         }
         int rc = gang_attempt(cy, jc, &fitted);
@@ -644,16 +650,16 @@ int place_gang(cycle *cy, job_ctx *jc, char *reason)
             jc->req.allowed_models = all;
             return rc;
         }
-        gang_reason(cy, jc, fitted, false, why);
+        if (!constraints_reason(cy, jc, why)) {
+            gang_reason(cy, jc, fitted, false, why);
+        }
         if (fail_record(cy, jc, FAIL_PLACE, why, fitted) < 0) {
             jc->req.allowed_models = all;
             return GP_ENOMEM;
         }
     }
     jc->req.allowed_models = all;
-    jc->constrained = constraints_reason(cy, jc, reason);
-    if (!jc->constrained) {
-        reasonf(reason, "%s", why);
-    }
+    jc->constrained = constraints_said(why);
+    reasonf(reason, "%s", why);
     return GP_ENOSPC;
 }

@@ -252,8 +252,10 @@ static void test_anti_affinity_group(void **state)
     world w;
     w_init(&w, 3, NULL);
     gp_constraints k = {.anti_affinity = true};
-    submit(&w, 1, 3, &k, 0); /* one per node */
-    submit(&w, 2, 4, &k, 0); /* four replicas, three nodes: waits */
+    submit(&w, 1, 3, &k, 0);                     /* one per node */
+    submit(&w, 2, 4, &k, 0);                     /* four replicas, three nodes: waits */
+    gp_constraints k2 = {.anti_affinity = true}; /* the same constraints elsewhere: */
+    submit(&w, 5, 4, &k2, 0);                    /* the cached failure, the same reason */
     /* two jobs of one group (a service's replica jobs): on different nodes */
     submit(&w, 3, 1, &k, 99);
     submit(&w, 4, 1, &k, 99);
@@ -265,6 +267,7 @@ static void test_anti_affinity_group(void **state)
     assert_int_equal(per[2], 1);
     assert_null(placed(&w, 2));
     assert_string_equal(reason(&w, 2), "0/3 nodes match: 3 excluded by spread or anti_affinity");
+    assert_string_equal(reason(&w, 5), reason(&w, 2));
     assert_int_not_equal(placed(&w, 3)->replicas[0].node, placed(&w, 4)->replicas[0].node);
     w_fini(&w);
 }

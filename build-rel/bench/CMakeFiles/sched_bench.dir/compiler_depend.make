@@ -3,7 +3,12 @@
 
 bench/CMakeFiles/sched_bench.dir/sched_bench.c.o: /work/wt-place/bench/sched_bench.c \
   /usr/include/stdc-predef.h \
-  /work/wt-place/include/gpupool/rng.h \
+  /work/wt-place/include/gpupool/constraint.h \
+  /work/wt-place/include/gpupool/model.h \
+  /work/wt-place/include/gpupool/error.h \
+  /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
+  /work/wt-place/include/gpupool/mig.h \
+  /usr/lib/gcc/x86_64-linux-gnu/12/include/stdbool.h \
   /usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h \
   /usr/include/stdint.h \
   /usr/include/x86_64-linux-gnu/bits/libc-header-start.h \
@@ -21,12 +26,8 @@ bench/CMakeFiles/sched_bench.dir/sched_bench.c.o: /work/wt-place/bench/sched_ben
   /usr/include/x86_64-linux-gnu/bits/wchar.h \
   /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
   /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h \
+  /work/wt-place/include/gpupool/rng.h \
   /work/wt-place/include/gpupool/sched.h \
-  /work/wt-place/include/gpupool/error.h \
-  /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
-  /work/wt-place/include/gpupool/model.h \
-  /work/wt-place/include/gpupool/mig.h \
-  /usr/lib/gcc/x86_64-linux-gnu/12/include/stdbool.h \
   /usr/include/getopt.h \
   /usr/include/x86_64-linux-gnu/bits/getopt_core.h \
   /usr/include/x86_64-linux-gnu/bits/getopt_ext.h \
@@ -65,19 +66,7 @@ bench/CMakeFiles/sched_bench.dir/sched_bench.c.o: /work/wt-place/bench/sched_ben
 
 /usr/include/x86_64-linux-gnu/bits/types/struct_itimerspec.h:
 
-/usr/include/x86_64-linux-gnu/bits/getopt_ext.h:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h:
-
-/usr/lib/gcc/x86_64-linux-gnu/12/include/stdbool.h:
-
-/usr/include/x86_64-linux-gnu/bits/time64.h:
-
-/usr/include/x86_64-linux-gnu/bits/types/__fpos_t.h:
-
-/work/wt-place/include/gpupool/model.h:
-
-/work/wt-place/include/gpupool/error.h:
+/usr/include/x86_64-linux-gnu/bits/types/timer_t.h:
 
 /work/wt-place/include/gpupool/sched.h:
 
@@ -89,53 +78,69 @@ bench/CMakeFiles/sched_bench.dir/sched_bench.c.o: /work/wt-place/bench/sched_ben
 
 /usr/include/x86_64-linux-gnu/bits/types/__mbstate_t.h:
 
+/work/wt-place/include/gpupool/model.h:
+
 /usr/include/x86_64-linux-gnu/bits/typesizes.h:
 
 /usr/include/x86_64-linux-gnu/bits/types/struct_FILE.h:
 
 /usr/include/x86_64-linux-gnu/bits/endianness.h:
 
-/work/wt-place/bench/sched_bench.c:
+/usr/include/x86_64-linux-gnu/bits/stdint-intn.h:
 
-/usr/include/features.h:
+/usr/include/getopt.h:
 
-/usr/include/x86_64-linux-gnu/gnu/stubs.h:
+/usr/include/stdint.h:
 
 /usr/include/x86_64-linux-gnu/bits/types.h:
+
+/usr/include/x86_64-linux-gnu/gnu/stubs.h:
 
 /usr/include/x86_64-linux-gnu/bits/stdio_lim.h:
 
 /usr/include/time.h:
 
-/usr/include/x86_64-linux-gnu/bits/types/clockid_t.h:
+/usr/include/x86_64-linux-gnu/bits/long-double.h:
 
-/work/wt-place/include/gpupool/rng.h:
+/usr/include/x86_64-linux-gnu/bits/time64.h:
 
-/usr/include/x86_64-linux-gnu/bits/libc-header-start.h:
+/usr/include/x86_64-linux-gnu/bits/types/__fpos_t.h:
+
+/usr/include/x86_64-linux-gnu/sys/cdefs.h:
 
 /usr/include/x86_64-linux-gnu/bits/wordsize.h:
 
 /usr/include/stdlib.h:
 
-/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h:
+/work/wt-place/bench/sched_bench.c:
 
-/usr/include/x86_64-linux-gnu/bits/types/locale_t.h:
+/work/wt-place/include/gpupool/constraint.h:
 
-/usr/include/stdint.h:
+/work/wt-place/include/gpupool/error.h:
 
-/usr/include/x86_64-linux-gnu/bits/getopt_core.h:
+/usr/lib/gcc/x86_64-linux-gnu/12/include/stdbool.h:
 
 /usr/include/x86_64-linux-gnu/bits/timesize.h:
 
-/usr/include/x86_64-linux-gnu/bits/stdint-intn.h:
+/usr/include/x86_64-linux-gnu/bits/getopt_core.h:
 
-/usr/include/getopt.h:
+/usr/include/x86_64-linux-gnu/bits/types/locale_t.h:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h:
+
+/work/wt-place/include/gpupool/rng.h:
+
+/usr/include/x86_64-linux-gnu/bits/types/clockid_t.h:
+
+/usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h:
+
+/usr/include/x86_64-linux-gnu/bits/getopt_ext.h:
+
+/usr/include/x86_64-linux-gnu/bits/libc-header-start.h:
+
+/usr/include/features.h:
 
 /usr/include/features-time64.h:
-
-/usr/include/x86_64-linux-gnu/sys/cdefs.h:
-
-/usr/include/x86_64-linux-gnu/bits/long-double.h:
 
 /usr/lib/gcc/x86_64-linux-gnu/12/include/stdarg.h:
 
@@ -170,8 +175,6 @@ bench/CMakeFiles/sched_bench.dir/sched_bench.c.o: /work/wt-place/bench/sched_ben
 /usr/include/x86_64-linux-gnu/bits/stdlib-bsearch.h:
 
 /usr/include/x86_64-linux-gnu/bits/stdlib-float.h:
-
-/usr/include/x86_64-linux-gnu/bits/types/timer_t.h:
 
 /usr/include/x86_64-linux-gnu/bits/time.h:
 

@@ -1,6 +1,11 @@
 bench/CMakeFiles/sched_bench.dir/sched_bench.c.o: \
  /work/wt-place/bench/sched_bench.c /usr/include/stdc-predef.h \
- /work/wt-place/include/gpupool/rng.h \
+ /work/wt-place/include/gpupool/constraint.h \
+ /work/wt-place/include/gpupool/model.h \
+ /work/wt-place/include/gpupool/error.h \
+ /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
+ /work/wt-place/include/gpupool/mig.h \
+ /usr/lib/gcc/x86_64-linux-gnu/12/include/stdbool.h \
  /usr/lib/gcc/x86_64-linux-gnu/12/include/stdint.h /usr/include/stdint.h \
  /usr/include/x86_64-linux-gnu/bits/libc-header-start.h \
  /usr/include/features.h /usr/include/features-time64.h \
@@ -16,12 +21,8 @@ bench/CMakeFiles/sched_bench.dir/sched_bench.c.o: \
  /usr/include/x86_64-linux-gnu/bits/wchar.h \
  /usr/include/x86_64-linux-gnu/bits/stdint-intn.h \
  /usr/include/x86_64-linux-gnu/bits/stdint-uintn.h \
- /work/wt-place/include/gpupool/sched.h \
- /work/wt-place/include/gpupool/error.h \
- /usr/lib/gcc/x86_64-linux-gnu/12/include/stddef.h \
- /work/wt-place/include/gpupool/model.h \
- /work/wt-place/include/gpupool/mig.h \
- /usr/lib/gcc/x86_64-linux-gnu/12/include/stdbool.h /usr/include/getopt.h \
+ /work/wt-place/include/gpupool/rng.h \
+ /work/wt-place/include/gpupool/sched.h /usr/include/getopt.h \
  /usr/include/x86_64-linux-gnu/bits/getopt_core.h \
  /usr/include/x86_64-linux-gnu/bits/getopt_ext.h /usr/include/stdio.h \
  /usr/lib/gcc/x86_64-linux-gnu/12/include/stdarg.h \
