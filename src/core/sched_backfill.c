@@ -73,10 +73,16 @@ static ending *endings(const cycle *cy, int *count)
 static int scratch_gang(cycle *cy, ptarget *pt, const job_ctx *jc, gp_assignment *a, int *nodes,
                         int *nn)
 {
-    int k, rc = 0;
+    int k, rc = 0, nrep = cy->at.nrep;
     for (k = 0; k < jc->job->replicas && rc == 0; k++) {
         rc = place_replica(cy, pt, jc, &a[k]);
+        /* spread and anti-affinity count the gang's replicas placed so far (the attempt's) */
+        if (rc == 0 && jc->req.place && attempt_push_rep(cy, &a[k]) < 0) {
+            gp_cluster_release(pt->c, &a[k]);
+            rc = GP_ENOMEM;
+        }
     }
+    cy->at.nrep = nrep; /* scratch replicas: never released on the real cluster */
     if (rc != 0) {
         k--;
     }
