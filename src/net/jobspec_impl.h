@@ -78,4 +78,17 @@ bool js_serve_equal(const gp_jobspec *a, const gp_jobspec *b);
 /* Frees what the kind fields own. */
 void js_serve_fini(gp_jobspec *s);
 
+/* ---- jobspec_batch.c: array, after_ok, shm_size_mib ---- */
+
+int js_f_array(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+int js_f_after_ok(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+int js_f_shm_size(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+/* Checks them against the rest of the spec (after js_serve_finish). */
+int js_batch_finish(const gp_jobspec *s, gp_diag *d);
+void js_batch_encode(enc *e, json_t *o, const gp_jobspec *s);
+bool js_batch_equal(const gp_jobspec *a, const gp_jobspec *b);
+void js_batch_fini(gp_jobspec *s);
+/* Frees after_ok (NULL after). */
+void js_batch_fini_after_ok(gp_jobspec *s);
+
 #endif
