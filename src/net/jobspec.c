@@ -632,6 +632,9 @@ static const field top_fields[] = {
     {"image", f_image},
     {"image_pull_policy", f_pull_policy},
     {"network", f_network},
+    {"array", js_f_array},
+    {"after_ok", js_f_after_ok},
+    {"shm_size_mib", js_f_shm_size},
 };
 
 /* ---- entry points ---- */
@@ -718,6 +721,7 @@ static int finish(gp_jobspec *s, gp_diag *d)
         }
     }
     rc = finish_image(s, d);
+    rc = rc < 0 ? rc : js_batch_finish(s, d);
     if (rc < 0) {
         return rc;
     }
@@ -805,6 +809,7 @@ void gp_jobspec_fini(gp_jobspec *s)
     free(s->image);
     js_serve_fini(s);
     js_place_fini(s);
+    js_batch_fini(s);
     s->command = s->args = NULL;
     s->env = NULL;
     s->nenv = 0;
@@ -1040,6 +1045,7 @@ json_t *gp_jobspec_to_json(const gp_jobspec *s)
     js_put(&e, o, "allow_unschedulable", json_boolean(s->allow_unschedulable));
     js_serve_encode(&e, o, s);
     js_place_encode(&e, o, s);
+    js_batch_encode(&e, o, s);
     if (e.failed) {
         json_decref(o);
         return NULL;
@@ -1106,5 +1112,6 @@ bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b)
     }
     return same && same_list(a->command, b->command) && same_list(a->args, b->args) &&
            same_env(a, b) && same_str(a->working_dir, b->working_dir) &&
-           same_str(a->image, b->image) && js_serve_equal(a, b) && js_place_equal(a, b);
+           same_str(a->image, b->image) && js_serve_equal(a, b) && js_place_equal(a, b) &&
+           js_batch_equal(a, b);
 }

@@ -95,5 +95,17 @@ extern const int js_place_nfields;
 void js_place_encode(enc *e, json_t *o, const gp_jobspec *s);
 bool js_place_equal(const gp_jobspec *a, const gp_jobspec *b);
 void js_place_fini(gp_jobspec *s);
+/* ---- jobspec_batch.c: array, after_ok, shm_size_mib ---- */
+
+int js_f_array(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+int js_f_after_ok(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+int js_f_shm_size(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+/* Checks them against the rest of the spec (after js_serve_finish). */
+int js_batch_finish(const gp_jobspec *s, gp_diag *d);
+void js_batch_encode(enc *e, json_t *o, const gp_jobspec *s);
+bool js_batch_equal(const gp_jobspec *a, const gp_jobspec *b);
+void js_batch_fini(gp_jobspec *s);
+/* Frees after_ok (NULL after). */
+void js_batch_fini_after_ok(gp_jobspec *s);
 
 #endif
