@@ -95,6 +95,7 @@ extern const int js_place_nfields;
 void js_place_encode(enc *e, json_t *o, const gp_jobspec *s);
 bool js_place_equal(const gp_jobspec *a, const gp_jobspec *b);
 void js_place_fini(gp_jobspec *s);
+
 /* ---- jobspec_batch.c: array, after_ok, shm_size_mib ---- */
 
 int js_f_array(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
