@@ -255,6 +255,9 @@ try:
         s, d = alice.post("/v1/jobs", spec("bad", node_selector={"gpu-type": "a 100"}))
         check(s == 400 and d["error"]["message"].startswith("node_selector.gpu-type:"),
               "a bad node_selector value", s, d)
+        log = p.read_log()
+        check(p.stop() == 0, "gpupoold exits cleanly (a sanitizer's report would fail it)",
+              log[-3000:])
     for a in agents.values():
         check(a.stop() == 0, "agent %s stops cleanly" % a.node, a.log()[-3000:])
     agents = {}
