@@ -137,6 +137,9 @@ int gp_cli_sbatch(int argc, char **argv)
             }
         } else {
             opts[nopts++] = argv[i];
+            if (gp_sbatch_takes_next(argv[i]) && i + 1 < argc) {
+                opts[nopts++] = argv[++i];
+            }
         }
     }
     gp_cli_args a;

@@ -109,6 +109,17 @@ static int find_short(char c)
     return -1;
 }
 
+bool gp_sbatch_takes_next(const char *w)
+{
+    if (w[0] != '-' || !w[1]) {
+        return false;
+    }
+    if (w[1] == '-') {
+        return !strchr(w, '=') && find_long(w + 2, strlen(w + 2)) >= 0;
+    }
+    return !w[2] && !strchr(flag_shorts, w[1]);
+}
+
 /* Reads words[*i] (and its value, the next word, when separate), advancing *i. */
 static int one_option(opts *o, char **words, int n, int *i, const char *where)
 {

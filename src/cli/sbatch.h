@@ -53,6 +53,11 @@ typedef struct gp_sbatch_in {
 int gp_sbatch_build(const gp_sbatch_in *in, json_t **spec, json_t **warnings, char *err,
                     size_t cap);
 
+/* Whether the command-line word w, an sbatch option, takes the next word as its value: a known
+ * option given without its value (--time, -t), or an unknown short option sbatch gives a value
+ * (an unknown long option must be given as --name=value). */
+bool gp_sbatch_takes_next(const char *w);
+
 /* Slurm's time formats: MM, MM:SS, HH:MM:SS, D-HH, D-HH:MM, D-HH:MM:SS, into seconds (a bare
  * number is minutes). UNLIMITED and INFINITE: 0. -1 when malformed. */
 int64_t gp_sbatch_time(const char *s);

@@ -183,12 +183,26 @@ static void test_plain_script(void **state)
     json_decref(warn);
 }
 
+/* Which command-line words take the next one as their value. */
+static void test_takes_next(void **state)
+{
+    (void)state;
+    assert_true(gp_sbatch_takes_next("-D"));
+    assert_true(gp_sbatch_takes_next("--time"));
+    assert_true(gp_sbatch_takes_next("-A")); /* unknown, and sbatch's -A takes one */
+    assert_false(gp_sbatch_takes_next("--time=5"));
+    assert_false(gp_sbatch_takes_next("-t5"));
+    assert_false(gp_sbatch_takes_next("-H")); /* a flag */
+    assert_false(gp_sbatch_takes_next("--exclusive"));
+    assert_false(gp_sbatch_takes_next("script.sh"));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_time_formats), cmocka_unit_test(test_directives),
         cmocka_unit_test(test_mapping),      cmocka_unit_test(test_errors),
-        cmocka_unit_test(test_plain_script),
+        cmocka_unit_test(test_plain_script), cmocka_unit_test(test_takes_next),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
