@@ -348,8 +348,6 @@ ctl_job *ctl_job_find(ctl_state *st, const char *ref, int64_t tenant_id);
 /* ---- arrays and dependencies (job_deps.c; the changes they make: array.h) ---- */
 /* Whether j is a job array (spec.array; a controller object, never scheduled itself). */
 bool ctl_job_is_array(const ctl_job *j);
-/* Whether j is a child of an array (owner: the array). */
-bool ctl_job_is_array_child(const ctl_state *st, const ctl_job *j);
 /* The verdict over j's dependencies (gpupool/array.h); *which: the job it is about (NULL when
  * gone or READY). An array counts as succeeded when every child did. Under the lock. */
 gp_dep_verdict ctl_job_deps(ctl_state *st, const ctl_job *j, const ctl_job **which);

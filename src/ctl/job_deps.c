@@ -13,12 +13,6 @@ bool ctl_job_is_array(const ctl_job *j)
     return j->spec.array.nitems > 0 && j->owner == 0;
 }
 
-bool ctl_job_is_array_child(const ctl_state *st, const ctl_job *j)
-{
-    (void)st;
-    return j->in_array && j->owner != 0;
-}
-
 static gp_dep_state dep_state(const ctl_job *d)
 {
     if (!d) {

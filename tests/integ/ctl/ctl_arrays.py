@@ -105,6 +105,8 @@ try:
               "the array's events say what it made")
         rc, so, se = cli(p, alice.token, "describe", "job", "sweep")
         check(rc == 0 and "6 children: 6 succeeded" in so, "describe shows its progress", so, se)
+        rc, so, se = cli(p, alice.token, "get", "jobs", "--all-states", "--name", "sweep")
+        check(rc == 0 and "6 children: 6 succeeded" in so, "get shows its progress", so, se)
 
         # ---- cancelling an array cancels its children ----
         s, big = alice.post("/v1/jobs", job("long", "sleep 60", array="0-9%1"))
@@ -214,6 +216,25 @@ try:
         d = p.wait_state(alice, "cli-arr", ("Succeeded", "Failed"), timeout=60)
         check(d["state"] == "Succeeded", "the CLI's array ran", d)
         check(real.stop() == 0, "the agent stops cleanly", real.log()[-2000:])
+
+        # ---- a restarted controller keeps arrays and dependencies ----
+        s, never = alice.post("/v1/jobs", job("never", "true", resources={"gpus": 32},
+                                              allow_unschedulable=True))
+        s, waits = alice.post("/v1/jobs", job("waits", "true", after_ok=["never"]))
+        wait("waits waits", lambda: p.job(alice, "waits")["reason"] == "waiting for never")
+        p.restart()
+        alice = p.client(alice.token)
+        kid = p.job(alice, "sweep-3")
+        check(kid["array"] == {"id": arr["id"], "name": "sweep", "index": 3},
+              "a child keeps its array and index", kid)
+        check(p.job(alice, "sweep")["array"]["succeeded"] == 6, "the array keeps its children")
+        p.settle(0.5)
+        check(p.job(alice, "waits")["reason"] == "waiting for never", "waits still waits",
+              p.job(alice, "waits"))
+        alice.post("/v1/jobs/never/cancel")
+        d = p.wait_state(alice, "waits", ("Cancelled", "Succeeded"), timeout=30)
+        check(d["reason"] == "DependencyFailed: never ended Cancelled",
+              "its dependency, known after the restart, ended Cancelled", d)
 finally:
     for a in agents:
         if a.proc.poll() is None:
