@@ -148,6 +148,34 @@ static int end_job(gpupoold *g, ctl_job *j, ctl_job_state to, const char *type, 
     return rc < 0 ? rc : ctl_job_end_placement(g, j, &next, to, type, d);
 }
 
+/* The reason of a job waiting for dep. */
+static void wait_reason(const ctl_job *dep, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "waiting for %s", dep->name);
+}
+
+/* An array's reason while it runs: its children's progress. */
+static void progress_reason(const ctl_array_counts *c, char *buf, size_t cap)
+{
+    snprintf(buf, cap, "%d children: %d pending, %d running, %d succeeded, %d failed", c->total,
+             c->pending + (c->total - c->made), c->running, c->succeeded, c->failed + c->cancelled);
+}
+
+/* What an array past its dependencies does now: make children (*make of them), end (*end: the
+ * final state), or only show its progress. */
+static void array_plan(const ctl_job *arr, const ctl_array_counts *c, int *make, ctl_job_state *end)
+{
+    int ended = c->succeeded + c->failed + c->cancelled;
+    int active = c->made - ended;
+    int limit = arr->spec.array.max_running > 0 ? arr->spec.array.max_running : c->total;
+    *make = c->total - c->made < limit - active ? c->total - c->made : limit - active;
+    *make = *make < 0 ? 0 : *make;
+    *end = CTL_RUNNING;
+    if (c->made == c->total && ended == c->total) {
+        *end = c->succeeded == c->total ? CTL_SUCCEEDED : CTL_FAILED;
+    }
+}
+
 /* A waiting job's dependencies: 1 when it may go on, 0 when it waits or was cancelled. */
 static int gate(gpupoold *g, ctl_job *j, gp_diag *d)
 {
@@ -161,7 +189,7 @@ static int gate(gpupoold *g, ctl_job *j, gp_diag *d)
         return rc < 0 ? rc : 0;
     }
     if (v == GP_DEPS_WAIT) {
-        snprintf(why, sizeof(why), "waiting for %s", dep->name);
+        wait_reason(dep, why, sizeof(why));
         int rc = set_reason(g, j, CTL_PENDING, why, d);
         return rc < 0 ? rc : 0;
     }
@@ -173,31 +201,53 @@ static int run_array(gpupoold *g, ctl_job *arr, gp_diag *d)
 {
     ctl_array_counts c;
     ctl_array_count(&g->st, arr, &c);
-    int active = c.made - c.succeeded - c.failed - c.cancelled;
-    int limit = arr->spec.array.max_running > 0 ? arr->spec.array.max_running : c.total;
+    int make;
+    ctl_job_state end;
+    array_plan(arr, &c, &make, &end);
     int rc = 0;
-    while (rc == 0 && arr->array_made < c.total && active < limit) {
+    for (int i = 0; rc == 0 && i < make; i++) {
         rc = make_child(g, arr, d);
-        active++;
-        c.pending += rc == 0;
     }
     if (rc < 0) {
         return rc;
     }
-    c.made = arr->array_made;
-    int ended = c.succeeded + c.failed + c.cancelled;
-    if (c.made == c.total && ended == c.total) {
-        char why[160];
+    ctl_array_count(&g->st, arr, &c);
+    array_plan(arr, &c, &make, &end);
+    char why[160];
+    if (end != CTL_RUNNING) {
         snprintf(why, sizeof(why), "%d children: %d succeeded, %d failed, %d cancelled", c.total,
                  c.succeeded, c.failed, c.cancelled);
-        return end_job(g, arr, c.succeeded == c.total ? CTL_SUCCEEDED : CTL_FAILED, "ArrayDone",
-                       why, d);
+        return end_job(g, arr, end, "ArrayDone", why, d);
     }
-    char why[160];
-    snprintf(why, sizeof(why), "%d children: %d pending, %d running, %d succeeded, %d failed",
-             c.total, c.pending + (c.total - c.made), c.running, c.succeeded,
-             c.failed + c.cancelled);
+    progress_reason(&c, why, sizeof(why));
     return set_reason(g, arr, CTL_RUNNING, why, d);
+}
+
+/* Whether the tick would change j now (so a cycle with nothing to do makes no store call). */
+static bool wants_change(ctl_state *st, const ctl_job *j)
+{
+    char why[256];
+    if (ctl_job_state_waits(j->state) && j->nafter > 0) {
+        const ctl_job *dep = NULL;
+        gp_dep_verdict v = ctl_job_deps(st, j, &dep);
+        if (v == GP_DEPS_FAIL) {
+            return true;
+        }
+        if (v == GP_DEPS_WAIT) {
+            wait_reason(dep, why, sizeof(why));
+            return j->state != CTL_PENDING || strcmp(j->reason, why) != 0;
+        }
+    }
+    if (!ctl_job_is_array(j) || ctl_job_state_final(j->state)) {
+        return false;
+    }
+    ctl_array_counts c;
+    ctl_array_count(st, j, &c);
+    int make;
+    ctl_job_state end;
+    array_plan(j, &c, &make, &end);
+    progress_reason(&c, why, sizeof(why));
+    return make > 0 || end != CTL_RUNNING || j->state != CTL_RUNNING || strcmp(j->reason, why) != 0;
 }
 
 /* Whether the tick has something to look at for j. */
@@ -248,7 +298,7 @@ int ctl_batch_tick(gpupoold *g, int64_t now, gp_diag *d)
     (void)now;
     tick_list l = {NULL, 0};
     for (int i = 0; i < g->st.njobs; i++) {
-        if (!concerns(g->st.jobs[i])) {
+        if (!concerns(g->st.jobs[i]) || !wants_change(&g->st, g->st.jobs[i])) {
             continue;
         }
         int64_t *ids = realloc(l.ids, (size_t)(l.n + 1) * sizeof(*ids));
