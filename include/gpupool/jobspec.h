@@ -104,6 +104,25 @@
  *     max_surge: 1              # replicas started above the count during it, 0..4096 (default 1)
  *     max_unavailable: 0        # replicas below the count, 0..4096 (default 0); not both 0
  *
+ * Labels, annotations, and where the replicas may go (jobspec_place.c; gpupool/constraint.h says
+ * what the placement fields mean):
+ *
+ *   labels: {app: web, team.example.com/tier: frontend}
+ *                               # keys [prefix/]name (prefix: a DNS subdomain, <= 253; name: <= 63,
+ *                               #   [A-Za-z0-9][-_.A-Za-z0-9]*, alphanumeric at both ends);
+ *                               #   values <= 63 of the name's characters, or ""; at most 64;
+ *                               #   selectable: GET /v1/jobs?selector=, gpupool get jobs -l
+ *   annotations: {owner: "Ann <ann@example.com>"}
+ *                               # keys as labels; values any text up to 4096 bytes; at most 64
+ *   node_selector: {gpu-type: a100}   # only nodes with every pair (at most 32)
+ *   tolerations:                # at most 32
+ *     - {key: dedicated, operator: Equal, value: ml, effect: NoSchedule}
+ *     - {operator: Exists}      # key left out (Exists only): every taint; effect left out:
+ *                               #   every effect; operator default Equal (value default "")
+ *   spread:                     # at most 8, topology keys distinct
+ *     - {topology_key: zone, max_skew: 1}   # max_skew 1..4096
+ *   anti_affinity: true         # at most one replica per node
+ *
  * Unknown fields and bad values are refused with the field's path named:
  * `replicas: must be between 1 and 4096`, `resources.gpu_mili: unknown field`. Syntax errors
  * name the line and column. Parsing is all or nothing: on failure *out is untouched.
@@ -111,6 +130,7 @@
 #ifndef GPUPOOL_JOBSPEC_H
 #define GPUPOOL_JOBSPEC_H
 
+#include "gpupool/constraint.h"
 #include "gpupool/array.h"
 #include "gpupool/error.h"
 #include "gpupool/imageref.h"
@@ -280,6 +300,12 @@ typedef struct gp_jobspec {
     gp_probe liveness;
     gp_autoscale autoscale;
     gp_update update; /* services; zero otherwise */
+    /* labels, annotations and where replicas may go (see the placement fields above) */
+    gp_kv *labels; /* sorted by key */
+    int nlabels;
+    gp_kv *annotations; /* sorted by key */
+    int nannotations;
+    gp_constraints place; /* node_selector, tolerations, spread, anti_affinity */
     /* arrays, dependencies, shared memory (see above) */
     gp_job_array array;   /* nitems 0: not an array */
     char **after_ok;      /* NULL-terminated names or ids; NULL: none */
