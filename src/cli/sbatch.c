@@ -620,14 +620,16 @@ static char *wrapper(opts *o, const gp_sbatch_in *in, const char *name, const ch
     }
     delimiter(in->script, delim, sizeof(delim));
     buf b = {0};
-    bool ok =
-        puts_(&b, "export SLURM_JOB_ID=\"$GPUPOOL_JOB_ID\" SLURM_JOBID=\"$GPUPOOL_JOB_ID\" "
-                  "SLURM_NNODES=\"$GPUPOOL_NNODES\" SLURM_JOB_NUM_NODES=\"$GPUPOOL_NNODES\" "
-                  "SLURM_NODEID=\"$GPUPOOL_NODE_RANK\" SLURM_JOB_NAME=") &&
-        put_quoted(&b, name) && puts_(&b, " SLURM_SUBMIT_DIR=") && put_quoted(&b, submit_dir) &&
-        puts_(&b, "\ns=\"${TMPDIR:-/tmp}/gpupool-sbatch-$GPUPOOL_JOB_ID-$GPUPOOL_REPLICA-$$\"\n"
-                  "(umask 077 && cat >\"$s\") <<'") &&
-        puts_(&b, delim) && puts_(&b, "'\n") && puts_(&b, in->script);
+    bool ok = puts_(&b, "export SLURM_JOB_ID=\"$GPUPOOL_JOB_ID\" SLURM_JOBID=\"$GPUPOOL_JOB_ID\" "
+                        "SLURM_NNODES=\"$GPUPOOL_NNODES\" SLURM_JOB_NUM_NODES=\"$GPUPOOL_NNODES\" "
+                        "SLURM_NODEID=\"$GPUPOOL_NODE_RANK\" SLURM_JOB_NAME=") &&
+              put_quoted(&b, name) && puts_(&b, " SLURM_SUBMIT_DIR=") &&
+              put_quoted(&b, submit_dir) &&
+              /* mktemp makes the file itself (O_EXCL, 0600): no name another process could have
+               * prepared (a link in a shared /tmp) */
+              puts_(&b, "\ns=$(mktemp \"${TMPDIR:-/tmp}/gpupool-sbatch.XXXXXXXX\") || exit 1\n"
+                        "cat >\"$s\" <<'") &&
+              puts_(&b, delim) && puts_(&b, "'\n") && puts_(&b, in->script);
     size_t len = strlen(in->script);
     ok = ok && (len == 0 || in->script[len - 1] == '\n' || puts_(&b, "\n"));
     ok = ok && puts_(&b, delim) && puts_(&b, "\nchmod 700 \"$s\"\n");

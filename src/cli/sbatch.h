@@ -25,7 +25,8 @@
  *   --export=ALL|NONE|[ALL,]VAR[=VALUE],...          env (VAR alone: its value here)
  *   -D, --chdir=DIR                                  working_dir (default: the current directory)
  * Any other option is named in a warning ("--mail-type: not supported, ignored"); strict makes
- * it an error. The job runs the script with its #! interpreter (else /bin/sh) and its arguments.
+ * it an error. The job writes the script to a file mktemp makes in $TMPDIR (else /tmp) and runs it
+ * with its #! interpreter (else /bin/sh) and its arguments.
  */
 #ifndef GP_CLI_SBATCH_H
 #define GP_CLI_SBATCH_H

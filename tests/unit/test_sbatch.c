@@ -164,6 +164,9 @@ static void test_plain_script(void **state)
     const char *w = json_string_value(json_array_get(json_object_get(spec, "command"), 2));
     assert_non_null(strstr(w, "/bin/sh \"$s\" \"$@\""));
     assert_null(strstr(w, "exec >"));
+    /* the script's file is made by mktemp, never a name guessed beforehand */
+    assert_non_null(
+        strstr(w, "s=$(mktemp \"${TMPDIR:-/tmp}/gpupool-sbatch.XXXXXXXX\") || exit 1\n"));
     assert_non_null(strstr(w, "echo x\nGPUPOOL_SBATCH_EOF_0\n"));
     assert_string_equal(sget(spec, "name"), "train");
     assert_string_equal(sget(spec, "working_dir"), "/home/u/proj");
