@@ -294,6 +294,30 @@ static ctl_job *active_named(ctl_state *st, const ctl_tenant *t, const char *nam
     return NULL;
 }
 
+/* A retry answers with the job its key made, whatever changed since (quota, queues): 1 when
+ * answered, 0 when the key made none (or there is none), or an error. */
+static int retry_answer(gpupoold *g, ctl_op *op, const ctl_tenant *t, gp_diag *d)
+{
+    submit_arg *a = op->arg;
+    int64_t existing = 0;
+    int rc = t && a->key[0] ? gp_store_job_find_key(g->store, t->id, a->key, &existing, d) : 0;
+    if (rc == 0 && existing > 0) {
+        ctl_job *job = ctl_job_by_id(&g->st, existing);
+        if (!job) {
+            return gp_diag_set(d, GP_EINTERNAL, "job %lld: stored but not in memory",
+                               (long long)existing);
+        }
+        op->status = 200;
+        op->result = api_job_doc(&g->st, job);
+        return 1;
+    }
+    if (rc == GP_ENOENT) {
+        gp_diag_clear(d);
+        return 0;
+    }
+    return rc;
+}
+
 static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     submit_arg *a = op->arg;
@@ -306,23 +330,9 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (a->must_exist) {
         return gp_diag_set(d, GP_ENOENT, "service %s: not found", a->spec.name);
     }
-    int64_t existing = 0;
-    /* A retry answers with the job its key made, whatever changed since (quota, queues). */
-    int rc = t && a->key[0] ? gp_store_job_find_key(g->store, t->id, a->key, &existing, d) : 0;
-    if (rc == 0 && existing > 0) {
-        ctl_job *job = ctl_job_by_id(st, existing);
-        if (!job) {
-            return gp_diag_set(d, GP_EINTERNAL, "job %lld: stored but not in memory",
-                               (long long)existing);
-        }
-        op->status = 200;
-        op->result = api_job_doc(st, job);
-        return 0;
-    }
-    if (rc == GP_ENOENT) {
-        gp_diag_clear(d);
-    } else if (rc < 0) {
-        return rc;
+    int rc = retry_answer(g, op, t, d);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     rc = check_submit(st, g->cfg, a, &t, d);
     rc = rc < 0 ? rc : ctl_secrets_seal(st->secret_key, t->id, a->doc, &a->spec, d);
