@@ -1176,7 +1176,9 @@ static int run_spec(gp_agent *a, const gp_wire_desired_replica *want, char **out
     *auth = NULL;
     gp_wire_desired_gpu gpus[GP_WIRE_MAX_GPUS];
     gp_wire_desired_replica r = *want; /* borrows want's members; gpus and credentials its own */
-    memcpy(gpus, want->gpus, want->ngpus * sizeof(*gpus));
+    if (want->ngpus > 0) {             /* a replica without GPUs has none to copy (gpus NULL) */
+        memcpy(gpus, want->gpus, want->ngpus * sizeof(*gpus));
+    }
     r.gpus = gpus;
     r.auth_registry = r.auth_username = r.auth_password = NULL; /* beside spec.json, never in it */
     json_t *creds = gp_wire_desired_auth_encode(want);

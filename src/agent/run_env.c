@@ -122,6 +122,26 @@ static int env_launch(envlist *e, const gp_run_spec *s, const gp_run_paths *path
     return rc;
 }
 
+/* A job array's child's index and array, and /dev/shm's size (run_spec.h). */
+static int env_batch(envlist *e, const gp_run_spec *s)
+{
+    char num[32];
+    int rc = 0;
+    if (s->array_index >= 0) {
+        snprintf(num, sizeof(num), "%d", s->array_index);
+        rc = env_set(e, "GPUPOOL_ARRAY_INDEX", num);
+        rc = rc ? rc : env_set(e, "SLURM_ARRAY_TASK_ID", num);
+        snprintf(num, sizeof(num), "%lld", (long long)s->array_job);
+        rc = rc ? rc : env_set(e, "GPUPOOL_ARRAY_JOB_ID", num);
+        rc = rc ? rc : env_set(e, "SLURM_ARRAY_JOB_ID", num);
+    }
+    if (rc == 0 && s->shm_size_mib > 0) {
+        snprintf(num, sizeof(num), "%lld", (long long)s->shm_size_mib);
+        rc = env_set(e, "GPUPOOL_SHM_SIZE_MIB", num);
+    }
+    return rc;
+}
+
 /* Layer 4: gpupool's own variables. */
 static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
 {
@@ -139,6 +159,7 @@ static int env_own(envlist *e, const gp_run_spec *s, const gp_run_paths *paths)
     rc = rc ? rc : env_set(e, "GPUPOOL_REPLICA", num);
     snprintf(num, sizeof(num), "%d", s->restart_count);
     rc = rc ? rc : env_set(e, "GPUPOOL_RESTART_COUNT", num);
+    rc = rc ? rc : env_batch(e, s);
     if (rc == 0 && paths->data_dir) {
         rc = env_set(e, "GPUPOOL_DATA_DIR", paths->data_dir);
     }

@@ -8,6 +8,7 @@
 #define _DEFAULT_SOURCE /* explicit_bzero */
 
 #include "agent/run_spec.h"
+#include "gpupool/jobspec.h"
 #include "base/envname.h"
 
 #include <ctype.h>
@@ -489,6 +490,10 @@ static int parse_doc(json_t *o, gp_run_spec *s, gp_diag *d)
     rc = rc ? rc : get_int(o, "epoch", 1, 0, big, &s->epoch, d);
     rc = rc ? rc : get_small(o, "world_size", 0, 1, 1 << 20, &s->world_size, d);
     rc = rc ? rc : get_small(o, "restart_count", 0, 0, 1 << 30, &s->restart_count, d);
+    s->array_index = -1;
+    rc = rc ? rc : get_small(o, "array_index", 0, 0, GP_ARRAY_INDEX_MAX, &s->array_index, d);
+    rc = rc ? rc : get_int(o, "array_job", 0, 1, big, &s->array_job, d);
+    rc = rc ? rc : get_int(o, "shm_size_mib", 0, 1, GP_JOB_MAX_SHM_MIB, &s->shm_size_mib, d);
     rc = rc ? rc : get_int(o, "cpu_milli", 0, 0, big, &s->cpu_milli, d);
     rc = rc ? rc : get_int(o, "memory_mib", 0, 0, big, &s->memory_mib, d);
     rc = rc ? rc : get_str(o, "", "name", 0, &s->name, d);

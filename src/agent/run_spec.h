@@ -72,7 +72,11 @@
  *      the GPUs outside gangs), and for gangs the launchers' variables (gp_env_gang_reserved's
  *      list); for a notebook or service with a port, GPUPOOL_PORT (the port to listen on, on
  *      127.0.0.1 or any address of its own namespace) and GPUPOOL_BASE_URL
- *      (/v1/jobs/JOB/proxy/: the path the controller's proxy serves it under, unchanged).
+ *      (/v1/jobs/JOB/proxy/: the path the controller's proxy serves it under, unchanged);
+ *      for a job array's child GPUPOOL_ARRAY_INDEX, GPUPOOL_ARRAY_JOB_ID and Slurm's
+ *      SLURM_ARRAY_TASK_ID (the index) and SLURM_ARRAY_JOB_ID (the array's id), which override
+ *      spec.env's; with shm_size_mib GPUPOOL_SHM_SIZE_MIB (podman sizes /dev/shm to it; a host
+ *      process, --runtime none, shares the host's /dev/shm and is not held to it).
  *
  * A gang of N replicas with P processes per replica is one job of N x P processes, as torchrun
  * and mpirun see it: GPUPOOL_NNODES=N, GPUPOOL_NODE_RANK=rank, GPUPOOL_NPROC_PER_NODE=P; the
@@ -132,12 +136,15 @@ typedef struct gp_run_spec {
     char *checkpoint_dir; /* NULL: none named */
     char *image;          /* NULL: the host's root filesystem, read-only */
     gp_run_pull pull_policy;
-    int network_private; /* network: private */
-    int own_netns;       /* kind notebook or service: a network namespace of its own */
-    int port;            /* the port it serves on (0: none) */
-    int cdi_devices;     /* cdi_devices: true: podman resolves the GPUs through CDI */
-    char *tenant;        /* NULL: not given */
-    gp_idmap userns;     /* userns: the tenant's host ids; size 0: none */
+    int network_private;  /* network: private */
+    int own_netns;        /* kind notebook or service: a network namespace of its own */
+    int port;             /* the port it serves on (0: none) */
+    int cdi_devices;      /* cdi_devices: true: podman resolves the GPUs through CDI */
+    char *tenant;         /* NULL: not given */
+    gp_idmap userns;      /* userns: the tenant's host ids; size 0: none */
+    int array_index;      /* array_index: a job array's child's index; -1: not one */
+    int64_t array_job;    /* array_job: its array's job id */
+    int64_t shm_size_mib; /* shm_size_mib: /dev/shm's size; 0: the runtime's default */
     /* registry_auth (all NULL when not given) */
     char *auth_registry, *auth_username, *auth_password;
 } gp_run_spec;

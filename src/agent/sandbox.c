@@ -181,7 +181,10 @@ static void confinement(args *a, const gp_sandbox_node *n, const gp_sandbox_job 
         pushf(a, "--cpus=%lld.%03lld", (long long)(s->cpu_milli / 1000),
               (long long)(s->cpu_milli % 1000));
     }
-    int64_t shm = s->memory_mib > 1 ? s->memory_mib / 2 : 1024;
+    /* the spec's shm_size_mib, else half the memory limit (tmpfs pages count against it) */
+    int64_t shm = s->shm_size_mib > 0 ? s->shm_size_mib
+                  : s->memory_mib > 1 ? s->memory_mib / 2
+                                      : 1024;
     pushf(a, "--shm-size=%lldm", (long long)shm);
     if (j->cgroup_parent) {
         push2(a, "--cgroup-parent", j->cgroup_parent);

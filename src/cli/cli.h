@@ -33,6 +33,8 @@ int gp_cli_sim(int argc, char **argv);
  * server's refusals as "gpupool: MESSAGE" and return GP_EXIT_FAILURE for them and for transport
  * failures; bad usage is GP_EXIT_USAGE. */
 int gp_cli_submit(int argc, char **argv);
+/* gpupool sbatch: a Slurm batch script as a job (cmd_sbatch.c, sbatch.h). */
+int gp_cli_sbatch(int argc, char **argv);
 int gp_cli_get(int argc, char **argv);
 int gp_cli_describe(int argc, char **argv);
 int gp_cli_cancel(int argc, char **argv);

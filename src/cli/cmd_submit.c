@@ -66,6 +66,13 @@ static const gp_cli_opt submit_opts[] = {
     {"port", 0, "N", "the port a notebook or service listens on (1..65535)"},
     {"allow-unschedulable", 0, NULL,
      "accept the job even if no node or limit could run it yet; it waits (else refused)"},
+    {"array", 0, "SPEC",
+     "a job array, one child job per index: START-END[:STEP][,...][%MAX], e.g. 0-99%10 "
+     "(at most MAX run at once; each child sees GPUPOOL_ARRAY_INDEX)"},
+    {"after-ok", 0, "JOB[,JOB...]",
+     "start only after these jobs (names or ids) succeeded; cancelled if one fails "
+     "(repeatable)"},
+    {"shm-size", 0, "SIZE", "size of the job's /dev/shm: 8Gi, 512Mi, 1024 (MiB)"},
     {"idempotency-key", 0, "KEY", "a retry with the same key returns the same job"},
     {"update", 0, NULL,
      "a service: roll the active service of that name to this spec (created when there is "
@@ -331,6 +338,39 @@ static int s_allow_unschedulable(json_t *s, json_t *r, const char *v)
     return json_object_set_new(s, "allow_unschedulable", json_true());
 }
 
+static int s_array(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    return json_object_set_new(s, "array", json_string(v));
+}
+
+/* A comma list, or the flag repeated. */
+static int s_after_ok(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    char buf[1024];
+    if (!*v || strlen(v) >= sizeof(buf)) {
+        return -1;
+    }
+    snprintf(buf, sizeof(buf), "%s", v);
+    char *save = NULL;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (append(s, "after_ok", t) < 0) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int s_shm_size(json_t *s, json_t *r, const char *v)
+{
+    (void)r;
+    int64_t mib;
+    return gp_cli_parse_mib(v, &mib) < 0 || mib < 1
+               ? -1
+               : json_object_set_new(s, "shm_size_mib", json_integer(mib));
+}
+
 /* The spec flag of each option (same order as submit_opts; NULL: not a spec field). */
 static setter *const setters[] = {
     NULL,
@@ -364,6 +404,9 @@ static setter *const setters[] = {
     s_kind,
     s_port,
     s_allow_unschedulable,
+    s_array,
+    s_after_ok,
+    s_shm_size,
     NULL,
     NULL,
     NULL,

@@ -19,6 +19,7 @@ static int cmd_help(int argc, char **argv);
 
 static const gp_cli_command commands[] = {
     {"submit", gp_cli_submit, 1, "submit a job (from a file or from flags and a command)"},
+    {"sbatch", gp_cli_sbatch, 1, "submit a Slurm batch script (#SBATCH lines, sbatch's options)"},
     {"get", gp_cli_get, 1, "list jobs, nodes, queues, tenants, priorityclasses, volumes, tokens"},
     {"describe", gp_cli_describe, 1, "show a job (placement, events) or a node in detail"},
     {"cancel", gp_cli_cancel, 1, "cancel jobs"},

@@ -10,6 +10,7 @@
  * grants (they are the ones who make them).
  */
 #include "ctl/api.h"
+#include "ctl/array.h"
 #include "ctl/doc.h"
 #include "ctl/secrets.h"
 #include "ctl/service.h"
@@ -96,6 +97,27 @@ static void service_fields(ctl_state *st, const ctl_job *j, json_t *doc)
     }
 }
 
+/* An array's "array": {indices, max_running, pending, running, succeeded, failed}; a child's
+ * "array": {id, name, index} (array.h). */
+static void array_fields(ctl_state *st, const ctl_job *j, json_t *doc)
+{
+    if (ctl_job_is_array(j)) {
+        ctl_array_counts c;
+        ctl_array_count(st, j, &c);
+        json_object_set_new(doc, "array",
+                            json_pack("{s:i, s:i, s:i, s:i, s:i, s:i, s:i}", "indices", c.total,
+                                      "max_running", j->spec.array.max_running, "pending",
+                                      c.pending + c.total - c.made, "running", c.running,
+                                      "succeeded", c.succeeded, "failed", c.failed, "cancelled",
+                                      c.cancelled));
+    } else if (j->in_array) {
+        const ctl_job *arr = ctl_job_by_id(st, j->owner);
+        json_object_set_new(doc, "array",
+                            json_pack("{s:I, s:s, s:i}", "id", (json_int_t)j->owner, "name",
+                                      arr ? arr->name : "", "index", j->array_index));
+    }
+}
+
 json_t *api_job_doc(ctl_state *st, const ctl_job *j)
 {
     const ctl_tenant *t = ctl_tenant_by_id(st, j->tenant_id);
@@ -109,8 +131,11 @@ json_t *api_job_doc(ctl_state *st, const ctl_job *j)
         "submit_time_ms", (json_int_t)j->submit_ms, "start_time_ms", (json_int_t)j->start_ms,
         "end_time_ms", (json_int_t)j->end_ms, "restarts", j->restarts, "exit_code", j->exit_code,
         "placement", placement_doc(st, j), "spec", spec ? spec : json_object());
-    if (doc) {
+    if (doc && !j->in_array) {
         service_fields(st, j, doc);
+    }
+    if (doc) {
+        array_fields(st, j, doc);
     }
     return doc;
 }
@@ -161,6 +186,26 @@ static int check_feasible(ctl_state *st, const ctl_tenant *t, const ctl_queue *q
     return rc;
 }
 
+/* An array's size within jobs.max_array_size, and its children's names (NAME-INDEX) within
+ * the longest job name. */
+static int check_array(const gp_ctl_config *cfg, const gp_jobspec *s, gp_diag *d)
+{
+    if (s->array.nitems == 0) {
+        return 0;
+    }
+    int64_t n = gp_array_count(&s->array);
+    if (n > cfg->jobs.max_array_size) {
+        return gp_diag_set(d, GP_EINVAL, "array: %lld indices, more than the %d allowed",
+                           (long long)n, cfg->jobs.max_array_size);
+    }
+    char last[GP_JOB_NAME_MAX + 16];
+    snprintf(last, sizeof(last), "%s-%d", s->name, gp_array_at(&s->array, n - 1));
+    if (strlen(last) >= GP_JOB_NAME_MAX) {
+        return gp_diag_set(d, GP_EINVAL, "name: too long for an array's children (%s)", last);
+    }
+    return 0;
+}
+
 static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, ctl_tenant **t,
                         gp_diag *d)
 {
@@ -190,7 +235,8 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
         return gp_diag_set(d, GP_EINVAL, "name: a service's name is at most %d characters",
                            CTL_SERVICE_NAME_MAX);
     }
-    int rc = ctl_volumes_check(st, &a->spec, d);
+    int rc = check_array(cfg, &a->spec, d);
+    rc = rc < 0 ? rc : ctl_volumes_check(st, &a->spec, d);
     rc = rc < 0 ? rc : gp_jobspec_cap_check(&a->spec, d);
     if (rc < 0) {
         return rc;
@@ -249,6 +295,30 @@ static ctl_job *active_named(ctl_state *st, const ctl_tenant *t, const char *nam
     return NULL;
 }
 
+/* A retry answers with the job its key made, whatever changed since (quota, queues): 1 when
+ * answered, 0 when the key made none (or there is none), or an error. */
+static int retry_answer(gpupoold *g, ctl_op *op, const ctl_tenant *t, gp_diag *d)
+{
+    submit_arg *a = op->arg;
+    int64_t existing = 0;
+    int rc = t && a->key[0] ? gp_store_job_find_key(g->store, t->id, a->key, &existing, d) : 0;
+    if (rc == 0 && existing > 0) {
+        ctl_job *job = ctl_job_by_id(&g->st, existing);
+        if (!job) {
+            return gp_diag_set(d, GP_EINTERNAL, "job %lld: stored but not in memory",
+                               (long long)existing);
+        }
+        op->status = 200;
+        op->result = api_job_doc(&g->st, job);
+        return 1;
+    }
+    if (rc == GP_ENOENT) {
+        gp_diag_clear(d);
+        return 0;
+    }
+    return rc;
+}
+
 static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     submit_arg *a = op->arg;
@@ -261,26 +331,15 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (a->must_exist) {
         return gp_diag_set(d, GP_ENOENT, "service %s: not found", a->spec.name);
     }
-    int64_t existing = 0;
-    /* A retry answers with the job its key made, whatever changed since (quota, queues). */
-    int rc = t && a->key[0] ? gp_store_job_find_key(g->store, t->id, a->key, &existing, d) : 0;
-    if (rc == 0 && existing > 0) {
-        ctl_job *job = ctl_job_by_id(st, existing);
-        if (!job) {
-            return gp_diag_set(d, GP_EINTERNAL, "job %lld: stored but not in memory",
-                               (long long)existing);
-        }
-        op->status = 200;
-        op->result = api_job_doc(st, job);
-        return 0;
-    }
-    if (rc == GP_ENOENT) {
-        gp_diag_clear(d);
-    } else if (rc < 0) {
-        return rc;
+    int rc = retry_answer(g, op, t, d);
+    if (rc != 0) {
+        return rc < 0 ? rc : 0;
     }
     rc = check_submit(st, g->cfg, a, &t, d);
     rc = rc < 0 ? rc : ctl_secrets_seal(st->secret_key, t->id, a->doc, &a->spec, d);
+    int64_t *after = NULL;
+    int nafter = 0;
+    rc = rc < 0 ? rc : ctl_deps_resolve(st, &a->spec, t->id, &after, &nafter, d);
     if (rc < 0) {
         return rc;
     }
@@ -289,6 +348,7 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (!text || !j) {
         free(text);
         free(j);
+        free(after);
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     gp_job_rec rec = {.tenant_id = t->id, .submit_time_ms = ctl_now_ms()};
@@ -306,7 +366,10 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
                        .tenant_id = t->id,
                        .state = CTL_PENDING,
                        .spec = a->spec,
-                       .submit_ms = rec.submit_time_ms};
+                       .submit_ms = rec.submit_time_ms,
+                       .after_ids = after,
+                       .nafter = nafter};
+        after = NULL; /* the job's */
         snprintf(j->name, sizeof(j->name), "%s", rec.name);
         snprintf(j->reason, sizeof(j->reason), "%s", CTL_REASON_NEW);
         snprintf(j->idempotency_key, sizeof(j->idempotency_key), "%s", a->key);
@@ -315,6 +378,7 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
             memset(&a->spec, 0, sizeof(a->spec)); /* now the job's */
             op->dirty = true;                     /* in memory: a failure below reloads it */
             rc = j->spec.job_kind == GP_JOB_SERVICE ? ctl_service_create(g, j, d) : 0;
+            rc = rc == 0 && j->nafter > 0 ? ctl_job_store(g, j, CTL_PENDING, d) : rc;
             j = NULL;
             op->status = 201;
             op->kick = true;
@@ -324,8 +388,12 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
     } else if (rc == 0) {
         op->status = 200; /* a retry: the job the key made */
     }
+    free(after);
     free(text);
-    free(j);
+    if (j) {
+        free(j->after_ids); /* set only when it was not added */
+        free(j);
+    }
     if (rc == 0) {
         ctl_job *job = ctl_job_by_id(st, rec.id);
         op->result = job ? api_job_doc(st, job) : NULL;
@@ -776,8 +844,18 @@ static int change_run(gpupoold *g, ctl_op *op, gp_diag *d)
         return gp_diag_set(d, GP_ESTATE, "job %s is %s: cannot %s it", a->ref,
                            ctl_job_state_name(j->state), a->requeue ? "requeue" : "cancel");
     }
-    if (ctl_job_is_service(j) && a->requeue) {
-        return gp_diag_set(d, GP_ESTATE, "job %s is a service: cannot requeue it", a->ref);
+    if ((ctl_job_is_service(j) || ctl_job_is_array(j)) && a->requeue) {
+        return gp_diag_set(d, GP_ESTATE, "job %s is a %s: cannot requeue it", a->ref,
+                           ctl_job_is_array(j) ? "job array" : "service");
+    }
+    if (ctl_job_is_array(j)) {
+        char why[160];
+        snprintf(why, sizeof(why), "cancelled with its array by %s", a->who);
+        op->dirty = true;
+        int rc = ctl_array_cancel_children(g, j, why, d);
+        if (rc < 0) {
+            return rc;
+        }
     }
     if (ctl_job_is_service(j)) {
         char why[160];

@@ -350,6 +350,13 @@ static const opt options[] = {
      .def = "true",
      .help = "whether a job may run without an image, over the host's root filesystem mounted "
              "read-only; false: a job must name an image"},
+    {.key = "jobs.max_array_size",
+     .type = T_INT,
+     AT(jobs.max_array_size),
+     .min = 1,
+     .max = 1000000,
+     .def = "10000",
+     .help = "most indices a job array may have (its child jobs); a larger array is refused"},
     {.key = "notebooks.image",
      .type = T_IMAGE,
      .flags = F_EMPTY_OK,

@@ -120,6 +120,7 @@ typedef struct gp_ctl_config {
         char checkpoint_root[GP_CTL_PATH_MAX];    /* "" = a directory on the node */
         gp_compute_policy compute_policy;         /* never GP_COMPUTE_DEFAULT; default shared */
         bool allow_host_rootfs;                   /* jobs without an image may run (default true) */
+        int max_array_size;                       /* indices of a job array; default 10000 */
     } jobs;
     struct {
         char image[GP_CTL_PATH_MAX];   /* "" = a notebook must name its image */

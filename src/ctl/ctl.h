@@ -261,6 +261,14 @@ typedef struct ctl_job {
     int svc_replicas;
     int svc_next;
     int64_t svc_rollout_ms;
+    /* Arrays and dependencies (array.h), stored in the status document: the jobs after_ok
+     * named, resolved to ids at submission (owned; NULL: none); an array's child: in_array and
+     * its index (owner: the array); an array: how many children it has made. */
+    int64_t *after_ids;
+    int nafter;
+    bool in_array;
+    int array_index;
+    int array_made;
 } ctl_job;
 
 /* ---- the state ---- */
@@ -339,6 +347,18 @@ ctl_job *ctl_job_by_id(ctl_state *st, int64_t id);
 /* A job by id ("42") or by name among the tenant's jobs (tenant_id 0: any tenant): the active
  * one, else the newest. NULL when none. */
 ctl_job *ctl_job_find(ctl_state *st, const char *ref, int64_t tenant_id);
+
+/* ---- arrays and dependencies (job_deps.c; the changes they make: array.h) ---- */
+/* Whether j is a job array (spec.array; a controller object, never scheduled itself). */
+bool ctl_job_is_array(const ctl_job *j);
+/* The verdict over j's dependencies (gpupool/array.h); *which: the job it is about (NULL when
+ * gone or READY). An array counts as succeeded when every child did. Under the lock. */
+gp_dep_verdict ctl_job_deps(ctl_state *st, const ctl_job *j, const ctl_job **which);
+/* Resolves spec->after_ok in tenant_id's jobs (ctl_job_find: an id or a name) into *ids (a new
+ * array of n = the list's length; NULL when empty). GP_ENOENT naming after_ok[i] for one that is
+ * not the tenant's (the message is the same whether another tenant has it or nobody). */
+int ctl_deps_resolve(ctl_state *st, const gp_jobspec *spec, int64_t tenant_id, int64_t **ids,
+                     int *n, gp_diag *d);
 
 /* Appends a job (ids must ascend); takes ownership. GP_ENOMEM. */
 int ctl_state_add_job(ctl_state *st, ctl_job *j);

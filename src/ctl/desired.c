@@ -145,6 +145,13 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
     snprintf(out.name, sizeof(out.name), "%s", j->name);
     out.world_size = j->spec.replicas;
     out.restart_count = j->restarts;
+    if (j->in_array) {
+        out.array_index = j->array_index;
+        out.array_job = j->owner;
+    }
+    if (j->spec.shm_size_mib > 0) {
+        out.shm_size_mib = j->spec.shm_size_mib;
+    }
     out.cpu_milli = rep->a.cpu_milli;
     out.memory_mib = rep->a.memory_mib;
     for (int s = 0; s < rep->a.nshares && s < GP_MAX_GPUS_PER_NODE; s++) {

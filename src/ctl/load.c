@@ -190,8 +190,26 @@ static int load_cred(void *ctx, const gp_registry_cred_rec *r)
     return ctl_registry_add(l->st, r) == 0 ? 0 : gp_diag_set(l->d, GP_ENOMEM, "out of memory");
 }
 
+/* Arrays and dependencies (ctl.h): after_ok's ids, a child's index, an array's count made. */
+static void read_batch(ctl_job *j, json_t *status)
+{
+    json_t *after = json_object_get(status, "after_ok");
+    json_t *index = json_object_get(status, "array_index");
+    size_t n = json_array_size(after);
+    if (n > 0 && (j->after_ids = calloc(n, sizeof(int64_t)))) {
+        for (size_t i = 0; i < n; i++) {
+            j->after_ids[i] = json_integer_value(json_array_get(after, i));
+        }
+        j->nafter = (int)n;
+    }
+    j->in_array = json_is_integer(index);
+    j->array_index = (int)json_integer_value(index);
+    j->array_made = (int)json_integer_value(json_object_get(status, "array_made"));
+}
+
 static void read_status(ctl_job *j, json_t *status)
 {
+    read_batch(j, status);
     json_int_t start = 0, end = 0, epoch = 0;
     int restarts = 0, exit_code = 0;
     const char *reason = "";
@@ -350,7 +368,7 @@ static void apply_holds(ctl_state *st)
 {
     for (int i = 0; i < st->njobs; i++) {
         ctl_job *j = st->jobs[i];
-        if (!ctl_job_state_holds(j->state) || ctl_job_is_service(j)) {
+        if (!ctl_job_state_holds(j->state) || ctl_job_is_service(j) || ctl_job_is_array(j)) {
             free(j->replicas);
             j->replicas = NULL;
             continue;

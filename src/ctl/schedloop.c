@@ -7,6 +7,7 @@
  * store did not keep is ever acted on. A waiting job's reason is written only when it changes,
  * so an idle pool with many pending jobs does not rewrite them every cycle.
  */
+#include "ctl/array.h"
 #include "ctl/audit.h"
 #include "ctl/changes.h"
 #include "ctl/history.h"
@@ -236,7 +237,9 @@ static int build(gpupoold *g, cycle_in *c, int64_t now)
                 b->running[nr++].assignments = &b->asg[na];
                 na += j->spec.replicas;
             }
-        } else if (ctl_job_state_waits(j->state) && sched_job(st, j, &b->pending[np])) {
+        } else if (ctl_job_state_waits(j->state) && !ctl_job_is_array(j) &&
+                   ctl_job_deps(st, j, NULL) == GP_DEPS_READY &&
+                   sched_job(st, j, &b->pending[np])) {
             np++;
         }
     }
@@ -456,8 +459,8 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
 
 static bool expired(const ctl_job *j, int64_t now)
 {
-    return ctl_job_state_holds(j->state) && !ctl_job_is_service(j) && j->spec.max_runtime_s > 0 &&
-           now - j->start_ms > j->spec.max_runtime_s * 1000;
+    return ctl_job_state_holds(j->state) && !ctl_job_is_service(j) && !ctl_job_is_array(j) &&
+           j->spec.max_runtime_s > 0 && now - j->start_ms > j->spec.max_runtime_s * 1000;
 }
 
 static int expire_body(ctl_txn *tx, void *arg, gp_diag *d)
@@ -507,6 +510,9 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     }
     if (rc0 == 0) {
         rc0 = ctl_services_tick(g, ctl_now_ms(), d);
+    }
+    if (rc0 == 0) {
+        rc0 = ctl_batch_tick(g, ctl_now_ms(), d);
     }
     if (rc0 < 0) {
         return rc0;

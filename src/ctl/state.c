@@ -67,6 +67,7 @@ void ctl_job_free(ctl_job *j)
 {
     if (j) {
         gp_jobspec_fini(&j->spec);
+        free(j->after_ids);
         free(j->replicas);
         free(j->ran_on);
         free(j);
@@ -429,6 +430,24 @@ static json_t *ran_on_doc(const ctl_job *j, int64_t *epoch)
     return list;
 }
 
+/* Arrays and dependencies (ctl.h): after_ok's ids, a child's index, an array's count made. */
+static void batch_fields(const ctl_job *j, json_t *doc)
+{
+    if (j->nafter > 0) {
+        json_t *ids = json_array();
+        for (int i = 0; i < j->nafter; i++) {
+            json_array_append_new(ids, json_integer(j->after_ids[i]));
+        }
+        json_object_set_new(doc, "after_ok", ids);
+    }
+    if (j->in_array) {
+        json_object_set_new(doc, "array_index", json_integer(j->array_index));
+    }
+    if (ctl_job_is_array(j)) {
+        json_object_set_new(doc, "array_made", json_integer(j->array_made));
+    }
+}
+
 json_t *ctl_job_status_doc(const ctl_job *j)
 {
     json_t *reps = json_array();
@@ -459,6 +478,7 @@ json_t *ctl_job_status_doc(const ctl_job *j)
                                       "rollout_ms", (json_int_t)j->svc_rollout_ms, "spec",
                                       gp_jobspec_to_json(&j->spec)));
     }
+    batch_fields(j, doc);
     if (j->fault_ms[0]) {
         json_t *f = json_array();
         for (int i = 0; i < CTL_FAULT_RESTARTS_KEEP && j->fault_ms[i]; i++) {

@@ -29,7 +29,24 @@ void gp_wire_desired_replica_init(gp_wire_desired_replica *r)
         .nproc_per_node = -1,
         .master_port = -1,
         .kind = -1,
-        .port = -1};
+        .port = -1,
+        .array_index = -1,
+        .array_job = -1,
+        .shm_size_mib = -1};
+}
+
+/* A job array's child and /dev/shm. */
+static int decode_batch(json_t *v, const char *path, gp_wire_desired_replica *r, gp_diag *d)
+{
+    int rc;
+    if ((rc = gp__wire_i(v, path, "array_index", 0, GP_ARRAY_INDEX_MAX, false, &r->array_index,
+                         d)) != 0 ||
+        (rc = gp__wire_int(v, path, "array_job", 1, INT64_MAX, false, &r->array_job, d)) != 0 ||
+        (rc = gp__wire_int(v, path, "shm_size_mib", 1, GP_JOB_MAX_SHM_MIB, false, &r->shm_size_mib,
+                           d)) != 0) {
+        return rc;
+    }
+    return 0;
 }
 
 static int decode_gpu(json_t *v, const char *path, gp_wire_desired_gpu *g, gp_diag *d)
@@ -298,7 +315,8 @@ int gp_wire_desired_replica_decode(json_t *v, const char *path, gp_wire_desired_
         (rc = gp__wire_str(v, path, "queue", false, r->queue, sizeof(r->queue), d)) != 0 ||
         (rc = decode_gpus(v, path, r, d)) != 0 || (rc = decode_share(v, path, &r->share, d)) ||
         (rc = decode_spec(v, path, r, d)) != 0 || (rc = decode_sandbox(v, path, r, d)) != 0 ||
-        (rc = decode_gang(v, path, r, d)) != 0 || (rc = decode_serve(v, path, r, d)) != 0) {
+        (rc = decode_gang(v, path, r, d)) != 0 || (rc = decode_serve(v, path, r, d)) != 0 ||
+        (rc = decode_batch(v, path, r, d)) != 0) {
         gp_wire_desired_replica_fini(r);
         return rc;
     }
@@ -500,6 +518,15 @@ json_t *gp_wire_desired_replica_encode(const gp_wire_desired_replica *r)
     }
     if (r->restart_count >= 0) {
         set_int(doc, "restart_count", r->restart_count);
+    }
+    if (r->array_index >= 0) {
+        set_int(doc, "array_index", r->array_index);
+    }
+    if (r->array_job >= 0) {
+        set_int(doc, "array_job", r->array_job);
+    }
+    if (r->shm_size_mib >= 0) {
+        set_int(doc, "shm_size_mib", r->shm_size_mib);
     }
     if (r->cpu_milli >= 0) {
         set_int(doc, "cpu_milli", r->cpu_milli);

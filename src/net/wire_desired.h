@@ -12,7 +12,8 @@
  *     core_policy}, network, image, image_pull_policy, registry_auth {registry, username,
  *     password}, volumes [{name, path, read_only}], checkpoint_dir, kind ("batch", "notebook",
  *     "service"), port, readiness_probe, liveness_probe (gp_probe_to_json), and for gangs rank,
- *     nproc_per_node, master_addr, master_port, hostfile ["HOST slots=N", ...].
+ *     nproc_per_node, master_addr, master_port, hostfile ["HOST slots=N", ...]; for a job
+ *     array's child array_index and array_job (the array's id); shm_size_mib (/dev/shm).
  *
  * Decoding judges every member it knows (type, range, enumerations) and names the JSON path of
  * the first bad one ("desired[2].gpus[0].milli: must be an integer between 0 and 1000"); a bad
@@ -112,6 +113,9 @@ typedef struct gp_wire_desired_replica {
     int kind;                     /* gp_job_kind; -1: absent (batch) */
     int port;                     /* the port a notebook or service serves on; -1: absent */
     gp_probe readiness, liveness; /* type GP_PROBE_NONE: absent */
+    int array_index;              /* a job array's child: its index; -1: absent */
+    int64_t array_job;            /* its array's job id; -1: absent */
+    int64_t shm_size_mib;         /* /dev/shm's size; -1: absent (the runtime's default) */
 } gp_wire_desired_replica;
 
 typedef struct gp_wire_desired {

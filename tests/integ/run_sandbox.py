@@ -6,7 +6,7 @@ on 127.0.0.1 and images built here from busybox-static:
   /usr, sees neither its replica's directory nor a masked path (--mask) even where both are
   readable by anyone, gets a /tmp of its own, writes its working directory (the replica's
   work/), cannot remount a read-only volume read-write nor write it, writes a read-write one; a
-  variable with a line break reaches it;
+  variable with a line break reaches it; its /dev/shm has the spec's shm_size_mib;
 - a stop (SIGTERM to gpupool-run) ends the job through its container, which is then gone with
   its cgroup directories;
 - from an image: pulled, run as a non-root user in the image's working directory, its output in
@@ -134,10 +134,13 @@ def host_root(st):
         "unshare -Urm true 2>/dev/null && echo userns-made || echo userns-refused; "
         "unshare -m true 2>/dev/null && echo mountns-made || echo mountns-refused; "
         "python3 -c 'import threading; t = threading.Thread(target=print, args=(\"thread-ok\",)); "
-        "t.start(); t.join()'; (echo fork-ok)" % (state, secret))
+        "t.start(); t.join()'; (echo fork-ok); "
+        "echo shm=$(grep ' /dev/shm ' /proc/mounts | grep -o 'size=[0-9]*k') $GPUPOOL_SHM_SIZE_MIB"
+        % (state, secret))
     s = run(st, "hostroot", {"spec": {"command": ["sh", "-c", script], "env": {"ML": "a\nb"}},
                              "volumes": [{"name": "ro", "path": ro, "read_only": True},
-                                         {"name": "rw", "path": rw}]},
+                                         {"name": "rw", "path": rw}],
+                             "shm_size_mib": 64},
             "--mask", secret)
     out = out_of("hostroot").splitlines()
     check(s["state"] == "exited" and s["exit_code"] == 0 and s["container"], "hostroot ran", s,
@@ -151,7 +154,7 @@ def host_root(st):
     view = out[5:]
     want = ["usr-readonly", "state-hidden", "secret-hidden", "tmp=0", "remount-refused",
             "ro-readonly", "cat", "rw-ok", "ML=[a", "b]", "userns-refused", "mountns-refused",
-            "thread-ok", "fork-ok"]
+            "thread-ok", "fork-ok", "shm=size=65536k 64"]
     check(view == want, "the job's view of the host", view, want)
     check(open(os.path.join(state, "work", "out.txt")).read() == "hello\n",
           "its working directory is the replica's work/")

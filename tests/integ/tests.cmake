@@ -472,3 +472,11 @@ add_test(NAME integ_e2e_service_sandbox
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_service_sandbox.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_service_sandbox PROPERTIES LABELS integ TIMEOUT 300)
+# Job arrays (at most %MAX children at once, each seeing its index), after_ok dependencies (run
+# after success, DependencyFailed after a failure, another tenant's job refused as unknown),
+# shm_size_mib to the agent and the job, and gpupool sbatch, with a real agent (--runtime none).
+add_test(NAME integ_ctl_arrays
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_arrays.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_arrays PROPERTIES LABELS integ TIMEOUT 300)

@@ -544,7 +544,7 @@ static void test_help_version(void **state)
     for (const char *p = buf; (p = strstr(p, "\n| `")); p++) {
         rows++;
     }
-    assert_int_equal(rows, 57); /* one per option */
+    assert_int_equal(rows, 58); /* one per option */
     free(buf);
 }
 

@@ -359,6 +359,15 @@ static json_t *job_doc(const ctl_job *j)
                         json_pack("{s:I, s:i, s:i, s:i, s:I}", "owner", (json_int_t)j->owner,
                                   "revision", j->revision, "replicas", j->svc_replicas, "next",
                                   j->svc_next, "rollout", (json_int_t)j->svc_rollout_ms));
+    /* arrays and dependencies (array.h) */
+    json_t *after = json_array();
+    for (int i = 0; i < j->nafter; i++) {
+        json_array_append_new(after, json_integer(j->after_ids[i]));
+    }
+    json_object_set_new(doc, "batch",
+                        json_pack("{s:o, s:b, s:i, s:i}", "after", after, "in_array", j->in_array,
+                                  "index", j->in_array ? j->array_index : 0, "made",
+                                  j->array_made));
     return doc;
 }
 
@@ -912,6 +921,121 @@ static void next_service_cancel(void)
     assert_int_equal(replica_jobs(service_id), 0);
 }
 
+/* Arrays and dependencies (array.h): a submission naming a dependency; the cycle that makes
+ * an array's children (%2 of 3); the cycle that cancels a job whose dependency failed. */
+static int64_t array_id, dependent_id;
+
+static int64_t submit_spec(json_t *spec, int *status)
+{
+    json_t *res = NULL;
+    *status = call(NULL, "POST", "/v1/jobs", spec, &res);
+    int64_t id = *status == 201 ? json_integer_value(json_object_get(res, "id")) : -1;
+    json_decref(res);
+    return id;
+}
+
+static int64_t submit_array(int *status)
+{
+    static int seq;
+    char name[32];
+    snprintf(name, sizeof(name), "arr%d", ++seq);
+    return submit_spec(json_pack("{s:s, s:s, s:s, s:[s], s:{s:i}}", "name", name, "tenant", "t1",
+                                 "array", "0-2%2", "command", "true", "resources", "gpus", 1),
+                       status);
+}
+
+static int64_t submit_after(int64_t dep, int *status)
+{
+    static int seq;
+    char name[32], ref[32];
+    snprintf(name, sizeof(name), "after%d", ++seq);
+    snprintf(ref, sizeof(ref), "%lld", (long long)dep);
+    return submit_spec(json_pack("{s:s, s:s, s:[s], s:[s], s:{s:i}}", "name", name, "tenant", "t1",
+                                 "after_ok", ref, "command", "true", "resources", "gpus", 1),
+                       status);
+}
+
+static int children(int64_t arr)
+{
+    pthread_mutex_lock(&P.g.st.lock);
+    int n = 0;
+    for (int i = 0; i < P.g.st.njobs; i++) {
+        n += P.g.st.jobs[i]->owner == arr && P.g.st.jobs[i]->in_array;
+    }
+    pthread_mutex_unlock(&P.g.st.lock);
+    return n;
+}
+
+static void prepare_after_submit(void)
+{
+    cancel_all();
+    victim = submit_ok();
+}
+
+static int act_after_submit(void)
+{
+    int status;
+    dependent_id = submit_after(victim, &status);
+    return status == 201 ? 0 : status;
+}
+
+static void next_after_submit(void)
+{
+    int status;
+    dependent_id = submit_after(victim, &status);
+    assert_int_equal(status, 201);
+}
+
+static void prepare_array_tick(void)
+{
+    cancel_all();
+    int status;
+    array_id = submit_array(&status);
+    assert_int_equal(status, 201);
+}
+
+static int act_array_tick(void)
+{
+    int rc = schedule();
+    return rc == 0 && children(array_id) == 2 ? 0 : rc < 0 ? rc : -1;
+}
+
+static void next_array_tick(void)
+{
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(children(array_id), 2); /* %2: the third waits */
+    assert_int_equal(job_state(array_id), CTL_RUNNING);
+    /* Once nothing is left to change, a cycle makes no store call for the array. */
+    assert_int_equal(schedule(), 0);
+    arm(1);
+    assert_int_equal(schedule(), 0);
+    uint64_t injected = gp_store_fault_injected(P.g.store);
+    arm(0);
+    assert_int_equal(injected, 0);
+}
+
+static void prepare_dependency_failed(void)
+{
+    cancel_all();
+    victim = submit_ok();
+    int status;
+    dependent_id = submit_after(victim, &status);
+    assert_int_equal(status, 201);
+    assert_int_equal(cancel(victim), 200);
+}
+
+static int act_dependency_failed(void)
+{
+    int rc = schedule();
+    return rc == 0 && job_state(dependent_id) == CTL_CANCELLED ? 0 : rc < 0 ? rc : -1;
+}
+
+static void next_dependency_failed(void)
+{
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(job_state(dependent_id), CTL_CANCELLED);
+}
+
 static const sweep sweeps[] = {
     {"submit", nothing, act_submit, next_submit},
     {"cancel of a placed job", prepare_cancel, act_cancel, next_cancel},
@@ -924,6 +1048,10 @@ static const sweep sweeps[] = {
     {"a cycle creating a service's replica jobs", prepare_service_tick, act_service_tick,
      next_service_tick},
     {"cancel of a service", prepare_service_cancel, act_service_cancel, next_service_cancel},
+    {"submit of a job after another", prepare_after_submit, act_after_submit, next_after_submit},
+    {"a cycle making an array's children", prepare_array_tick, act_array_tick, next_array_tick},
+    {"a cycle cancelling a job whose dependency ended", prepare_dependency_failed,
+     act_dependency_failed, next_dependency_failed},
 };
 
 static void test_transactions(void **state)

@@ -202,6 +202,12 @@ static void test_image(void **state)
     assert_null(l.workdir);
     assert_false(has(a, "--workdir"));
     gp_sandbox_argv_free(a);
+    /* the spec's shm_size_mib sizes /dev/shm, whatever the memory limit */
+    s.shm_size_mib = 8192;
+    a = build(&n, &j, &s, &l);
+    assert_true(has(a, "--shm-size=8192m"));
+    assert_false(has(a, "--shm-size=2048m"));
+    gp_sandbox_argv_free(a);
 }
 
 /* What a job sees: its work directory, checkpoint, volumes (read-only where asked), a gang's

@@ -352,6 +352,33 @@ static void test_spec_errors(void **state)
                        "env_extra.1X");
 }
 
+/* A job array's child sees its index and array (Slurm's names too, over the spec's own), and
+ * shm_size_mib; a job outside an array sees none of them. */
+static void test_env_array(void **state)
+{
+    (void)state;
+    gp_run_spec *s =
+        parse_ok("{\"job\":41,\"name\":\"sweep-7\",\"replica\":0,\"epoch\":1,\"array_index\":7,"
+                 "\"array_job\":40,\"shm_size_mib\":2048,"
+                 "\"spec\":{\"command\":[\"x\"],\"env\":{\"SLURM_ARRAY_TASK_ID\":\"99\"}}}");
+    char **env = NULL;
+    assert_int_equal(gp_run_env_build(s, base_env, NULL, &env), 0);
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_ARRAY_INDEX"), "7");
+    assert_string_equal(gp_run_env_get(env, "SLURM_ARRAY_TASK_ID"), "7");
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_ARRAY_JOB_ID"), "40");
+    assert_string_equal(gp_run_env_get(env, "SLURM_ARRAY_JOB_ID"), "40");
+    assert_string_equal(gp_run_env_get(env, "GPUPOOL_SHM_SIZE_MIB"), "2048");
+    gp_run_env_free(env);
+    gp_run_spec_free(s);
+    s = parse_ok("{\"job\":5,\"replica\":0,\"epoch\":1,\"spec\":{\"command\":[\"x\"]}}");
+    assert_int_equal(gp_run_env_build(s, base_env, NULL, &env), 0);
+    assert_null(gp_run_env_get(env, "GPUPOOL_ARRAY_INDEX"));
+    assert_null(gp_run_env_get(env, "SLURM_ARRAY_TASK_ID"));
+    assert_null(gp_run_env_get(env, "GPUPOOL_SHM_SIZE_MIB"));
+    gp_run_env_free(env);
+    gp_run_spec_free(s);
+}
+
 static void test_env_single(void **state)
 {
     (void)state;
@@ -621,6 +648,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_probe, setup_dir, teardown_dir),
         cmocka_unit_test(test_spec_errors),
         cmocka_unit_test(test_env_single),
+        cmocka_unit_test(test_env_array),
         cmocka_unit_test(test_env_gang),
         cmocka_unit_test(test_env_base),
         cmocka_unit_test(test_user),

@@ -77,6 +77,30 @@ static void test_full(void **state)
     gp_wire_desired_fini(&dd);
 }
 
+/* A job array's child and /dev/shm's size: typed, and the wire unchanged; bounds refused. */
+static void test_array_shm(void **state)
+{
+    (void)state;
+    const char *text = read_corpus("array.json");
+    gp_wire_desired dd;
+    gp_diag d;
+    assert_int_equal(decode(text, &dd, &d), 0);
+    const gp_wire_desired_replica *r = &dd.replicas[0];
+    assert_int_equal(r->array_index, 7);
+    assert_int_equal(r->array_job, 40);
+    assert_int_equal(r->shm_size_mib, 2048);
+    same_json(&dd, text);
+    gp_wire_desired_fini(&dd);
+    const char *bad = "{\"version\":2,\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":1,"
+                      "\"shm_size_mib\":0}]}";
+    assert_int_equal(decode(bad, &dd, &d), GP_EINVAL);
+    assert_non_null(strstr(d.msg, "desired[0].shm_size_mib"));
+    bad = "{\"version\":2,\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":1,"
+          "\"array_index\":-1}]}";
+    assert_int_equal(decode(bad, &dd, &d), GP_EINVAL);
+    assert_non_null(strstr(d.msg, "desired[0].array_index"));
+}
+
 /* A fake controller's replicas (tests/integ/ctl/fakectl.py) give few members: absent ones stay
  * absent, and the MIG profile is read out of the spec. */
 static void test_minimal(void **state)
@@ -241,9 +265,13 @@ static void test_host_object(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full),        cmocka_unit_test(test_minimal),
-        cmocka_unit_test(test_refused),     cmocka_unit_test(test_unknown_ignored),
-        cmocka_unit_test(test_host_object), cmocka_unit_test(test_service),
+        cmocka_unit_test(test_full),
+        cmocka_unit_test(test_minimal),
+        cmocka_unit_test(test_array_shm),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_unknown_ignored),
+        cmocka_unit_test(test_host_object),
+        cmocka_unit_test(test_service),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
