@@ -523,7 +523,8 @@ const char *gp_cli_kind_list(void)
     return "jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens";
 }
 
-static int print_table(const gp_cli_kind *k, int wide, json_t *items, FILE *f)
+int gp_cli_kind_table(const gp_cli_kind *k, int wide, const json_t *items, int header,
+                      int64_t now_ms, FILE *f)
 {
     const char *headers[32];
     const gp_cli_column *cols[32];
@@ -538,7 +539,7 @@ static int print_table(const gp_cli_kind *k, int wide, json_t *items, FILE *f)
     if (!t) {
         return -1;
     }
-    int64_t now = gp_out_now_ms();
+    int64_t now = now_ms ? now_ms : gp_out_now_ms();
     char cells[32][256];
     const char *row[32];
     size_t i;
@@ -555,7 +556,11 @@ static int print_table(const gp_cli_kind *k, int wide, json_t *items, FILE *f)
             return -1;
         }
     }
-    gp_out_table_print(t, f, 0);
+    if (header) {
+        gp_out_table_print(t, f, 0);
+    } else {
+        gp_out_table_print_body(t, f, 0);
+    }
     gp_out_table_free(t);
     return 0;
 }
@@ -563,7 +568,7 @@ static int print_table(const gp_cli_kind *k, int wide, json_t *items, FILE *f)
 int gp_cli_kind_print(const gp_cli_kind *k, gp_out_format format, json_t *items, FILE *f)
 {
     if (format == GP_OUT_TABLE || format == GP_OUT_WIDE) {
-        return print_table(k, format == GP_OUT_WIDE, items, f);
+        return gp_cli_kind_table(k, format == GP_OUT_WIDE, items, 1, 0, f);
     }
     json_t *doc = json_pack("{s:O}", "items", items);
     int rc = doc ? gp_out_doc(f, format, doc) : -1;

@@ -463,3 +463,9 @@ add_test(NAME integ_e2e_service_sandbox
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_service_sandbox.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_service_sandbox PROPERTIES LABELS integ TIMEOUT 300)
+# gpupool get's kubectl forms: -o name, jsonpath, custom-columns for every kind, their errors;
+# get jobs|nodes --watch (polling) printing a line per change.
+add_test(NAME integ_ctl_cli_get
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_get.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_cli_get PROPERTIES LABELS integ TIMEOUT 180)
