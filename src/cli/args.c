@@ -21,7 +21,10 @@ static const gp_cli_opt conn_opts[] = {
     {"server", 0, "URL", "gpupoold's URL (env GPUPOOL_SERVER; default http://127.0.0.1:7070)"},
     {"token", 0, "TOKEN", "API token (env GPUPOOL_TOKEN)"},
     {"token-file", 0, "PATH", "read the API token from PATH (e.g. DATA_DIR/admin.token)"},
+    {"context", 0, "NAME", "use context NAME of the config file (env GPUPOOL_CONTEXT)"},
+    {"cacert", 0, "FILE", "trust the CA certificates in FILE (PEM) for an https server"},
 };
+#define NCONN ((int)(sizeof(conn_opts) / sizeof(conn_opts[0])))
 static const gp_cli_opt output_opt = {"output", 'o', "FORMAT",
                                       "output format: table, wide, json or yaml"};
 
@@ -31,7 +34,7 @@ static int count_opts(const gp_cli_spec *spec)
     for (const gp_cli_opt *o = spec->opts; o && o->name; o++) {
         n++;
     }
-    n += spec->flags & GP_CLI_CONN ? 3 : 0;
+    n += spec->flags & GP_CLI_CONN ? NCONN : 0;
     n += spec->flags & GP_CLI_OUTPUT ? 1 : 0;
     return n;
 }
@@ -51,7 +54,7 @@ static int collect_opts(const gp_cli_spec *spec, gp_cli_args *a)
     if (spec->flags & GP_CLI_OUTPUT) {
         a->opts[i++] = &output_opt;
     }
-    for (int k = 0; (spec->flags & GP_CLI_CONN) && k < 3; k++) {
+    for (int k = 0; (spec->flags & GP_CLI_CONN) && k < NCONN; k++) {
         a->opts[i++] = &conn_opts[k];
     }
     a->opts[i++] = &help_opt;
@@ -253,7 +256,7 @@ int gp_cli_any_own(const gp_cli_args *a)
     for (int i = 0; i < a->nopts; i++) {
         const gp_cli_opt *o = a->opts[i];
         int common = o == &help_opt || o == &output_opt;
-        for (int k = 0; k < 3; k++) {
+        for (int k = 0; k < NCONN; k++) {
             common |= o == &conn_opts[k];
         }
         if (!common && a->vals[i].n > 0) {

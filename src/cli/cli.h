@@ -54,5 +54,7 @@ int gp_cli_whoami(int argc, char **argv);
 int gp_cli_up(int argc, char **argv);
 int gp_cli_logs(int argc, char **argv);
 int gp_cli_down(int argc, char **argv);
+/* gpupool config get-contexts|use-context|... (cmd_config.c). */
+int gp_cli_config_cmd(int argc, char **argv);
 
 #endif

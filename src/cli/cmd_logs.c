@@ -80,9 +80,8 @@ int gp_cli_logs(int argc, char **argv)
     }
     gp_http_client *c;
     gp_diag d;
-    if (gp_http_client_new_servers(t.server, t.token[0] ? t.token : NULL, &c, &d) < 0) {
-        fprintf(stderr, "gpupool: %s\n", d.msg);
-        return GP_EXIT_FAILURE;
+    if ((rc = gp_cli_http_new(&t, &c)) != 0) {
+        return rc;
     }
     long long offset = 0;
     for (;;) {

@@ -35,6 +35,8 @@ static const gp_cli_command commands[] = {
     {"usage", gp_cli_usage, 1, "show metered GPU-hours and cost (table, csv, xlsx, json)"},
     {"login", gp_cli_login, 1, "check a server and token and save them for later commands"},
     {"whoami", gp_cli_whoami, 1, "show the role and tenant of the token in use"},
+    {"config", gp_cli_config_cmd, 0,
+     "contexts for several clusters: set-context, use-context, ..."},
     {"up", gp_cli_up, 1, "start a local pool: gpupoold and agents with simulated GPUs"},
     {"down", gp_cli_down, 0, "stop a pool started by gpupool up"},
     {"sim", gp_cli_sim, 0, "replay pod traces through the placement policies"},
@@ -51,7 +53,8 @@ static void usage(FILE *f)
     }
     fputs("\nRun 'gpupool COMMAND --help' for a command's options. The server commands find\n"
           "gpupoold with --server URL, GPUPOOL_SERVER or the file 'gpupool login' writes, and\n"
-          "the token likewise (--token, --token-file, GPUPOOL_TOKEN). Exit status: 0 done,\n"
+          "the token likewise (--token, --token-file, GPUPOOL_TOKEN), or both from a context\n"
+          "(--context NAME, GPUPOOL_CONTEXT, 'gpupool config use-context'). Exit status: 0 done,\n"
           "1 refused by the server or cannot reach it, 2 bad usage.\n",
           f);
 }

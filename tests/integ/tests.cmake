@@ -469,3 +469,11 @@ add_test(NAME integ_ctl_cli_get
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_get.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_cli_get PROPERTIES LABELS integ TIMEOUT 180)
+# Contexts for several clusters (gpupool config ...; --context) and --cacert for the CLI and the
+# agent against a TLS gpupoold.
+add_test(NAME integ_ctl_cli_contexts
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_contexts.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_cli_contexts PROPERTIES LABELS integ TIMEOUT 180
+                     SKIP_RETURN_CODE 77)
