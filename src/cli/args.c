@@ -209,9 +209,42 @@ static int scan(const gp_cli_spec *spec, int argc, char **argv, gp_cli_args *a,
     return GP_CLI_CONTINUE;
 }
 
+static FILE *list_sink;
+
+void gp_cli_set_list_sink(FILE *f)
+{
+    list_sink = f;
+}
+
+FILE *gp_cli_list_sink(void)
+{
+    return list_sink;
+}
+
+/* The spec's options as completion reads them (see args.h). */
+static int list_opts(const gp_cli_spec *spec)
+{
+    gp_cli_args a = {0};
+    if (collect_opts(spec, &a) == 0) {
+        for (int i = 0; i < a.nopts; i++) {
+            const gp_cli_opt *o = a.opts[i];
+            const char *mv = o->metavar ? o->metavar : "";
+            fprintf(list_sink, "flag --%s%s%s\n", o->name, *mv ? " " : "", mv);
+            if (o->shortname) {
+                fprintf(list_sink, "flag -%c%s%s\n", o->shortname, *mv ? " " : "", mv);
+            }
+        }
+    }
+    gp_cli_args_fini(&a);
+    return GP_EXIT_OK;
+}
+
 int gp_cli_parse(const gp_cli_spec *spec, int argc, char **argv, gp_cli_args *a)
 {
     *a = (gp_cli_args){.spec = spec};
+    if (list_sink) {
+        return list_opts(spec);
+    }
     struct option *longopts = NULL;
     char shortopts[64];
     int status;
@@ -354,6 +387,12 @@ static void list_subs(const char *cmd, const gp_cli_sub *subs, FILE *f)
 
 int gp_cli_dispatch(const char *cmd, const gp_cli_sub *subs, int argc, char **argv)
 {
+    if (list_sink && argc < 2) {
+        for (const gp_cli_sub *s = subs; s->name; s++) {
+            fprintf(list_sink, "sub %s\n", s->name);
+        }
+        return GP_EXIT_OK;
+    }
     if (argc < 2) {
         fprintf(stderr, "gpupool %s: missing subcommand\n", cmd);
         list_subs(cmd, subs, stderr);

@@ -117,6 +117,9 @@ static int parse_line(gp_cli_config *cfg, const char *s, size_t len, int line, g
             return rc;
         }
     }
+    if (field) {
+        memset(field, 0, cap); /* a key given twice: the last value, nothing of the first */
+    }
     if (field && trimmed(colon + 1, len - klen - 1, field, cap) < 0) {
         return gp_diag_set(d, GP_EINVAL, "line %d: %.*s: value too long", line, (int)klen, s);
     }
