@@ -195,6 +195,8 @@ int gp_cli_complete(int argc, char **argv)
     if (l.nsubs > 0) {
         free(l.text);
         list_command(c, sub, &l);
+    } else {
+        sub = NULL; /* a command without subcommands: that word is its first argument */
     }
     const char *cur = words[n - 1];
     if (n >= 3 && wants_value(&l, words[n - 2])) {

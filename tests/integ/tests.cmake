@@ -477,3 +477,10 @@ add_test(NAME integ_ctl_cli_contexts
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_cli_contexts PROPERTIES LABELS integ TIMEOUT 180
                      SKIP_RETURN_CODE 77)
+# The CLI's daily commands with a real agent (--runtime none): bash completion (commands, flags,
+# job and node names), top nodes|jobs, logs --tail/--since/--timestamps, every replica, -f.
+add_test(NAME integ_ctl_cli_ops
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_ops.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_cli_ops PROPERTIES LABELS integ TIMEOUT 240)
