@@ -108,8 +108,9 @@ int gp_logs_parse_since(const char *s, int64_t now_ms, int64_t *since_ms)
         v = v * 10 + (*p - '0');
     }
     const char *u = *p ? strchr(units, *p) : units;
-    if (p == s || v <= 0 || !u || (*p && p[1])) {
-        return -1;
+    if (p == s || v <= 0 || !u || (*p && p[1]) ||
+        v > INT64_C(100) * 365 * 86400 / mult[u - units]) {
+        return -1; /* also more than a hundred years */
     }
     *since_ms = now_ms - v * mult[u - units] * 1000;
     return 0;
