@@ -37,6 +37,11 @@ static int open_file(gp_logcap *lc, int flags, gp_diag *d)
     if (lc->tfd < 0) {
         GP_LOG(GP_LOG_WARN, "run", "%s: %s; the output's times are not kept", tpath,
                strerror(errno));
+    } else if (fstat(lc->tfd, &st) == 0 && st.st_size == 0 &&
+               write(lc->tfd, GP_LOGCAP_TIMES_MAGIC, sizeof(GP_LOGCAP_TIMES_MAGIC) - 1) !=
+                   (ssize_t)sizeof(GP_LOGCAP_TIMES_MAGIC) - 1) {
+        close(lc->tfd);
+        lc->tfd = -1;
     }
     return 0;
 }

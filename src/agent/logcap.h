@@ -9,11 +9,12 @@
  *
  * Times: beside each log file PATH, PATH.times records when lines were written, so that
  * `gpupool logs --timestamps|--since` can tell (the job's output carries no times of its own).
- * Each write that starts at least one line appends one text record "OFFSET UNIX_MS\n": OFFSET
- * is the byte offset in PATH of the first line starting in that write, UNIX_MS the time given.
- * A line's time is the time of the last record at or before its start (the lines of one write
- * were read from the job at the same moment). The times file is rotated with PATH (PATH.times.1)
- * and so bounded by it: one record per write of up to 64 KiB, about 30 bytes.
+ * It starts with the line GP_LOGCAP_TIMES_MAGIC (a reader tells it from a log so). Each write that
+ * starts at least one line appends one text record "OFFSET UNIX_MS\n": OFFSET is the byte offset in
+ * PATH of the first line starting in that write, UNIX_MS the time given. A line's time is the time
+ * of the last record at or before its start (the lines of one write were read from the job at the
+ * same moment). The times file is rotated with PATH (PATH.times.1) and so bounded by it: one record
+ * per write of up to 64 KiB, about 30 bytes.
  *
  * Ownership: gp_logcap is embedded by the caller (gp_logcap_open / gp_logcap_close); it owns its
  * file descriptor. Not thread-safe; the supervisor has one thread.
@@ -25,6 +26,9 @@
 #include <stdint.h>
 
 #include "gpupool/error.h"
+
+/* The first line of every times file. */
+#define GP_LOGCAP_TIMES_MAGIC "# gpupool log times v1\n"
 
 typedef struct gp_logcap {
     int fd;

@@ -25,6 +25,8 @@
 #include <time.h>
 
 #define CHUNK (1 << 20)
+/* The first line of a times file (agent/logcap.h, GP_LOGCAP_TIMES_MAGIC). */
+#define TIMES_MAGIC "# gpupool log times v1\n"
 
 static const gp_cli_opt logs_opts[] = {
     {"replica", 'r', "N", "only this replica (default: all of them, each line prefixed)"},
@@ -59,6 +61,7 @@ typedef struct opts {
 typedef struct rlog {
     int replica;
     long long off, toff; /* next byte of the log, of its times file */
+    bool no_times;       /* the agent keeps none (an older one answers the log itself) */
     char *part;          /* a line not ended yet, starting at part_start */
     size_t plen;
     long long part_start;
@@ -159,13 +162,20 @@ static int split(rlog *r, bool final, lines *out)
  * whether anything came. 0 or an exit status. */
 static int read_new(gp_http_client *c, const opts *o, rlog *r, bool final, lines *out, bool *got)
 {
-    for (int times = o->want_times ? 1 : 0; times >= 0; times--) {
+    for (int times = o->want_times && !r->no_times ? 1 : 0; times >= 0; times--) {
         for (;;) {
             char *body;
             size_t len = 0;
             int rc = fetch(c, o, r->replica, times, times ? r->toff : r->off, &body, &len);
             if (rc != 0) {
                 return rc;
+            }
+            if (times && r->toff == 0 && len > 0 &&
+                (len < sizeof(TIMES_MAGIC) - 1 ||
+                 memcmp(body, TIMES_MAGIC, sizeof(TIMES_MAGIC) - 1) != 0)) {
+                r->no_times = true; /* not a times file: no times for this replica */
+                free(body);
+                break;
             }
             if (times) {
                 long used = gp_logs_times_add(&r->times, body ? body : "", len);

@@ -556,14 +556,14 @@ static void test_logcap(void **state)
     gp_logcap_close(&lc);
     c = slurp(dir, "t.log.times", &cur);
     assert_non_null(c);
-    assert_string_equal(c, "0 1000\n7 2000\n9 3000\n");
+    assert_string_equal(c, GP_LOGCAP_TIMES_MAGIC "0 1000\n7 2000\n9 3000\n");
     free(c);
     /* reopened mid-line: the next line starts after the next newline */
     assert_int_equal(gp_logcap_open(&lc, path, 0, &d), 0);
     assert_int_equal(gp_logcap_write(&lc, "i\nj", 3, 5000, &d), 0);
     gp_logcap_close(&lc);
     c = slurp(dir, "t.log.times", &cur);
-    assert_string_equal(c, "0 1000\n7 2000\n9 3000\n13 5000\n");
+    assert_string_equal(c, GP_LOGCAP_TIMES_MAGIC "0 1000\n7 2000\n9 3000\n13 5000\n");
     free(c);
 }
 
