@@ -27,6 +27,9 @@ static const gp_cli_opt conn_opts[] = {
 #define NCONN ((int)(sizeof(conn_opts) / sizeof(conn_opts[0])))
 static const gp_cli_opt output_opt = {"output", 'o', "FORMAT",
                                       "output format: table, wide, json or yaml"};
+static const gp_cli_opt output_forms_opt = {
+    "output", 'o', "FORMAT",
+    "table, wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC"};
 
 static int count_opts(const gp_cli_spec *spec)
 {
@@ -52,7 +55,7 @@ static int collect_opts(const gp_cli_spec *spec, gp_cli_args *a)
         a->opts[i++] = o;
     }
     if (spec->flags & GP_CLI_OUTPUT) {
-        a->opts[i++] = &output_opt;
+        a->opts[i++] = spec->flags & GP_CLI_OUTPUT_FORMS ? &output_forms_opt : &output_opt;
     }
     for (int k = 0; (spec->flags & GP_CLI_CONN) && k < NCONN; k++) {
         a->opts[i++] = &conn_opts[k];
@@ -288,7 +291,7 @@ int gp_cli_any_own(const gp_cli_args *a)
 {
     for (int i = 0; i < a->nopts; i++) {
         const gp_cli_opt *o = a->opts[i];
-        int common = o == &help_opt || o == &output_opt;
+        int common = o == &help_opt || o == &output_opt || o == &output_forms_opt;
         for (int k = 0; k < NCONN; k++) {
             common |= o == &conn_opts[k];
         }
@@ -378,9 +381,13 @@ int gp_cli_parse_seconds(const char *s, int64_t *seconds)
 
 static void list_subs(const char *cmd, const gp_cli_sub *subs, FILE *f)
 {
+    int width = 10;
+    for (const gp_cli_sub *s = subs; s->name; s++) {
+        width = (int)strlen(s->name) > width ? (int)strlen(s->name) : width;
+    }
     fprintf(f, "usage: gpupool %s SUBCOMMAND [ARGS...]\n\nsubcommands:\n", cmd);
     for (const gp_cli_sub *s = subs; s->name; s++) {
-        fprintf(f, "  %-10s %s\n", s->name, s->help);
+        fprintf(f, "  %-*s %s\n", width, s->name, s->help);
     }
     fprintf(f, "\nRun 'gpupool %s SUBCOMMAND --help' for its options.\n", cmd);
 }

@@ -21,9 +21,10 @@ typedef struct gp_cli_opt {
 } gp_cli_opt;
 
 enum {
-    GP_CLI_CONN = 1,     /* takes --server, --token, --token-file */
-    GP_CLI_OUTPUT = 2,   /* takes -o/--output table|wide|json|yaml */
-    GP_CLI_IN_ORDER = 4, /* options end at the first positional argument (submit's COMMAND) */
+    GP_CLI_CONN = 1,         /* takes --server, --token, --token-file */
+    GP_CLI_OUTPUT = 2,       /* takes -o/--output table|wide|json|yaml */
+    GP_CLI_IN_ORDER = 4,     /* options end at the first positional argument (submit's COMMAND) */
+    GP_CLI_OUTPUT_FORMS = 8, /* with GP_CLI_OUTPUT: its help names get's forms too (view.h) */
 };
 
 typedef struct gp_cli_spec {

@@ -41,10 +41,11 @@ static const gp_cli_spec get_spec = {
     "works too.\nJobs: the active ones (pending, scheduled, running, preempted), newest first, "
     "unless --state, --all-states or --order say otherwise.\n"
     "-o name prints KIND/NAME; -o jsonpath='{.items[*].name}' (a list is {\"items\": [...]}, "
-    "one object itself);\n-o custom-columns=NAME:.name,GPUS:.resources.gpus. --watch (-w) polls "
+    "one object itself);\n-o custom-columns=NAME:.name,GPUS:.spec.resources.gpus. --watch (-w) "
+    "polls "
     "every second.",
     get_opts,
-    GP_CLI_CONN | GP_CLI_OUTPUT,
+    GP_CLI_CONN | GP_CLI_OUTPUT | GP_CLI_OUTPUT_FORMS,
     1,
     2,
 };
