@@ -33,7 +33,7 @@ static int open_file(gp_logcap *lc, int flags, gp_diag *d)
     lc->at_line_start =
         lc->size == 0 || (pread(lc->fd, &last, 1, lc->size - 1) == 1 && last == '\n');
     times_path(lc, "", tpath, sizeof(tpath));
-    lc->tfd = open(tpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | flags, 0644);
+    lc->tfd = open(tpath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW | flags, 0644);
     if (lc->tfd < 0) {
         GP_LOG(GP_LOG_WARN, "run", "%s: %s; the output's times are not kept", tpath,
                strerror(errno));

@@ -502,6 +502,8 @@ static void test_user(void **state)
 
 /* ---- logcap ---- */
 
+static void touch(const char *dir, const char *name);
+
 static void test_logcap(void **state)
 {
     const char *dir = *state;
@@ -565,6 +567,23 @@ static void test_logcap(void **state)
     c = slurp(dir, "t.log.times", &cur);
     assert_string_equal(c, GP_LOGCAP_TIMES_MAGIC "0 1000\n7 2000\n9 3000\n13 5000\n");
     free(c);
+
+    /* a times file replaced by a link (a job of --runtime none can write its replica
+     * directory) is not followed: the output is kept, its times are not */
+    char target[4096], link[4096];
+    snprintf(target, sizeof(target), "%s/elsewhere", dir);
+    snprintf(link, sizeof(link), "%s/l.log.times", dir);
+    touch(dir, "elsewhere");
+    assert_int_equal(symlink(target, link), 0);
+    snprintf(path, sizeof(path), "%s/l.log", dir);
+    assert_int_equal(gp_logcap_open(&lc, path, 0, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, "x\n", 2, 1000, &d), 0);
+    gp_logcap_close(&lc);
+    c = slurp(dir, "elsewhere", &cur);
+    assert_int_equal(cur, 0);
+    free(c);
+    free(slurp(dir, "l.log", &cur));
+    assert_int_equal(cur, 2);
 }
 
 /* ---- cgroup, on a directory laid out like cgroupfs ---- */
