@@ -347,11 +347,23 @@ static void add_mig_layouts(gp_agent *a, json_t *gpus, const gp_replica_watch *r
     }
 }
 
+/* A client of the controller(s) with token, trusting cfg.cacert when set. */
+static int ctl_client(const gp_agent *a, const char *token, gp_http_client **c, gp_diag *d)
+{
+    int rc = gp_http_client_new_servers(a->cfg.server, token, c, d);
+    if (rc == 0 && a->cfg.cacert[0] && gp_http_client_set_ca_file(*c, a->cfg.cacert) < 0) {
+        gp_http_client_free(*c);
+        *c = NULL;
+        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    return rc;
+}
+
 /* POST /v1/nodes with credential token; the answer in *resp. */
 static int post_registration(gp_agent *a, const char *token, json_t *doc, json_t **resp, gp_diag *d)
 {
     gp_http_client *c = NULL;
-    int rc = gp_http_client_new_servers(a->cfg.server, token, &c, d);
+    int rc = ctl_client(a, token, &c, d);
     if (rc == 0) {
         rc = call_json(c, "POST", "/v1/nodes", doc, resp, d);
     }
@@ -451,7 +463,7 @@ static int do_register(gp_agent *a, gp_diag *d)
         snprintf(a->token, sizeof(a->token), "%s", token);
         gp_http_client_free(a->http);
         a->http = NULL;
-        rc = gp_http_client_new_servers(a->cfg.server, a->token, &a->http, d);
+        rc = ctl_client(a, a->token, &a->http, d);
     }
     if (rc == 0) {
         /* One more round after a failure is enough here: the agent's loop tries again anyway,

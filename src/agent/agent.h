@@ -78,6 +78,8 @@ typedef struct gp_agent_config {
     char server[1024];    /* controller URL(s), e.g. http://127.0.0.1:7070 or "URL,URL": the agent
                            * follows the leader among them (net/http_client.h) */
     char join_token[128]; /* the join token's secret */
+    char cacert[GP_AGENT_PATH_MAX];       /* CA certificates (PEM) for an https controller; "" = the
+                                           * system's */
     char state_dir[GP_AGENT_PATH_MAX];    /* the agent's own files */
     char name[64];                        /* node name; default: the host name */
     char address[128];                    /* host:port others reach this node at (gangs) */

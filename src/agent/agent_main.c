@@ -100,7 +100,8 @@ static int usage(const char *msg)
     }
     fprintf(stderr,
             "usage: gpupool-agent --server URL[,URL...] --join-token-file FILE --state-dir DIR\n"
-            "                     [--name NODE] [--address HOST:PORT] [--nvml-library PATH]\n"
+            "                     [--cacert FILE] [--name NODE] [--address HOST:PORT]\n"
+            "                     [--nvml-library PATH]\n"
             "                     [--run-binary PATH] [--user NAME] [--heartbeat MS]\n"
             "                     [--grace SECONDS] [--log-max BYTES] [--cpu-milli N]\n"
             "                     [--memory-mib N] [--memory-grace SECONDS]\n"
@@ -118,6 +119,8 @@ static int usage(const char *msg)
             "                         [--mig-minors FILE] [--ld-cache FILE] [--output-dir DIR]\n"
             "       gpupool-agent check [--nvml-library PATH] [--expect-gpus N]\n"
             "                           [--driver-min VERSION] [-o table|json]\n"
+            "--cacert: CA certificates (PEM) that an https controller's certificate is checked\n"
+            "against (default: the system's).\n"
             "--memory-grace: a fractional replica whose processes hold more GPU memory than\n"
             "its limit (per NVML) for this long is stopped and fails (default 1; 0: off).\n"
             "--memory-interval: how often that is measured (default 500 ms; 50..60000).\n"
@@ -493,6 +496,7 @@ int main(int argc, char **argv)
     flag flags[] = {
         {"--server", "GPUPOOL_SERVER", cfg.server, sizeof(cfg.server)},
         {"--join-token-file", "GPUPOOL_JOIN_TOKEN_FILE", token_file, sizeof(token_file)},
+        {"--cacert", "GPUPOOL_CACERT", cfg.cacert, sizeof(cfg.cacert)},
         {"--state-dir", "GPUPOOL_STATE_DIR", cfg.state_dir, sizeof(cfg.state_dir)},
         {"--name", "GPUPOOL_NODE_NAME", cfg.name, sizeof(cfg.name)},
         {"--address", "GPUPOOL_ADDRESS", cfg.address, sizeof(cfg.address)},
@@ -621,6 +625,10 @@ int main(int argc, char **argv)
     gp_diag sd;
     if (gp_servers_parse(cfg.server, &servers, &sd) < 0) {
         fprintf(stderr, "gpupool-agent: --server: %s\n", sd.msg);
+        return 2;
+    }
+    if (cfg.cacert[0] && access(cfg.cacert, R_OK) != 0) {
+        fprintf(stderr, "gpupool-agent: --cacert %s: %s\n", cfg.cacert, strerror(errno));
         return 2;
     }
     if (!cfg.name[0] && gethostname(cfg.name, sizeof(cfg.name) - 1) != 0) {

@@ -66,7 +66,7 @@ static bool authorised(gp_logserve *s, const gp_http_request *req, bool metrics,
 }
 
 /* Opens the log of replica name ("J-R-E", checked to be only digits and dashes). */
-static int open_log(const gp_logserve *s, const char *name, const char *stream)
+static int open_log(const gp_logserve *s, const char *name, const char *stream, bool times)
 {
     if (strspn(name, "0123456789-") != strlen(name) || !name[0]) {
         errno = ENOENT;
@@ -75,7 +75,8 @@ static int open_log(const gp_logserve *s, const char *name, const char *stream)
     const char *subs[] = {"replicas", "finished"};
     for (int i = 0; i < 2; i++) {
         char path[1400];
-        snprintf(path, sizeof(path), "%s/%s/%s/%s.log", s->state_dir, subs[i], name, stream);
+        snprintf(path, sizeof(path), "%s/%s/%s/%s.log%s", s->state_dir, subs[i], name, stream,
+                 times ? ".times" : "");
         /* a log the job replaced by a symlink or a FIFO is not followed or waited on */
         int fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
         struct stat sb;
@@ -159,9 +160,12 @@ static void handle(void *ctx, const gp_http_request *req, gp_http_response *resp
         stream = "stdout";
     }
     limit = limit < 1 ? 1 : limit > (1 << 20) ? (1 << 20) : limit;
-    int fd = open_log(s, name, stream);
+    const char *times = gp_http_request_query(req, "times");
+    bool want_times = times && strcmp(times, "1") == 0;
+    int fd = open_log(s, name, stream, want_times);
     if (fd < 0) {
-        gp_http_respond_error(resp, GP_ENOENT, "replica %s: no %s", name, stream);
+        gp_http_respond_error(resp, GP_ENOENT, "replica %s: no %s%s", name, stream,
+                              want_times ? " times" : "");
         return;
     }
     struct stat sb;

@@ -10,7 +10,9 @@
  *   GET /v1/replicas/J-R-E/logs?stream=stdout|stderr&offset=N&limit=L
  * answers up to L bytes (default 64 KiB, at most 1 MiB) of the replica's log from byte N, as
  * text/plain (empty past the end; an offset past a log that was rotated since starts again at
- * 0). The replica is looked up in replicas/ and then finished/. Requests must carry the node's
+ * 0). With times=1 it answers the log's times file instead (logcap.h: "OFFSET UNIX_MS" lines
+ * telling when lines were written), in the same way. The replica is looked up in replicas/ and
+ * then finished/. Requests must carry the node's
  * control token (`Authorization: Bearer`), which the controller gave at registration; others
  * get 401. It reads files and the published metrics only, so it serves from its own threads
  * beside the agent's rounds. Also for the controller only, with the same token:

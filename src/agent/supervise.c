@@ -452,7 +452,7 @@ int sup_record_failed_start(sup *S, const launch_report *r, gp_diag *d)
 void sup_log_line(sup *S, const char *line)
 {
     gp_diag ld;
-    gp_logcap_write(&S->log[1], line, strlen(line), &ld);
+    gp_logcap_write(&S->log[1], line, strlen(line), sup_now_ms(CLOCK_REALTIME), &ld);
 }
 
 /* Waits for the child's verdict: 0 once it exec'd, 1 when it failed and that was recorded. */
@@ -546,7 +546,8 @@ static void pump(sup *S, int i)
         return;
     }
     gp_diag ld;
-    if (n > 0 && !S->log_broken[i] && gp_logcap_write(&S->log[i], buf, (size_t)n, &ld) < 0) {
+    if (n > 0 && !S->log_broken[i] &&
+        gp_logcap_write(&S->log[i], buf, (size_t)n, sup_now_ms(CLOCK_REALTIME), &ld) < 0) {
         GP_LOG(GP_LOG_ERROR, "run", "job output discarded from now on: %s", ld.msg);
         S->log_broken[i] = true;
     }

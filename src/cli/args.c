@@ -21,9 +21,15 @@ static const gp_cli_opt conn_opts[] = {
     {"server", 0, "URL", "gpupoold's URL (env GPUPOOL_SERVER; default http://127.0.0.1:7070)"},
     {"token", 0, "TOKEN", "API token (env GPUPOOL_TOKEN)"},
     {"token-file", 0, "PATH", "read the API token from PATH (e.g. DATA_DIR/admin.token)"},
+    {"context", 0, "NAME", "use context NAME of the config file (env GPUPOOL_CONTEXT)"},
+    {"cacert", 0, "FILE", "trust the CA certificates in FILE (PEM) for an https server"},
 };
+#define NCONN ((int)(sizeof(conn_opts) / sizeof(conn_opts[0])))
 static const gp_cli_opt output_opt = {"output", 'o', "FORMAT",
                                       "output format: table, wide, json or yaml"};
+static const gp_cli_opt output_forms_opt = {
+    "output", 'o', "FORMAT",
+    "table, wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC"};
 
 static int count_opts(const gp_cli_spec *spec)
 {
@@ -31,7 +37,7 @@ static int count_opts(const gp_cli_spec *spec)
     for (const gp_cli_opt *o = spec->opts; o && o->name; o++) {
         n++;
     }
-    n += spec->flags & GP_CLI_CONN ? 3 : 0;
+    n += spec->flags & GP_CLI_CONN ? NCONN : 0;
     n += spec->flags & GP_CLI_OUTPUT ? 1 : 0;
     return n;
 }
@@ -49,9 +55,9 @@ static int collect_opts(const gp_cli_spec *spec, gp_cli_args *a)
         a->opts[i++] = o;
     }
     if (spec->flags & GP_CLI_OUTPUT) {
-        a->opts[i++] = &output_opt;
+        a->opts[i++] = spec->flags & GP_CLI_OUTPUT_FORMS ? &output_forms_opt : &output_opt;
     }
-    for (int k = 0; (spec->flags & GP_CLI_CONN) && k < 3; k++) {
+    for (int k = 0; (spec->flags & GP_CLI_CONN) && k < NCONN; k++) {
         a->opts[i++] = &conn_opts[k];
     }
     a->opts[i++] = &help_opt;
@@ -206,9 +212,42 @@ static int scan(const gp_cli_spec *spec, int argc, char **argv, gp_cli_args *a,
     return GP_CLI_CONTINUE;
 }
 
+static FILE *list_sink;
+
+void gp_cli_set_list_sink(FILE *f)
+{
+    list_sink = f;
+}
+
+FILE *gp_cli_list_sink(void)
+{
+    return list_sink;
+}
+
+/* The spec's options as completion reads them (see args.h). */
+static int list_opts(const gp_cli_spec *spec)
+{
+    gp_cli_args a = {0};
+    if (collect_opts(spec, &a) == 0) {
+        for (int i = 0; i < a.nopts; i++) {
+            const gp_cli_opt *o = a.opts[i];
+            const char *mv = o->metavar ? o->metavar : "";
+            fprintf(list_sink, "flag --%s%s%s\n", o->name, *mv ? " " : "", mv);
+            if (o->shortname) {
+                fprintf(list_sink, "flag -%c%s%s\n", o->shortname, *mv ? " " : "", mv);
+            }
+        }
+    }
+    gp_cli_args_fini(&a);
+    return GP_EXIT_OK;
+}
+
 int gp_cli_parse(const gp_cli_spec *spec, int argc, char **argv, gp_cli_args *a)
 {
     *a = (gp_cli_args){.spec = spec};
+    if (list_sink) {
+        return list_opts(spec);
+    }
     struct option *longopts = NULL;
     char shortopts[64];
     int status;
@@ -252,8 +291,8 @@ int gp_cli_any_own(const gp_cli_args *a)
 {
     for (int i = 0; i < a->nopts; i++) {
         const gp_cli_opt *o = a->opts[i];
-        int common = o == &help_opt || o == &output_opt;
-        for (int k = 0; k < 3; k++) {
+        int common = o == &help_opt || o == &output_opt || o == &output_forms_opt;
+        for (int k = 0; k < NCONN; k++) {
             common |= o == &conn_opts[k];
         }
         if (!common && a->vals[i].n > 0) {
@@ -342,15 +381,25 @@ int gp_cli_parse_seconds(const char *s, int64_t *seconds)
 
 static void list_subs(const char *cmd, const gp_cli_sub *subs, FILE *f)
 {
+    int width = 10;
+    for (const gp_cli_sub *s = subs; s->name; s++) {
+        width = (int)strlen(s->name) > width ? (int)strlen(s->name) : width;
+    }
     fprintf(f, "usage: gpupool %s SUBCOMMAND [ARGS...]\n\nsubcommands:\n", cmd);
     for (const gp_cli_sub *s = subs; s->name; s++) {
-        fprintf(f, "  %-10s %s\n", s->name, s->help);
+        fprintf(f, "  %-*s %s\n", width, s->name, s->help);
     }
     fprintf(f, "\nRun 'gpupool %s SUBCOMMAND --help' for its options.\n", cmd);
 }
 
 int gp_cli_dispatch(const char *cmd, const gp_cli_sub *subs, int argc, char **argv)
 {
+    if (list_sink && argc < 2) {
+        for (const gp_cli_sub *s = subs; s->name; s++) {
+            fprintf(list_sink, "sub %s\n", s->name);
+        }
+        return GP_EXIT_OK;
+    }
     if (argc < 2) {
         fprintf(stderr, "gpupool %s: missing subcommand\n", cmd);
         list_subs(cmd, subs, stderr);

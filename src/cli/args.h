@@ -21,9 +21,10 @@ typedef struct gp_cli_opt {
 } gp_cli_opt;
 
 enum {
-    GP_CLI_CONN = 1,     /* takes --server, --token, --token-file */
-    GP_CLI_OUTPUT = 2,   /* takes -o/--output table|wide|json|yaml */
-    GP_CLI_IN_ORDER = 4, /* options end at the first positional argument (submit's COMMAND) */
+    GP_CLI_CONN = 1,         /* takes --server, --token, --token-file */
+    GP_CLI_OUTPUT = 2,       /* takes -o/--output table|wide|json|yaml */
+    GP_CLI_IN_ORDER = 4,     /* options end at the first positional argument (submit's COMMAND) */
+    GP_CLI_OUTPUT_FORMS = 8, /* with GP_CLI_OUTPUT: its help names get's forms too (view.h) */
 };
 
 typedef struct gp_cli_spec {
@@ -80,6 +81,15 @@ int gp_cli_parse_milli(const char *s, int64_t hi, int64_t *milli);
 int gp_cli_parse_mib(const char *s, int64_t *mib);
 /* A duration in seconds: "3600", "90s", "30m", "2h", "30d", > 0. */
 int gp_cli_parse_seconds(const char *s, int64_t *seconds);
+
+/* Shell completion (completion.c) asks the tables themselves: while a list sink is set,
+ * gp_cli_parse writes the spec's options to it, one a line ("flag --NAME [METAVAR]", and
+ * "flag -X [METAVAR]" for a short form), and returns GP_EXIT_OK without parsing;
+ * gp_cli_dispatch (and the object commands) given no subcommand write "sub NAME" lines and
+ * return GP_EXIT_OK. NULL (the default) turns this off. The one piece of process state of the
+ * CLI's parsing: set only by `gpupool __complete`. */
+void gp_cli_set_list_sink(FILE *f);
+FILE *gp_cli_list_sink(void);
 
 /* A subcommand: `gpupool queue create ...`. */
 typedef struct gp_cli_sub {

@@ -23,8 +23,15 @@ typedef struct gp_cli_command {
     const char *name;
     gp_cli_fn *run;
     int net;          /* talks to gpupoold: main() sets up the HTTP client library first */
-    const char *help; /* one line, for `gpupool --help` */
+    const char *help; /* one line, for `gpupool --help`; NULL: hidden (not listed) */
+    /* What its positional arguments are, for shell completion: NULL nothing known, "kind" a
+     * kind of `get` then a name of it, "job" job names, "node" a subcommand then node names,
+     * "top" nodes|jobs. */
+    const char *complete;
 } gp_cli_command;
+
+/* The command table of main.c (*n entries). */
+const gp_cli_command *gp_cli_command_table(int *n);
 
 /* `gpupool sim`: replays pod traces through the placement policies (cmd_sim.c). */
 int gp_cli_sim(int argc, char **argv);
@@ -58,5 +65,13 @@ int gp_cli_whoami(int argc, char **argv);
 int gp_cli_up(int argc, char **argv);
 int gp_cli_logs(int argc, char **argv);
 int gp_cli_down(int argc, char **argv);
+/* gpupool top nodes|jobs (cmd_top.c). */
+int gp_cli_top(int argc, char **argv);
+/* gpupool completion bash|zsh, and the hidden gpupool __complete WORDS... CUR the scripts
+ * call (completion.c). */
+int gp_cli_completion(int argc, char **argv);
+int gp_cli_complete(int argc, char **argv);
+/* gpupool config get-contexts|use-context|... (cmd_config.c). */
+int gp_cli_config_cmd(int argc, char **argv);
 
 #endif

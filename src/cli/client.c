@@ -9,6 +9,7 @@
 #include "cli/client.h"
 
 #include "cli/cli.h"
+#include "cli/cliconfig.h"
 #include "net/http_client.h"
 #include "net/servers.h"
 
@@ -112,43 +113,36 @@ static int servers_within(const char *list, const char *cfg)
     return 1;
 }
 
-/* Reads the config file into *cfg (fields left empty when absent); no file is no error. */
-static void read_config(gp_cli_target *cfg)
+/* Reads the config file into *cfg; no file is an empty config. 0, or GP_EXIT_USAGE (message
+ * printed) for a file that does not parse. */
+static int read_config(gp_cli_config *cfg)
 {
-    char path[1024], text[8192];
-    size_t len;
-    *cfg = (gp_cli_target){0};
-    if (gp_cli_config_path(path, sizeof(path)) < 0 ||
-        read_small(path, text, sizeof(text), &len) < 0) {
-        return;
+    char path[1024];
+    gp_diag d;
+    gp_diag_clear(&d);
+    *cfg = (gp_cli_config){0};
+    if (gp_cli_config_path(path, sizeof(path)) < 0) {
+        return 0;
     }
-    for (char *save, *line = strtok_r(text, "\n", &save); line;
-         line = strtok_r(NULL, "\n", &save)) {
-        char *colon = strchr(line, ':');
-        if (line[0] == '#' || !colon) {
-            continue;
-        }
-        const char *value = colon + 1;
-        size_t klen = (size_t)(colon - line);
-        if (klen == 6 && strncmp(line, "server", 6) == 0) {
-            copy_trimmed(value, strlen(value), cfg->server, sizeof(cfg->server));
-        } else if (klen == 5 && strncmp(line, "token", 5) == 0) {
-            copy_trimmed(value, strlen(value), cfg->token, sizeof(cfg->token));
-        }
+    if (gp_cli_config_load(path, cfg, &d) < 0) {
+        fprintf(stderr, "gpupool: %s\n", d.msg);
+        return GP_EXIT_USAGE;
     }
+    return 0;
 }
 
-static int token_from_file(const char *path, gp_cli_target *t)
+/* Reads the token in the file at path into t->token; what names the file in messages. */
+static int token_from_file(const char *path, const char *what, gp_cli_target *t)
 {
     char text[1024];
     size_t len;
     if (read_small(path, text, sizeof(text), &len) < 0) {
-        fprintf(stderr, "gpupool: --token-file %s: %s\n", path, strerror(errno));
+        fprintf(stderr, "gpupool: %s %s: %s\n", what, path, strerror(errno));
         return GP_EXIT_USAGE;
     }
     size_t line = strcspn(text, "\r\n");
     if (copy_trimmed(text, line, t->token, sizeof(t->token)) < 0 || !t->token[0]) {
-        fprintf(stderr, "gpupool: --token-file %s: no token in the file\n", path);
+        fprintf(stderr, "gpupool: %s %s: no token in the file\n", what, path);
         return GP_EXIT_USAGE;
     }
     return 0;
@@ -164,11 +158,46 @@ static int set_field(char *out, size_t cap, const char *value, const char *what)
     return 0;
 }
 
+/* The defaults the config file gives: the context's (--context, GPUPOOL_CONTEXT, then
+ * current-context), or else what login saved. base->token is left empty for a context: its
+ * token file is named in *token_file, read only when the token is used. */
+static int config_base(const gp_cli_args *a, gp_cli_target *base, char *token_file, size_t cap)
+{
+    gp_cli_config *cfg = calloc(1, sizeof(*cfg));
+    const char *flag = gp_cli_arg(a, "context"), *env = getenv("GPUPOOL_CONTEXT");
+    int rc = cfg ? read_config(cfg) : GP_EXIT_FAILURE;
+    *base = (gp_cli_target){0};
+    token_file[0] = '\0';
+    const char *want = flag                     ? flag
+                       : env && env[0]          ? env
+                       : cfg && cfg->current[0] ? cfg->current
+                                                : NULL;
+    const gp_cli_context *ctx = rc == 0 && want ? gp_cli_config_find(cfg, want) : NULL;
+    if (rc == 0 && want && !ctx) {
+        fprintf(stderr, "gpupool: %s: no context \"%s\" (see 'gpupool config get-contexts')\n",
+                flag            ? "--context"
+                : env && env[0] ? "GPUPOOL_CONTEXT"
+                                : "current-context",
+                want);
+        rc = GP_EXIT_USAGE;
+    } else if (rc == 0 && ctx) {
+        snprintf(base->server, sizeof(base->server), "%s", ctx->server);
+        snprintf(base->cacert, sizeof(base->cacert), "%s", ctx->cacert);
+        snprintf(token_file, cap, "%s", ctx->token_file);
+        snprintf(base->context, sizeof(base->context), "%s", ctx->name);
+    } else if (rc == 0) {
+        snprintf(base->server, sizeof(base->server), "%s", cfg->server);
+        snprintf(base->token, sizeof(base->token), "%s", cfg->token);
+    }
+    free(cfg);
+    return rc;
+}
+
 int gp_cli_resolve(const gp_cli_args *a, gp_cli_target *t)
 {
     *t = (gp_cli_target){0};
     const char *server = gp_cli_arg(a, "server"), *token = gp_cli_arg(a, "token");
-    const char *file = gp_cli_arg(a, "token-file");
+    const char *file = gp_cli_arg(a, "token-file"), *cacert = gp_cli_arg(a, "cacert");
     int rc = 0;
     if (token && file) {
         return gp_cli_usage_error(a->spec, "--token and --token-file exclude each other");
@@ -183,18 +212,22 @@ int gp_cli_resolve(const gp_cli_args *a, gp_cli_target *t)
         rc = set_field(t->server, sizeof(t->server), server, "server URL");
     }
     if (rc == 0 && file) {
-        rc = token_from_file(file, t);
+        rc = token_from_file(file, "--token-file", t);
     } else if (rc == 0 && token) {
         rc = set_field(t->token, sizeof(t->token), token, "token");
+    }
+    if (rc == 0 && cacert) {
+        rc = set_field(t->cacert, sizeof(t->cacert), cacert, "--cacert");
     }
     if (rc != 0) {
         return rc;
     }
-    /* The config file's token goes only to the config file's server: never hand a secret to
-     * a server named on the command line for another purpose. */
+    /* The config file's token (and CA) go only to the config file's server (the context's):
+     * never hand a secret to a server named on the command line for another purpose. */
     gp_cli_target cfg;
-    read_config(&cfg);
-    if ((rc = normalize_servers(cfg.server, sizeof(cfg.server), "the config file's server")) ||
+    char cfg_token_file[1024];
+    if ((rc = config_base(a, &cfg, cfg_token_file, sizeof(cfg_token_file))) ||
+        (rc = normalize_servers(cfg.server, sizeof(cfg.server), "the config file's server")) ||
         (rc = normalize_servers(t->server, sizeof(t->server), "server"))) {
         return rc;
     }
@@ -202,10 +235,17 @@ int gp_cli_resolve(const gp_cli_args *a, gp_cli_target *t)
         snprintf(t->server, sizeof(t->server), "%s",
                  cfg.server[0] ? cfg.server : GP_CLI_DEFAULT_SERVER);
     }
-    if (!file && !token && cfg.token[0] && servers_within(t->server, cfg.server)) {
+    int same = cfg.server[0] && servers_within(t->server, cfg.server);
+    snprintf(t->context, sizeof(t->context), "%s", same ? cfg.context : "");
+    if (!file && !token && same && cfg_token_file[0]) {
+        rc = token_from_file(cfg_token_file, "the context's token-file", t);
+    } else if (!file && !token && same && cfg.token[0]) {
         snprintf(t->token, sizeof(t->token), "%s", cfg.token);
     }
-    return 0;
+    if (!cacert && same) {
+        snprintf(t->cacert, sizeof(t->cacert), "%s", cfg.cacert);
+    }
+    return rc;
 }
 
 int gp_cli_connect_to(const gp_cli_target *t, gp_cli_conn **out)
@@ -219,12 +259,10 @@ int gp_cli_connect_to(const gp_cli_target *t, gp_cli_conn **out)
     c->t = *t;
     gp_diag d;
     gp_diag_clear(&d);
-    int rc =
-        gp_http_client_new_servers(c->t.server, c->t.token[0] ? c->t.token : NULL, &c->http, &d);
-    if (rc < 0) {
-        fprintf(stderr, "gpupool: server %s: %s\n", c->t.server, d.msg);
+    int rc = gp_cli_http_new(&c->t, &c->http);
+    if (rc != 0) {
         free(c);
-        return rc == GP_EINVAL ? GP_EXIT_USAGE : GP_EXIT_FAILURE;
+        return rc;
     }
     *out = c;
     return 0;
@@ -236,6 +274,30 @@ int gp_cli_connect(const gp_cli_args *a, gp_cli_conn **out)
     *out = NULL;
     int rc = gp_cli_resolve(a, &t);
     return rc != 0 ? rc : gp_cli_connect_to(&t, out);
+}
+
+int gp_cli_http_new(const gp_cli_target *t, gp_http_client **out)
+{
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = gp_http_client_new_servers(t->server, t->token[0] ? t->token : NULL, out, &d);
+    if (rc < 0) {
+        fprintf(stderr, "gpupool: server %s: %s\n", t->server, d.msg);
+        return rc == GP_EINVAL ? GP_EXIT_USAGE : GP_EXIT_FAILURE;
+    }
+    if (t->cacert[0] && access(t->cacert, R_OK) < 0) {
+        fprintf(stderr, "gpupool: --cacert %s: %s\n", t->cacert, strerror(errno));
+        gp_http_client_free(*out);
+        *out = NULL;
+        return GP_EXIT_USAGE;
+    }
+    if (t->cacert[0] && gp_http_client_set_ca_file(*out, t->cacert) < 0) {
+        fprintf(stderr, "gpupool: out of memory\n");
+        gp_http_client_free(*out);
+        *out = NULL;
+        return GP_EXIT_FAILURE;
+    }
+    return 0;
 }
 
 void gp_cli_conn_free(gp_cli_conn *c)
@@ -393,36 +455,70 @@ static int make_parents(const char *path, gp_diag *d)
     return 0;
 }
 
-int gp_cli_config_write(const char *path, const gp_cli_target *t, gp_diag *d)
+int gp_cli_config_load(const char *path, gp_cli_config *cfg, gp_diag *d)
+{
+    char *text = malloc(GP_CLI_CONFIG_MAX);
+    size_t len;
+    *cfg = (gp_cli_config){0};
+    if (!text) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    if (read_small(path, text, GP_CLI_CONFIG_MAX, &len) < 0) {
+        rc = errno == ENOENT ? 0 : gp_diag_set(d, GP_EIO, "%s: %s", path, strerror(errno));
+    } else if (gp_cli_config_parse(text, cfg, d) < 0) {
+        char msg[sizeof(d->msg)];
+        snprintf(msg, sizeof(msg), "%s", d->msg);
+        rc = gp_diag_set(d, GP_EINVAL, "%s: %s", path, msg);
+    }
+    free(text);
+    return rc;
+}
+
+int gp_cli_config_save(const char *path, const gp_cli_config *cfg, gp_diag *d)
 {
     char tmp[1100];
     if (strlen(path) >= 1024) {
         return gp_diag_set(d, GP_EINVAL, "config path too long");
     }
-    int rc = make_parents(path, d);
+    char *text = malloc(GP_CLI_CONFIG_MAX);
+    int len = text ? gp_cli_config_format(cfg, text, GP_CLI_CONFIG_MAX) : -1;
+    int rc = len < 0 ? gp_diag_set(d, GP_ENOMEM, "the config does not fit") : make_parents(path, d);
     if (rc < 0) {
+        free(text);
         return rc;
     }
     snprintf(tmp, sizeof(tmp), "%s.tmp.%ld", path, (long)getpid());
     int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0) {
+        free(text);
         return gp_diag_set(d, GP_EIO, "cannot create %s: %s", tmp, strerror(errno));
     }
-    FILE *f = fdopen(fd, "w");
-    if (!f) {
-        close(fd);
-        unlink(tmp);
-        return gp_diag_set(d, GP_EIO, "cannot write %s: %s", tmp, strerror(errno));
-    }
-    fprintf(f, "# written by gpupool login\nserver: %s\ntoken: %s\n", t->server, t->token);
-    int bad = fchmod(fd, 0600) < 0 || fflush(f) != 0 || fsync(fd) < 0;
-    bad |= fclose(f) != 0;
+    int bad = fchmod(fd, 0600) < 0 || write(fd, text, (size_t)len) != len || fsync(fd) < 0;
+    bad |= close(fd) != 0;
+    free(text);
     if (bad || rename(tmp, path) < 0) {
         rc = gp_diag_set(d, GP_EIO, "cannot write %s: %s", path, strerror(errno));
         unlink(tmp);
         return rc;
     }
     return 0;
+}
+
+int gp_cli_config_write(const char *path, const gp_cli_target *t, gp_diag *d)
+{
+    gp_cli_config *cfg = calloc(1, sizeof(*cfg));
+    if (!cfg) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int rc = gp_cli_config_load(path, cfg, d);
+    if (rc == 0) {
+        snprintf(cfg->server, sizeof(cfg->server), "%s", t->server);
+        snprintf(cfg->token, sizeof(cfg->token), "%s", t->token);
+        rc = gp_cli_config_save(path, cfg, d);
+    }
+    free(cfg);
+    return rc;
 }
 
 int gp_cli_get_pages(gp_cli_conn *c, const char *path, const char *query, int all, json_t *items,

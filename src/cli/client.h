@@ -2,14 +2,16 @@
  * The server commands' side of the API: where gpupoold is and which token to show it, one call
  * with its error mapping, and the config file that `gpupool login` writes.
  *
- * Server and token are each taken from the first of: the flags (--server, --token or
- * --token-file), the environment (GPUPOOL_SERVER, GPUPOOL_TOKEN), the config file
- * ($XDG_CONFIG_HOME/gpupool/config, else ~/.config/gpupool/config: lines "server: URL" and
- * "token: TOKEN"); the server defaults to http://127.0.0.1:7070. A server may be a
+ * Server, token and CA file are each taken from the first of: the flags (--server, --token or
+ * --token-file, --cacert), the environment (GPUPOOL_SERVER, GPUPOOL_TOKEN), the config file
+ * ($XDG_CONFIG_HOME/gpupool/config, else ~/.config/gpupool/config; cliconfig.h): the context
+ * named by --context, GPUPOOL_CONTEXT or current-context (its server, token file and CA file),
+ * else the server and token `gpupool login` saved; the server defaults to
+ * http://127.0.0.1:7070. An unknown context is a usage error. A server may be a
  * comma-separated list of the controllers of one pool ("http://a:7070,http://b:7070"): calls
  * follow the leader among them (net/http_client.h, gp_http_client_new_servers). The config
- * file's token is used only when every server named is one of the config file's, so a --server
- * given for another cluster never receives it.
+ * file's token (and CA file) is used only when every server named is one of the config file's
+ * (the context's), so a --server given for another cluster never receives it.
  *
  * Errors: every function here prints its own message on stderr ("gpupool: MESSAGE", the
  * server's error message as is) and returns the exit status for it: GP_EXIT_FAILURE for a
@@ -20,6 +22,8 @@
 #define GP_CLI_CLIENT_H
 
 #include "cli/args.h"
+#include "cli/cliconfig.h"
+#include "net/http_client.h"
 
 #include "gpupool/error.h"
 
@@ -30,13 +34,18 @@
 
 typedef struct gp_cli_target {
     char server[1024];
-    char token[512]; /* "" = none */
+    char token[512];   /* "" = none */
+    char cacert[1024]; /* CA certificates (PEM) for https; "" = the system's */
+    char context[64];  /* the context it came from; "" = none */
 } gp_cli_target;
 
 typedef struct gp_cli_conn gp_cli_conn;
 
 /* Resolves server and token as above into *t. 0, or an exit status (message printed). */
 int gp_cli_resolve(const gp_cli_args *a, gp_cli_target *t);
+/* An HTTP client for t (its servers, token and CA file). 0 and *out, or an exit status
+ * (message printed). */
+int gp_cli_http_new(const gp_cli_target *t, gp_http_client **out);
 /* Makes a connection to t (copied). 0 and *out, or an exit status (message printed). */
 int gp_cli_connect_to(const gp_cli_target *t, gp_cli_conn **out);
 /* gp_cli_resolve, then gp_cli_connect_to. */
@@ -75,8 +84,16 @@ int gp_cli_get_doc(gp_cli_conn *c, const char *base, const char *name, json_t **
 
 /* The config file's path into buf. 0, or -1 when neither XDG_CONFIG_HOME nor HOME is set. */
 int gp_cli_config_path(char *buf, size_t cap);
-/* Writes t to the config file at path (mode 0600, its directory made 0700 when missing),
+/* The most bytes of a config file. */
+#define GP_CLI_CONFIG_MAX (256 * 1024)
+/* Reads the config file at path into *cfg (cliconfig.h); a missing file is an empty config.
+ * 0, or a negative GP_E* code with d set (naming the path and the line). */
+int gp_cli_config_load(const char *path, gp_cli_config *cfg, gp_diag *d);
+/* Writes cfg to the config file at path (mode 0600, its directory made 0700 when missing),
  * replacing it atomically. 0, or a negative GP_E* code with d set. */
+int gp_cli_config_save(const char *path, const gp_cli_config *cfg, gp_diag *d);
+/* Sets the server and token `gpupool login` saves in the config file at path, keeping its
+ * contexts. 0, or a negative GP_E* code with d set. */
 int gp_cli_config_write(const char *path, const gp_cli_target *t, gp_diag *d);
 
 #endif

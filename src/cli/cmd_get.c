@@ -11,9 +11,10 @@
 #include "cli/args.h"
 #include "cli/client.h"
 #include "cli/resource.h"
+#include "cli/view.h"
+#include "cli/watch.h"
 
 #include <ctype.h>
-#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -29,22 +30,42 @@ static const gp_cli_opt get_opts[] = {
     {"selector", 'l', "SELECTOR",
      "jobs: only those whose labels match (app=web,tier!=db,gpu,!debug,env in (a,b))"},
     {"show-labels", 0, NULL, "jobs: a LABELS column"},
+    {"watch", 'w', NULL, "jobs, nodes: after the list, a line per change until interrupted"},
     {NULL, 0, NULL, NULL},
 };
 
 static const gp_cli_spec get_spec = {
     "get",
-    "get KIND [NAME] [-o table|wide|json|yaml] [--state S | --all-states] [--queue Q] "
-    "[--tenant T] [--limit N] [--all] [--order asc|desc] [-l SELECTOR] [--show-labels]",
+    "get KIND [NAME] [-o table|wide|json|yaml|name|jsonpath=TEMPLATE|custom-columns=SPEC] [-w]\n"
+    "           [--state S | --all-states] [--queue Q] [--tenant T] [--limit N] [--all] "
+    "[--order asc|desc]\n           [-l SELECTOR] [--show-labels]",
     "Lists the objects of a kind, or shows the one named NAME (a job by its id or name).\n"
     "KIND: jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens; singular "
     "works too.\nJobs: the active ones (pending, scheduled, running, preempted), newest first, "
-    "unless --state, --all-states or --order say otherwise.",
+    "unless --state, --all-states or --order say otherwise.\n"
+    "-o name prints KIND/NAME; -o jsonpath='{.items[*].name}' (a list is {\"items\": [...]}, "
+    "one object itself);\n-o custom-columns=NAME:.name,GPUS:.spec.resources.gpus. --watch (-w) "
+    "polls "
+    "every second.",
     get_opts,
-    GP_CLI_CONN | GP_CLI_OUTPUT,
+    GP_CLI_CONN | GP_CLI_OUTPUT | GP_CLI_OUTPUT_FORMS,
     1,
     2,
 };
+
+/* Whether a job filter (any option of the table but --watch) was given. */
+/* Whether a jobs-only option is given; with filters_only, one that filters the list (not
+ * --show-labels). --watch is not one. */
+static int has_job_filter(const gp_cli_args *a, int filters_only)
+{
+    for (const gp_cli_opt *o = get_opts; o->name; o++) {
+        if (strcmp(o->name, "watch") != 0 &&
+            !(filters_only && strcmp(o->name, "show-labels") == 0) && gp_cli_arg(a, o->name)) {
+            return 1;
+        }
+    }
+    return 0;
+}
 
 /* The state list as the server spells it: "pending,running" becomes "Pending,Running". */
 static void capitalize_states(const char *in, char *out, size_t cap)
@@ -96,50 +117,25 @@ static int job_query(const gp_cli_args *a, char *q, size_t cap)
     return 0;
 }
 
-/* Whether an option that filters a list is given (--show-labels does not filter). */
-static bool filters_given(const gp_cli_args *a)
-{
-    for (const gp_cli_opt *o = get_opts; o->name; o++) {
-        if (strcmp(o->name, "show-labels") != 0 && gp_cli_arg(a, o->name)) {
-            return true;
-        }
-    }
-    return false;
-}
-
-static int print_items(const gp_cli_kind *k, gp_out_format format, json_t *items, bool labels)
-{
-    if (gp_cli_kind_print_labels(k, format, items, labels, stdout) < 0) {
-        fprintf(stderr, "gpupool get: out of memory\n");
-        return GP_EXIT_FAILURE;
-    }
-    return 0;
-}
-
-static int get_one(gp_cli_conn *c, const gp_cli_kind *k, const char *name, gp_out_format format,
-                   bool labels)
+static int get_one(gp_cli_conn *c, const gp_cli_kind *k, const char *name, const gp_view *v)
 {
     json_t *doc;
     int rc = gp_cli_kind_get(c, k, name, &doc);
     if (rc != 0) {
         return rc;
     }
-    if (format == GP_OUT_JSON || format == GP_OUT_YAML) {
-        rc = gp_out_doc(stdout, format, doc) < 0 ? GP_EXIT_FAILURE : 0;
-    } else {
-        json_t *items = json_pack("[O]", doc);
-        rc = items ? print_items(k, format, items, labels) : GP_EXIT_FAILURE;
-        json_decref(items);
-    }
+    rc = gp_view_print(v, k, NULL, doc, 1, stdout) < 0 ? GP_EXIT_FAILURE : 0;
     json_decref(doc);
     return rc;
 }
 
-static int get_list(gp_cli_conn *c, const gp_cli_kind *k, const gp_cli_args *a,
-                    gp_out_format format)
+static int get_list(gp_cli_conn *c, const gp_cli_kind *k, const gp_cli_args *a, const gp_view *v)
 {
     char query[1024] = "";
     int rc = k->paged ? job_query(a, query, sizeof(query)) : 0;
+    if (rc == 0 && gp_cli_arg(a, "watch")) {
+        return gp_cli_watch(c, k, query, v, 1000);
+    }
     json_t *items = json_array();
     int more = 0;
     if (rc == 0) {
@@ -147,42 +143,64 @@ static int get_list(gp_cli_conn *c, const gp_cli_kind *k, const gp_cli_args *a,
                               &more);
     }
     if (rc == 0) {
-        rc = print_items(k, format, items, gp_cli_arg(a, "show-labels") != NULL);
+        rc = gp_view_print(v, k, items, NULL, 1, stdout) < 0 ? GP_EXIT_FAILURE : 0;
     }
-    if (rc == 0 && more && format <= GP_OUT_WIDE) {
+    if (rc == 0 && more && v->kind == GP_VIEW_FORMAT && v->format <= GP_OUT_WIDE) {
         fprintf(stderr, "gpupool get: more %s on later pages: add --all\n", k->plural);
     }
     json_decref(items);
     return rc;
 }
 
-static int run(const gp_cli_args *a)
+/* Checks the flags against the kind and NAME. 0, or the usage error's exit status. */
+static int check_flags(const gp_cli_args *a, const gp_cli_kind *k)
 {
-    const gp_cli_kind *k = gp_cli_kind_find(a->pos[0]);
-    gp_out_format format;
-    if (!k) {
-        return gp_cli_usage_error(a->spec, "unknown kind \"%s\" (one of %s)", a->pos[0],
-                                  gp_cli_kind_list());
+    int watch = gp_cli_arg(a, "watch") != NULL;
+    if (watch && strcmp(k->plural, "jobs") != 0 && strcmp(k->plural, "nodes") != 0) {
+        return gp_cli_usage_error(a->spec, "--watch: for jobs and nodes only");
     }
-    if (gp_out_format_parse(gp_cli_arg(a, "output"), &format) < 0) {
-        return gp_cli_usage_error(a->spec, "-o: must be table, wide, json or yaml");
+    if (watch && a->npos == 2) {
+        return gp_cli_usage_error(a->spec, "--watch: watches a list, not a NAME");
     }
-    if (!k->paged && gp_cli_any_own(a)) {
+    if (watch && gp_cli_arg(a, "all")) {
+        return gp_cli_usage_error(a->spec, "--watch: always reads every page; leave out --all");
+    }
+    if (!k->paged && has_job_filter(a, 0)) {
         return gp_cli_usage_error(a->spec, "--state, --all-states, --queue, --tenant, --name, "
                                            "--limit, --all, --order, -l and --show-labels are "
                                            "for jobs only");
     }
-    if (a->npos == 2 && filters_given(a)) {
+    if (a->npos == 2 && has_job_filter(a, 1)) {
         return gp_cli_usage_error(a->spec, "filters do not go with a NAME");
     }
-    gp_cli_conn *c;
-    int rc = gp_cli_connect(a, &c);
+    return 0;
+}
+
+static int run(const gp_cli_args *a)
+{
+    const gp_cli_kind *k = gp_cli_kind_find(a->pos[0]);
+    if (!k) {
+        return gp_cli_usage_error(a->spec, "unknown kind \"%s\" (one of %s)", a->pos[0],
+                                  gp_cli_kind_list());
+    }
+    gp_view v;
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = check_flags(a, k);
     if (rc != 0) {
         return rc;
     }
-    rc = a->npos == 2 ? get_one(c, k, a->pos[1], format, gp_cli_arg(a, "show-labels") != NULL)
-                      : get_list(c, k, a, format);
-    gp_cli_conn_free(c);
+    if (gp_view_parse(gp_cli_arg(a, "output"), &v, &d) < 0) {
+        return gp_cli_usage_error(a->spec, "%s", d.msg);
+    }
+    v.labels = gp_cli_arg(a, "show-labels") != NULL;
+    gp_cli_conn *c;
+    rc = gp_cli_connect(a, &c);
+    if (rc == 0) {
+        rc = a->npos == 2 ? get_one(c, k, a->pos[1], &v) : get_list(c, k, a, &v);
+        gp_cli_conn_free(c);
+    }
+    gp_view_fini(&v);
     return rc;
 }
 

@@ -18,28 +18,35 @@
 static int cmd_help(int argc, char **argv);
 
 static const gp_cli_command commands[] = {
-    {"submit", gp_cli_submit, 1, "submit a job (from a file or from flags and a command)"},
-    {"sbatch", gp_cli_sbatch, 1, "submit a Slurm batch script (#SBATCH lines, sbatch's options)"},
-    {"get", gp_cli_get, 1, "list jobs, nodes, queues, tenants, priorityclasses, volumes, tokens"},
-    {"describe", gp_cli_describe, 1, "show a job (placement, events) or a node in detail"},
-    {"cancel", gp_cli_cancel, 1, "cancel jobs"},
-    {"requeue", gp_cli_requeue, 1, "stop jobs and put them back in their queue"},
-    {"logs", gp_cli_logs, 1, "print a replica's output (-f to follow it)"},
-    {"notebook", gp_cli_notebook, 1, "open a notebook: print a one-time URL for a browser"},
-    {"nodes", gp_cli_nodes, 1, "cordon, drain or uncordon nodes"},
-    {"queue", gp_cli_queue, 1, "create, change or delete queues"},
-    {"tenant", gp_cli_tenant, 1, "create, change or delete tenants and their quotas"},
-    {"priorityclass", gp_cli_priorityclass, 1, "create, change or delete priority classes"},
-    {"volume", gp_cli_volume, 1, "register, change or delete volumes (host directories)"},
-    {"token", gp_cli_token, 1, "create, list or revoke API tokens"},
-    {"audit", gp_cli_audit, 1, "show the audit log: who changed what, and when (admin)"},
-    {"usage", gp_cli_usage, 1, "show metered GPU-hours and cost (table, csv, xlsx, json)"},
-    {"login", gp_cli_login, 1, "check a server and token and save them for later commands"},
-    {"whoami", gp_cli_whoami, 1, "show the role and tenant of the token in use"},
-    {"up", gp_cli_up, 1, "start a local pool: gpupoold and agents with simulated GPUs"},
-    {"down", gp_cli_down, 0, "stop a pool started by gpupool up"},
-    {"sim", gp_cli_sim, 0, "replay pod traces through the placement policies"},
-    {"help", cmd_help, 0, "show this help, or a command's (gpupool help COMMAND)"},
+    {"submit", gp_cli_submit, 1, "submit a job (from a file or from flags and a command)", NULL},
+    {"sbatch", gp_cli_sbatch, 1, "submit a Slurm batch script (#SBATCH lines, sbatch's options)",
+     NULL},
+    {"get", gp_cli_get, 1, "list jobs, nodes, queues, tenants, priorityclasses, volumes, tokens",
+     "kind"},
+    {"describe", gp_cli_describe, 1, "show a job (placement, events) or a node in detail", "kind"},
+    {"cancel", gp_cli_cancel, 1, "cancel jobs", "job"},
+    {"requeue", gp_cli_requeue, 1, "stop jobs and put them back in their queue", "job"},
+    {"logs", gp_cli_logs, 1, "print a job's output (-f to follow it)", "job"},
+    {"top", gp_cli_top, 1, "show GPU use now per node or per running job", "top"},
+    {"notebook", gp_cli_notebook, 1, "open a notebook: print a one-time URL for a browser", NULL},
+    {"nodes", gp_cli_nodes, 1, "cordon, drain or uncordon nodes", "node"},
+    {"queue", gp_cli_queue, 1, "create, change or delete queues", NULL},
+    {"tenant", gp_cli_tenant, 1, "create, change or delete tenants and their quotas", NULL},
+    {"priorityclass", gp_cli_priorityclass, 1, "create, change or delete priority classes", NULL},
+    {"volume", gp_cli_volume, 1, "register, change or delete volumes (host directories)", NULL},
+    {"token", gp_cli_token, 1, "create, list or revoke API tokens", NULL},
+    {"audit", gp_cli_audit, 1, "show the audit log: who changed what, and when (admin)", NULL},
+    {"usage", gp_cli_usage, 1, "show metered GPU-hours and cost (table, csv, xlsx, json)", NULL},
+    {"login", gp_cli_login, 1, "check a server and token and save them for later commands", NULL},
+    {"whoami", gp_cli_whoami, 1, "show the role and tenant of the token in use", NULL},
+    {"config", gp_cli_config_cmd, 0, "contexts for several clusters: set-context, use-context, ...",
+     NULL},
+    {"up", gp_cli_up, 1, "start a local pool: gpupoold and agents with simulated GPUs", NULL},
+    {"down", gp_cli_down, 0, "stop a pool started by gpupool up", NULL},
+    {"sim", gp_cli_sim, 0, "replay pod traces through the placement policies", NULL},
+    {"completion", gp_cli_completion, 0, "print a bash or zsh completion script", NULL},
+    {"help", cmd_help, 0, "show this help, or a command's (gpupool help COMMAND)", NULL},
+    {"__complete", gp_cli_complete, 1, NULL, NULL},
 };
 
 #define NCOMMANDS ((int)(sizeof(commands) / sizeof(commands[0])))
@@ -48,13 +55,22 @@ static void usage(FILE *f)
 {
     fputs("usage: gpupool [--help] [--version] COMMAND [ARGS...]\n\ncommands:\n", f);
     for (int i = 0; i < NCOMMANDS; i++) {
-        fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+        if (commands[i].help) {
+            fprintf(f, "  %-14s %s\n", commands[i].name, commands[i].help);
+        }
     }
     fputs("\nRun 'gpupool COMMAND --help' for a command's options. The server commands find\n"
           "gpupoold with --server URL, GPUPOOL_SERVER or the file 'gpupool login' writes, and\n"
-          "the token likewise (--token, --token-file, GPUPOOL_TOKEN). Exit status: 0 done,\n"
+          "the token likewise (--token, --token-file, GPUPOOL_TOKEN), or both from a context\n"
+          "(--context NAME, GPUPOOL_CONTEXT, 'gpupool config use-context'). Exit status: 0 done,\n"
           "1 refused by the server or cannot reach it, 2 bad usage.\n",
           f);
+}
+
+const gp_cli_command *gp_cli_command_table(int *n)
+{
+    *n = NCOMMANDS;
+    return commands;
 }
 
 static const gp_cli_command *find_command(const char *name)

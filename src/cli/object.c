@@ -280,6 +280,18 @@ static int run_sub(const gp_cli_object *o, int sub, int argc, char **argv)
 int gp_cli_object_cmd(const gp_cli_object *o, int argc, char **argv)
 {
     static const char *const names[] = {"create", "set", "delete"};
+    if (gp_cli_list_sink() && argc < 2) {
+        for (int i = 0; i < 3; i++) {
+            fprintf(gp_cli_list_sink(), "sub %s\n", names[i]);
+        }
+        return GP_EXIT_OK;
+    }
+    if (gp_cli_list_sink() && argc < 2) {
+        for (int i = 0; i < 3; i++) {
+            fprintf(gp_cli_list_sink(), "sub %s\n", names[i]);
+        }
+        return GP_EXIT_OK;
+    }
     int help = argc >= 2 && (strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
                              strcmp(argv[1], "help") == 0);
     for (int i = 0; !help && argc >= 2 && i < 3; i++) {

@@ -233,7 +233,7 @@ int gp_out_table_add(gp_out_table *t, const char *const *cells)
     return 0;
 }
 
-void gp_out_table_print(const gp_out_table *t, FILE *f, int indent)
+static void print_rows(const gp_out_table *t, FILE *f, int indent, int from)
 {
     size_t width[64] = {0};
     int ncols = t->ncols < 64 ? t->ncols : 64;
@@ -243,7 +243,7 @@ void gp_out_table_print(const gp_out_table *t, FILE *f, int indent)
             width[c] = n > width[c] ? n : width[c];
         }
     }
-    for (int r = 0; r < t->nrows; r++) {
+    for (int r = from; r < t->nrows; r++) {
         fprintf(f, "%*s", indent, "");
         for (int c = 0; c < ncols; c++) {
             const char *cell = t->cells[r * t->ncols + c];
@@ -254,6 +254,16 @@ void gp_out_table_print(const gp_out_table *t, FILE *f, int indent)
             }
         }
     }
+}
+
+void gp_out_table_print(const gp_out_table *t, FILE *f, int indent)
+{
+    print_rows(t, f, indent, 0);
+}
+
+void gp_out_table_print_body(const gp_out_table *t, FILE *f, int indent)
+{
+    print_rows(t, f, indent, 1);
 }
 
 /* ---- formatters ---- */

@@ -37,6 +37,8 @@ void gp_out_table_free(gp_out_table *t);
 int gp_out_table_add(gp_out_table *t, const char *const *cells);
 /* Prints the table, each line indented by indent spaces. */
 void gp_out_table_print(const gp_out_table *t, FILE *f, int indent);
+/* The same without the header line (the widths still count it, so rows line up with it). */
+void gp_out_table_print_body(const gp_out_table *t, FILE *f, int indent);
 
 /* The current time in milliseconds since the epoch. */
 int64_t gp_out_now_ms(void);

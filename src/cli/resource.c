@@ -574,7 +574,8 @@ const char *gp_cli_kind_list(void)
     return "jobs, nodes, queues, tenants, priorityclasses (pc), volumes (vol), tokens";
 }
 
-static int print_table(const gp_cli_kind *k, int show, json_t *items, FILE *f)
+int gp_cli_kind_table(const gp_cli_kind *k, int show, const json_t *items, int header,
+                      int64_t now_ms, FILE *f)
 {
     const char *headers[32];
     const gp_cli_column *cols[32];
@@ -589,7 +590,7 @@ static int print_table(const gp_cli_kind *k, int show, json_t *items, FILE *f)
     if (!t) {
         return -1;
     }
-    int64_t now = gp_out_now_ms();
+    int64_t now = now_ms ? now_ms : gp_out_now_ms();
     char cells[32][256];
     const char *row[32];
     size_t i;
@@ -606,7 +607,11 @@ static int print_table(const gp_cli_kind *k, int show, json_t *items, FILE *f)
             return -1;
         }
     }
-    gp_out_table_print(t, f, 0);
+    if (header) {
+        gp_out_table_print(t, f, 0);
+    } else {
+        gp_out_table_print_body(t, f, 0);
+    }
     gp_out_table_free(t);
     return 0;
 }
@@ -621,7 +626,7 @@ int gp_cli_kind_print_labels(const gp_cli_kind *k, gp_out_format format, json_t 
 {
     if (format == GP_OUT_TABLE || format == GP_OUT_WIDE) {
         int show = (format == GP_OUT_WIDE ? GP_COL_WIDE : 0) | (labels ? GP_COL_LABELS : 0);
-        return print_table(k, show, items, f);
+        return gp_cli_kind_table(k, show, items, 1, 0, f);
     }
     json_t *doc = json_pack("{s:O}", "items", items);
     int rc = doc ? gp_out_doc(f, format, doc) : -1;

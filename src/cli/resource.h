@@ -46,6 +46,11 @@ int gp_cli_kind_print(const gp_cli_kind *k, gp_out_format format, json_t *items,
 int gp_cli_kind_print_labels(const gp_cli_kind *k, gp_out_format format, json_t *items, bool labels,
                              FILE *f);
 
+/* The table alone, with the columns show (GP_COL_* bits) adds to the plain ones, with or without
+ * its header line, ages as at now_ms (0: the current time). 0, or -1 (out of memory). */
+int gp_cli_kind_table(const gp_cli_kind *k, int show, const json_t *items, int header,
+                      int64_t now_ms, FILE *f);
+
 /* Fetches the object of kind k named name (or with that id) into *doc. 0, or an exit status
  * (message printed). */
 struct gp_cli_conn;

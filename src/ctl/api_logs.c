@@ -3,7 +3,9 @@
  * last ran) on. The controller calls the agent's own endpoint
  *   GET http://NODE-ADDRESS/v1/replicas/J-R-E/logs?stream=S&offset=N&limit=L
  * with the node's control token (made at registration), and passes the bytes on as text/plain.
- * Following (`gpupool logs -f`) is the client asking again from offset + what it got.
+ * Following (`gpupool logs -f`) is the client asking again from offset + what it got. With
+ * times=1 the answer is the log's times file instead ("OFFSET UNIX_MS" lines: when the lines
+ * starting at OFFSET were written; agent/logcap.h), read the same way.
  */
 #include "ctl/api.h"
 
@@ -76,12 +78,13 @@ static int number(api_req *rq, const char *name, long long lo, long long hi, lon
 
 void api_jobs_logs(api_req *rq)
 {
-    long long replica, offset, limit;
+    long long replica, offset, limit, times;
     const char *stream = gp_http_request_query(rq->http, "stream");
     stream = stream ? stream : "stdout";
     if (number(rq, "replica", 0, GP_JOB_MAX_REPLICAS - 1, 0, &replica) < 0 ||
         number(rq, "offset", 0, INT64_MAX / 2, 0, &offset) < 0 ||
-        number(rq, "limit", 1, 1 << 20, 1 << 16, &limit) < 0) {
+        number(rq, "limit", 1, 1 << 20, 1 << 16, &limit) < 0 ||
+        number(rq, "times", 0, 1, 0, &times) < 0) {
         return;
     }
     if (strcmp(stream, "stdout") != 0 && strcmp(stream, "stderr") != 0) {
@@ -93,8 +96,8 @@ void api_jobs_logs(api_req *rq)
         return;
     }
     char path[256];
-    snprintf(path, sizeof(path), "%s?stream=%s&offset=%lld&limit=%lld", t.path, stream, offset,
-             limit);
+    snprintf(path, sizeof(path), "%s?stream=%s&offset=%lld&limit=%lld%s", t.path, stream, offset,
+             limit, times ? "&times=1" : "");
     gp_http_client *c = NULL;
     gp_diag d;
     gp_diag_clear(&d);
@@ -112,8 +115,9 @@ void api_jobs_logs(api_req *rq)
     } else if (status == 200) {
         gp_http_response_set_body(rq->resp, 200, "text/plain; charset=utf-8", body, len);
         body = NULL;
-    } else if (status == 404 && t.current) {
-        /* placed, and the agent has not started it yet: nothing to show so far */
+    } else if (status == 404 && (t.current || times)) {
+        /* placed, and the agent has not started it yet (or an agent too old to keep times):
+         * nothing to show so far */
         gp_http_response_set_body(rq->resp, 200, "text/plain; charset=utf-8", NULL, 0);
     } else if (status == 404) {
         api_error(rq, GP_ENOENT, "no %s of replica %lld on its node (cleaned up?)", stream,

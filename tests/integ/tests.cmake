@@ -480,3 +480,24 @@ add_test(NAME integ_ctl_arrays
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_arrays PROPERTIES LABELS integ TIMEOUT 300)
+# gpupool get's kubectl forms: -o name, jsonpath, custom-columns for every kind, their errors;
+# get jobs|nodes --watch (polling) printing a line per change.
+add_test(NAME integ_ctl_cli_get
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_get.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_cli_get PROPERTIES LABELS integ TIMEOUT 180)
+# Contexts for several clusters (gpupool config ...; --context) and --cacert for the CLI and the
+# agent against a TLS gpupoold.
+add_test(NAME integ_ctl_cli_contexts
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_contexts.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_cli_contexts PROPERTIES LABELS integ TIMEOUT 180
+                     SKIP_RETURN_CODE 77)
+# The CLI's daily commands with a real agent (--runtime none): bash completion (commands, flags,
+# job and node names), top nodes|jobs, logs --tail/--since/--timestamps, every replica, -f.
+add_test(NAME integ_ctl_cli_ops
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_ops.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_cli_ops PROPERTIES LABELS integ TIMEOUT 240)

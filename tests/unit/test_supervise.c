@@ -529,6 +529,8 @@ static void test_user(void **state)
 
 /* ---- logcap ---- */
 
+static void touch(const char *dir, const char *name);
+
 static void test_logcap(void **state)
 {
     const char *dir = *state;
@@ -542,7 +544,7 @@ static void test_logcap(void **state)
     assert_int_equal(gp_logcap_open(&lc, path, 100, &d), 0);
     for (size_t off = 0; off < sizeof(input); off += 7) {
         size_t n = sizeof(input) - off < 7 ? sizeof(input) - off : 7;
-        assert_int_equal(gp_logcap_write(&lc, input + off, n, &d), 0);
+        assert_int_equal(gp_logcap_write(&lc, input + off, n, 1000 + (int64_t)off, &d), 0);
     }
     gp_logcap_close(&lc);
     size_t cur, old;
@@ -559,7 +561,7 @@ static void test_logcap(void **state)
     /* A write larger than the cap, into a file that already holds some: still capped. */
     assert_int_equal(gp_logcap_open(&lc, path, 100, &d), 0);
     assert_int_equal(lc.size, (int64_t)cur);
-    assert_int_equal(gp_logcap_write(&lc, input, 350, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, input, 350, 5000, &d), 0);
     gp_logcap_close(&lc);
     c = slurp(dir, "out.log", &cur);
     assert_true(cur <= 100);
@@ -568,10 +570,47 @@ static void test_logcap(void **state)
     /* No cap. */
     snprintf(path, sizeof(path), "%s/free.log", dir);
     assert_int_equal(gp_logcap_open(&lc, path, 0, &d), 0);
-    assert_int_equal(gp_logcap_write(&lc, input, sizeof(input), &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, input, sizeof(input), 6000, &d), 0);
     gp_logcap_close(&lc);
     free(slurp(dir, "free.log", &cur));
     assert_int_equal(cur, sizeof(input));
+
+    /* The times of lines: one record per write that starts a line, at that line's offset. */
+    snprintf(path, sizeof(path), "%s/t.log", dir);
+    assert_int_equal(gp_logcap_open(&lc, path, 0, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, "ab\ncd", 5, 1000, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, "e\nf\n", 4, 2000, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, "g", 1, 3000, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, "h", 1, 4000, &d), 0);
+    gp_logcap_close(&lc);
+    c = slurp(dir, "t.log.times", &cur);
+    assert_non_null(c);
+    assert_string_equal(c, GP_LOGCAP_TIMES_MAGIC "0 1000\n7 2000\n9 3000\n");
+    free(c);
+    /* reopened mid-line: the next line starts after the next newline */
+    assert_int_equal(gp_logcap_open(&lc, path, 0, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, "i\nj", 3, 5000, &d), 0);
+    gp_logcap_close(&lc);
+    c = slurp(dir, "t.log.times", &cur);
+    assert_string_equal(c, GP_LOGCAP_TIMES_MAGIC "0 1000\n7 2000\n9 3000\n13 5000\n");
+    free(c);
+
+    /* a times file replaced by a link (a job of --runtime none can write its replica
+     * directory) is not followed: the output is kept, its times are not */
+    char target[4096], link[4096];
+    snprintf(target, sizeof(target), "%s/elsewhere", dir);
+    snprintf(link, sizeof(link), "%s/l.log.times", dir);
+    touch(dir, "elsewhere");
+    assert_int_equal(symlink(target, link), 0);
+    snprintf(path, sizeof(path), "%s/l.log", dir);
+    assert_int_equal(gp_logcap_open(&lc, path, 0, &d), 0);
+    assert_int_equal(gp_logcap_write(&lc, "x\n", 2, 1000, &d), 0);
+    gp_logcap_close(&lc);
+    c = slurp(dir, "elsewhere", &cur);
+    assert_int_equal(cur, 0);
+    free(c);
+    free(slurp(dir, "l.log", &cur));
+    assert_int_equal(cur, 2);
 }
 
 /* ---- cgroup, on a directory laid out like cgroupfs ---- */
