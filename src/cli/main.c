@@ -19,6 +19,8 @@ static int cmd_help(int argc, char **argv);
 
 static const gp_cli_command commands[] = {
     {"submit", gp_cli_submit, 1, "submit a job (from a file or from flags and a command)"},
+    {"apply", gp_cli_apply, 1, "create or update jobs, queues, tenants from Kubernetes manifests"},
+    {"delete", gp_cli_delete, 1, "delete what apply -f made of Kubernetes manifests"},
     {"get", gp_cli_get, 1, "list jobs, nodes, queues, tenants, priorityclasses, volumes, tokens"},
     {"describe", gp_cli_describe, 1, "show a job (placement, events) or a node in detail"},
     {"cancel", gp_cli_cancel, 1, "cancel jobs"},

@@ -123,6 +123,7 @@ typedef struct submit_arg {
     bool bound;      /* by the tenant's grants: a user's submit */
     bool update;     /* a service: a new spec for the active one of that name (else created) */
     bool must_exist; /* PUT /v1/services/{name}: only an update (404 without one) */
+    bool dry_run;    /* ?dry_run=true: every check, nothing stored */
 } submit_arg;
 
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
@@ -248,10 +249,27 @@ static ctl_job *active_named(ctl_state *st, const ctl_tenant *t, const char *nam
     return NULL;
 }
 
+/* A dry run: the checks of a submission (or an update), and the spec as it would be stored. */
+static int dry_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    submit_arg *a = op->arg;
+    ctl_tenant *t = NULL;
+    int rc = check_submit(&g->st, g->cfg, a, &t, d);
+    if (rc < 0) {
+        return rc;
+    }
+    op->status = 200;
+    op->result = json_pack("{s:b, s:o}", "dry_run", 1, "spec", gp_jobspec_to_json(&a->spec));
+    return op->result ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+}
+
 static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     submit_arg *a = op->arg;
     ctl_state *st = &g->st;
+    if (a->dry_run) {
+        return dry_run(g, op, d);
+    }
     ctl_tenant *t = ctl_tenant_by_name(st, a->spec.tenant);
     ctl_job *active = a->update ? active_named(st, t, a->spec.name) : NULL;
     if (active) {
@@ -469,6 +487,12 @@ static void submit(api_req *rq, const char *put_service)
         return;
     }
     a.update = (update && strcmp(update, "true") == 0) || put_service;
+    const char *dry = gp_http_request_query(rq->http, "dry_run");
+    if (dry && strcmp(dry, "true") != 0 && strcmp(dry, "false") != 0) {
+        api_error(rq, GP_EINVAL, "dry_run: must be true or false");
+        return;
+    }
+    a.dry_run = dry && strcmp(dry, "true") == 0;
     a.must_exist = put_service != NULL;
     a.doc = api_body(rq);
     if (a.doc && put_service && put_name(rq, a.doc, put_service) < 0) {
