@@ -22,8 +22,8 @@ static int ends_with(const char *s, const char *suffix)
 }
 
 /* Parses text (of file name) and appends its documents. */
-static int parse_text(const char *name, const char *text, size_t len, json_t *docs,
-                      json_t *files, gp_diag *d)
+static int parse_text(const char *name, const char *text, size_t len, json_t *docs, json_t *files,
+                      gp_diag *d)
 {
     size_t i = strspn(text, " \t\r\n");
     json_t *parsed = NULL;
@@ -46,7 +46,8 @@ static int parse_text(const char *name, const char *text, size_t len, json_t *do
     }
     size_t k;
     json_t *doc;
-    json_array_foreach(parsed, k, doc) {
+    json_array_foreach(parsed, k, doc)
+    {
         json_array_append(docs, doc);
         json_array_append_new(files, json_string(name));
     }
@@ -119,8 +120,7 @@ static int read_dir(const char *path, json_t *docs, json_t *files, gp_diag *d)
     return rc;
 }
 
-int gp_apply_read(const char *const *paths, int npaths, json_t **docs, json_t **files,
-                  gp_diag *d)
+int gp_apply_read(const char *const *paths, int npaths, json_t **docs, json_t **files, gp_diag *d)
 {
     *docs = json_array();
     *files = json_array();

@@ -16,7 +16,6 @@
 /* Reads every path in order into *docs (a new array of the documents) and *files (a new array
  * of the same length: the file each document came from, "-" for standard input). 0, or
  * GP_EPARSE / GP_EINVAL / GP_ENOMEM with d naming the file (and line); both NULL then. */
-int gp_apply_read(const char *const *paths, int npaths, json_t **docs, json_t **files,
-                  gp_diag *d);
+int gp_apply_read(const char *const *paths, int npaths, json_t **docs, json_t **files, gp_diag *d);
 
 #endif

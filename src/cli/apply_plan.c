@@ -12,8 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char *const paths[] = {"/v1/jobs", "/v1/tenants", "/v1/queues",
-                                    "/v1/priorityclasses"};
+static const char *const paths[] = {"/v1/jobs", "/v1/tenants", "/v1/queues", "/v1/priorityclasses"};
 /* Members of answers only (not part of a document sent back). */
 static const char *const answer_only[] = {"usage", "pending", NULL};
 
@@ -63,7 +62,8 @@ static int find_object(gp_cli_conn *c, const gp_k8s_object *o, json_t **cur)
     int rc = gp_cli_get_pages(c, paths[o->target], "", 1, items, &more);
     size_t i;
     json_t *it;
-    json_array_foreach(items, i, it) {
+    json_array_foreach(items, i, it)
+    {
         const char *n = json_string_value(json_object_get(it, "name"));
         if (rc == 0 && n && strcmp(n, o->name) == 0) {
             *cur = json_deep_copy(it);
@@ -212,8 +212,9 @@ int gp_apply_run(gp_cli_conn *c, gp_apply_step *steps, size_t n, int name_only)
     for (size_t i = 0; i < n; i++) {
         int rc = run_step(c, &steps[i]);
         if (rc != 0) {
-            fprintf(stderr, "gpupool apply: %s/%s: failed (above); the objects listed before it "
-                            "were applied\n",
+            fprintf(stderr,
+                    "gpupool apply: %s/%s: failed (above); the objects listed before it "
+                    "were applied\n",
                     gp_apply_kind(steps[i].obj), steps[i].obj->name);
             return rc;
         }

@@ -23,8 +23,9 @@
 #include <string.h>
 
 static const gp_cli_opt apply_opts[] = {
-    {"filename", 'f', "FILE", "a manifest file, a directory of them (*.yaml, *.yml, *.json) or "
-                              "'-' for stdin (repeatable)"},
+    {"filename", 'f', "FILE",
+     "a manifest file, a directory of them (*.yaml, *.yml, *.json) or "
+     "'-' for stdin (repeatable)"},
     {"dry-run", 0, "MODE",
      "client (translate only) or server (the server checks everything, stores nothing)"},
     {"strict", 0, NULL, "refuse manifests with any field gpupool does not honour"},
@@ -80,10 +81,10 @@ static json_t *objects_doc(const gp_k8s_result *r)
     json_t *items = json_array();
     for (size_t i = 0; i < r->nobjects; i++) {
         const gp_k8s_object *o = &r->objects[i];
-        json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:O}", "kind", gp_apply_kind(o),
-                                               "name", o->name, "from", o->source_kind,
-                                               o->target == GP_K8S_JOB ? "spec" : "object",
-                                               o->doc));
+        json_array_append_new(items,
+                              json_pack("{s:s, s:s, s:s, s:O}", "kind", gp_apply_kind(o), "name",
+                                        o->name, "from", o->source_kind,
+                                        o->target == GP_K8S_JOB ? "spec" : "object", o->doc));
     }
     return json_pack("{s:o}", "items", items);
 }
@@ -165,10 +166,9 @@ static int print_server_dry(const gp_apply_step *s, size_t n, const char *out)
     if (out && strcmp(out, "name") != 0) {
         json_t *items = json_array();
         for (size_t i = 0; i < n; i++) {
-            json_array_append_new(items, json_pack("{s:s, s:s, s:s, s:O}", "kind",
-                                                   gp_apply_kind(s[i].obj), "name",
-                                                   s[i].obj->name, "action", said[s[i].action],
-                                                   "server", s[i].dry));
+            json_array_append_new(
+                items, json_pack("{s:s, s:s, s:s, s:O}", "kind", gp_apply_kind(s[i].obj), "name",
+                                 s[i].obj->name, "action", said[s[i].action], "server", s[i].dry));
         }
         gp_out_format f;
         json_t *doc = json_pack("{s:o}", "items", items);
@@ -178,9 +178,10 @@ static int print_server_dry(const gp_apply_step *s, size_t n, const char *out)
     }
     for (size_t i = 0; i < n; i++) {
         printf("%s/%s%s%s\n", gp_apply_kind(s[i].obj), s[i].obj->name, out ? "" : " ",
-               out ? "" : (s[i].action == 0 ? "unchanged (server dry run)"
-                           : s[i].action == 1 ? "created (server dry run)"
-                                              : "configured (server dry run)"));
+               out ? ""
+                   : (s[i].action == 0   ? "unchanged (server dry run)"
+                      : s[i].action == 1 ? "created (server dry run)"
+                                         : "configured (server dry run)"));
     }
     return GP_EXIT_OK;
 }
@@ -236,7 +237,6 @@ int gp_cli_apply(int argc, char **argv)
     gp_cli_args_fini(&a);
     return rc;
 }
-
 
 int gp_cli_delete(int argc, char **argv)
 {

@@ -114,9 +114,8 @@ static int begin(k8s_tr *t, const json_t *doc)
                   t->name);
         return -1;
     }
-    static const k8s_key meta_keys[] = {{"name", NULL},      {"namespace", NULL},
-                                        {"labels", NULL},    {"annotations", NULL},
-                                        {NULL, NULL}};
+    static const k8s_key meta_keys[] = {
+        {"name", NULL}, {"namespace", NULL}, {"labels", NULL}, {"annotations", NULL}, {NULL, NULL}};
     k8s_check_keys(t, meta, "metadata", meta_keys);
     return 0;
 }
@@ -151,8 +150,8 @@ static void one(k8s_tr *t, const json_t *doc)
 /* A ResourceQuota: its namespace's tenant, made when no Namespace manifest made it. */
 static void quota(k8s_tr *t, const json_t *doc)
 {
-    const char *ns = json_string_value(json_object_get(json_object_get(doc, "metadata"),
-                                                       "namespace"));
+    const char *ns =
+        json_string_value(json_object_get(json_object_get(doc, "metadata"), "namespace"));
     if (!ns && t->ctx) {
         ns = t->ctx->ns;
     }
@@ -213,7 +212,8 @@ static json_t *flatten(const json_t *docs, int **sources)
     size_t cap = 0, n = 0, i;
     int *src = NULL;
     const json_t *d;
-    json_array_foreach((json_t *)docs, i, d) {
+    json_array_foreach((json_t *)docs, i, d)
+    {
         const char *kind = json_string_value(json_object_get(d, "kind"));
         const json_t *items = json_object_get(d, "items");
         int list = kind && strcmp(kind, "List") == 0 && json_is_array(items);
@@ -249,12 +249,14 @@ void gp_k8s_translate(const json_t *docs, const gp_k8s_ctx *ctx, gp_k8s_result *
     k8s_tr t = {.res = out, .ctx = ctx};
     size_t i;
     const json_t *d;
-    json_array_foreach(all, i, d) {
+    json_array_foreach(all, i, d)
+    {
         t.source = sources[i];
         one(&t, d);
     }
     for (int pass = 0; pass < 2; pass++) { /* quotas after Namespaces, HPAs after Deployments */
-        json_array_foreach(all, i, d) {
+        json_array_foreach(all, i, d)
+        {
             const char *kind = json_string_value(json_object_get(d, "kind"));
             const char *want = pass == 0 ? "ResourceQuota" : "HorizontalPodAutoscaler";
             if (!kind || strcmp(kind, want) != 0) {

@@ -44,8 +44,8 @@ typedef enum gp_k8s_target {
 typedef struct gp_k8s_object {
     gp_k8s_target target;
     char name[64];
-    json_t *doc;          /* owned: the gpupool document */
-    int source;           /* index of the manifest it came from */
+    json_t *doc;           /* owned: the gpupool document */
+    int source;            /* index of the manifest it came from */
     char source_kind[160]; /* "Deployment/triton-inference-server", for messages */
 } gp_k8s_object;
 
@@ -56,9 +56,9 @@ typedef enum gp_k8s_severity {
 
 typedef struct gp_k8s_diag {
     gp_k8s_severity severity;
-    int source;   /* index of the manifest */
-    char *where;  /* owned: "Pod/gpu-pod" (or "document 3" when it has no kind and name) */
-    char *path;   /* owned: the field's path in the manifest, "" for the whole document */
+    int source;    /* index of the manifest */
+    char *where;   /* owned: "Pod/gpu-pod" (or "document 3" when it has no kind and name) */
+    char *path;    /* owned: the field's path in the manifest, "" for the whole document */
     char *message; /* owned: "refused: jobs never run privileged" */
 } gp_k8s_diag;
 

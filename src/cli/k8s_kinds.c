@@ -17,8 +17,8 @@ json_t *k8s_queue(k8s_tr *t, const json_t *doc);
 json_t *k8s_pclass(k8s_tr *t, const json_t *doc)
 {
     static const k8s_key keys[] = {
-        {"apiVersion", NULL}, {"kind", NULL},       {"metadata", NULL},
-        {"value", NULL},      {"description", NULL}, {"preemptionPolicy", NULL},
+        {"apiVersion", NULL},    {"kind", NULL},        {"metadata", NULL},
+        {"value", NULL},         {"description", NULL}, {"preemptionPolicy", NULL},
         {"globalDefault", NULL}, {NULL, NULL},
     };
     k8s_check_keys(t, doc, "", keys);
@@ -54,10 +54,8 @@ json_t *k8s_pclass(k8s_tr *t, const json_t *doc)
 json_t *k8s_namespace(k8s_tr *t, const json_t *doc)
 {
     static const k8s_key keys[] = {
-        {"apiVersion", NULL},
-        {"kind", NULL},
-        {"metadata", NULL},
-        {"spec", "not honoured: a tenant has no finalizers"},
+        {"apiVersion", NULL}, {"kind", NULL},
+        {"metadata", NULL},   {"spec", "not honoured: a tenant has no finalizers"},
         {NULL, NULL},
     };
     k8s_check_keys(t, doc, "", keys);
@@ -95,7 +93,8 @@ static void quota_key(k8s_tr *t, const char *key, const json_t *v, const json_t 
         } else {
             k8s_set(t, quota, "gpus", json_integer(n));
         }
-    } else if (strcmp(name, "nvidia.com/gpumem") == 0 || strcmp(name, "nvidia.com/gpu-memory") == 0 ||
+    } else if (strcmp(name, "nvidia.com/gpumem") == 0 ||
+               strcmp(name, "nvidia.com/gpu-memory") == 0 ||
                strcmp(name, "aliyun.com/gpu-mem") == 0) {
         if (gp_k8s_gpu_mib(v, &n) < 0) {
             k8s_error(t, p, "not a GPU memory figure (MiB, or a quantity such as 200Gi)");
@@ -103,8 +102,7 @@ static void quota_key(k8s_tr *t, const char *key, const json_t *v, const json_t 
         }
         k8s_set(t, quota, "gpu_memory_mib", json_integer(n));
     } else {
-        k8s_warn(t, p,
-                 "not honoured: a tenant's quota limits GPUs, GPU memory and GPUs per model");
+        k8s_warn(t, p, "not honoured: a tenant's quota limits GPUs, GPU memory and GPUs per model");
     }
 }
 
@@ -130,7 +128,8 @@ json_t *k8s_quota(k8s_tr *t, const json_t *doc, json_t *tenant)
     }
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)hard, k, v) {
+    json_object_foreach((json_t *)hard, k, v)
+    {
         quota_key(t, k, v, hard, quota);
     }
     return tenant;
@@ -142,7 +141,8 @@ static void capabilities(k8s_tr *t, const json_t *list, json_t *cap)
     char p[K8S_PATH_MAX];
     size_t i;
     const json_t *e;
-    json_array_foreach((json_t *)list, i, e) {
+    json_array_foreach((json_t *)list, i, e)
+    {
         k8s_index(p, "spec.capabilities", i);
         const char *name = k8s_str(t, e, p, "name");
         if (!name || !json_object_get(e, "value")) {
@@ -156,8 +156,12 @@ static void capabilities(k8s_tr *t, const json_t *list, json_t *cap)
 json_t *k8s_queue(k8s_tr *t, const json_t *doc)
 {
     static const k8s_key keys[] = {
-        {"apiVersion", NULL}, {"kind", NULL}, {"metadata", NULL}, {"spec", NULL},
-        {"status", "not kept: written by Kubernetes"}, {NULL, NULL},
+        {"apiVersion", NULL},
+        {"kind", NULL},
+        {"metadata", NULL},
+        {"spec", NULL},
+        {"status", "not kept: written by Kubernetes"},
+        {NULL, NULL},
     };
     static const k8s_key spec_keys[] = {
         {"weight", NULL},

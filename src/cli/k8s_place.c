@@ -18,7 +18,8 @@ static const json_t *pod_volume(const json_t *spec, const char *name)
 {
     size_t i;
     const json_t *v;
-    json_array_foreach(json_object_get(spec, "volumes"), i, v) {
+    json_array_foreach(json_object_get(spec, "volumes"), i, v)
+    {
         const char *n = json_string_value(json_object_get(v, "name"));
         if (n && strcmp(n, name) == 0) {
             return v;
@@ -35,7 +36,8 @@ static const char *volume_at(const k8s_tr *t, const char *path)
     if (!t->ctx || !t->ctx->volumes) {
         return NULL;
     }
-    json_array_foreach(t->ctx->volumes, i, v) {
+    json_array_foreach(t->ctx->volumes, i, v)
+    {
         const char *p = json_string_value(json_object_get(v, "path"));
         if (p && strcmp(p, path) == 0) {
             return json_string_value(json_object_get(v, "name"));
@@ -81,8 +83,7 @@ static void shm(k8s_tr *t, const json_t *ed, const char *mount_path, const char 
         return;
     }
     if (gp_k8s_mib(sl, &mib) < 0 || mib < 1) {
-        k8s_error(t, k8s_join(q, vpath, "emptyDir.sizeLimit"),
-                  "not a memory quantity (e.g. 32Gi)");
+        k8s_error(t, k8s_join(q, vpath, "emptyDir.sizeLimit"), "not a memory quantity (e.g. 32Gi)");
         return;
     }
     k8s_set(t, job, "shm_size_mib", json_integer(mib));
@@ -106,7 +107,8 @@ static void mount(k8s_tr *t, const json_t *spec, const json_t *m, const char *pa
     }
     size_t idx = 0;
     const json_t *w;
-    json_array_foreach(json_object_get(spec, "volumes"), idx, w) {
+    json_array_foreach(json_object_get(spec, "volumes"), idx, w)
+    {
         if (w == v) {
             break;
         }
@@ -116,8 +118,8 @@ static void mount(k8s_tr *t, const json_t *spec, const json_t *m, const char *pa
     const json_t *hp = json_object_get(v, "hostPath");
     const json_t *ed = json_object_get(v, "emptyDir");
     if (pvc) {
-        const char *claim = k8s_str(t, pvc, k8s_join(q, vpath, "persistentVolumeClaim"),
-                                    "claimName");
+        const char *claim =
+            k8s_str(t, pvc, k8s_join(q, vpath, "persistentVolumeClaim"), "claimName");
         if (!claim) {
             k8s_error(t, k8s_join(q, q, "claimName"), "required");
             return;
@@ -160,7 +162,8 @@ void k8s_pod_volumes(k8s_tr *t, const json_t *spec, const json_t *c, const char 
     k8s_join(q, cpath, "volumeMounts");
     size_t i;
     const json_t *m;
-    json_array_foreach((json_t *)ms, i, m) {
+    json_array_foreach((json_t *)ms, i, m)
+    {
         mount(t, spec, m, path, k8s_index(q2, q, i), job);
     }
 }
@@ -181,7 +184,8 @@ static void tolerations(k8s_tr *t, const json_t *tl, const char *path, json_t *j
     char q[K8S_PATH_MAX];
     size_t i;
     const json_t *e;
-    json_array_foreach((json_t *)tl, i, e) {
+    json_array_foreach((json_t *)tl, i, e)
+    {
         k8s_index(q, path, i);
         k8s_check_keys(t, e, q, keys);
         json_t *o = json_object();
@@ -202,17 +206,15 @@ static void tolerations(k8s_tr *t, const json_t *tl, const char *path, json_t *j
 static void spread(k8s_tr *t, const json_t *sl, const char *path, json_t *job)
 {
     static const k8s_key keys[] = {
-        {"maxSkew", NULL},
-        {"topologyKey", NULL},
-        {"whenUnsatisfiable", NULL},
-        {"labelSelector", NULL},
-        {NULL, NULL},
+        {"maxSkew", NULL},       {"topologyKey", NULL}, {"whenUnsatisfiable", NULL},
+        {"labelSelector", NULL}, {NULL, NULL},
     };
     json_t *out = json_array();
     char q[K8S_PATH_MAX], q2[K8S_PATH_MAX];
     size_t i;
     const json_t *e;
-    json_array_foreach((json_t *)sl, i, e) {
+    json_array_foreach((json_t *)sl, i, e)
+    {
         k8s_index(q, path, i);
         k8s_check_keys(t, e, q, keys);
         const char *key = k8s_str(t, e, q, "topologyKey");
@@ -230,8 +232,8 @@ static void spread(k8s_tr *t, const json_t *sl, const char *path, json_t *job)
             k8s_warn(t, k8s_join(q2, q, "labelSelector"),
                      "not honoured: the skew is counted over the job's own replicas");
         }
-        json_array_append_new(out, json_pack("{s:s, s:I}", "topology_key", key, "max_skew",
-                                             (json_int_t)skew));
+        json_array_append_new(
+            out, json_pack("{s:s, s:I}", "topology_key", key, "max_skew", (json_int_t)skew));
     }
     k8s_set(t, job, "spread", out);
 }
@@ -242,7 +244,8 @@ static void affinity(k8s_tr *t, const json_t *a, const char *path, json_t *job)
     char q[K8S_PATH_MAX], q2[K8S_PATH_MAX];
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)a, k, v) {
+    json_object_foreach((json_t *)a, k, v)
+    {
         k8s_join(q, path, k);
         if (strcmp(k, "podAntiAffinity") != 0) {
             k8s_warn(t, q, "not supported: use nodeSelector (node labels)");
@@ -250,7 +253,8 @@ static void affinity(k8s_tr *t, const json_t *a, const char *path, json_t *job)
         }
         const char *k2;
         json_t *v2;
-        json_object_foreach(v, k2, v2) {
+        json_object_foreach(v, k2, v2)
+        {
             k8s_join(q2, q, k2);
             const json_t *term = json_array_get(v2, 0);
             const char *tk = json_string_value(json_object_get(term, "topologyKey"));
@@ -274,10 +278,10 @@ void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *
         json_t *sel = json_object();
         const char *k;
         json_t *v;
-        json_object_foreach((json_t *)ns, k, v) {
+        json_object_foreach((json_t *)ns, k, v)
+        {
             if (!json_is_string(v)) {
-                k8s_error(t, k8s_join(q, k8s_join(q, path, "nodeSelector"), k),
-                          "must be a string");
+                k8s_error(t, k8s_join(q, k8s_join(q, path, "nodeSelector"), k), "must be a string");
                 continue;
             }
             k8s_set(t, sel, k, json_string(json_string_value(v)));

@@ -17,7 +17,7 @@ typedef struct pod {
     json_t *labels, *annotations; /* borrowed from job */
     json_t *limits;               /* resource name -> value as written */
     const char *ns;
-    int replicas_gang;            /* the owner may make a gang: launch variables are gpupool's */
+    int replicas_gang; /* the owner may make a gang: launch variables are gpupool's */
 } pod;
 
 static const k8s_key pod_keys[] = {
@@ -72,7 +72,8 @@ static void string_map(k8s_tr *t, const json_t *m, const char *path, json_t *dst
     const char *k;
     json_t *v;
     char p[K8S_PATH_MAX];
-    json_object_foreach((json_t *)m, k, v) {
+    json_object_foreach((json_t *)m, k, v)
+    {
         if (!json_is_string(v)) {
             k8s_error(t, k8s_join(p, path, k), "must be a string");
             continue;
@@ -115,8 +116,7 @@ static json_t *field_ref(pod *p, const char *fp, const char *path)
         if (bracket_key(b, key, sizeof(key), &rest) == 0 && !*rest) {
             const json_t *v = json_object_get(lab ? p->labels : p->annotations, key);
             if (!v) {
-                k8s_warn(t, path,
-                         "the pod has no %s %s: the value is empty, as in Kubernetes%s",
+                k8s_warn(t, path, "the pod has no %s %s: the value is empty, as in Kubernetes%s",
                          lab ? "label" : "annotation", key,
                          strstr(key, "rank") ? " (a gang's replicas get their rank in "
                                                "GPUPOOL_NODE_RANK and RANK)"
@@ -207,7 +207,8 @@ static void env_list(pod *p, const json_t *c, const char *path)
     k8s_join(q, path, "env");
     size_t i;
     const json_t *e;
-    json_array_foreach((json_t *)env, i, e) {
+    json_array_foreach((json_t *)env, i, e)
+    {
         env_var(p, e, k8s_index(q2, q, i), out);
     }
     k8s_set(p->t, p->job, "env", out);
@@ -220,7 +221,8 @@ static json_t *strings(k8s_tr *t, const json_t *a, const char *path)
     size_t i;
     const json_t *v;
     char q[K8S_PATH_MAX];
-    json_array_foreach((json_t *)a, i, v) {
+    json_array_foreach((json_t *)a, i, v)
+    {
         if (json_is_string(v)) {
             json_array_append_new(out, json_string(json_string_value(v)));
         } else if (json_is_number(v)) {
@@ -265,7 +267,8 @@ static void security(k8s_tr *t, const json_t *sc, const char *path)
     const char *k;
     json_t *v;
     char q[K8S_PATH_MAX];
-    json_object_foreach((json_t *)sc, k, v) {
+    json_object_foreach((json_t *)sc, k, v)
+    {
         k8s_join(q, path, k);
         if (strcmp(k, "privileged") == 0 || strcmp(k, "allowPrivilegeEscalation") == 0) {
             if (json_is_true(v)) {
@@ -291,7 +294,8 @@ static void ports(k8s_tr *t, const json_t *c, const char *path, json_t *job, int
     k8s_join(q, path, "ports");
     size_t i;
     const json_t *p;
-    json_array_foreach((json_t *)ps, i, p) {
+    json_array_foreach((json_t *)ps, i, p)
+    {
         json_int_t port = json_integer_value(json_object_get(p, "containerPort"));
         k8s_index(q2, q, i);
         if (port < 1 || port > 65535) {
@@ -299,8 +303,9 @@ static void ports(k8s_tr *t, const json_t *c, const char *path, json_t *job, int
         } else if (i == 0 && want) {
             k8s_set(t, job, "port", json_integer(port));
         } else if (!want) {
-            k8s_warn(t, q2, "not honoured: a batch job's ports are the node's (hostNetwork) or "
-                            "its own namespace's, not published");
+            k8s_warn(t, q2,
+                     "not honoured: a batch job's ports are the node's (hostNetwork) or "
+                     "its own namespace's, not published");
         } else {
             k8s_warn(t, q2,
                      "not routed: a service is reached on one port (the first, %lld); the "

@@ -14,14 +14,14 @@
 
 /* What a container asks of its GPU, gathered before it is checked as a whole. */
 typedef struct gpu_ask {
-    long long gpus;      /* nvidia.com/gpu or nvidia.com/gpu.<model> */
-    const char *model;   /* <model> of nvidia.com/gpu.<model> */
-    const char *mig;     /* <profile> of nvidia.com/mig-<profile> */
+    long long gpus;    /* nvidia.com/gpu or nvidia.com/gpu.<model> */
+    const char *model; /* <model> of nvidia.com/gpu.<model> */
+    const char *mig;   /* <profile> of nvidia.com/mig-<profile> */
     long long mig_count;
-    long long vgpus;     /* nvidia.com/vgpu */
-    long long mem_mib;   /* gpumem, gpu-memory, vgpu-memory, aliyun gpu-mem */
-    long long cores;     /* gpucores, aliyun gpu-core */
-    long long mem_pct;   /* gpumem-percentage */
+    long long vgpus;   /* nvidia.com/vgpu */
+    long long mem_mib; /* gpumem, gpu-memory, vgpu-memory, aliyun gpu-mem */
+    long long cores;   /* gpucores, aliyun gpu-core */
+    long long mem_pct; /* gpumem-percentage */
     char gpu_path[K8S_PATH_MAX];
 } gpu_ask;
 
@@ -62,8 +62,8 @@ static int count_of(k8s_tr *t, const json_t *v, const char *path, long long lo, 
 }
 
 /* One named resource into res or ask. 0, or -1 after an error. */
-static int one_resource(k8s_tr *t, const char *name, const json_t *v, const char *path,
-                        json_t *res, gpu_ask *g)
+static int one_resource(k8s_tr *t, const char *name, const json_t *v, const char *path, json_t *res,
+                        gpu_ask *g)
 {
     long long n;
     if (strcmp(name, "cpu") == 0) {
@@ -194,8 +194,7 @@ static void compare_request(k8s_tr *t, const char *name, const json_t *req, cons
     json_decref(ls);
 }
 
-int k8s_resources(k8s_tr *t, const json_t *container, const char *path, json_t *res,
-                  json_t *limits)
+int k8s_resources(k8s_tr *t, const json_t *container, const char *path, json_t *res, json_t *limits)
 {
     char rp[K8S_PATH_MAX], lp[K8S_PATH_MAX], qp[K8S_PATH_MAX], p[K8S_PATH_MAX];
     k8s_join(rp, path, "resources");
@@ -218,7 +217,8 @@ int k8s_resources(k8s_tr *t, const json_t *container, const char *path, json_t *
     int rc = 0;
     const char *name;
     json_t *v;
-    json_object_foreach((json_t *)lim, name, v) {
+    json_object_foreach((json_t *)lim, name, v)
+    {
         json_object_set_new(limits, name, as_written(v));
         if (one_resource(t, name, v, k8s_join(p, lp, name), res, &g) < 0) {
             rc = -1;
@@ -228,7 +228,8 @@ int k8s_resources(k8s_tr *t, const json_t *container, const char *path, json_t *
             compare_request(t, name, rv, v, qp);
         }
     }
-    json_object_foreach((json_t *)req, name, v) {
+    json_object_foreach((json_t *)req, name, v)
+    {
         if (lim && json_object_get(lim, name)) {
             continue;
         }
@@ -271,8 +272,9 @@ void k8s_queue_resource(k8s_tr *t, const char *name, const json_t *value, const 
         }
         k8s_set(t, out, "memory_mib", json_integer(n));
     } else {
-        k8s_warn(t, path, "not honoured: a queue limits only nvidia.com/gpu, GPU memory, cpu "
-                          "and memory");
+        k8s_warn(t, path,
+                 "not honoured: a queue limits only nvidia.com/gpu, GPU memory, cpu "
+                 "and memory");
     }
 }
 
@@ -281,7 +283,8 @@ void k8s_queue_resources(k8s_tr *t, const json_t *map, const char *path, json_t 
     const char *name;
     json_t *v;
     char p[K8S_PATH_MAX];
-    json_object_foreach((json_t *)map, name, v) {
+    json_object_foreach((json_t *)map, name, v)
+    {
         k8s_queue_resource(t, name, v, k8s_join(p, path, name), out);
     }
 }

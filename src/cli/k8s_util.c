@@ -80,7 +80,8 @@ void k8s_check_keys(k8s_tr *t, const json_t *obj, const char *path, const k8s_ke
     const char *k;
     json_t *v;
     char q[K8S_PATH_MAX];
-    json_object_foreach((json_t *)obj, k, v) {
+    json_object_foreach((json_t *)obj, k, v)
+    {
         const k8s_key *e = keys;
         while (e->name && strcmp(e->name, k) != 0) {
             e++;
@@ -132,7 +133,8 @@ static int probe_port(k8s_tr *t, const json_t *v, const char *path, const json_t
     const char *name = json_string_value(v);
     size_t i;
     const json_t *p;
-    json_array_foreach((json_t *)ports, i, p) {
+    json_array_foreach((json_t *)ports, i, p)
+    {
         const char *n = json_string_value(json_object_get(p, "name"));
         if (name && n && strcmp(n, name) == 0) {
             return (int)json_integer_value(json_object_get(p, "containerPort"));

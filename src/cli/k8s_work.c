@@ -16,9 +16,12 @@ json_t *k8s_hpa(k8s_tr *t, const json_t *doc, const char **target);
 #define MAX_RESTARTS 1000
 
 static const k8s_key top_keys[] = {
-    {"apiVersion", NULL}, {"kind", NULL},
-    {"metadata", NULL},   {"spec", NULL},
-    {"status", "not kept: written by Kubernetes"}, {NULL, NULL},
+    {"apiVersion", NULL},
+    {"kind", NULL},
+    {"metadata", NULL},
+    {"spec", NULL},
+    {"status", "not kept: written by Kubernetes"},
+    {NULL, NULL},
 };
 
 json_t *k8s_pod(k8s_tr *t, const json_t *doc)
@@ -69,8 +72,7 @@ static const json_t *template_spec(k8s_tr *t, const json_t *tpl, const char *pat
     return s;
 }
 
-static int positive(k8s_tr *t, const json_t *o, const char *key, const char *path, int dflt,
-                    int hi)
+static int positive(k8s_tr *t, const json_t *o, const char *key, const char *path, int dflt, int hi)
 {
     const json_t *v = json_object_get(o, key);
     if (!v) {
@@ -122,8 +124,8 @@ json_t *k8s_job(k8s_tr *t, const json_t *doc)
                  "gang), not %d completions",
                  par, comp);
     }
-    json_t *job = k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps,
-                              "spec.template.spec", "batch");
+    json_t *job =
+        k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps, "spec.template.spec", "batch");
     if (!job) {
         return NULL;
     }
@@ -281,8 +283,8 @@ static void strategy(k8s_tr *t, const json_t *spec, int replicas, json_t *job)
     if (surge == 0 && unavail == 0) {
         k8s_error(t, "spec.strategy.rollingUpdate", "maxSurge and maxUnavailable are both 0");
     } else if (surge >= 0 && unavail >= 0) {
-        k8s_set(t, job, "update", json_pack("{s:i, s:i}", "max_surge", surge,
-                                            "max_unavailable", unavail));
+        k8s_set(t, job, "update",
+                json_pack("{s:i, s:i}", "max_surge", surge, "max_unavailable", unavail));
     }
 }
 
@@ -294,7 +296,8 @@ static void selector(k8s_tr *t, const json_t *spec, const json_t *tmeta)
     const json_t *labels = json_object_get(tmeta, "labels");
     const char *k;
     json_t *v;
-    json_object_foreach((json_t *)ml, k, v) {
+    json_object_foreach((json_t *)ml, k, v)
+    {
         if (!json_equal(json_object_get(labels, k), v)) {
             k8s_error(t, "spec.selector.matchLabels",
                       "must match the template's labels (%s is not among them)", k);
@@ -333,8 +336,8 @@ json_t *k8s_deployment(k8s_tr *t, const json_t *doc)
         return NULL;
     }
     selector(t, spec, tmeta);
-    json_t *job = k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps,
-                              "spec.template.spec", "service");
+    json_t *job = k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps, "spec.template.spec",
+                              "service");
     if (!job) {
         return NULL;
     }
