@@ -6,7 +6,8 @@
 #      environment and from a region) — runs anywhere;
 #   2. on a machine with a GPU: the CUDA checks of the memory limit (gpu_mem_limit through the
 #      runtime: cudaMalloc, cudaMallocAsync, managed, VMM; gpu_check through the driver API),
-#      and kernel-launch throughput with and without the library (gpu_launch).
+#      and the kernel-launch cost with and without the library (gpu_launch: throughput and
+#      the launching thread's CPU time per launch, in LAUNCH_PAIRS alternating pinned pairs).
 # Raw outputs go to out/gpu-share/. Usage: bench/gpu_share.sh [--out FILE]
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -30,17 +31,23 @@ if "$BIN/gpu_launch" 10 1 > /dev/null 2>&1; then
         > "$RAW/gpu_mem_limit.txt" 2>&1
     echo "rc=$?" >> "$RAW/gpu_mem_limit.txt"
     [ -x "$BIN/gpu_check" ] && { "$BIN/gpu_check" "$LIB" > "$RAW/gpu_check.txt" 2>&1; echo "rc=$?" >> "$RAW/gpu_check.txt"; }
-    for mode in nolib lib; do
-        if [ $mode = lib ]; then
-            env LD_PRELOAD="$LIB" GPUPOOL_GPU_MEMORY_LIMIT_MIB=4096 "$BIN/gpu_launch" 200000 7
-        else
-            "$BIN/gpu_launch" 200000 7
-        fi > "$RAW/launch-$mode.txt" 2>&1
+    # Launch cost: PAIRS pairs of runs with and without the library, alternating which goes
+    # first (ABBA), all pinned to one CPU, so that a drift of the machine falls on both alike;
+    # the report compares each pair and gives the median change with its confidence interval.
+    PIN=()
+    command -v taskset > /dev/null && PIN=(taskset -c "${LAUNCH_CPU:-2}")
+    for ((i = 0; i < ${LAUNCH_PAIRS:-24}; i++)); do
+        order="nolib lib"
+        [ $((i % 2)) = 1 ] && order="lib nolib"
+        for mode in $order; do
+            if [ $mode = lib ]; then
+                env LD_PRELOAD="$LIB" GPUPOOL_GPU_MEMORY_LIMIT_MIB=4096 \
+                    "${PIN[@]}" "$BIN/gpu_launch" 100000 5
+            else
+                "${PIN[@]}" "$BIN/gpu_launch" 100000 5
+            fi > "$RAW/launch-$i-$mode.txt" 2>&1
+        done
     done
-    # Interleave a second pair, so a drift of the machine shows.
-    "$BIN/gpu_launch" 200000 7 > "$RAW/launch-nolib-2.txt" 2>&1
-    env LD_PRELOAD="$LIB" GPUPOOL_GPU_MEMORY_LIMIT_MIB=4096 "$BIN/gpu_launch" 200000 7 \
-        > "$RAW/launch-lib-2.txt" 2>&1
     if [ -x "$BIN/gpu_core_check" ]; then
         env LD_PRELOAD="$LIB" GPUPOOL_GPU_CORE_LIMIT=30 GPUPOOL_GPU_CORE_POLICY=strict \
             "$BIN/gpu_core_check" > "$RAW/gpu_core_check.txt" 2>&1

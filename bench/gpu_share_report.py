@@ -2,6 +2,7 @@
 """Writes docs/results/gpushare.md from the raw outputs of bench/gpu_share.sh (its argument: the
 folder). Every number here comes from those files."""
 import datetime
+import math
 import os
 import re
 import sys
@@ -66,22 +67,74 @@ for name, title in (("gpu_mem_limit.txt", "the memory limit through the CUDA run
     fails += not (m and m.group(1) == "0")
 
 
-def best(name):
-    t = text(name) or ""
-    m = re.search(r"best_launches_per_s=(\d+)", t)
-    return int(m.group(1)) if m else None
+def launch(name):
+    m = kv((re.findall(r"^best_launches_per_s=.*$", text(name) or "", re.M) or [""])[-1])
+    if "best_launches_per_s" not in m:
+        return None
+    return float(m["best_launches_per_s"]), float(m.get("best_cpu_ns_per_launch", "nan"))
 
 
-p("### Kernel-launch throughput (`gpu_launch`: 200,000 empty kernels on one stream, best of 7)")
+def median(xs):
+    xs = sorted(xs)
+    n = len(xs)
+    return (xs[n // 2] + xs[(n - 1) // 2]) / 2
+
+
+def median_ci(xs):
+    """The median's distribution-free 95% interval: order statistics k and n-k+1 with
+    P(Binomial(n, 1/2) < k) <= 2.5%."""
+    xs, n = sorted(xs), len(xs)
+    k, acc = 0, 0.0
+    while acc + math.comb(n, k) / 2 ** n <= 0.025:
+        acc += math.comb(n, k) / 2 ** n
+        k += 1
+    return (xs[k - 1], xs[n - k]) if k >= 1 else (None, None)
+
+
+pairs = []
+for i in range(1000):
+    a, b = launch("launch-%d-nolib.txt" % i), launch("launch-%d-lib.txt" % i)
+    if a is None and b is None:
+        break
+    if a and b:
+        pairs.append((a, b))
+p("### Kernel-launch cost (`gpu_launch`: 100,000 empty kernels on one stream, best of 5)")
 p()
-p("| run | without the library | with the library (memory limit set) | change |")
-p("| --- | ---: | ---: | ---: |")
-for k, (a, b) in enumerate((("launch-nolib.txt", "launch-lib.txt"),
-                            ("launch-nolib-2.txt", "launch-lib-2.txt"))):
-    x, y = best(a), best(b)
-    ch = "%+.1f%%" % (100.0 * (y - x) / x) if x and y else "n/a"
-    p("| %d | %s/s | %s/s | %s |" % (k + 1, "{:,}".format(x) if x else "n/a",
-                                      "{:,}".format(y) if y else "n/a", ch))
-p()
-p("Goal: less than 2% loss of launch throughput.")
+if not pairs:
+    p("No launch runs in this run.")
+else:
+    p("%d pairs of runs without and with the library (memory limit set), alternating which ran "
+      "first, pinned to one CPU. Per pair: the change in launch throughput, and in the launching "
+      "thread's CPU time per launch (the host work the library adds). The interval is the "
+      "median's 95%% distribution-free confidence interval over the pairs." % len(pairs))
+    p()
+    p("| measure | without (median) | with (median) | median change per pair | 95% interval |")
+    p("| --- | ---: | ---: | ---: | ---: |")
+    thr = [100.0 * (b[0] - a[0]) / a[0] for a, b in pairs]
+    lo, hi = median_ci(thr)
+    p("| launches/s | {:,.0f} | {:,.0f} | {:+.2f}% | {} |".format(
+        median([a[0] for a, _ in pairs]), median([b[0] for _, b in pairs]), median(thr),
+        "%+.2f%% .. %+.2f%%" % (lo, hi) if lo is not None else "n/a (too few pairs)"))
+    cpu = [100.0 * (b[1] - a[1]) / a[1] for a, b in pairs if a[1] == a[1] and b[1] == b[1]]
+    if cpu:
+        clo, chi = median_ci(cpu)
+        p("| CPU ns per launch | {:.1f} | {:.1f} | {:+.2f}% | {} |".format(
+            median([a[1] for a, _ in pairs]), median([b[1] for _, b in pairs]), median(cpu),
+            "%+.2f%% .. %+.2f%%" % (clo, chi) if clo is not None else "n/a (too few pairs)"))
+    p()
+    if lo is not None:
+        loss_hi = -lo  # the largest loss of throughput the interval allows
+        verdict = ("met: the loss of launch throughput is below 2%% with 95%% confidence "
+                   "(at most %.2f%%)" % loss_hi if loss_hi < 2 else
+                   "not met: the loss is above 2%% with 95%% confidence" if -hi > 2 else
+                   "not settled: the interval (%+.2f%% .. %+.2f%%) reaches past a 2%% loss; "
+                   "more pairs are needed" % (lo, hi))
+        p("Goal: less than 2%% loss of launch throughput: %s." % verdict)
+    if cpu and clo is not None:
+        p()
+        p("The launching thread's CPU time per launch: %s." % (
+            "at most %+.2f%% more with the library, with 95%% confidence, within the 2%% goal" % chi
+            if chi < 2 else "%+.2f%% .. %+.2f%% with the library: not within the 2%% goal with "
+            "95%% confidence" % (clo, chi)))
+    p()
 sys.exit(1 if fails else 0)

@@ -52,6 +52,18 @@
  *                               #   is accepted and waits ("unschedulable: ..."); false: it is
  *                               #   refused at submission (the controller's check)
  *
+ * Arrays, dependencies and shared memory (jobspec_batch.c):
+ *
+ *   array: "0-99%10"            # batch: a job array (gpupool/array.h): one child job per
+ *                               #   index, named NAME-INDEX, with GPUPOOL_ARRAY_INDEX (and
+ *                               #   SLURM_ARRAY_TASK_ID, SLURM_ARRAY_JOB_ID) in its environment;
+ *                               #   %MAX: at most MAX children active at once; the count is
+ *                               #   bounded by jobs.max_array_size at submission
+ *   after_ok: [prep, "42"]      # jobs (names, or ids, of the job's own tenant; at most 64) that
+ *                               #   must have Succeeded before this one starts (an array:
+ *                               #   every child); one that ends otherwise cancels this one
+ *   shm_size_mib: 8192          # the size of /dev/shm, 1..1048576 MiB (default: the runtime's)
+ *
  * What kind of work it is, and the fields of the interactive kinds (jobspec_serve.c):
  *
  *   kind: batch                 # batch (default: runs to completion) | notebook (interactive,
@@ -92,6 +104,25 @@
  *     max_surge: 1              # replicas started above the count during it, 0..4096 (default 1)
  *     max_unavailable: 0        # replicas below the count, 0..4096 (default 0); not both 0
  *
+ * Labels, annotations, and where the replicas may go (jobspec_place.c; gpupool/constraint.h says
+ * what the placement fields mean):
+ *
+ *   labels: {app: web, team.example.com/tier: frontend}
+ *                               # keys [prefix/]name (prefix: a DNS subdomain, <= 253; name: <= 63,
+ *                               #   [A-Za-z0-9][-_.A-Za-z0-9]*, alphanumeric at both ends);
+ *                               #   values <= 63 of the name's characters, or ""; at most 64;
+ *                               #   selectable: GET /v1/jobs?selector=, gpupool get jobs -l
+ *   annotations: {owner: "Ann <ann@example.com>"}
+ *                               # keys as labels; values any text up to 4096 bytes; at most 64
+ *   node_selector: {gpu-type: a100}   # only nodes with every pair (at most 32)
+ *   tolerations:                # at most 32
+ *     - {key: dedicated, operator: Equal, value: ml, effect: NoSchedule}
+ *     - {operator: Exists}      # key left out (Exists only): every taint; effect left out:
+ *                               #   every effect; operator default Equal (value default "")
+ *   spread:                     # at most 8, topology keys distinct
+ *     - {topology_key: zone, max_skew: 1}   # max_skew 1..4096
+ *   anti_affinity: true         # at most one replica per node
+ *
  * Unknown fields and bad values are refused with the field's path named:
  * `replicas: must be between 1 and 4096`, `resources.gpu_mili: unknown field`. Syntax errors
  * name the line and column. Parsing is all or nothing: on failure *out is untouched.
@@ -99,6 +130,8 @@
 #ifndef GPUPOOL_JOBSPEC_H
 #define GPUPOOL_JOBSPEC_H
 
+#include "gpupool/constraint.h"
+#include "gpupool/array.h"
 #include "gpupool/error.h"
 #include "gpupool/imageref.h"
 #include "gpupool/model.h"
@@ -116,6 +149,8 @@
 /* idle_utilization of a job that gives only idle_timeout, in percent. */
 #define GP_JOB_DEFAULT_IDLE_UTIL 5.0
 #define GP_JOB_MAX_VOLUMES       16
+#define GP_JOB_MAX_AFTER_OK      64
+#define GP_JOB_MAX_SHM_MIB       ((int64_t)1 << 20)
 
 typedef enum gp_restart_policy {
     GP_RESTART_NEVER = 0,
@@ -265,6 +300,16 @@ typedef struct gp_jobspec {
     gp_probe liveness;
     gp_autoscale autoscale;
     gp_update update; /* services; zero otherwise */
+    /* labels, annotations and where replicas may go (see the placement fields above) */
+    gp_kv *labels; /* sorted by key */
+    int nlabels;
+    gp_kv *annotations; /* sorted by key */
+    int nannotations;
+    gp_constraints place; /* node_selector, tolerations, spread, anti_affinity */
+    /* arrays, dependencies, shared memory (see above) */
+    gp_job_array array;   /* nitems 0: not an array */
+    char **after_ok;      /* NULL-terminated names or ids; NULL: none */
+    int64_t shm_size_mib; /* 0: the runtime's default */
 } gp_jobspec;
 
 /* Parses and validates a JSON job spec of len bytes. 0, or GP_EPARSE (syntax: line and column
@@ -288,6 +333,7 @@ void gp_jobspec_fini(gp_jobspec *s);
  * "45s", "1d"); volumes as "NAME", "NAME:ro" or "NAME:rw"; env values as strings, a secret as
  * {"value", "secret": true} until sealed and {"secret": true, "sealed"} after (the caller hides
  * or opens it: ctl_secrets_show). Members in a fixed order. NULL when out of memory.
+ * array (canonical text, gpupool/array.h), after_ok and shm_size_mib appear only when set.
  */
 json_t *gp_jobspec_to_json(const gp_jobspec *s);
 /* Whether a and b are the same spec (a NULL list and an empty one are the same). */

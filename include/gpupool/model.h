@@ -33,6 +33,8 @@
 #define GP_NAME_MAX          64
 
 typedef struct gp_cluster gp_cluster;
+struct gp_taint;       /* gpupool/constraint.h */
+struct gp_constraints; /* gpupool/constraint.h */
 
 typedef enum gp_gpu_mode {
     GP_GPU_FULL = 0, /* whole and fractional allocations */
@@ -111,6 +113,8 @@ typedef struct gp_node {
      * (jobs that finish before the node's maintenance deadline). */
     int64_t window_ms;
     uint32_t caps; /* GP_CAP_* */
+    int ntaints;
+    struct gp_taint *taints; /* owned by the cluster; see gpupool/constraint.h */
 } gp_node;
 
 typedef enum gp_gpu_kind {
@@ -132,6 +136,10 @@ typedef struct gp_request {
     bool spare_ok;           /* may use hot-spare GPUs (a restart after a fault) */
     int64_t runtime_ms;      /* the longest it runs; 0 = unbounded (maintenance windows) */
     uint32_t needs;          /* GP_CAP_* the node must have */
+    /* node selector, tolerations, spread, anti-affinity (borrowed; NULL: none). The scheduler
+     * checks them on the node a placer picks (the placer's classes and scores ignore them), so
+     * a request without them costs what it did before they existed. */
+    const struct gp_constraints *place;
 } gp_request;
 
 /* One GPU's share of an assignment. */
@@ -189,6 +197,9 @@ int gp_cluster_add_node(gp_cluster *c, const char *name, int64_t cpu_milli, int6
 /* Adds a label to a node (replacing a label of the same key). */
 int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *value);
 int gp_cluster_set_schedulable(gp_cluster *c, int node, bool schedulable);
+/* Replaces a node's taints with taints[0..n) (copied). GP_EINVAL for a bad node or n < 0,
+ * GP_ENOMEM. */
+int gp_cluster_set_taints(gp_cluster *c, int node, const struct gp_taint *taints, int n);
 /* Sets a node's capabilities (GP_CAP_* bits; a node starts with none). GP_EINVAL for a bad
  * node. */
 int gp_cluster_set_caps(gp_cluster *c, int node, uint32_t caps);

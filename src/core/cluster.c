@@ -7,6 +7,7 @@
  * layout, set here, is not allocation state).
  */
 #include "core/cluster_impl.h"
+#include "gpupool/constraint.h"
 #include "core/grow.h"
 
 #include <stdlib.h>
@@ -24,6 +25,7 @@ void gp_cluster_free(gp_cluster *c)
     }
     for (int i = 0; i < c->nnodes; i++) {
         free(c->nodes[i].labels);
+        free(c->nodes[i].taints);
     }
     free(c->nodes);
     free(c->gpus);
@@ -62,6 +64,7 @@ gp_cluster *gp_cluster_clone(const gp_cluster *c)
     n->nchanged = c->nnodes;
     for (int i = 0; i < c->nnodes; i++) {
         n->nodes[i].labels = NULL;
+        n->nodes[i].taints = NULL;
         n->changed[i] = i;
         n->changed_flag[i] = 1;
     }
@@ -76,6 +79,17 @@ gp_cluster *gp_cluster_clone(const gp_cluster *c)
             return NULL;
         }
         memcpy(n->nodes[i].labels, src->labels, sizeof(gp_label) * (size_t)src->nlabels);
+    }
+    for (int i = 0; i < c->nnodes; i++) {
+        const gp_node *src = &c->nodes[i];
+        if (src->ntaints > 0) {
+            n->nodes[i].taints = malloc(sizeof(gp_taint) * (size_t)src->ntaints);
+            if (!n->nodes[i].taints) {
+                gp_cluster_free(n);
+                return NULL;
+            }
+            memcpy(n->nodes[i].taints, src->taints, sizeof(gp_taint) * (size_t)src->ntaints);
+        }
     }
     return n;
 }
@@ -245,6 +259,27 @@ int gp_cluster_set_label(gp_cluster *c, int node, const char *key, const char *v
     copy_name(l[n->nlabels].key, key);
     copy_name(l[n->nlabels].value, value);
     n->nlabels++;
+    cluster_touch(c, node);
+    return 0;
+}
+
+int gp_cluster_set_taints(gp_cluster *c, int node, const gp_taint *taints, int n)
+{
+    if (node < 0 || node >= c->nnodes || n < 0 || (n > 0 && !taints)) {
+        return GP_EINVAL;
+    }
+    gp_taint *t = NULL;
+    if (n > 0) {
+        t = malloc(sizeof(gp_taint) * (size_t)n);
+        if (!t) {
+            return GP_ENOMEM;
+        }
+        memcpy(t, taints, sizeof(gp_taint) * (size_t)n);
+    }
+    gp_node *x = &c->nodes[node];
+    free(x->taints);
+    x->taints = t;
+    x->ntaints = n;
     cluster_touch(c, node);
     return 0;
 }

@@ -130,9 +130,9 @@ static const field *find_field(const field *fields, int nfields, const char *key
     return NULL;
 }
 
-/* Walks object v with table fields (then more); unknown keys are errors. */
-int js_walk(json_t *v, const char *path, const field *fields, int nfields, const field *more,
-            int nmore, gp_jobspec *s, gp_diag *d)
+/* Walks object v with tables; unknown keys are errors. */
+int js_walk(json_t *v, const char *path, const field_table *tables, int ntables, gp_jobspec *s,
+            gp_diag *d)
 {
     if (!json_is_object(v)) {
         return gp_diag_set(d, GP_EINVAL, "%s: must be an object", *path ? path : "spec");
@@ -143,8 +143,10 @@ int js_walk(json_t *v, const char *path, const field *fields, int nfields, const
     {
         char sub[256];
         snprintf(sub, sizeof(sub), "%s%s%s", path, *path ? "." : "", key);
-        const field *f = find_field(fields, nfields, key);
-        f = f ? f : find_field(more, nmore, key);
+        const field *f = NULL;
+        for (int t = 0; !f && t < ntables; t++) {
+            f = find_field(tables[t].fields, tables[t].n, key);
+        }
         if (!f) {
             return gp_diag_set(d, GP_EINVAL, "%s: unknown field", sub);
         }
@@ -159,7 +161,11 @@ int js_walk(json_t *v, const char *path, const field *fields, int nfields, const
     return 0;
 }
 
-/* The wire names of the enumerations, in their enums' order (parse and encode share them). */
+int js_walk1(json_t *v, const char *path, field_table t, gp_jobspec *s, gp_diag *d)
+{
+    return js_walk(v, path, &t, 1, s, d);
+}
+
 static const char *const compute_names[] = {"shared", "strict"}; /* from GP_COMPUTE_SHARED */
 static const char *const topology_names[] = {"any", "prefer-nvlink", "require-nvlink"};
 static const char *const gpu_policy_names[] = {"packing", "spread", "topology", "fragmentation"};
@@ -276,8 +282,7 @@ static int f_replicas(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 
 static int f_resources(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return js_walk(v, path, resource_fields, (int)(sizeof(resource_fields) / sizeof(field)), NULL,
-                   0, s, d);
+    return js_walk1(v, path, JS_TABLE(resource_fields), s, d);
 }
 
 static int f_topology(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
@@ -627,6 +632,9 @@ static const field top_fields[] = {
     {"image", f_image},
     {"image_pull_policy", f_pull_policy},
     {"network", f_network},
+    {"array", js_f_array},
+    {"after_ok", js_f_after_ok},
+    {"shm_size_mib", js_f_shm_size},
 };
 
 /* ---- entry points ---- */
@@ -713,6 +721,7 @@ static int finish(gp_jobspec *s, gp_diag *d)
         }
     }
     rc = finish_image(s, d);
+    rc = rc < 0 ? rc : js_batch_finish(s, d);
     if (rc < 0) {
         return rc;
     }
@@ -735,8 +744,12 @@ static int from_json(json_t *root, gp_jobspec *out, gp_diag *d)
     s.compute_policy = GP_COMPUTE_DEFAULT;
     s.image_pull_policy = GP_PULL_DEFAULT;
     js_serve_defaults(&s); /* the kind's defaults: see js_serve_finish */
-    int rc = js_walk(root, "", top_fields, (int)(sizeof(top_fields) / sizeof(top_fields[0])),
-                     js_serve_fields, js_serve_nfields, &s, d);
+    const field_table tables[] = {
+        JS_TABLE(top_fields),
+        {js_serve_fields, js_serve_nfields},
+        {js_place_fields, js_place_nfields},
+    };
+    int rc = js_walk(root, "", tables, (int)(sizeof(tables) / sizeof(tables[0])), &s, d);
     if (rc == 0) {
         rc = finish(&s, d);
     }
@@ -795,6 +808,8 @@ void gp_jobspec_fini(gp_jobspec *s)
     free(s->working_dir);
     free(s->image);
     js_serve_fini(s);
+    js_place_fini(s);
+    js_batch_fini(s);
     s->command = s->args = NULL;
     s->env = NULL;
     s->nenv = 0;
@@ -1026,6 +1041,8 @@ json_t *gp_jobspec_to_json(const gp_jobspec *s)
     lifecycle(&e, o, s);
     js_put(&e, o, "allow_unschedulable", json_boolean(s->allow_unschedulable));
     js_serve_encode(&e, o, s);
+    js_place_encode(&e, o, s);
+    js_batch_encode(&e, o, s);
     if (e.failed) {
         json_decref(o);
         return NULL;
@@ -1092,5 +1109,6 @@ bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b)
     }
     return same && same_list(a->command, b->command) && same_list(a->args, b->args) &&
            same_env(a, b) && same_str(a->working_dir, b->working_dir) &&
-           same_str(a->image, b->image) && js_serve_equal(a, b);
+           same_str(a->image, b->image) && js_serve_equal(a, b) && js_place_equal(a, b) &&
+           js_batch_equal(a, b);
 }

@@ -4,9 +4,9 @@
  * public interface.
  *
  * The getters check one value's type and bounds and name path in the error (GP_EINVAL) they
- * set in d; they write their output only on success. js_walk walks an object with a table of
- * fields (and a second table: NULL, 0 for none) and refuses unknown keys; null values are skipped
- * (the default).
+ * set in d; they write their output only on success. js_walk walks an object with tables of
+ * fields (a key is looked up in each in turn: the top level has one per file) and refuses unknown
+ * keys; null values are skipped (the default).
  */
 #ifndef GP_NET_JOBSPEC_IMPL_H
 #define GP_NET_JOBSPEC_IMPL_H
@@ -27,6 +27,13 @@ typedef struct field {
     field_fn parse;
 } field;
 
+/* One table of fields; JS_TABLE(array) makes one from an array. */
+typedef struct field_table {
+    const field *fields;
+    int n;
+} field_table;
+#define JS_TABLE(a) ((field_table){(a), (int)(sizeof(a) / sizeof((a)[0]))})
+
 int js_int(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t *out, gp_diag *d);
 int js_int32(json_t *v, const char *path, int lo, int hi, int *out, gp_diag *d);
 /* A string of 1 to cap - 1 bytes without NUL. */
@@ -37,8 +44,10 @@ int js_ident(json_t *v, const char *path, char *dst, size_t cap, gp_diag *d);
 int js_enum(json_t *v, const char *path, const char *const *names, int n, int *out, gp_diag *d);
 /* A NULL-terminated copy of a list of min to 4096 strings. */
 int js_strings(json_t *v, const char *path, int min, char ***out, gp_diag *d);
-int js_walk(json_t *v, const char *path, const field *fields, int nfields, const field *more,
-            int nmore, gp_jobspec *s, gp_diag *d);
+int js_walk(json_t *v, const char *path, const field_table *tables, int ntables, gp_jobspec *s,
+            gp_diag *d);
+/* js_walk with one table. */
+int js_walk1(json_t *v, const char *path, field_table t, gp_jobspec *s, gp_diag *d);
 /* Seconds, or a number with a unit (90s, 30m, 2h, 1d), between lo and hi seconds. */
 int js_duration_in(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t *out, gp_diag *d);
 /* js_duration_in from 1 s to JS_DURATION_MAX. */
@@ -77,5 +86,26 @@ void js_serve_encode(enc *e, json_t *o, const gp_jobspec *s);
 bool js_serve_equal(const gp_jobspec *a, const gp_jobspec *b);
 /* Frees what the kind fields own. */
 void js_serve_fini(gp_jobspec *s);
+
+/* ---- jobspec_place.c: labels, annotations and where replicas may go ---- */
+
+extern const field js_place_fields[];
+extern const int js_place_nfields;
+/* Adds the placement fields' canonical members to o (each only when set). */
+void js_place_encode(enc *e, json_t *o, const gp_jobspec *s);
+bool js_place_equal(const gp_jobspec *a, const gp_jobspec *b);
+void js_place_fini(gp_jobspec *s);
+/* ---- jobspec_batch.c: array, after_ok, shm_size_mib ---- */
+
+int js_f_array(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+int js_f_after_ok(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+int js_f_shm_size(json_t *v, const char *path, gp_jobspec *s, gp_diag *d);
+/* Checks them against the rest of the spec (after js_serve_finish). */
+int js_batch_finish(const gp_jobspec *s, gp_diag *d);
+void js_batch_encode(enc *e, json_t *o, const gp_jobspec *s);
+bool js_batch_equal(const gp_jobspec *a, const gp_jobspec *b);
+void js_batch_fini(gp_jobspec *s);
+/* Frees after_ok (NULL after). */
+void js_batch_fini_after_ok(gp_jobspec *s);
 
 #endif

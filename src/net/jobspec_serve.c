@@ -352,8 +352,7 @@ static int f_autoscale(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
     s->autoscale.enabled = true;
     s->autoscale.scale_down_window_s = DEFAULT_DOWN;
     s->autoscale.target = -1;
-    return js_walk(v, path, autoscale_fields, (int)(sizeof(autoscale_fields) / sizeof(field)), NULL,
-                   0, s, d);
+    return js_walk1(v, path, JS_TABLE(autoscale_fields), s, d);
 }
 
 static int u_surge(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
@@ -373,8 +372,7 @@ static const field update_fields[] = {
 
 static int f_update(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
-    return js_walk(v, path, update_fields, (int)(sizeof(update_fields) / sizeof(field)), NULL, 0, s,
-                   d);
+    return js_walk1(v, path, JS_TABLE(update_fields), s, d);
 }
 
 const field js_serve_fields[] = {
