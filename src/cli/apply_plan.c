@@ -145,6 +145,20 @@ static int plan_object(gp_cli_conn *c, gp_apply_step *s)
     return rc;
 }
 
+/* Whether the job of step s names an object that an earlier step creates. */
+static int names_new(const gp_apply_step *steps, const gp_apply_step *s)
+{
+    static const char *const fields[] = {"priority_class", "queue", "tenant"};
+    for (const gp_apply_step *p = steps; p < s && rank(p->obj->target) < 3; p++) {
+        const char *field = fields[rank(p->obj->target)];
+        const char *v = json_string_value(json_object_get(s->obj->doc, field));
+        if (p->action == GP_APPLY_CREATE && v && strcmp(v, p->obj->name) == 0) {
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int by_rank(const void *a, const void *b)
 {
     const gp_apply_step *x = a, *y = b;
@@ -166,6 +180,10 @@ int gp_apply_plan(gp_cli_conn *c, const gp_k8s_result *r, gp_apply_step **steps)
     qsort(s, r->nobjects, sizeof(*s), by_rank);
     int failed = 0;
     for (size_t i = 0; i < r->nobjects; i++) {
+        if (s[i].obj->target == GP_K8S_JOB && names_new(s, &s[i])) {
+            s[i].deferred = 1;
+            continue;
+        }
         int rc = s[i].obj->target == GP_K8S_JOB ? plan_job(c, &s[i]) : plan_object(c, &s[i]);
         if (rc != 0) {
             fprintf(stderr, "gpupool apply: %s/%s (from %s): refused by the server (above)\n",
@@ -206,10 +224,35 @@ static int run_step(gp_cli_conn *c, gp_apply_step *s)
     return rc;
 }
 
+/* Plans the deferred jobs, now that what they name exists. */
+static int plan_deferred(gp_cli_conn *c, gp_apply_step *steps, size_t n)
+{
+    int failed = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (steps[i].deferred && plan_job(c, &steps[i]) != 0) {
+            fprintf(stderr, "gpupool apply: job/%s: refused by the server (above)\n",
+                    steps[i].obj->name);
+            failed = 1;
+        }
+    }
+    if (failed) {
+        fprintf(stderr, "gpupool apply: the priority classes, queues and tenants above were "
+                        "applied; no job was\n");
+    }
+    return failed ? GP_EXIT_FAILURE : 0;
+}
+
 int gp_apply_run(gp_cli_conn *c, gp_apply_step *steps, size_t n, int name_only)
 {
     static const char *const said[] = {"unchanged", "created", "configured"};
     for (size_t i = 0; i < n; i++) {
+        if (steps[i].obj->target == GP_K8S_JOB &&
+            (i == 0 || steps[i - 1].obj->target != GP_K8S_JOB)) {
+            int rc = plan_deferred(c, steps, n);
+            if (rc != 0) {
+                return rc;
+            }
+        }
         int rc = run_step(c, &steps[i]);
         if (rc != 0) {
             fprintf(stderr,

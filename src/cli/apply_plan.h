@@ -21,6 +21,8 @@ typedef struct gp_apply_step {
     gp_apply_action action;
     json_t *body; /* owned: what is sent (an update: the server's document merged with ours) */
     json_t *dry;  /* owned: the server's dry-run answer */
+    int deferred; /* a job naming a tenant, queue or priority class this apply creates: the
+                     server can check it only once they exist (planned again by gp_apply_run) */
 } gp_apply_step;
 
 /* "job", "service", "tenant", "queue", "priorityclass": what an object is, in messages. */
@@ -31,8 +33,9 @@ const char *gp_apply_kind(const gp_k8s_object *o);
  * messages, "gpupool apply: job/x: ..."); *steps is NULL then. */
 int gp_apply_plan(gp_cli_conn *c, const gp_k8s_result *r, gp_apply_step **steps);
 /* Carries out the steps; prints "KIND/NAME created|configured|unchanged" (or the name alone
- * with name_only) per step. 0, or GP_EXIT_FAILURE at the first failure (printed; the steps
- * before it stay applied). */
+ * with name_only) per step. Deferred jobs are planned once the objects are applied and before
+ * any job is: one refused then leaves the objects applied and no job. 0, or GP_EXIT_FAILURE at
+ * the first failure (printed; the steps before it stay applied). */
 int gp_apply_run(gp_cli_conn *c, gp_apply_step *steps, size_t n, int name_only);
 void gp_apply_steps_free(gp_apply_step *steps, size_t n);
 

@@ -82,7 +82,7 @@ static json_t *objects_doc(const gp_k8s_result *r)
     for (size_t i = 0; i < r->nobjects; i++) {
         const gp_k8s_object *o = &r->objects[i];
         json_array_append_new(items,
-                              json_pack("{s:s, s:s, s:s, s:O}", "kind", gp_apply_kind(o), "name",
+                              json_pack("{s:s, s:s, s:s, s:O?}", "kind", gp_apply_kind(o), "name",
                                         o->name, "from", o->source_kind,
                                         o->target == GP_K8S_JOB ? "spec" : "object", o->doc));
     }
@@ -167,7 +167,7 @@ static int print_server_dry(const gp_apply_step *s, size_t n, const char *out)
         json_t *items = json_array();
         for (size_t i = 0; i < n; i++) {
             json_array_append_new(
-                items, json_pack("{s:s, s:s, s:s, s:O}", "kind", gp_apply_kind(s[i].obj), "name",
+                items, json_pack("{s:s, s:s, s:s, s:O?}", "kind", gp_apply_kind(s[i].obj), "name",
                                  s[i].obj->name, "action", said[s[i].action], "server", s[i].dry));
         }
         gp_out_format f;
@@ -177,11 +177,12 @@ static int print_server_dry(const gp_apply_step *s, size_t n, const char *out)
         return rc == 0 ? GP_EXIT_OK : GP_EXIT_FAILURE;
     }
     for (size_t i = 0; i < n; i++) {
-        printf("%s/%s%s%s\n", gp_apply_kind(s[i].obj), s[i].obj->name, out ? "" : " ",
-               out ? ""
-                   : (s[i].action == 0   ? "unchanged (server dry run)"
-                      : s[i].action == 1 ? "created (server dry run)"
-                                         : "configured (server dry run)"));
+        printf("%s/%s", gp_apply_kind(s[i].obj), s[i].obj->name);
+        if (!out) {
+            printf(" %s (server dry run%s)", s[i].deferred ? "created" : said[s[i].action],
+                   s[i].deferred ? "; the server checks it once what it names is created" : "");
+        }
+        printf("\n");
     }
     return GP_EXIT_OK;
 }

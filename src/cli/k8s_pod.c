@@ -412,6 +412,8 @@ json_t *k8s_pod_job(k8s_tr *t, const json_t *meta, const json_t *tmeta, const js
         snprintf(dot, sizeof(tpath) - (size_t)(dot - tpath), ".metadata");
     }
     k8s_set(t, p.job, "name", json_string(t->name));
+    /* Kubernetes accepts a pod no node can hold yet and keeps it Pending: so does the job. */
+    k8s_set(t, p.job, "allow_unschedulable", json_true());
     if (strcmp(job_kind, "batch") != 0) {
         k8s_set(t, p.job, "kind", json_string(job_kind));
     }

@@ -463,3 +463,11 @@ add_test(NAME integ_e2e_service_sandbox
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_service_sandbox.py
                  $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_e2e_service_sandbox PROPERTIES LABELS integ TIMEOUT 300)
+# gpupool apply -f / delete -f of Kubernetes manifests on a `gpupool up` pool (podman, a local
+# registry): every shared manifest stored field by field or refused with its reason, server and
+# client dry runs, --strict, unchanged re-applies, a refused file applying nothing, and a
+# manifest of our own run to completion (its environment, volume and GPU as the job saw them).
+add_test(NAME integ_e2e_apply
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_apply.py
+                 $<TARGET_FILE:gpupool> ${CMAKE_SOURCE_DIR}/../shared/k8s-manifests)
+set_tests_properties(integ_e2e_apply PROPERTIES LABELS integ TIMEOUT 420)

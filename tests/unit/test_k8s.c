@@ -6,6 +6,7 @@
  */
 #include "cli/apply_io.h"
 #include "cli/k8s.h"
+#include "gpupool/jobspec.h"
 #include "net/yaml_json.h"
 #include "tests/unit/harness.h"
 
@@ -30,6 +31,21 @@ static void translate(const char *dir, const char *file, const gp_k8s_ctx *ctx, 
     assert_false(r->oom);
     json_decref(docs);
     json_decref(files);
+    /* Every job spec it gives is one the controller's parser accepts as it is. */
+    for (size_t i = 0; i < r->nobjects; i++) {
+        if (r->objects[i].target != GP_K8S_JOB) {
+            continue;
+        }
+        char *text = json_dumps(r->objects[i].doc, 0);
+        gp_jobspec spec;
+        rc = gp_jobspec_parse_json(text, strlen(text), &spec, &d);
+        if (rc != 0) {
+            fprintf(stderr, "%s: %s\n", r->objects[i].name, d.msg);
+        }
+        assert_int_equal(rc, 0);
+        gp_jobspec_fini(&spec);
+        free(text);
+    }
 }
 
 static void print_diags(const gp_k8s_result *r)
@@ -109,7 +125,8 @@ static void gpu_pod(void **state)
     translate(SHARED, "01-gpu-pod.yaml", NULL, &r);
     expect_object(
         &r, GP_K8S_JOB, "gpu-pod",
-        "{\"name\": \"gpu-pod\", \"labels\": {\"app\": \"ai-training\"},"
+        "{\"allow_unschedulable\": true, \"name\": \"gpu-pod\", \"labels\": {\"app\": "
+        "\"ai-training\"},"
         " \"image\": \"nvidia/cuda:12.1.0-base-ubuntu22.04\","
         " \"command\": [\"/bin/bash\"], \"args\": [\"-c\", \"nvidia-smi && sleep infinity\"],"
         " \"resources\": {\"gpus\": 1, \"cpu_milli\": 4000, \"memory_mib\": 16384},"
@@ -153,7 +170,8 @@ static void mig_and_vgpu_pods(void **state)
     translate(SHARED, "02-mig-pod.yaml", NULL, &r);
     expect_object(
         &r, GP_K8S_JOB, "mig-pod",
-        "{\"name\": \"mig-pod\", \"image\": \"nvidia/cuda:12.1.0-base\","
+        "{\"allow_unschedulable\": true, \"name\": \"mig-pod\", \"image\": "
+        "\"nvidia/cuda:12.1.0-base\","
         " \"command\": [\"/bin/bash\"], \"args\": [\"-c\", \"nvidia-smi && sleep infinity\"],"
         " \"resources\": {\"mig_profile\": \"2g.10gb\"}, \"network\": \"private\","
         " \"restart_policy\": \"always\", \"max_restarts\": 1000}");
@@ -164,7 +182,8 @@ static void mig_and_vgpu_pods(void **state)
     translate(SHARED, "04-vgpu-pod.yaml", NULL, &r);
     expect_object(
         &r, GP_K8S_JOB, "vgpu-pod",
-        "{\"name\": \"vgpu-pod\", \"annotations\": {\"nvidia.com/vgpu-profile\": "
+        "{\"allow_unschedulable\": true, \"name\": \"vgpu-pod\", \"annotations\": "
+        "{\"nvidia.com/vgpu-profile\": "
         "\"vgpu-1q\", \"nvidia.com/vgpu-memory\": \"10Gi\"},"
         " \"image\": \"nvidia/cuda:12.1.0-base\","
         " \"command\": [\"/bin/bash\"], \"args\": [\"-c\", \"nvidia-smi && sleep infinity\"],"
@@ -282,7 +301,7 @@ static void ddp_job(void **state)
     json_decref(args);
     json_object_del(r.objects[0].doc, "args");
     expect_object(&r, GP_K8S_JOB, "pytorch-ddp-training",
-                  "{\"name\": \"pytorch-ddp-training\","
+                  "{\"allow_unschedulable\": true, \"name\": \"pytorch-ddp-training\","
                   " \"labels\": {\"job-type\": \"distributed-training\"},"
                   " \"annotations\": {\"gpu-topology\": \"nvlink\"},"
                   " \"image\": \"pytorch/pytorch:2.0.0-cuda11.7-cudnn8-runtime\","
@@ -318,7 +337,8 @@ static void triton(void **state)
     expect_counts(&r, 1, 8, 0);
     expect_object(
         &r, GP_K8S_JOB, "triton-inference-server",
-        "{\"name\": \"triton-inference-server\", \"kind\": \"service\","
+        "{\"allow_unschedulable\": true, \"name\": \"triton-inference-server\", \"kind\": "
+        "\"service\","
         " \"labels\": {\"app\": \"triton-inference\"},"
         " \"annotations\": {\"prometheus.io/scrape\": \"true\", \"prometheus.io/port\": \"8002\"},"
         " \"image\": \"nvcr.io/nvidia/tritonserver:23.04-py3\","
@@ -354,7 +374,7 @@ static void mixed_precision(void **state)
     expect_counts(&r, 1, 2, 0);
     expect_object(
         &r, GP_K8S_JOB, "mixed-precision-training",
-        "{\"name\": \"mixed-precision-training\","
+        "{\"allow_unschedulable\": true, \"name\": \"mixed-precision-training\","
         " \"image\": \"nvcr.io/nvidia/pytorch:23.04-py3\", \"command\": [\"/bin/bash\"],"
         " \"args\": [\"-c\", \"python train.py --amp --use-cuda --batch-size=512 --lr=0.01\"],"
         " \"resources\": {\"gpus\": 4, \"cpu_milli\": 16000, \"memory_mib\": 131072},"
@@ -377,14 +397,16 @@ static void hami_and_models(void **state)
     gp_k8s_result r;
     translate(FIX, "hami-pods.yaml", NULL, &r);
     expect_counts(&r, 3, 1, 0);
-    expect_object(&r, GP_K8S_JOB, "hami-share",
-                  "{\"name\": \"hami-share\", \"tenant\": \"team-a\","
-                  " \"image\": \"nvidia/cuda:12.1.0-base-ubuntu22.04\","
-                  " \"command\": [\"python3\", \"infer.py\"],"
-                  " \"resources\": {\"gpu_memory_mib\": 3000, \"cores_percent\": 30},"
-                  " \"network\": \"private\", \"restart_policy\": \"never\"}");
+    expect_object(
+        &r, GP_K8S_JOB, "hami-share",
+        "{\"allow_unschedulable\": true, \"name\": \"hami-share\", \"tenant\": \"team-a\","
+        " \"image\": \"nvidia/cuda:12.1.0-base-ubuntu22.04\","
+        " \"command\": [\"python3\", \"infer.py\"],"
+        " \"resources\": {\"gpu_memory_mib\": 3000, \"cores_percent\": 30},"
+        " \"network\": \"private\", \"restart_policy\": \"never\"}");
     expect_object(&r, GP_K8S_JOB, "hami-percent",
-                  "{\"name\": \"hami-percent\", \"image\": \"nvidia/cuda:12.1.0-base-ubuntu22.04\","
+                  "{\"allow_unschedulable\": true, \"name\": \"hami-percent\", \"image\": "
+                  "\"nvidia/cuda:12.1.0-base-ubuntu22.04\","
                   " \"command\": [\"python3\", \"infer.py\"], \"resources\": {\"gpu_milli\": 500},"
                   " \"network\": \"private\", \"restart_policy\": \"on-failure\","
                   " \"max_restarts\": 1000}");
@@ -394,7 +416,8 @@ static void hami_and_models(void **state)
                 "50% of the GPU (gpu_milli 500) with no memory limit");
     expect_object(
         &r, GP_K8S_JOB, "a100-pod",
-        "{\"name\": \"a100-pod\", \"image\": \"nvidia/cuda:12.1.0-base-ubuntu22.04\","
+        "{\"allow_unschedulable\": true, \"name\": \"a100-pod\", \"image\": "
+        "\"nvidia/cuda:12.1.0-base-ubuntu22.04\","
         " \"command\": [\"nvidia-smi\"],"
         " \"resources\": {\"gpus\": 2, \"gpu_models\": [\"a100-80gb\"],"
         "   \"cpu_milli\": 500, \"memory_mib\": 1536},"
@@ -429,7 +452,8 @@ static void volcano(void **state)
                   " \"capability\": {\"gpus\": 16, \"cpu_milli\": 64000, \"memory_mib\": 262144},"
                   " \"guarantee\": {\"gpus\": 4}}");
     expect_object(&r, GP_K8S_JOB, "mpi-train",
-                  "{\"name\": \"mpi-train\", \"tenant\": \"research\", \"queue\": \"research\","
+                  "{\"allow_unschedulable\": true, \"name\": \"mpi-train\", \"tenant\": "
+                  "\"research\", \"queue\": \"research\","
                   " \"image\": \"registry.local/mpi:1\","
                   " \"command\": [\"mpirun\", \"python3\", \"train.py\"],"
                   " \"resources\": {\"gpus\": 4},"
