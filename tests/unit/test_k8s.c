@@ -154,8 +154,9 @@ static void gpu_pod(void **state)
     gp_k8s_ctx ctx = {.volumes = vols};
     translate(SHARED, "01-gpu-pod.yaml", &ctx, &r);
     expect_counts(&r, 1, 5, 0);
-    assert_true(
-        json_equal(json_object_get(r.objects[0].doc, "volumes"), json_pack("[s]", "nvidia:ro")));
+    json_t *ro = json_pack("[s]", "nvidia:ro");
+    assert_true(json_equal(json_object_get(r.objects[0].doc, "volumes"), ro));
+    json_decref(ro);
     expect_diag(&r, GP_K8S_WARN, w, "spec.containers[0].volumeMounts[0].mountPath",
                 "not honoured: gpupool mounts volume nvidia at /data/nvidia "
                 "(GPUPOOL_DATA_DIR/nvidia), not at /usr/local/nvidia");

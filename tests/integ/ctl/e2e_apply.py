@@ -271,6 +271,47 @@ spec:
     check(len(visible.split(",")) == 1 and visible != "", "one GPU visible", out)
     check("hello from a volume" in out, "the job read its volume", out)
 
+    # The server's dry run of a submission: the canonical spec, nothing stored; a bad value 400.
+    n_jobs = len(admin.get("/v1/jobs?tenant=%s&limit=1000" % NS)[1]["items"])
+    s, d = admin.post("/v1/jobs?dry_run=true", {"name": "dry", "tenant": NS,
+                                                "command": ["true"]})
+    check(s == 200 and d["dry_run"] is True and d["spec"]["queue"] == "default" and
+          d["spec"]["args"] == [], "a dry-run submission", s, d)
+    check(len(admin.get("/v1/jobs?tenant=%s&limit=1000" % NS)[1]["items"]) == n_jobs,
+          "a dry run stores no job")
+    s, d = admin.post("/v1/jobs?dry_run=yes", {"name": "dry", "tenant": NS, "command": ["true"]})
+    check(s == 400 and "dry_run: must be true or false" in d["error"]["message"], "dry_run=yes",
+          s, d)
+
+    # A tenant's user: its own tenant only, and no host directory but a registered volume.
+    s, d = admin.post("/v1/tokens", {"name": "una", "role": "user", "tenant": NS})
+    check(s == 201, "a user", s, d)
+    una = os.path.join(tmp, "una.token")
+    with open(una, "w") as f:
+        f.write(d["token"])
+    sneaky = ("apiVersion: v1\nkind: Pod\nmetadata: {name: %s}\nspec:\n"
+              "  restartPolicy: Never\n  containers:\n  - name: a\n    command: [cat, /x/shadow]\n"
+              "    securityContext: {privileged: true}\n"
+              "    volumeMounts: [{name: etc, mountPath: /x}]\n"
+              "  volumes: [{name: etc, hostPath: {path: /etc}}]\n")
+
+    def as_una(*args, stdin=None):
+        r = subprocess.run([gpupool, *args, "--server", "http://127.0.0.1:%d" % port,
+                            "--token-file", una], input=stdin, capture_output=True, text=True,
+                           timeout=60, env=env)
+        return r.returncode, r.stdout, r.stderr
+
+    rc, out, err = as_una("apply", "-n", "ai-team", "-f", "-", stdin=sneaky % "elsewhere")
+    check(rc == 1 and "tenant ai-team: not found" in err and "nothing applied" in err,
+          "another tenant's namespace", out, err)
+    rc, out, err = as_una("apply", "-f", "-", stdin=sneaky % "sneaky")
+    check(rc == 0 and out == "job/sneaky created\n" and
+          "spec.volumes[0].hostPath: warning: not honoured: no registered volume has path /etc"
+          in err and "privileged: warning: refused" in err, "a hostPath and privileged", out, err)
+    spec = stored("job", "sneaky")
+    check(spec["tenant"] == NS and spec["volumes"] == [] and "privileged" not in json.dumps(spec),
+          "stored without the host directory or privileges", spec)
+
     # delete -f: the queues and classes go, the service and jobs are cancelled.
     rc, out, err = gp("delete", "-f", manifest("05-queues-and-classes.yaml"))
     check(rc == 0 and sorted(out.split("\n")[:-1]) == sorted(x.replace("created", "deleted")
