@@ -89,31 +89,35 @@ static json_t *objects_doc(const gp_k8s_result *r)
     return json_pack("{s:o}", "items", items);
 }
 
-/* Reads and translates the -f inputs. 0, or an exit status (printed). */
-static int load(const gp_cli_args *a, const char *cmd, const json_t *volumes, json_t **files,
-                gp_k8s_result *r, int quiet)
+/* Reads the -f inputs: *docs and *files (apply_io.h). 0, or an exit status (printed). */
+static int read_inputs(const gp_cli_args *a, const char *cmd, json_t **docs, json_t **files)
 {
     gp_cli_vals fs = gp_cli_arg_all(a, "filename");
     if (fs.n == 0) {
         fprintf(stderr, "gpupool %s: -f FILE is required\n", cmd);
         return GP_EXIT_USAGE;
     }
-    json_t *docs = NULL;
     gp_diag d;
     gp_diag_clear(&d);
-    if (gp_apply_read(fs.v, fs.n, &docs, files, &d) < 0) {
+    if (gp_apply_read(fs.v, fs.n, docs, files, &d) < 0) {
         fprintf(stderr, "gpupool %s: %s\n", cmd, d.msg);
         return GP_EXIT_USAGE;
     }
+    return 0;
+}
+
+/* Translates docs into *r (volumes: the registered ones, may be NULL). 0, or an exit status. */
+static int translate(const gp_cli_args *a, const char *cmd, const json_t *docs,
+                     const json_t *volumes, const json_t *files, gp_k8s_result *r, int quiet)
+{
     gp_k8s_ctx ctx = {.volumes = volumes, .ns = gp_cli_arg(a, "namespace")};
     gp_k8s_translate(docs, &ctx, r);
-    json_decref(docs);
     if (r->oom) {
         fprintf(stderr, "gpupool %s: out of memory\n", cmd);
         return GP_EXIT_FAILURE;
     }
     if (!quiet) {
-        print_diags(r, *files, cmd);
+        print_diags(r, files, cmd);
     }
     return 0;
 }
@@ -202,11 +206,12 @@ static int apply_run(const gp_cli_args *a)
     }
     int client = dry && strcmp(dry, "client") == 0;
     gp_cli_conn *c = NULL;
-    json_t *vols = NULL, *files = NULL;
-    int rc = client ? 0 : gp_cli_connect(a, &c);
-    rc = rc || client ? rc : volumes(c, &vols);
+    json_t *vols = NULL, *files = NULL, *docs = NULL;
     gp_k8s_result r = {0};
-    rc = rc ? rc : load(a, "apply", vols, &files, &r, 0);
+    int rc = read_inputs(a, "apply", &docs, &files);
+    rc = rc || client ? rc : gp_cli_connect(a, &c);
+    rc = rc || client ? rc : volumes(c, &vols);
+    rc = rc ? rc : translate(a, "apply", docs, vols, files, &r, 0);
     rc = rc ? rc : check_refusals(&r, gp_cli_arg(a, "strict") != NULL);
     gp_apply_step *steps = NULL;
     if (rc == 0 && client) {
@@ -222,6 +227,7 @@ static int apply_run(const gp_cli_args *a)
     gp_apply_steps_free(steps, r.nobjects);
     gp_k8s_result_fini(&r);
     json_decref(vols);
+    json_decref(docs);
     json_decref(files);
     gp_cli_conn_free(c);
     return rc;
@@ -239,6 +245,28 @@ int gp_cli_apply(int argc, char **argv)
     return rc;
 }
 
+/* Names the manifests delete leaves alone: those apply would refuse (they made nothing). */
+static int skip_refused(const gp_k8s_result *r, const json_t *files)
+{
+    int n = 0;
+    for (size_t i = 0; i < r->ndiags; i++) {
+        const gp_k8s_diag *d = &r->diags[i];
+        int first = 1;
+        for (size_t k = 0; k < i && first; k++) {
+            first = !(r->diags[k].severity == GP_K8S_ERROR && r->diags[k].source == d->source &&
+                      strcmp(r->diags[k].where, d->where) == 0);
+        }
+        if (d->severity == GP_K8S_ERROR && first) {
+            fprintf(stderr,
+                    "gpupool delete: %s: %s: left alone: apply refuses it, so it made nothing "
+                    "(gpupool apply --dry-run=client says why)\n",
+                    json_string_value(json_array_get(files, (size_t)d->source)), d->where);
+            n++;
+        }
+    }
+    return n;
+}
+
 int gp_cli_delete(int argc, char **argv)
 {
     gp_cli_args a;
@@ -247,12 +275,16 @@ int gp_cli_delete(int argc, char **argv)
         return rc;
     }
     gp_cli_conn *c = NULL;
-    json_t *files = NULL;
+    json_t *files = NULL, *docs = NULL;
     gp_k8s_result r = {0};
-    rc = gp_cli_connect(&a, &c);
-    rc = rc ? rc : load(&a, "delete", NULL, &files, &r, 1);
+    rc = read_inputs(&a, "delete", &docs, &files);
+    rc = rc ? rc : gp_cli_connect(&a, &c);
+    rc = rc ? rc : translate(&a, "delete", docs, NULL, files, &r, 1);
+    int skipped = rc == 0 ? skip_refused(&r, files) : 0;
     rc = rc ? rc : gp_apply_delete(c, &r);
+    rc = rc || !skipped ? rc : GP_EXIT_FAILURE;
     gp_k8s_result_fini(&r);
+    json_decref(docs);
     json_decref(files);
     gp_cli_conn_free(c);
     gp_cli_args_fini(&a);

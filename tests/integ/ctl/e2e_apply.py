@@ -326,6 +326,9 @@ spec:
     rc, out, err = gp("delete", "-n", NS, "-f", manifest("08-triton-inference.yaml"))
     check(rc == 1 and "service/triton-inference-server: not found" in err, "deleted twice",
           out, err)
+    rc, out, err = gp("delete", "-n", NS, "-f", manifest("03-gpu-share-deployment.yaml"))
+    check(rc == 1 and "Deployment/gpu-share-deployment: left alone: apply refuses it" in err,
+          "delete -f of a manifest apply refuses", out, err)
 finally:
     pool_down(gpupool, pool, tmp)
     if reg:
