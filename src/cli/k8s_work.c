@@ -63,8 +63,15 @@ static const json_t *template_spec(k8s_tr *t, const json_t *tpl, const char *pat
         k8s_error(t, path, "required: the pod template");
         return NULL;
     }
+    static const k8s_key meta_keys[] = {
+        {"labels", NULL},
+        {"annotations", NULL},
+        {"name", "not kept: the job is named by its owner's metadata.name"},
+        {NULL, NULL},
+    };
     k8s_check_keys(t, tpl, path, keys);
     *tmeta = json_object_get(tpl, "metadata");
+    k8s_check_keys(t, *tmeta, k8s_join(q, path, "metadata"), meta_keys);
     const json_t *s = k8s_obj(t, tpl, path, "spec");
     if (!s) {
         k8s_error(t, k8s_join(q, path, "spec"), "required");

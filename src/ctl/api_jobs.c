@@ -249,11 +249,22 @@ static ctl_job *active_named(ctl_state *st, const ctl_tenant *t, const char *nam
     return NULL;
 }
 
-/* A dry run: the checks of a submission (or an update), and the spec as it would be stored. */
+/* A dry run: the checks of a submission (or an update: the active job of that name must be a
+ * service), and the spec as it would be stored. */
 static int dry_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     submit_arg *a = op->arg;
-    ctl_tenant *t = NULL;
+    ctl_tenant *t = ctl_tenant_by_name(&g->st, a->spec.tenant);
+    ctl_job *active = a->update ? active_named(&g->st, t, a->spec.name) : NULL;
+    if (active && (!ctl_job_is_service(active) || a->spec.job_kind != GP_JOB_SERVICE)) {
+        return gp_diag_set(d, GP_ESTATE,
+                           "kind: job %s is active and not a service: only a service's spec "
+                           "can be updated",
+                           active->name);
+    }
+    if (!active && a->must_exist) {
+        return gp_diag_set(d, GP_ENOENT, "service %s: not found", a->spec.name);
+    }
     int rc = check_submit(&g->st, g->cfg, a, &t, d);
     if (rc < 0) {
         return rc;

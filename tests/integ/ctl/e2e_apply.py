@@ -203,6 +203,14 @@ try:
     check(rc == 1 and "job/gpu-pod: refused: job %d (" % active_job("gpu-pod")["id"] in err and
           "a batch job's spec cannot change" in err, "a changed batch job", out, err)
 
+    # A Deployment of the name of an active batch job: refused by the server's dry run.
+    clash = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: gpu-pod}\nspec:\n"
+             "  template:\n    spec:\n      containers:\n      - name: a\n"
+             "        command: [sleep, \"60\"]\n        ports: [{containerPort: 8080}]\n")
+    rc, out, err = gp("apply", "-n", NS, "-f", "-", stdin=clash)
+    check(rc == 1 and "kind: job gpu-pod is active and not a service" in err and
+          "nothing applied" in err, "a service over a batch job", out, err)
+
     # A file whose one document the server refuses applies nothing, not even what comes first.
     doomed = ("apiVersion: scheduling.k8s.io/v1\nkind: PriorityClass\nmetadata: {name: doomed}\n"
               "value: 5\n---\napiVersion: v1\nkind: Pod\nmetadata: {name: no-class}\nspec:\n"
