@@ -185,6 +185,22 @@ try:
           "the service as stored", svc)
     applied(manifest("08-triton-inference.yaml"), ["service/triton-inference-server unchanged"])
     applied(manifest("09-mixed-precision-job.yaml"), ["job/mixed-precision-training created"])
+    # A changed Deployment rolls its service to the new spec; -o name prints names only.
+    rolled = open(manifest("08-triton-inference.yaml")).read().replace(
+        "periodSeconds: 10", "periodSeconds: 5")
+    rc, out, err = gp("apply", "-n", NS, "-f", "-", stdin=rolled)
+    check(rc == 0 and out == "service/triton-inference-server configured\n", "a rolling update",
+          out, err)
+    svc = active_job("triton-inference-server")
+    s, ev = admin.get("/v1/jobs/%d/events" % svc["id"])
+    check(s == 200 and any(e["type"] == "RollingUpdate" for e in ev["items"]),
+          "the service rolled", ev)
+    rc, out, err = gp("apply", "-n", NS, "-f", "-", stdin=rolled)
+    check(rc == 0 and out == "service/triton-inference-server unchanged\n",
+          "the rolled service unchanged", out, err)
+    rc, out, err = gp("apply", "-o", "name", "-n", NS, "-f", "-", stdin=rolled)
+    check(rc == 0 and out == "service/triton-inference-server\n", "-o name", out, err)
+
 
     # Refused on the client: the Deployment with no command.
     rc, out, err = gp("apply", "-n", NS, "-f", manifest("03-gpu-share-deployment.yaml"))
