@@ -153,6 +153,18 @@ try:
     applied(manifest("05-queues-and-classes.yaml"), [x.replace("created", "unchanged")
                                                      for x in said])
 
+    # A changed queue: configured, but not by a server dry run.
+    heavier = open(manifest("05-queues-and-classes.yaml")).read().replace("weight: 50",
+                                                                           "weight: 60")
+    rc, out, err = gp("apply", "--dry-run=server", "-f", "-", stdin=heavier)
+    check(rc == 0 and "queue/gpu-medium-priority configured (server dry run)\n" in out and
+          "queue/gpu-high-priority unchanged (server dry run)\n" in out, "a dry-run update",
+          out, err)
+    check(stored("queue", "gpu-medium-priority")["weight"] == 50, "a dry run changes nothing")
+    rc, out, err = gp("apply", "-f", "-", stdin=heavier)
+    check(rc == 0 and "queue/gpu-medium-priority configured\n" in out and
+          stored("queue", "gpu-medium-priority")["weight"] == 60, "the queue updated", out, err)
+
     # --strict refuses a manifest with fields not honoured, and stores nothing.
     rc, out, err = gp("apply", "--strict", "-n", NS, "-f", manifest("09-mixed-precision-job.yaml"))
     check(rc == 2 and "--strict: 2 fields not honoured (above): nothing applied" in err and
