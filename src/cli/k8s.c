@@ -122,14 +122,15 @@ static int begin(k8s_tr *t, const json_t *doc)
 
 static void one(k8s_tr *t, const json_t *doc)
 {
+    const char *kind = json_string_value(json_object_get(doc, "kind"));
+    if (kind &&
+        (strcmp(kind, "HorizontalPodAutoscaler") == 0 || strcmp(kind, "ResourceQuota") == 0)) {
+        return; /* the second pass */
+    }
     if (begin(t, doc) < 0) {
         return;
     }
     const char *api = json_string_value(json_object_get(doc, "apiVersion"));
-    const char *kind = json_string_value(json_object_get(doc, "kind"));
-    if (strcmp(kind, "HorizontalPodAutoscaler") == 0 || strcmp(kind, "ResourceQuota") == 0) {
-        return; /* the second pass */
-    }
     for (const struct kind *k = kinds; k->api; k++) {
         if (strcmp(k->api, api) == 0 && strcmp(k->kind, kind) == 0) {
             json_t *o = k->fn(t, doc);
