@@ -7,6 +7,7 @@
 #include "cli/apply_plan.h"
 
 #include "cli/cli.h"
+#include "cli/output.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -200,27 +201,28 @@ int gp_apply_plan(gp_cli_conn *c, const gp_k8s_result *r, gp_apply_step **steps)
     return 0;
 }
 
-static int run_step(gp_cli_conn *c, gp_apply_step *s)
+/* One step; *resp the server's answer (a new reference; the dry run's for an unchanged one). */
+static int run_step(gp_cli_conn *c, gp_apply_step *s, json_t **resp)
 {
     const gp_k8s_object *o = s->obj;
     char path[256];
-    json_t *resp = NULL;
     int rc = 0;
+    *resp = NULL;
     if (s->action == GP_APPLY_UNCHANGED) {
+        *resp = json_incref(s->dry);
         return 0;
     }
     if (o->target == GP_K8S_JOB) {
         snprintf(path, sizeof(path), "/v1/jobs%s",
                  s->action == GP_APPLY_UPDATE ? "?update=true" : "");
-        rc = gp_cli_call(c, "POST", path, s->body, &resp);
+        rc = gp_cli_call(c, "POST", path, s->body, resp);
     } else if (s->action == GP_APPLY_CREATE) {
-        rc = gp_cli_call(c, "POST", paths[o->target], s->body, &resp);
+        rc = gp_cli_call(c, "POST", paths[o->target], s->body, resp);
     } else if (gp_cli_path(path, sizeof(path), paths[o->target], o->name, NULL) < 0) {
         rc = GP_EXIT_FAILURE;
     } else {
-        rc = gp_cli_call(c, "PUT", path, s->body, &resp);
+        rc = gp_cli_call(c, "PUT", path, s->body, resp);
     }
-    json_decref(resp);
     return rc;
 }
 
@@ -242,33 +244,56 @@ static int plan_deferred(gp_cli_conn *c, gp_apply_step *steps, size_t n)
     return failed ? GP_EXIT_FAILURE : 0;
 }
 
-int gp_apply_run(gp_cli_conn *c, gp_apply_step *steps, size_t n, int name_only)
+/* One step's line, or its entry in items (-o json|yaml). */
+static void report(const gp_apply_step *s, const char *out, json_t *resp, json_t *items)
 {
     static const char *const said[] = {"unchanged", "created", "configured"};
-    for (size_t i = 0; i < n; i++) {
+    const char *kind = gp_apply_kind(s->obj);
+    if (items) {
+        json_array_append_new(items,
+                              json_pack("{s:s, s:s, s:s, s:O?}", "kind", kind, "name", s->obj->name,
+                                        "action", said[s->action], "server", resp));
+    } else if (out) {
+        printf("%s/%s\n", kind, s->obj->name);
+    } else {
+        printf("%s/%s %s\n", kind, s->obj->name, said[s->action]);
+    }
+}
+
+int gp_apply_run(gp_cli_conn *c, gp_apply_step *steps, size_t n, const char *out)
+{
+    gp_out_format f = GP_OUT_JSON;
+    json_t *items =
+        out && strcmp(out, "name") != 0 && gp_out_format_parse(out, &f) == 0 ? json_array() : NULL;
+    int rc = 0;
+    for (size_t i = 0; i < n && rc == 0; i++) {
         if (steps[i].obj->target == GP_K8S_JOB &&
             (i == 0 || steps[i - 1].obj->target != GP_K8S_JOB)) {
-            int rc = plan_deferred(c, steps, n);
+            rc = plan_deferred(c, steps, n);
             if (rc != 0) {
-                return rc;
+                break;
             }
         }
-        int rc = run_step(c, &steps[i]);
+        json_t *resp = NULL;
+        rc = run_step(c, &steps[i], &resp);
         if (rc != 0) {
             fprintf(stderr,
                     "gpupool apply: %s/%s: failed (above); the objects listed before it "
                     "were applied\n",
                     gp_apply_kind(steps[i].obj), steps[i].obj->name);
-            return rc;
-        }
-        if (name_only) {
-            printf("%s/%s\n", gp_apply_kind(steps[i].obj), steps[i].obj->name);
         } else {
-            printf("%s/%s %s\n", gp_apply_kind(steps[i].obj), steps[i].obj->name,
-                   said[steps[i].action]);
+            report(&steps[i], out, resp, items);
         }
+        json_decref(resp);
     }
-    return 0;
+    if (items) {
+        json_t *doc = json_pack("{s:o}", "items", items);
+        if (!doc || gp_out_doc(stdout, f, doc) < 0) {
+            rc = rc ? rc : GP_EXIT_FAILURE;
+        }
+        json_decref(doc);
+    }
+    return rc;
 }
 
 void gp_apply_steps_free(gp_apply_step *steps, size_t n)

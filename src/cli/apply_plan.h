@@ -32,11 +32,12 @@ const char *gp_apply_kind(const gp_k8s_object *o);
  * gp_apply_steps_free). 0, or GP_EXIT_FAILURE after printing every refusal (the server's
  * messages, "gpupool apply: job/x: ..."); *steps is NULL then. */
 int gp_apply_plan(gp_cli_conn *c, const gp_k8s_result *r, gp_apply_step **steps);
-/* Carries out the steps; prints "KIND/NAME created|configured|unchanged" (or the name alone
- * with name_only) per step. Deferred jobs are planned once the objects are applied and before
- * any job is: one refused then leaves the objects applied and no job. 0, or GP_EXIT_FAILURE at
- * the first failure (printed; the steps before it stay applied). */
-int gp_apply_run(gp_cli_conn *c, gp_apply_step *steps, size_t n, int name_only);
+/* Carries out the steps; prints "KIND/NAME created|configured|unchanged" per step (out NULL),
+ * KIND/NAME (out "name"), or at the end {"items": [{"kind", "name", "action", "server": the
+ * server's answer}]} (out "json" or "yaml"). Deferred jobs are planned once the objects are applied
+ * and before any job is: one refused then leaves the objects applied and no job. 0, or
+ * GP_EXIT_FAILURE at the first failure (printed; the steps before it stay applied). */
+int gp_apply_run(gp_cli_conn *c, gp_apply_step *steps, size_t n, const char *out);
 void gp_apply_steps_free(gp_apply_step *steps, size_t n);
 
 /* `gpupool delete -f`: cancels each job's active job (a service with its replicas), deletes

@@ -221,7 +221,7 @@ static int apply_run(const gp_cli_args *a)
         if (rc == 0 && dry && strcmp(dry, "server") == 0) {
             rc = print_server_dry(steps, r.nobjects, out);
         } else if (rc == 0) {
-            rc = gp_apply_run(c, steps, r.nobjects, out != NULL);
+            rc = gp_apply_run(c, steps, r.nobjects, out);
         }
     }
     gp_apply_steps_free(steps, r.nobjects);

@@ -231,6 +231,15 @@ try:
     check(rc == 1 and "job/gpu-pod: refused: job %d (" % active_job("gpu-pod")["id"] in err and
           "a batch job's spec cannot change" in err, "a changed batch job", out, err)
 
+    # -o json: the server's answers.
+    rc, out, err = gp("apply", "-o", "json", "-n", NS, "-f", "-",
+                      stdin="apiVersion: v1\nkind: Pod\nmetadata: {name: as-json}\nspec:\n"
+                            "  restartPolicy: Never\n  containers:\n  - {name: a, command: [\"true\"]}\n")
+    items = json.loads(out)["items"] if rc == 0 else []
+    check(len(items) == 1 and items[0]["kind"] == "job" and items[0]["action"] == "created" and
+          items[0]["server"]["spec"]["name"] == "as-json" and items[0]["server"]["id"] > 0,
+          "apply -o json", out, err)
+
     # A Deployment of the name of an active batch job: refused by the server's dry run.
     clash = ("apiVersion: apps/v1\nkind: Deployment\nmetadata: {name: gpu-pod}\nspec:\n"
              "  template:\n    spec:\n      containers:\n      - name: a\n"
