@@ -50,9 +50,10 @@ const json_t *k8s_arr(k8s_tr *t, const json_t *o, const char *path, const char *
 const char *k8s_str(k8s_tr *t, const json_t *o, const char *path, const char *key);
 
 /* The pod template (a PodSpec at path, with its metadata tmeta, may be NULL) as a job spec
- * (a new object) for a job of job_kind "batch" or "service"; NULL after an error. */
+ * (a new object) for a job of job_kind "batch" or "service" whose replicas are a gang when
+ * gang is set (launch variables are gpupool's; the nodes' network); NULL after an error. */
 json_t *k8s_pod_job(k8s_tr *t, const json_t *meta, const json_t *tmeta, const json_t *spec,
-                    const char *path, const char *job_kind);
+                    const char *path, const char *job_kind, int gang);
 
 /* The resources of the container at path into the job spec's "resources" (res) and env
  * resolution (limits, the values as written, for fieldRefs). 0, or -1 after an error. */

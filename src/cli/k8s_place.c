@@ -11,7 +11,7 @@
 
 void k8s_pod_volumes(k8s_tr *t, const json_t *spec, const json_t *c, const char *path,
                      const char *cpath, json_t *job);
-void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *job);
+void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *job, int gang);
 
 /* The volume named name in the pod's volumes, or NULL. */
 static const json_t *pod_volume(const json_t *spec, const char *name)
@@ -270,7 +270,7 @@ static void affinity(k8s_tr *t, const json_t *a, const char *path, json_t *job)
     }
 }
 
-void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *job)
+void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *job, int gang)
 {
     char q[K8S_PATH_MAX];
     const json_t *ns = k8s_obj(t, spec, path, "nodeSelector");
@@ -309,6 +309,13 @@ void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *
         } else {
             k8s_set(t, job, "network", json_string("host"));
         }
+    } else if (!kind && gang) {
+        /* Pods of a Job reach each other over the pod network; a gang's replicas over the
+         * nodes'. */
+        k8s_warn(t, k8s_join(q, path, "hostNetwork"),
+                 "not given: a gang's replicas run on the nodes' network, where they reach each "
+                 "other (as pods do over the pod network)");
+        k8s_set(t, job, "network", json_string("host"));
     } else if (!kind) {
         k8s_set(t, job, "network", json_string("private"));
     }

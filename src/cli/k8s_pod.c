@@ -17,7 +17,7 @@ typedef struct pod {
     json_t *labels, *annotations; /* borrowed from job */
     json_t *limits;               /* resource name -> value as written */
     const char *ns;
-    int replicas_gang; /* the owner may make a gang: launch variables are gpupool's */
+    int replicas_gang; /* a gang: launch variables are gpupool's */
 } pod;
 
 static const k8s_key pod_keys[] = {
@@ -397,15 +397,15 @@ static void metadata(pod *p, const json_t *meta, const json_t *tmeta, const char
 
 void k8s_pod_volumes(k8s_tr *t, const json_t *spec, const json_t *c, const char *path,
                      const char *cpath, json_t *job);
-void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *job);
+void k8s_pod_placement(k8s_tr *t, const json_t *spec, const char *path, json_t *job, int gang);
 
 json_t *k8s_pod_job(k8s_tr *t, const json_t *meta, const json_t *tmeta, const json_t *spec,
-                    const char *path, const char *job_kind)
+                    const char *path, const char *job_kind, int gang)
 {
     char q[K8S_PATH_MAX], tpath[K8S_PATH_MAX];
     int before = t->errors;
     pod p = {.t = t, .job = json_object(), .limits = json_object()};
-    p.replicas_gang = strcmp(job_kind, "batch") == 0;
+    p.replicas_gang = gang;
     snprintf(tpath, sizeof(tpath), "%s", path);
     char *dot = strrchr(tpath, '.');
     if (dot) {
@@ -447,7 +447,7 @@ json_t *k8s_pod_job(k8s_tr *t, const json_t *meta, const json_t *tmeta, const js
     if (ads > 0) {
         k8s_set(t, p.job, "max_runtime", json_sprintf("%llds", (long long)ads));
     }
-    k8s_pod_placement(t, spec, path, p.job);
+    k8s_pod_placement(t, spec, path, p.job, gang);
     json_decref(p.labels);
     json_decref(p.annotations);
     json_decref(p.limits);

@@ -33,7 +33,7 @@ json_t *k8s_pod(k8s_tr *t, const json_t *doc)
         k8s_error(t, "spec", "required");
         return NULL;
     }
-    json_t *job = k8s_pod_job(t, meta, NULL, spec, "spec", "batch");
+    json_t *job = k8s_pod_job(t, meta, NULL, spec, "spec", "batch", 0);
     if (!job) {
         return NULL;
     }
@@ -131,8 +131,8 @@ json_t *k8s_job(k8s_tr *t, const json_t *doc)
                  "gang), not %d completions",
                  par, comp);
     }
-    json_t *job =
-        k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps, "spec.template.spec", "batch");
+    json_t *job = k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps, "spec.template.spec",
+                              "batch", par > 1);
     if (!job) {
         return NULL;
     }
@@ -187,7 +187,7 @@ static json_t *vc_task(k8s_tr *t, const json_t *doc, const json_t *spec, int *re
         return NULL;
     }
     return k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps,
-                       "spec.tasks[0].template.spec", "batch");
+                       "spec.tasks[0].template.spec", "batch", *replicas > 1);
 }
 
 json_t *k8s_vcjob(k8s_tr *t, const json_t *doc)
@@ -344,7 +344,7 @@ json_t *k8s_deployment(k8s_tr *t, const json_t *doc)
     }
     selector(t, spec, tmeta);
     json_t *job = k8s_pod_job(t, json_object_get(doc, "metadata"), tmeta, ps, "spec.template.spec",
-                              "service");
+                              "service", 0);
     if (!job) {
         return NULL;
     }

@@ -467,6 +467,34 @@ static void volcano(void **state)
     gp_k8s_result_fini(&r);
 }
 
+static void gang_job(void **state)
+{
+    (void)state;
+    gp_k8s_result r;
+    translate(FIX, "gang-job.yaml", NULL, &r);
+    expect_counts(&r, 2, 2, 0);
+    expect_object(
+        &r, GP_K8S_JOB, "two-workers",
+        "{\"allow_unschedulable\": true, \"name\": \"two-workers\","
+        " \"image\": \"registry.local/train:1\", \"command\": [\"torchrun\", \"train.py\"],"
+        " \"env\": {\"EPOCHS\": \"3\"}, \"resources\": {\"gpus\": 1},"
+        " \"network\": \"host\", \"replicas\": 2, \"restart_policy\": \"on-failure\","
+        " \"max_restarts\": 1}");
+    expect_diag(&r, GP_K8S_WARN, "Job/two-workers", "spec.template.spec.hostNetwork",
+                "not given: a gang's replicas run on the nodes' network, where they reach each "
+                "other (as pods do over the pod network)");
+    expect_diag(&r, GP_K8S_WARN, "Job/two-workers", "spec.template.spec.containers[0].env[0].name",
+                "not honoured: gpupool sets RANK itself (from the GPUs and replicas it gives the "
+                "job); the variable is left out");
+    expect_object(
+        &r, GP_K8S_JOB, "one-worker",
+        "{\"allow_unschedulable\": true, \"name\": \"one-worker\","
+        " \"image\": \"registry.local/train:1\", \"command\": [\"python3\", \"train.py\"],"
+        " \"env\": {\"RANK\": \"0\"}, \"resources\": {}, \"network\": \"private\","
+        " \"restart_policy\": \"never\"}");
+    gp_k8s_result_fini(&r);
+}
+
 static void json_list(void **state)
 {
     (void)state;
@@ -623,14 +651,23 @@ static void directory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(gpu_pod),          cmocka_unit_test(mig_and_vgpu_pods),
-        cmocka_unit_test(share_deployment), cmocka_unit_test(queues_and_classes),
-        cmocka_unit_test(quotas),           cmocka_unit_test(ddp_job),
-        cmocka_unit_test(triton),           cmocka_unit_test(mixed_precision),
-        cmocka_unit_test(hami_and_models),  cmocka_unit_test(mig_profiles),
-        cmocka_unit_test(volcano),          cmocka_unit_test(json_list),
-        cmocka_unit_test(bad_manifests),    cmocka_unit_test(share_of_two_and_syntax),
-        cmocka_unit_test(quantities),       cmocka_unit_test(directory),
+        cmocka_unit_test(gpu_pod),
+        cmocka_unit_test(mig_and_vgpu_pods),
+        cmocka_unit_test(share_deployment),
+        cmocka_unit_test(queues_and_classes),
+        cmocka_unit_test(quotas),
+        cmocka_unit_test(ddp_job),
+        cmocka_unit_test(triton),
+        cmocka_unit_test(mixed_precision),
+        cmocka_unit_test(hami_and_models),
+        cmocka_unit_test(mig_profiles),
+        cmocka_unit_test(volcano),
+        cmocka_unit_test(gang_job),
+        cmocka_unit_test(json_list),
+        cmocka_unit_test(bad_manifests),
+        cmocka_unit_test(share_of_two_and_syntax),
+        cmocka_unit_test(quantities),
+        cmocka_unit_test(directory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
