@@ -86,6 +86,24 @@ static gp_k8s_object *find_object(gp_k8s_result *r, gp_k8s_target target, const 
     return NULL;
 }
 
+/* An earlier object that doc would be too: the same kind and name (for jobs, of the same
+ * tenant), or NULL. Applying both would make one of them twice. */
+static const gp_k8s_object *same_object(const gp_k8s_result *r, gp_k8s_target target,
+                                        const json_t *doc)
+{
+    const char *name = json_string_value(json_object_get(doc, "name"));
+    const json_t *tenant = json_object_get(doc, "tenant");
+    for (size_t i = 0; name && i < r->nobjects; i++) {
+        const gp_k8s_object *o = &r->objects[i];
+        if (o->target == target && strcmp(o->name, name) == 0 &&
+            (target != GP_K8S_JOB || json_equal(json_object_get(o->doc, "tenant"), tenant) ||
+             (!tenant && !json_object_get(o->doc, "tenant")))) {
+            return o;
+        }
+    }
+    return NULL;
+}
+
 /* Sets up t for doc: its kind and name, checked. 0, or -1 (an error added). */
 static int begin(k8s_tr *t, const json_t *doc)
 {
@@ -134,6 +152,11 @@ static void one(k8s_tr *t, const json_t *doc)
     for (const struct kind *k = kinds; k->api; k++) {
         if (strcmp(k->api, api) == 0 && strcmp(k->kind, kind) == 0) {
             json_t *o = k->fn(t, doc);
+            const gp_k8s_object *twin = o ? same_object(t->res, k->target, o) : NULL;
+            if (twin) {
+                k8s_error(t, "metadata.name", "%s: %s comes earlier with this name", t->name,
+                          twin->source_kind);
+            }
             if (o && t->errors == 0) {
                 add_object(t, k->target, o);
             } else {

@@ -581,6 +581,28 @@ static void share_of_two_and_syntax(void **state)
     assert_non_null(strstr(d.msg, "line 4"));
 }
 
+/* Two manifests that would make one object: the second is an error (another tenant's is not). */
+static void duplicates(void **state)
+{
+    (void)state;
+    const char *y = "apiVersion: v1\nkind: Pod\nmetadata: {name: a}\n"
+                    "spec: {containers: [{name: x, command: [y]}]}\n---\n"
+                    "apiVersion: batch/v1\nkind: Job\nmetadata: {name: a}\nspec: {template: "
+                    "{spec: {restartPolicy: Never, containers: [{name: x, command: [y]}]}}}\n"
+                    "---\napiVersion: v1\nkind: Pod\nmetadata: {name: a, namespace: other}\n"
+                    "spec: {containers: [{name: x, command: [y]}]}\n";
+    json_t *docs = NULL;
+    gp_diag d;
+    assert_int_equal(gp_yaml_to_json_all(y, strlen(y), &docs, &d), 0);
+    gp_k8s_result r;
+    gp_k8s_translate(docs, NULL, &r);
+    expect_counts(&r, 2, 0, 1);
+    expect_diag(&r, GP_K8S_ERROR, "Job/a", "metadata.name",
+                "a: Pod/a comes earlier with this name");
+    gp_k8s_result_fini(&r);
+    json_decref(docs);
+}
+
 static void quantities(void **state)
 {
     (void)state;
@@ -666,6 +688,7 @@ int main(void)
         cmocka_unit_test(json_list),
         cmocka_unit_test(bad_manifests),
         cmocka_unit_test(share_of_two_and_syntax),
+        cmocka_unit_test(duplicates),
         cmocka_unit_test(quantities),
         cmocka_unit_test(directory),
     };
