@@ -64,6 +64,9 @@ int gp_cli_login(int argc, char **argv);
 int gp_cli_whoami(int argc, char **argv);
 int gp_cli_up(int argc, char **argv);
 int gp_cli_logs(int argc, char **argv);
+/* gpupool apply -f / delete -f: Kubernetes manifests (cmd_apply.c, k8s.h). */
+int gp_cli_apply(int argc, char **argv);
+int gp_cli_delete(int argc, char **argv);
 int gp_cli_down(int argc, char **argv);
 /* gpupool top nodes|jobs (cmd_top.c). */
 int gp_cli_top(int argc, char **argv);

@@ -149,6 +149,7 @@ typedef struct submit_arg {
     bool bound;      /* by the tenant's grants: a user's submit */
     bool update;     /* a service: a new spec for the active one of that name (else created) */
     bool must_exist; /* PUT /v1/services/{name}: only an update (404 without one) */
+    bool dry_run;    /* ?dry_run=true: every check, nothing stored */
 } submit_arg;
 
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
@@ -319,10 +320,38 @@ static int retry_answer(gpupoold *g, ctl_op *op, const ctl_tenant *t, gp_diag *d
     return rc;
 }
 
+/* A dry run: the checks of a submission (or an update: the active job of that name must be a
+ * service), and the spec as it would be stored. */
+static int dry_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    submit_arg *a = op->arg;
+    ctl_tenant *t = ctl_tenant_by_name(&g->st, a->spec.tenant);
+    ctl_job *active = a->update ? active_named(&g->st, t, a->spec.name) : NULL;
+    if (active && (!ctl_job_is_service(active) || a->spec.job_kind != GP_JOB_SERVICE)) {
+        return gp_diag_set(d, GP_ESTATE,
+                           "kind: job %s is active and not a service: only a service's spec "
+                           "can be updated",
+                           active->name);
+    }
+    if (!active && a->must_exist) {
+        return gp_diag_set(d, GP_ENOENT, "service %s: not found", a->spec.name);
+    }
+    int rc = check_submit(&g->st, g->cfg, a, &t, d);
+    if (rc < 0) {
+        return rc;
+    }
+    op->status = 200;
+    op->result = json_pack("{s:b, s:o}", "dry_run", 1, "spec", gp_jobspec_to_json(&a->spec));
+    return op->result ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+}
+
 static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
 {
     submit_arg *a = op->arg;
     ctl_state *st = &g->st;
+    if (a->dry_run) {
+        return dry_run(g, op, d);
+    }
     ctl_tenant *t = ctl_tenant_by_name(st, a->spec.tenant);
     ctl_job *active = a->update ? active_named(st, t, a->spec.name) : NULL;
     if (active) {
@@ -538,6 +567,12 @@ static void submit(api_req *rq, const char *put_service)
         return;
     }
     a.update = (update && strcmp(update, "true") == 0) || put_service;
+    const char *dry = gp_http_request_query(rq->http, "dry_run");
+    if (dry && strcmp(dry, "true") != 0 && strcmp(dry, "false") != 0) {
+        api_error(rq, GP_EINVAL, "dry_run: must be true or false");
+        return;
+    }
+    a.dry_run = dry && strcmp(dry, "true") == 0;
     a.must_exist = put_service != NULL;
     a.doc = api_body(rq);
     if (a.doc && put_service && put_name(rq, a.doc, put_service) < 0) {

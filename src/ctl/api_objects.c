@@ -163,6 +163,7 @@ typedef struct put_arg {
     char name[GP_NAME_MAX];
     json_t *doc;
     bool create;
+    bool dry_run; /* ?dry_run=true: checked, answered as it would be stored, not stored */
 } put_arg;
 
 typedef union any_obj {
@@ -259,6 +260,14 @@ static int put_run(gpupoold *g, ctl_op *op, gp_diag *d)
         ctl_tenant_fini(&o.tenant);
         return rc;
     }
+    if (a->dry_run) {
+        op->status = 200;
+        op->result = stored_doc(st, a->type, &o);
+        if (a->type == OBJ_TENANT) {
+            ctl_tenant_fini(&o.tenant);
+        }
+        return op->result ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
     *id_of(a->type, &o) = 0;
     if (i >= 0) {
         any_obj *cur = (any_obj *)(a->type == OBJ_TENANT   ? (void *)&st->tenants[i]
@@ -304,6 +313,12 @@ static int put_run(gpupoold *g, ctl_op *op, gp_diag *d)
 static void put(api_req *rq, obj_type t, bool create)
 {
     put_arg a = {.type = t, .create = create};
+    const char *dry = gp_http_request_query(rq->http, "dry_run");
+    if (dry && strcmp(dry, "true") != 0 && strcmp(dry, "false") != 0) {
+        api_error(rq, GP_EINVAL, "dry_run: must be true or false");
+        return;
+    }
+    a.dry_run = dry && strcmp(dry, "true") == 0;
     a.doc = api_body(rq);
     if (!a.doc) {
         return;

@@ -277,6 +277,59 @@ int gp_yaml_to_json_lines(const char *text, size_t len, json_t **out, json_t **l
     return 0;
 }
 
+/* The documents of a stream: at each DOCUMENT_START, its root node, until STREAM_END. */
+static int build_all(reader *r, json_t *docs)
+{
+    for (;;) {
+        yaml_event_t ev;
+        int rc = next(r, &ev);
+        if (rc < 0) {
+            return rc;
+        }
+        yaml_event_type_t t = ev.type;
+        if (t == YAML_STREAM_END_EVENT) {
+            yaml_event_delete(&ev);
+            return 0;
+        }
+        if (t == YAML_STREAM_START_EVENT || t == YAML_DOCUMENT_START_EVENT ||
+            t == YAML_DOCUMENT_END_EVENT) {
+            yaml_event_delete(&ev);
+            continue;
+        }
+        json_t *root = NULL;
+        rc = build(r, &ev, 0, &root);
+        yaml_event_delete(&ev);
+        if (rc < 0) {
+            return rc;
+        }
+        if (json_is_null(root)) {
+            json_decref(root);
+        } else if (json_array_append_new(docs, root) < 0) {
+            return gp_diag_set(r->d, GP_ENOMEM, "out of memory");
+        }
+    }
+}
+
+int gp_yaml_to_json_all(const char *text, size_t len, json_t **out, gp_diag *d)
+{
+    *out = NULL;
+    reader r = {.d = d};
+    json_t *docs = json_array();
+    if (!docs || !yaml_parser_initialize(&r.parser)) {
+        json_decref(docs);
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    yaml_parser_set_input_string(&r.parser, (const unsigned char *)text, len);
+    int rc = build_all(&r, docs);
+    yaml_parser_delete(&r.parser);
+    if (rc < 0) {
+        json_decref(docs);
+        return rc;
+    }
+    *out = docs;
+    return 0;
+}
+
 int gp_json_check_depth(const char *text, size_t len, int max, gp_diag *d)
 {
     int depth = 0;

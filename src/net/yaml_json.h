@@ -33,6 +33,12 @@ int gp_yaml_to_json(const char *text, size_t len, json_t **out, gp_diag *d);
  * both *out and *lines are NULL. */
 int gp_yaml_to_json_lines(const char *text, size_t len, json_t **out, json_t **lines, gp_diag *d);
 
+/* Parses every document of a YAML stream (documents separated by "---") into *out, a new JSON
+ * array holding each document's root in order; empty documents (null) are left out, so a
+ * trailing "---" adds nothing. The same scalars, limits and errors as gp_yaml_to_json, each
+ * error naming its line in the whole stream. On failure *out is NULL. */
+int gp_yaml_to_json_all(const char *text, size_t len, json_t **out, gp_diag *d);
+
 /* Checks that JSON text nests arrays and objects at most max deep, without parsing it: brackets
  * inside strings (escapes included) are skipped; anything else malformed is left to the parser.
  * 0, or GP_EPARSE with d naming the line and column of the first bracket too deep:

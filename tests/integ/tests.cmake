@@ -501,3 +501,11 @@ add_test(NAME integ_ctl_cli_ops
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_cli_ops PROPERTIES LABELS integ TIMEOUT 240)
+# gpupool apply -f / delete -f of Kubernetes manifests on a `gpupool up` pool (podman, a local
+# registry): every shared manifest stored field by field or refused with its reason, server and
+# client dry runs, --strict, unchanged re-applies, a refused file applying nothing, and a
+# manifest of our own run to completion (its environment, volume and GPU as the job saw them).
+add_test(NAME integ_e2e_apply
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_apply.py
+                 $<TARGET_FILE:gpupool> ${CMAKE_SOURCE_DIR}/../shared/k8s-manifests)
+set_tests_properties(integ_e2e_apply PROPERTIES LABELS integ TIMEOUT 420)
