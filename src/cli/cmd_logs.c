@@ -152,9 +152,11 @@ static int split(rlog *r, bool final, lines *out)
         }
         start = r->plen;
     }
-    memmove(r->part, r->part + start, r->plen - start);
-    r->plen -= start;
-    r->part_start += (long long)start;
+    if (start > 0) { /* r->part is NULL until something came */
+        memmove(r->part, r->part + start, r->plen - start);
+        r->plen -= start;
+        r->part_start += (long long)start;
+    }
     return 0;
 }
 
