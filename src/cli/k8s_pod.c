@@ -278,6 +278,7 @@ static void security(k8s_tr *t, const json_t *sc, const char *path, json_t *job)
                 k8s_error(t, q, "must be true or false");
             } else if (json_is_true(v)) {
                 k8s_set(t, job, "privileged", json_true());
+                snprintf(t->privileged_at, sizeof(t->privileged_at), "%s", q);
             }
         } else if (strcmp(k, "privileged") == 0 || strcmp(k, "allowPrivilegeEscalation") == 0) {
             if (json_is_true(v)) {

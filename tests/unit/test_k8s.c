@@ -553,6 +553,39 @@ static void bad_manifests(void **state)
     gp_k8s_result_fini(&r);
 }
 
+/* A container's privileged is the job's (its path kept for the server's refusal); false is
+ * any job; allowPrivilegeEscalation and capabilities.add stay refused with warnings. */
+static void privileged(void **state)
+{
+    (void)state;
+    gp_k8s_result r;
+    translate(FIX, "privileged.yaml", NULL, &r);
+    expect_counts(&r, 2, 2, 1);
+    const char *w = "Deployment/dev-tools",
+               *sc = "spec.template.spec.containers[0].securityContext";
+    char path[128];
+    snprintf(path, sizeof(path), "%s.allowPrivilegeEscalation", sc);
+    expect_diag(&r, GP_K8S_WARN, w, path, "refused: jobs never run privileged; left out");
+    snprintf(path, sizeof(path), "%s.capabilities", sc);
+    expect_diag(&r, GP_K8S_WARN, w, path, "refused: jobs get no added capabilities; left out");
+    expect_diag(&r, GP_K8S_ERROR, "Pod/bad-privileged",
+                "spec.containers[0].securityContext.privileged", "must be true or false");
+    for (size_t i = 0; i < r.nobjects; i++) {
+        const gp_k8s_object *o = &r.objects[i];
+        json_t *p = json_object_get(o->doc, "privileged");
+        if (strcmp(o->name, "dev-tools") == 0) {
+            assert_true(json_is_true(p));
+            snprintf(path, sizeof(path), "%s.privileged", sc);
+            assert_string_equal(o->privileged_at, path);
+        } else {
+            assert_string_equal(o->name, "plain");
+            assert_null(p);
+            assert_string_equal(o->privileged_at, "");
+        }
+    }
+    gp_k8s_result_fini(&r);
+}
+
 /* A share of more than one GPU, and the reader's syntax errors naming file and line. */
 static void share_of_two_and_syntax(void **state)
 {
@@ -671,23 +704,15 @@ static void directory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(gpu_pod),
-        cmocka_unit_test(mig_and_vgpu_pods),
-        cmocka_unit_test(share_deployment),
-        cmocka_unit_test(queues_and_classes),
-        cmocka_unit_test(quotas),
-        cmocka_unit_test(ddp_job),
-        cmocka_unit_test(triton),
-        cmocka_unit_test(mixed_precision),
-        cmocka_unit_test(hami_and_models),
-        cmocka_unit_test(mig_profiles),
-        cmocka_unit_test(volcano),
-        cmocka_unit_test(gang_job),
-        cmocka_unit_test(json_list),
-        cmocka_unit_test(bad_manifests),
-        cmocka_unit_test(share_of_two_and_syntax),
-        cmocka_unit_test(duplicates),
-        cmocka_unit_test(quantities),
+        cmocka_unit_test(gpu_pod),          cmocka_unit_test(mig_and_vgpu_pods),
+        cmocka_unit_test(share_deployment), cmocka_unit_test(queues_and_classes),
+        cmocka_unit_test(quotas),           cmocka_unit_test(ddp_job),
+        cmocka_unit_test(triton),           cmocka_unit_test(mixed_precision),
+        cmocka_unit_test(hami_and_models),  cmocka_unit_test(mig_profiles),
+        cmocka_unit_test(volcano),          cmocka_unit_test(gang_job),
+        cmocka_unit_test(json_list),        cmocka_unit_test(bad_manifests),
+        cmocka_unit_test(privileged),       cmocka_unit_test(share_of_two_and_syntax),
+        cmocka_unit_test(duplicates),       cmocka_unit_test(quantities),
         cmocka_unit_test(directory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -29,13 +29,17 @@ tmp = tempfile.mkdtemp(prefix="gpupool-priv.")
 out = os.path.join(tmp, "out")
 os.makedirs(out)
 agents = []
+POD = ("apiVersion: v1\nkind: Pod\nmetadata: {name: k8s-priv}\nspec:\n  restartPolicy: Never\n"
+       "  containers:\n  - name: a\n    command: [\"true\"]\n"
+       "    securityContext: {privileged: true}\n")
 REFUSED = ("privileged: tenant %s may not run privileged jobs (an admin allows it: gpupool "
            "tenant set %s --allow-privileged)")
 
 
-def cli(p, token, *args):
+def cli(p, token, *args, stdin=None):
     e = dict(os.environ, GPUPOOL_SERVER=p.base, GPUPOOL_TOKEN=token)
-    r = subprocess.run([gpupool] + list(args), capture_output=True, text=True, timeout=60, env=e)
+    r = subprocess.run([gpupool] + list(args), capture_output=True, text=True, timeout=60, env=e,
+                       input=stdin)
     return r.returncode, r.stdout, r.stderr
 
 
@@ -75,6 +79,11 @@ try:
         s, d = alice.post("/v1/jobs", job("plain", 'id -u > %s/plain.txt; sleep 60' % out,
                                           privileged=False))
         check(s == 201 and "privileged" not in d["spec"], "privileged: false is any job", s, d)
+
+        rc, so, se = cli(p, alice.token, "apply", "-f", "-", stdin=POD)
+        check(rc == 1 and "Pod/k8s-priv: spec.containers[0].securityContext.privileged: refused "
+              "by the server: " + (REFUSED % ("team-a", "team-a"))[12:] in se and
+              "nothing applied" in se, "gpupool apply names the manifest's field", rc, so, se)
 
         # ---- only an admin grants it ----
         s, d = alice.put("/v1/tenants/team-a", {"allow_privileged": True})
@@ -125,6 +134,10 @@ try:
         uids = [open(f).read().strip() for f in both]
         check(uids[0] == uids[1], "a host process runs as the node's job user, privileged or not",
               uids)
+
+        rc, so, se = cli(p, alice.token, "apply", "-f", "-", stdin=POD)
+        check(rc == 0 and so == "job/k8s-priv created\n", "gpupool apply now applies it", so, se)
+        check(p.job(alice, "k8s-priv")["spec"]["privileged"] is True, "stored privileged")
 
         # ---- one tenant's permission is not another's ----
         s, d = bob.post("/v1/jobs", priv)
