@@ -517,4 +517,4 @@ add_test(NAME integ_ctl_privileged
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_privileged.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
-set_tests_properties(integ_ctl_privileged PROPERTIES LABELS integ TIMEOUT 240)
+set_tests_properties(integ_ctl_privileged PROPERTIES LABELS "integ;security" TIMEOUT 240)
