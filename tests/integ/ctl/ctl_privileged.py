@@ -9,7 +9,8 @@
   tenant document and `get tenants -o wide`; the job is then accepted, its desired replica
   carries privileged, and it runs, as the node's job user like any other job (--runtime none
   gives it nothing more).
-- Another tenant's users are still refused, and so is an admin submitting for that tenant.
+- Another tenant's users are still refused (naming the allowed tenant in the spec is 404), and
+  so is an admin submitting for that tenant.
 - Withdrawn (`--allow-privileged=false`): the running job keeps running; new ones are refused.
 Arguments: gpupoold, gpupool, gpupool-agent, the mock NVML library, the inventories directory.
 """
@@ -142,6 +143,9 @@ try:
         # ---- one tenant's permission is not another's ----
         s, d = bob.post("/v1/jobs", priv)
         check(refused(s, d, "team-b"), "another tenant's user is refused", s, d)
+        s, d = bob.post("/v1/jobs", dict(priv, tenant="team-a", name="spoof"))
+        check(s == 404 and d["error"]["message"] == "tenant team-a: not found",
+              "nor can it name the allowed tenant as its own", s, d)
         s, d = admin.post("/v1/jobs", dict(priv, tenant="team-b", name="adm"))
         check(refused(s, d, "team-b"), "so is an admin submitting for that tenant", s, d)
 
