@@ -62,7 +62,7 @@ typedef struct gp_k8s_diag {
     int source;    /* index of the manifest */
     char *where;   /* owned: "Pod/gpu-pod" (or "document 3" when it has no kind and name) */
     char *path;    /* owned: the field's path in the manifest, "" for the whole document */
-    char *message; /* owned: "refused: jobs never run privileged" */
+    char *message; /* owned: "refused: jobs get no added capabilities" */
 } gp_k8s_diag;
 
 typedef struct gp_k8s_result {

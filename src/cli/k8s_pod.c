@@ -282,7 +282,9 @@ static void security(k8s_tr *t, const json_t *sc, const char *path, json_t *job)
             }
         } else if (strcmp(k, "privileged") == 0 || strcmp(k, "allowPrivilegeEscalation") == 0) {
             if (json_is_true(v)) {
-                k8s_warn(t, q, "refused: jobs never run privileged; left out");
+                k8s_warn(t, q,
+                         "refused: left out; only a container's securityContext.privileged asks "
+                         "for more privileges (a privileged job)");
             }
         } else if (strcmp(k, "capabilities") == 0) {
             if (json_object_get(v, "add")) {

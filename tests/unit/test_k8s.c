@@ -565,7 +565,9 @@ static void privileged(void **state)
                *sc = "spec.template.spec.containers[0].securityContext";
     char path[128];
     snprintf(path, sizeof(path), "%s.allowPrivilegeEscalation", sc);
-    expect_diag(&r, GP_K8S_WARN, w, path, "refused: jobs never run privileged; left out");
+    expect_diag(&r, GP_K8S_WARN, w, path,
+                "refused: left out; only a container's securityContext.privileged asks for more "
+                "privileges (a privileged job)");
     snprintf(path, sizeof(path), "%s.capabilities", sc);
     expect_diag(&r, GP_K8S_WARN, w, path, "refused: jobs get no added capabilities; left out");
     expect_diag(&r, GP_K8S_ERROR, "Pod/bad-privileged",

@@ -291,10 +291,14 @@ static void test_host_object(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_full),        cmocka_unit_test(test_minimal),
-        cmocka_unit_test(test_array_shm),   cmocka_unit_test(test_privileged),
-        cmocka_unit_test(test_refused),     cmocka_unit_test(test_unknown_ignored),
-        cmocka_unit_test(test_host_object), cmocka_unit_test(test_service),
+        cmocka_unit_test(test_full),
+        cmocka_unit_test(test_minimal),
+        cmocka_unit_test(test_array_shm),
+        cmocka_unit_test(test_refused),
+        cmocka_unit_test(test_unknown_ignored),
+        cmocka_unit_test(test_host_object),
+        cmocka_unit_test(test_service),
+        cmocka_unit_test(test_privileged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
