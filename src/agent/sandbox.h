@@ -46,8 +46,9 @@
  * instead of `--cap-drop all`, no-new-privileges and the seccomp profile, which would take back
  * what it asked for: every capability of its user namespace and every device of the node (so
  * its GPU limits do not hold: CUDA_VISIBLE_DEVICES and libgpushare are no fence). Everything
- * else above still holds: its user namespace (container root is the tenant's host range, not
- * the host's root), its user, namespaces, limits, cgroup, mounts and masks.
+ * else above still holds: an image job's user namespace (its root is the tenant's host range,
+ * not the host's root; a job over the host root has none, so its capabilities are the host's),
+ * its user, namespaces, limits, cgroup, mounts and masks.
  * The job's environment is read from an env file (0600, in the state directory the job never
  * sees); a value with a line break cannot be written there and goes on the command line. A
  * fraction's job never gets LD_AUDIT (an audit library sees every symbol binding and could
