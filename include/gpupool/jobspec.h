@@ -29,6 +29,9 @@
  *                               #   Always for a latest (or no) tag without digest, else
  *                               #   IfNotPresent
  *   network: host               # host | private (its own network namespace)
+ *   privileged: false           # true: podman --privileged (every device of the node, so GPU
+ *                               #   limits do not hold); gpupoold refuses it unless an admin
+ *                               #   allowed the job's tenant (allow_privileged); default false
  *   command: [python, train.py] # required, non-empty
  *   args: [--epochs, "3"]
  *   env: {HF_HOME: /data/hf}    # names [A-Za-z_][A-Za-z0-9_]*; gpupool's own are refused;
@@ -292,6 +295,7 @@ typedef struct gp_jobspec {
     char *image;                      /* normal form; NULL = the host's root filesystem */
     gp_pull_policy image_pull_policy; /* resolved with an image; GP_PULL_DEFAULT without */
     gp_network network;
+    bool privileged; /* may run privileged (see above); only a tenant an admin allows */
     /* the kind of work (see the kind fields above) */
     gp_job_kind job_kind;
     int port; /* 0 = none (batch) */
@@ -333,7 +337,8 @@ void gp_jobspec_fini(gp_jobspec *s);
  * "45s", "1d"); volumes as "NAME", "NAME:ro" or "NAME:rw"; env values as strings, a secret as
  * {"value", "secret": true} until sealed and {"secret": true, "sealed"} after (the caller hides
  * or opens it: ctl_secrets_show). Members in a fixed order. NULL when out of memory.
- * array (canonical text, gpupool/array.h), after_ok and shm_size_mib appear only when set.
+ * array (canonical text, gpupool/array.h), after_ok and shm_size_mib appear only when set;
+ * privileged only when true.
  */
 json_t *gp_jobspec_to_json(const gp_jobspec *s);
 /* Whether a and b are the same spec (a NULL list and an empty one are the same). */

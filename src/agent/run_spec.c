@@ -437,6 +437,11 @@ static int parse_image(json_t *o, gp_run_spec *s, gp_diag *d)
         return gp_diag_set(d, GP_EINVAL, "cdi_devices: must be true or false");
     }
     s->cdi_devices = c && json_is_true(c);
+    json_t *priv = json_object_get(o, "privileged");
+    if (priv && !json_is_boolean(priv)) {
+        return gp_diag_set(d, GP_EINVAL, "privileged: must be true or false");
+    }
+    s->privileged = priv && json_is_true(priv);
     json_t *a = json_object_get(o, "registry_auth");
     int rc = get_str(o, "", "tenant", 0, &s->tenant, d);
     return rc == 0 && a && !json_is_null(a) ? parse_auth_obj(a, s, d) : rc;

@@ -140,6 +140,8 @@ typedef struct gp_run_spec {
     int own_netns;        /* kind notebook or service: a network namespace of its own */
     int port;             /* the port it serves on (0: none) */
     int cdi_devices;      /* cdi_devices: true: podman resolves the GPUs through CDI */
+    int privileged;       /* privileged: true: podman --privileged (sandbox.h); nothing more for
+                             a host process (--runtime none: the node's job user already) */
     char *tenant;         /* NULL: not given */
     gp_idmap userns;      /* userns: the tenant's host ids; size 0: none */
     int array_index;      /* array_index: a job array's child's index; -1: not one */

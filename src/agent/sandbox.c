@@ -148,10 +148,17 @@ static void confinement(args *a, const gp_sandbox_node *n, const gp_sandbox_job 
         pushf(a, "--gidmap=0:%lld:%lld", (long long)j->userns.base, (long long)j->userns.size);
     }
     pushf(a, "--user=%lu:%lu", (unsigned long)j->uid, (unsigned long)j->gid);
-    push2(a, "--cap-drop", "all");
-    push2(a, "--security-opt", "no-new-privileges");
-    if (n->seccomp) {
-        pushf(a, "--security-opt=seccomp=%s", n->seccomp);
+    if (s->privileged) {
+        /* What the spec asks for, and nothing that would take it back: no --cap-drop, no
+         * no-new-privileges, no seccomp profile. The user namespace, the user and the
+         * namespaces and limits below still hold. */
+        push(a, "--privileged");
+    } else {
+        push2(a, "--cap-drop", "all");
+        push2(a, "--security-opt", "no-new-privileges");
+        if (n->seccomp) {
+            pushf(a, "--security-opt=seccomp=%s", n->seccomp);
+        }
     }
     push2(a, "--pid", "private");
     push2(a, "--ipc", "private");

@@ -42,6 +42,13 @@
  *   - the container named `gpupool-J-R-E-HASH` (gp_sandbox_name), labelled with the job,
  *     replica, epoch and state directory, `--rm`, `--pull never` (gpupool-run pulls first),
  *     `--log-driver passthrough`: the job writes straight into gpupool-run's pipes.
+ * A privileged job (spec privileged, allowed for its tenant by an admin) gets `--privileged`
+ * instead of `--cap-drop all`, no-new-privileges and the seccomp profile, which would take back
+ * what it asked for: every capability of its user namespace and every device of the node (so
+ * its GPU limits do not hold: CUDA_VISIBLE_DEVICES and libgpushare are no fence). Everything
+ * else above still holds: an image job's user namespace (its root is the tenant's host range,
+ * not the host's root; a job over the host root has none, so its capabilities are the host's),
+ * its user, namespaces, limits, cgroup, mounts and masks.
  * The job's environment is read from an env file (0600, in the state directory the job never
  * sees); a value with a line break cannot be written there and goes on the command line. A
  * fraction's job never gets LD_AUDIT (an audit library sees every symbol binding and could

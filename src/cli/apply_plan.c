@@ -89,6 +89,12 @@ static int plan_job(gp_cli_conn *c, gp_apply_step *s)
     snprintf(path, sizeof(path), "/v1/jobs%s", q);
     s->body = json_incref(o->doc);
     rc = rc ? rc : gp_cli_call(c, "POST", path, s->body, &s->dry);
+    if (rc != 0 && o->privileged_at[0] &&
+        strncmp(gp_cli_last_refusal(c), "privileged: ", 12) == 0) {
+        /* the server's field is the manifest's: name it there */
+        fprintf(stderr, "gpupool apply: %s: %s: refused by the server: %s\n", o->source_kind,
+                o->privileged_at, gp_cli_last_refusal(c) + 12);
+    }
     if (rc != 0) {
         json_decref(job);
         return rc;

@@ -10,6 +10,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -30,6 +31,12 @@ static const gp_cli_opt output_opt = {"output", 'o', "FORMAT",
 static const gp_cli_opt output_forms_opt = {
     "output", 'o', "FORMAT",
     "table, wide, json, yaml, name, jsonpath=TEMPLATE or custom-columns=SPEC"};
+
+/* Whether o's value may be left out (metavar "[=X]"). */
+static bool optional_value(const gp_cli_opt *o)
+{
+    return o->metavar && o->metavar[0] == '[';
+}
 
 static int count_opts(const gp_cli_spec *spec)
 {
@@ -94,8 +101,8 @@ void gp_cli_help(const gp_cli_spec *spec, FILE *f)
         if (o->shortname) {
             snprintf(shortname, sizeof(shortname), "-%c, ", o->shortname);
         }
-        snprintf(left, sizeof(left), "%s--%s%s%s", shortname, o->name, o->metavar ? " " : "",
-                 o->metavar ? o->metavar : "");
+        snprintf(left, sizeof(left), "%s--%s%s%s", shortname, o->name,
+                 o->metavar && !optional_value(o) ? " " : "", o->metavar ? o->metavar : "");
         fprintf(f, "  %-30s %s\n", left, o->help);
     }
     gp_cli_args_fini(&a);
@@ -145,11 +152,13 @@ static int build_getopt(const gp_cli_args *a, unsigned flags, struct option **lo
     size_t used = (size_t)snprintf(buf, cap, "%s:", flags & GP_CLI_IN_ORDER ? "+" : "");
     for (int i = 0; i < a->nopts; i++) {
         const gp_cli_opt *o = a->opts[i];
-        (*longopts)[i] = (struct option){o->name, o->metavar ? required_argument : no_argument,
-                                         NULL, FIRST_KEY + i};
+        int has = optional_value(o) ? optional_argument
+                  : o->metavar      ? required_argument
+                                    : no_argument;
+        (*longopts)[i] = (struct option){o->name, has, NULL, FIRST_KEY + i};
         if (o->shortname && used + 3 < cap) {
             buf[used++] = o->shortname;
-            if (o->metavar) {
+            if (has == required_argument) {
                 buf[used++] = ':';
             }
             buf[used] = '\0';
@@ -231,7 +240,7 @@ static int list_opts(const gp_cli_spec *spec)
     if (collect_opts(spec, &a) == 0) {
         for (int i = 0; i < a.nopts; i++) {
             const gp_cli_opt *o = a.opts[i];
-            const char *mv = o->metavar ? o->metavar : "";
+            const char *mv = o->metavar && !optional_value(o) ? o->metavar : "";
             fprintf(list_sink, "flag --%s%s%s\n", o->name, *mv ? " " : "", mv);
             if (o->shortname) {
                 fprintf(list_sink, "flag -%c%s%s\n", o->shortname, *mv ? " " : "", mv);

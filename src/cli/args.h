@@ -16,7 +16,8 @@
 typedef struct gp_cli_opt {
     const char *name;    /* long name, without "--"; NULL ends a table */
     char shortname;      /* 0: none */
-    const char *metavar; /* NULL: a flag without a value */
+    const char *metavar; /* NULL: a flag without a value; "[=X]": a value that may be left out
+                            (--name, or --name=X in the same word) */
     const char *help;
 } gp_cli_opt;
 

@@ -24,6 +24,7 @@
 struct gp_cli_conn {
     gp_http_client *http;
     gp_cli_target t;
+    char refusal[1024]; /* the last call's refusal message; "" none */
 };
 
 /* Copies s into out without surrounding blanks. 0, or -1 when it does not fit. */
@@ -314,12 +315,13 @@ const char *gp_cli_server(const gp_cli_conn *c)
 }
 
 /* Prints the error of a refused call: the API's {"error": {"message"}}, or what there is. */
-static void print_refusal(const gp_cli_conn *c, int status, const char *body, size_t len)
+static void print_refusal(gp_cli_conn *c, int status, const char *body, size_t len)
 {
     json_t *doc = json_loadb(body, len, 0, NULL);
     json_t *msg = json_object_get(json_object_get(doc, "error"), "message");
     if (json_is_string(msg)) {
         fprintf(stderr, "gpupool: %s\n", json_string_value(msg));
+        snprintf(c->refusal, sizeof(c->refusal), "%s", json_string_value(msg));
     } else {
         fprintf(stderr, "gpupool: %s answered HTTP %d: %.200s\n", gp_http_client_server(c->http),
                 status, len ? body : "(no body)");
@@ -350,6 +352,7 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
     if (resp) {
         *resp = NULL;
     }
+    c->refusal[0] = '\0';
     gp_diag d;
     gp_diag_clear(&d);
     int status = 0;
@@ -374,6 +377,11 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
     }
     free(text);
     return rc;
+}
+
+const char *gp_cli_last_refusal(const gp_cli_conn *c)
+{
+    return c->refusal;
 }
 
 int gp_cli_call(gp_cli_conn *c, const char *method, const char *path, const json_t *body,

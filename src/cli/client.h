@@ -59,6 +59,9 @@ const char *gp_cli_server(const gp_cli_conn *c);
  * returns GP_EXIT_FAILURE; *resp is then NULL. */
 int gp_cli_call(gp_cli_conn *c, const char *method, const char *path, const json_t *body,
                 json_t **resp);
+/* The message of the server's refusal ({"error": {"message"}}) of the last call on c, printed by
+ * it; "" when the last call was not refused that way. Valid until the next call. */
+const char *gp_cli_last_refusal(const gp_cli_conn *c);
 /* GETs the list at path+query (query "" or "?a=b&..."), appending its "items" to items; with
  * all, follows the "next" cursors (after=) to the end. *more tells whether a later page was left.
  * 0 or gp_cli_call's error. */

@@ -1,8 +1,9 @@
 /*
  * gpupool tenant create|set|delete: tenants and their quota of GPUs, GPU memory and GPUs per
  * model. The document: {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models":
- * {"A100-80GB": 8}}, "priority_classes": [..], "queues": [..]} (src/ctl/objects.c): the grants
- * say which priority classes and queues the tenant's users may submit with. `gpupool tenant
+ * {"A100-80GB": 8}}, "priority_classes": [..], "queues": [..], "allow_privileged": false}
+ * (src/ctl/objects.c): the grants say which priority classes and queues the tenant's users may
+ * submit with, and whether they may run privileged jobs. `gpupool tenant
  * registry ...` is the tenant's image registry credentials (cmd_registry.c).
  */
 #include "cli/cli.h"
@@ -23,6 +24,9 @@ static const gp_cli_field tenant_fields[] = {
      "the priority classes its users may submit with (none: only the default class)"},
     {"queues", "Q1,Q2", "queues", GP_VAL_LIST, NULL,
      "the queues its users may submit to (none: only the default queue)"},
+    {"allow-privileged", "[=BOOL]", "allow_privileged", GP_VAL_BOOL, NULL,
+     "its users may run privileged jobs (every device of a node: GPU limits do not hold); "
+     "=false withdraws it"},
     {NULL, NULL, NULL, 0, NULL, NULL},
 };
 

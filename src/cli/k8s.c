@@ -70,6 +70,7 @@ static void add_object(k8s_tr *t, gp_k8s_target target, json_t *doc)
     *o = (gp_k8s_object){.target = target, .doc = doc, .source = t->source};
     snprintf(o->name, sizeof(o->name), "%s", t->name);
     snprintf(o->source_kind, sizeof(o->source_kind), "%s", t->where);
+    snprintf(o->privileged_at, sizeof(o->privileged_at), "%s", t->privileged_at);
 }
 
 static gp_k8s_object *find_object(gp_k8s_result *r, gp_k8s_target target, const char *name,
@@ -112,6 +113,7 @@ static int begin(k8s_tr *t, const json_t *doc)
     t->name = json_string_value(json_object_get(meta, "name"));
     t->doc = doc;
     t->errors = 0;
+    t->privileged_at[0] = '\0';
     if (kind && t->name) {
         snprintf(t->where, sizeof(t->where), "%s/%s", kind, t->name);
     } else {

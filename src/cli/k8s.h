@@ -47,6 +47,9 @@ typedef struct gp_k8s_object {
     json_t *doc;           /* owned: the gpupool document */
     int source;            /* index of the manifest it came from */
     char source_kind[160]; /* "Deployment/triton-inference-server", for messages */
+    /* where the manifest asks for privileged ("spec.containers[0].securityContext.privileged"),
+     * named when the server refuses it; "" when it does not */
+    char privileged_at[512];
 } gp_k8s_object;
 
 typedef enum gp_k8s_severity {
@@ -59,7 +62,7 @@ typedef struct gp_k8s_diag {
     int source;    /* index of the manifest */
     char *where;   /* owned: "Pod/gpu-pod" (or "document 3" when it has no kind and name) */
     char *path;    /* owned: the field's path in the manifest, "" for the whole document */
-    char *message; /* owned: "refused: jobs never run privileged" */
+    char *message; /* owned: "refused: jobs get no added capabilities" */
 } gp_k8s_diag;
 
 typedef struct gp_k8s_result {

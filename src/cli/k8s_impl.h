@@ -14,10 +14,11 @@ typedef struct k8s_tr {
     gp_k8s_result *res;
     const gp_k8s_ctx *ctx;
     int source;
-    char where[160];   /* "Pod/gpu-pod" */
-    const char *name;  /* metadata.name (borrowed) */
-    const json_t *doc; /* the manifest (borrowed) */
-    int errors;        /* errors added for this manifest */
+    char where[160];                  /* "Pod/gpu-pod" */
+    const char *name;                 /* metadata.name (borrowed) */
+    const json_t *doc;                /* the manifest (borrowed) */
+    int errors;                       /* errors added for this manifest */
+    char privileged_at[K8S_PATH_MAX]; /* the path of its securityContext.privileged: true, or "" */
 } k8s_tr;
 
 void k8s_diag(k8s_tr *t, gp_k8s_severity s, const char *path, const char *fmt, ...)

@@ -262,7 +262,10 @@ static void command(k8s_tr *t, const json_t *c, const char *path, json_t *job)
               first ? " (args start with an option)" : "");
 }
 
-static void security(k8s_tr *t, const json_t *sc, const char *path)
+/* A securityContext: a container's (job: its job) or the pod's (job NULL). A container's
+ * privileged is the job's privileged (gpupoold refuses it for a tenant an admin has not
+ * allowed); the rest is refused or not honoured, with a warning. */
+static void security(k8s_tr *t, const json_t *sc, const char *path, json_t *job)
 {
     const char *k;
     json_t *v;
@@ -270,9 +273,18 @@ static void security(k8s_tr *t, const json_t *sc, const char *path)
     json_object_foreach((json_t *)sc, k, v)
     {
         k8s_join(q, path, k);
-        if (strcmp(k, "privileged") == 0 || strcmp(k, "allowPrivilegeEscalation") == 0) {
+        if (job && strcmp(k, "privileged") == 0) {
+            if (!json_is_boolean(v)) {
+                k8s_error(t, q, "must be true or false");
+            } else if (json_is_true(v)) {
+                k8s_set(t, job, "privileged", json_true());
+                snprintf(t->privileged_at, sizeof(t->privileged_at), "%s", q);
+            }
+        } else if (strcmp(k, "privileged") == 0 || strcmp(k, "allowPrivilegeEscalation") == 0) {
             if (json_is_true(v)) {
-                k8s_warn(t, q, "refused: jobs never run privileged; left out");
+                k8s_warn(t, q,
+                         "refused: left out; only a container's securityContext.privileged asks "
+                         "for more privileges (a privileged job)");
             }
         } else if (strcmp(k, "capabilities") == 0) {
             if (json_object_get(v, "add")) {
@@ -342,7 +354,7 @@ static void container(pod *p, const json_t *c, const char *path, const char *job
     env_list(p, c, path);
     const json_t *sc = k8s_obj(t, c, path, "securityContext");
     if (sc) {
-        security(t, sc, k8s_join(q, path, "securityContext"));
+        security(t, sc, k8s_join(q, path, "securityContext"), job);
     }
     int service = strcmp(job_kind, "service") == 0;
     ports(t, c, path, job, service);
@@ -437,7 +449,7 @@ json_t *k8s_pod_job(k8s_tr *t, const json_t *meta, const json_t *tmeta, const js
     }
     const json_t *sc = k8s_obj(t, spec, path, "securityContext");
     if (sc) {
-        security(t, sc, k8s_join(q, path, "securityContext"));
+        security(t, sc, k8s_join(q, path, "securityContext"), NULL);
     }
     const char *pc = k8s_str(t, spec, path, "priorityClassName");
     if (pc) {

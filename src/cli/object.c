@@ -41,7 +41,8 @@ static json_t *name_list(const char *v)
 static json_t *field_value(const gp_cli_field *f, const char *v, int *remove)
 {
     int64_t n;
-    *remove = f->type != GP_VAL_STRING && f->type != GP_VAL_FIXED && strcmp(v, "none") == 0;
+    *remove = f->type != GP_VAL_STRING && f->type != GP_VAL_FIXED && f->type != GP_VAL_BOOL &&
+              strcmp(v, "none") == 0;
     if (*remove) {
         return json_null();
     }
@@ -67,6 +68,10 @@ static json_t *field_value(const gp_cli_field *f, const char *v, int *remove)
         return json_loads(f->fixed, JSON_DECODE_ANY, NULL);
     case GP_VAL_LIST:
         return name_list(v);
+    case GP_VAL_BOOL:
+        return !v[0] || strcmp(v, "true") == 0 ? json_true()
+               : strcmp(v, "false") == 0       ? json_false()
+                                               : NULL;
     default:
         return json_string(v);
     }

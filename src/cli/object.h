@@ -25,6 +25,7 @@ typedef enum gp_cli_value {
     GP_VAL_FIXED,  /* a flag without a value that sets `fixed` (JSON text: true, "Never") */
     GP_VAL_MODELS, /* MODEL=GPUS, repeatable: sets PATH.MODEL */
     GP_VAL_LIST,   /* "a,b": a list of names; "" the empty list; "none" removes */
+    GP_VAL_BOOL,   /* --flag or --flag=true: true; --flag=false: false (metavar "[=BOOL]") */
 } gp_cli_value;
 
 typedef struct gp_cli_field {

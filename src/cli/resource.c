@@ -441,6 +441,13 @@ static void c_quota_models(const json_t *t, int64_t now, char *buf, size_t cap)
     }
 }
 
+static void c_privileged(const json_t *t, int64_t now, char *buf, size_t cap)
+{
+    (void)now;
+    snprintf(buf, cap, "%s",
+             json_is_true(json_object_get(t, "allow_privileged")) ? "true" : "false");
+}
+
 static const gp_cli_column tenant_cols[] = {
     {"NAME", 0, c_name},
     {"QUOTA-GPUS", 0, c_quota},
@@ -449,6 +456,7 @@ static const gp_cli_column tenant_cols[] = {
     {"USED-GPUS", 0, c_used},
     {"USED-GPU-MEMORY", 1, c_used_mem},
     {"PENDING", 0, c_pending},
+    {"PRIVILEGED", 1, c_privileged},
     {NULL, 0, NULL},
 };
 

@@ -7,7 +7,9 @@
  * nodes and the limits could ever run it, pending limit), where the insert and the check cannot
  * be separated by another submit. A user's submit must name a priority class and a queue its
  * tenant is granted (objects.c), else 403 naming both; admins and operators are not bound by
- * grants (they are the ones who make them).
+ * grants (they are the ones who make them). A privileged job is refused (403) for a tenant an
+ * admin has not allowed (allow_privileged), whoever submits it; withdrawing the permission
+ * refuses new submissions and service updates only: jobs already stored keep running.
  */
 #include "ctl/api.h"
 #include "ctl/array.h"
@@ -213,6 +215,12 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
     *t = ctl_tenant_by_name(st, a->spec.tenant);
     if (!*t) {
         return gp_diag_set(d, GP_ENOENT, "tenant %s: not found", a->spec.tenant);
+    }
+    if (a->spec.privileged && !(*t)->allow_privileged) { /* whoever submits: admins too */
+        return gp_diag_set(d, GP_EPERM,
+                           "privileged: tenant %s may not run privileged jobs (an admin allows "
+                           "it: gpupool tenant set %s --allow-privileged)",
+                           (*t)->lim.name, (*t)->lim.name);
     }
     const ctl_queue *queue = ctl_queue_by_name(st, a->spec.queue);
     if (!queue) {

@@ -69,6 +69,9 @@ typedef struct ctl_tenant {
      * NULL: not set, only the configured default (jobs.default_priority_class,
      * jobs.default_queue). */
     json_t *grants[CTL_NGRANTS];
+    /* Its users may submit privileged jobs (only an admin writes a tenant); a job already
+     * stored keeps running when it is withdrawn. */
+    bool allow_privileged;
 } ctl_tenant;
 
 typedef struct ctl_queue {

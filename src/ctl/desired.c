@@ -152,6 +152,7 @@ static json_t *desired_doc(ctl_state *st, const ctl_job *j, int r, const ctl_nod
     if (j->spec.shm_size_mib > 0) {
         out.shm_size_mib = j->spec.shm_size_mib;
     }
+    out.privileged = j->spec.privileged;
     out.cpu_milli = rep->a.cpu_milli;
     out.memory_mib = rep->a.memory_mib;
     for (int s = 0; s < rep->a.nshares && s < GP_MAX_GPUS_PER_NODE; s++) {

@@ -3,7 +3,8 @@
  * keeps) and the strict readers that turn a document back into the scheduler's limits.
  *
  *   tenant:  {"quota": {"gpus": 16, "gpu_memory_mib": 655360, "models": {"A100-80GB": 8}},
- *             "priority_classes": ["normal", "high"], "queues": ["default", "batch"]}
+ *             "priority_classes": ["normal", "high"], "queues": ["default", "batch"],
+ *             "allow_privileged": false}
  *   queue:   {"weight": 2, "guarantee": {"gpus": 8}, "capability": {"gpus": 32, "cpu_milli": ..,
  *             "memory_mib": .., "gpu_memory_mib": ..}, "reclaimable": true}
  *   class:   {"value": 1000, "preemption_policy": "PreemptLowerPriority", "description": ".."}
@@ -17,6 +18,7 @@
  * classes (queues) allowed; absent or null, only the configured default one. The readers check
  * their shape only; that each name exists is checked against the state when a tenant is
  * written (ctl_tenant_grants_check), and a class or queue a tenant lists cannot be deleted.
+ * allow_privileged (default false) lets its users submit privileged jobs (api_jobs.c).
  */
 #include "ctl/ctl.h"
 #include "ctl/doc.h"
@@ -189,7 +191,8 @@ int ctl_tenant_grants_check(ctl_state *st, const ctl_tenant *t, gp_diag *d)
 
 int ctl_tenant_from_doc(const char *name, json_t *doc, ctl_tenant *out, gp_diag *d)
 {
-    static const char *const top[] = {"name", "quota", "priority_classes", "queues", NULL};
+    static const char *const top[] = {
+        "name", "quota", "priority_classes", "queues", "allow_privileged", NULL};
     static const char *const qf[] = {"gpus", "gpu_memory_mib", "models", NULL};
     ctl_tenant t;
     memset(&t, 0, sizeof(t));
@@ -213,6 +216,9 @@ int ctl_tenant_from_doc(const char *name, json_t *doc, ctl_tenant *out, gp_diag 
     }
     for (int k = 0; rc == 0 && k < CTL_NGRANTS; k++) {
         rc = read_grants(doc, (ctl_grant)k, &t.grants[k], d);
+    }
+    if (rc == 0) {
+        rc = doc_bool(doc, "", "allow_privileged", &t.allow_privileged, d);
     }
     if (rc < 0) {
         ctl_tenant_fini(&t);
@@ -274,7 +280,8 @@ json_t *ctl_tenant_doc(const ctl_state *st, const ctl_tenant *t)
         json_object_set_new(models, model, doc_gpus_value(json_integer_value(v)));
     }
     json_object_set_new(quota, "models", models);
-    json_t *doc = json_pack("{s:s, s:o}", "name", t->lim.name, "quota", quota);
+    json_t *doc = json_pack("{s:s, s:o, s:b}", "name", t->lim.name, "quota", quota,
+                            "allow_privileged", t->allow_privileged);
     for (int k = 0; doc && k < CTL_NGRANTS; k++) {
         if (t->grants[k]) {
             json_object_set_new(doc, ctl_grant_field((ctl_grant)k), json_copy(t->grants[k]));

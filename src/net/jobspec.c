@@ -319,6 +319,15 @@ static int f_allow_unschedulable(json_t *v, const char *path, gp_jobspec *s, gp_
     return 0;
 }
 
+static int f_privileged(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
+{
+    if (!json_is_boolean(v)) {
+        return gp_diag_set(d, GP_EINVAL, "%s: must be true or false", path);
+    }
+    s->privileged = json_is_true(v);
+    return 0;
+}
+
 static int f_image(json_t *v, const char *path, gp_jobspec *s, gp_diag *d)
 {
     if (!json_is_string(v) || memchr(json_string_value(v), '\0', json_string_length(v))) {
@@ -632,6 +641,7 @@ static const field top_fields[] = {
     {"image", f_image},
     {"image_pull_policy", f_pull_policy},
     {"network", f_network},
+    {"privileged", f_privileged},
     {"array", js_f_array},
     {"after_ok", js_f_after_ok},
     {"shm_size_mib", js_f_shm_size},
@@ -1032,6 +1042,9 @@ json_t *gp_jobspec_to_json(const gp_jobspec *s)
         js_put(&e, o, "image_pull_policy", json_string(pull_names[s->image_pull_policy]));
     }
     js_put(&e, o, "network", json_string(network_names[s->network]));
+    if (s->privileged) { /* left out when false: the form of every other job is unchanged */
+        js_put(&e, o, "privileged", json_true());
+    }
     if (s->command) { /* a notebook's may be left to the controller's default */
         js_put(&e, o, "command", js_string_list(&e, s->command));
     }
@@ -1102,7 +1115,8 @@ bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b)
                 a->idle_utilization == b->idle_utilization &&
                 a->restart_policy == b->restart_policy && a->max_restarts == b->max_restarts &&
                 a->nvolumes == b->nvolumes && a->allow_unschedulable == b->allow_unschedulable &&
-                a->image_pull_policy == b->image_pull_policy && a->network == b->network;
+                a->image_pull_policy == b->image_pull_policy && a->network == b->network &&
+                a->privileged == b->privileged;
     for (int i = 0; same && i < a->ngpu_models; i++) {
         same = strcmp(a->gpu_models[i], b->gpu_models[i]) == 0;
     }

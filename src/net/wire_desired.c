@@ -199,7 +199,7 @@ static int decode_gang(json_t *rep, const char *path, gp_wire_desired_replica *r
     return 0;
 }
 
-/* Where it runs: image, pull policy, credentials, network, volumes, checkpoints. */
+/* Where it runs: image, pull policy, credentials, network, privileged, volumes, checkpoints. */
 static int decode_sandbox(json_t *rep, const char *path, gp_wire_desired_replica *r, gp_diag *d)
 {
     char policy[16] = "", network[16] = "", sub[PATH_LEN + 16];
@@ -208,6 +208,7 @@ static int decode_sandbox(json_t *rep, const char *path, gp_wire_desired_replica
     if ((rc = gp__wire_strdup(rep, path, "image", false, GP_IMAGE_REF_MAX, &r->image, d)) != 0 ||
         (rc = gp__wire_str(rep, path, "image_pull_policy", false, policy, sizeof(policy), d)) ||
         (rc = gp__wire_str(rep, path, "network", false, network, sizeof(network), d)) != 0 ||
+        (rc = gp__wire_bool(rep, path, "privileged", &r->privileged, d)) != 0 ||
         (rc = gp__wire_strdup(rep, path, "checkpoint_dir", false, GP_WIRE_MAX_PATH_LEN,
                               &r->checkpoint_dir, d)) != 0) {
         return rc;
@@ -445,6 +446,9 @@ static void sandbox_encode(const gp_wire_desired_replica *r, json_t *doc)
 {
     if (r->network >= 0) {
         json_object_set_new(doc, "network", json_string(gp_network_name(r->network)));
+    }
+    if (r->privileged) {
+        json_object_set_new(doc, "privileged", json_true());
     }
     set_str(doc, "image", r->image);
     set_str(doc, "image_pull_policy", gp_pull_policy_name(r->pull_policy));

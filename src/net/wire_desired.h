@@ -9,11 +9,12 @@
  *     memory_mib, gpus [{index, uuid, milli, memory_mib, mig_start}], spec (the job spec as this
  *     node is shown it: secret env values opened only for the node's own agent, see
  *     ctl/secrets.h), tenant, tenant_id, queue, gpu_share {memory_mib, core_percent,
- *     core_policy}, network, image, image_pull_policy, registry_auth {registry, username,
- *     password}, volumes [{name, path, read_only}], checkpoint_dir, kind ("batch", "notebook",
- *     "service"), port, readiness_probe, liveness_probe (gp_probe_to_json), and for gangs rank,
- *     nproc_per_node, master_addr, master_port, hostfile ["HOST slots=N", ...]; for a job
- *     array's child array_index and array_job (the array's id); shm_size_mib (/dev/shm).
+ *     core_policy}, network, privileged (true only: false is absent), image, image_pull_policy,
+ *     registry_auth {registry, username, password}, volumes [{name, path, read_only}],
+ *     checkpoint_dir, kind ("batch", "notebook", "service"), port, readiness_probe,
+ *     liveness_probe (gp_probe_to_json), and for gangs rank, nproc_per_node, master_addr,
+ *     master_port, hostfile ["HOST slots=N", ...]; for a job array's child array_index and
+ *     array_job (the array's id); shm_size_mib (/dev/shm).
  *
  * Decoding judges every member it knows (type, range, enumerations) and names the JSON path of
  * the first bad one ("desired[2].gpus[0].milli: must be an integer between 0 and 1000"); a bad
@@ -98,6 +99,7 @@ typedef struct gp_wire_desired_replica {
     char queue[GP_JOB_NAME_MAX];  /* "" absent */
     gp_wire_gpu_share share;
     int network;                                         /* gp_network; -1: absent (host) */
+    bool privileged;                                     /* false: absent */
     char *image;                                         /* NULL: absent */
     gp_pull_policy pull_policy;                          /* GP_PULL_DEFAULT: absent */
     char *auth_registry, *auth_username, *auth_password; /* registry_auth; NULL: absent */

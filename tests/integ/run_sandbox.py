@@ -16,6 +16,9 @@ on 127.0.0.1 and images built here from busybox-static:
   message: an unknown tag, an unreachable registry, Never without the image, a registry that
   wants credentials and gets none or wrong ones; with the right ones (registry-auth.json, as the
   agent leaves them) it pulls, and the password is nowhere in the replica's directory after;
+- a privileged job (the replica's privileged: true) reaches podman as --privileged: the node's
+  devices, capabilities in the bounding set, no seccomp filter, new privileges allowed; it still
+  runs as a non-root user; --runtime none runs it as a host process like any job;
 - --runtime none refuses an image job (exit 125);
 - a --state-dir relative to where gpupool-run starts works as an absolute one.
 Argument: gpupool-run.
@@ -288,6 +291,28 @@ def relative(st):
           "a relative --state-dir", p.stderr, s)
 
 
+def privileged(st):
+    script = ("id -u; grep -E '^(CapBnd|NoNewPrivs|Seccomp):' /proc/self/status; "
+              "ls /dev | wc -l")
+    s = run(st, "plain", {"spec": {"command": ["sh", "-c", script]}})
+    plain = out_of("plain").split()
+    check(s["exit_code"] == 0, "an unprivileged job ran", s, plain)
+    s = run(st, "priv", {"privileged": True, "spec": {"command": ["sh", "-c", script]}})
+    out = out_of("priv").split()
+    check(s["exit_code"] == 0 and len(out) == 8, "a privileged job ran", s, out,
+          out_of("priv", "stderr"))
+    check(out[0] != "0" and out[0] == plain[0], "as the same non-root user", out, plain)
+    check(out[2] != "0000000000000000" and out[4] == "0" and out[6] == "0",
+          "capabilities in its bounding set, new privileges allowed, no seccomp filter", out)
+    check(int(out[7]) > int(plain[7]), "the node's devices (more than a sandbox's /dev)", out,
+          plain)
+    s = run(st, "priv-none", {"privileged": True, "spec": {"command": ["sh", "-c", "id -u"]}},
+            "--runtime", "none")
+    check(s["exit_code"] == 0 and out_of("priv-none").strip() == str(os.getuid()),
+          "--runtime none: a host process as the caller, privileged or not", s,
+          out_of("priv-none"))
+
+
 def no_runtime(st, reg):
     s = run(st, "none", {"image": reg.host + "/team/hello:1", "spec": {"command": ["true"]}},
             "--runtime", "none")
@@ -299,6 +324,7 @@ st = Storage()
 try:
     t0 = time.time()
     host_root(st)
+    privileged(st)
     stop(st)
     relative(st)
     with Registry(st) as reg:

@@ -509,3 +509,12 @@ add_test(NAME integ_e2e_apply
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/e2e_apply.py
                  $<TARGET_FILE:gpupool> ${CMAKE_SOURCE_DIR}/../shared/k8s-manifests)
 set_tests_properties(integ_e2e_apply PROPERTIES LABELS integ TIMEOUT 420)
+# Privileged jobs only for a tenant an admin allows (allow_privileged): refused (403) with the
+# message, dry runs too; only an admin grants it (stored, audited, get tenants -o wide); then the
+# desired replica carries privileged and the job runs (--runtime none: as the job user); withdrawn:
+# running jobs go on, new ones are refused.
+add_test(NAME integ_ctl_privileged
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_privileged.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_privileged PROPERTIES LABELS "integ;security" TIMEOUT 240)

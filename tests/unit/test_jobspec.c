@@ -294,6 +294,43 @@ static void test_image(void **state)
                  "network: must be one of host, private");
 }
 
+/* privileged: parsed for every kind, in the canonical form only when true, compared. */
+static void test_privileged(void **state)
+{
+    (void)state;
+    gp_jobspec s, t;
+    gp_diag d;
+    const char *y = "name: a\ncommand: [x]\nimage: r.io/x:1\nprivileged: true\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_true(s.privileged);
+    json_t *o = gp_jobspec_to_json(&s);
+    assert_true(json_is_true(json_object_get(o, "privileged")));
+    char *text = json_dumps(o, JSON_COMPACT);
+    assert_int_equal(gp_jobspec_parse_json(text, strlen(text), &t, &d), 0);
+    assert_true(gp_jobspec_equal(&s, &t));
+    t.privileged = false;
+    assert_false(gp_jobspec_equal(&s, &t));
+    free(text);
+    json_decref(o);
+    gp_jobspec_fini(&s);
+    gp_jobspec_fini(&t);
+    y = "name: nb\nkind: notebook\nport: 8888\nimage: r.io/x:1\nprivileged: true\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_true(s.privileged);
+    gp_jobspec_fini(&s);
+    y = "name: a\ncommand: [x]\nprivileged: false\n";
+    assert_int_equal(gp_jobspec_parse_yaml(y, strlen(y), &s, &d), 0);
+    assert_false(s.privileged);
+    o = gp_jobspec_to_json(&s); /* false: left out, so every other job's form is unchanged */
+    assert_null(json_object_get(o, "privileged"));
+    json_decref(o);
+    gp_jobspec_fini(&s);
+    expect_error("name: a\ncommand: [x]\nprivileged: \"yes\"\n", GP_EINVAL,
+                 "privileged: must be true or false");
+    expect_error("{\"name\": \"a\", \"command\": [\"x\"], \"privileged\": 1}", GP_EINVAL,
+                 "privileged: must be true or false");
+}
+
 /* Secret env values: {value, secret}, the stored sealed form, and what is refused. */
 static void test_secret_env(void **state)
 {
@@ -343,6 +380,7 @@ int main(void)
         cmocka_unit_test(test_json_errors),
         cmocka_unit_test(test_gang_env),
         cmocka_unit_test(test_image),
+        cmocka_unit_test(test_privileged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -112,9 +112,7 @@ static void expect_counts(const gp_k8s_result *r, size_t objects, size_t warning
     assert_int_equal(r->ndiags - errors, warnings);
 }
 
-#define SHARED   GP_K8S_SHARED
-#define PRIV     "spec.containers[0].securityContext.privileged"
-#define PRIV_MSG "refused: jobs never run privileged; left out"
+#define SHARED GP_K8S_SHARED
 #define REQ_MSG(a, b)                                                                              \
     a " differs from the limit " b ": gpupool reserves and enforces one amount, the limit"
 
@@ -134,10 +132,10 @@ static void gpu_pod(void **state)
         " \"node_selector\": {\"accelerator\": \"nvidia-tesla-a100\"},"
         " \"tolerations\": [{\"key\": \"nvidia.com/gpu\", \"operator\": \"Exists\","
         "                    \"effect\": \"NoSchedule\"}],"
-        " \"network\": \"private\", \"restart_policy\": \"always\", \"max_restarts\": 1000}");
-    expect_counts(&r, 1, 5, 0);
+        " \"network\": \"private\", \"privileged\": true, \"restart_policy\": \"always\","
+        " \"max_restarts\": 1000}");
+    expect_counts(&r, 1, 4, 0);
     const char *w = "Pod/gpu-pod";
-    expect_diag(&r, GP_K8S_WARN, w, PRIV, PRIV_MSG);
     expect_diag(&r, GP_K8S_WARN, w, "spec.containers[0].resources.requests.cpu", REQ_MSG("2", "4"));
     expect_diag(&r, GP_K8S_WARN, w, "spec.containers[0].resources.requests.memory",
                 REQ_MSG("8Gi", "16Gi"));
@@ -153,7 +151,7 @@ static void gpu_pod(void **state)
     json_t *vols = json_loads("[{\"name\": \"nvidia\", \"path\": \"/usr/local/nvidia\"}]", 0, NULL);
     gp_k8s_ctx ctx = {.volumes = vols};
     translate(SHARED, "01-gpu-pod.yaml", &ctx, &r);
-    expect_counts(&r, 1, 5, 0);
+    expect_counts(&r, 1, 4, 0);
     json_t *ro = json_pack("[s]", "nvidia:ro");
     assert_true(json_equal(json_object_get(r.objects[0].doc, "volumes"), ro));
     json_decref(ro);
@@ -175,9 +173,8 @@ static void mig_and_vgpu_pods(void **state)
         "\"nvidia/cuda:12.1.0-base\","
         " \"command\": [\"/bin/bash\"], \"args\": [\"-c\", \"nvidia-smi && sleep infinity\"],"
         " \"resources\": {\"mig_profile\": \"2g.10gb\"}, \"network\": \"private\","
-        " \"restart_policy\": \"always\", \"max_restarts\": 1000}");
-    expect_counts(&r, 1, 1, 0);
-    expect_diag(&r, GP_K8S_WARN, "Pod/mig-pod", PRIV, PRIV_MSG);
+        " \"privileged\": true, \"restart_policy\": \"always\", \"max_restarts\": 1000}");
+    expect_counts(&r, 1, 0, 0);
     gp_k8s_result_fini(&r);
 
     translate(SHARED, "04-vgpu-pod.yaml", NULL, &r);
@@ -190,8 +187,9 @@ static void mig_and_vgpu_pods(void **state)
         " \"command\": [\"/bin/bash\"], \"args\": [\"-c\", \"nvidia-smi && sleep infinity\"],"
         " \"resources\": {\"gpu_memory_mib\": 10240},"
         " \"node_selector\": {\"nvidia.com/vgpu.present\": \"true\"},"
-        " \"network\": \"private\", \"restart_policy\": \"always\", \"max_restarts\": 1000}");
-    expect_counts(&r, 1, 1, 0);
+        " \"network\": \"private\", \"privileged\": true, \"restart_policy\": \"always\","
+        " \"max_restarts\": 1000}");
+    expect_counts(&r, 1, 0, 0);
     gp_k8s_result_fini(&r);
 }
 
@@ -555,6 +553,41 @@ static void bad_manifests(void **state)
     gp_k8s_result_fini(&r);
 }
 
+/* A container's privileged is the job's (its path kept for the server's refusal); false is
+ * any job; allowPrivilegeEscalation and capabilities.add stay refused with warnings. */
+static void privileged(void **state)
+{
+    (void)state;
+    gp_k8s_result r;
+    translate(FIX, "privileged.yaml", NULL, &r);
+    expect_counts(&r, 2, 2, 1);
+    const char *w = "Deployment/dev-tools",
+               *sc = "spec.template.spec.containers[0].securityContext";
+    char path[128];
+    snprintf(path, sizeof(path), "%s.allowPrivilegeEscalation", sc);
+    expect_diag(&r, GP_K8S_WARN, w, path,
+                "refused: left out; only a container's securityContext.privileged asks for more "
+                "privileges (a privileged job)");
+    snprintf(path, sizeof(path), "%s.capabilities", sc);
+    expect_diag(&r, GP_K8S_WARN, w, path, "refused: jobs get no added capabilities; left out");
+    expect_diag(&r, GP_K8S_ERROR, "Pod/bad-privileged",
+                "spec.containers[0].securityContext.privileged", "must be true or false");
+    for (size_t i = 0; i < r.nobjects; i++) {
+        const gp_k8s_object *o = &r.objects[i];
+        json_t *p = json_object_get(o->doc, "privileged");
+        if (strcmp(o->name, "dev-tools") == 0) {
+            assert_true(json_is_true(p));
+            snprintf(path, sizeof(path), "%s.privileged", sc);
+            assert_string_equal(o->privileged_at, path);
+        } else {
+            assert_string_equal(o->name, "plain");
+            assert_null(p);
+            assert_string_equal(o->privileged_at, "");
+        }
+    }
+    gp_k8s_result_fini(&r);
+}
+
 /* A share of more than one GPU, and the reader's syntax errors naming file and line. */
 static void share_of_two_and_syntax(void **state)
 {
@@ -673,23 +706,15 @@ static void directory(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(gpu_pod),
-        cmocka_unit_test(mig_and_vgpu_pods),
-        cmocka_unit_test(share_deployment),
-        cmocka_unit_test(queues_and_classes),
-        cmocka_unit_test(quotas),
-        cmocka_unit_test(ddp_job),
-        cmocka_unit_test(triton),
-        cmocka_unit_test(mixed_precision),
-        cmocka_unit_test(hami_and_models),
-        cmocka_unit_test(mig_profiles),
-        cmocka_unit_test(volcano),
-        cmocka_unit_test(gang_job),
-        cmocka_unit_test(json_list),
-        cmocka_unit_test(bad_manifests),
-        cmocka_unit_test(share_of_two_and_syntax),
-        cmocka_unit_test(duplicates),
-        cmocka_unit_test(quantities),
+        cmocka_unit_test(gpu_pod),          cmocka_unit_test(mig_and_vgpu_pods),
+        cmocka_unit_test(share_deployment), cmocka_unit_test(queues_and_classes),
+        cmocka_unit_test(quotas),           cmocka_unit_test(ddp_job),
+        cmocka_unit_test(triton),           cmocka_unit_test(mixed_precision),
+        cmocka_unit_test(hami_and_models),  cmocka_unit_test(mig_profiles),
+        cmocka_unit_test(volcano),          cmocka_unit_test(gang_job),
+        cmocka_unit_test(json_list),        cmocka_unit_test(bad_manifests),
+        cmocka_unit_test(privileged),       cmocka_unit_test(share_of_two_and_syntax),
+        cmocka_unit_test(duplicates),       cmocka_unit_test(quantities),
         cmocka_unit_test(directory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

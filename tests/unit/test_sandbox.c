@@ -292,6 +292,38 @@ static void test_userns(void **state)
     gp_sandbox_argv_free(a);
 }
 
+/* A privileged job: --privileged and nothing that takes it back (no --cap-drop, no
+ * no-new-privileges, no seccomp profile); its user namespace, user, namespaces and limits stay.
+ * Any other job never gets --privileged. */
+static void test_privileged(void **state)
+{
+    (void)state;
+    gp_sandbox_node n = node();
+    n.seccomp = "/var/lib/gpupool-agent/seccomp.json";
+    gp_sandbox_job j = job();
+    j.userns = (gp_idmap){1073807360, 65536};
+    gp_run_spec s = spec();
+    s.image = "reg/x:1";
+    gp_sandbox_layout l;
+    char **a = build(&n, &j, &s, &l);
+    assert_false(has(a, "--privileged"));
+    assert_true(has_pair(a, "--cap-drop", "all"));
+    assert_true(any_contains(a, "seccomp="));
+    gp_sandbox_argv_free(a);
+    s.privileged = 1;
+    a = build(&n, &j, &s, &l);
+    assert_true(has(a, "--privileged"));
+    assert_true(arg_at(a, "--privileged", 0) < arg_at(a, "reg/x:1", 0));
+    assert_false(has(a, "--cap-drop"));
+    assert_false(has_pair(a, "--security-opt", "no-new-privileges"));
+    assert_false(any_contains(a, "seccomp"));
+    assert_true(has(a, "--uidmap=0:1073807360:65536") && has(a, "--user=65534:65534"));
+    assert_true(has_pair(a, "--pid", "private") && has_pair(a, "--ipc", "private"));
+    assert_true(has(a, "--pids-limit=4096"));
+    assert_true(has_pair(a, "--cgroup-parent", "/gpupool/job7-r0-e1-p42"));
+    gp_sandbox_argv_free(a);
+}
+
 static void test_refused(void **state)
 {
     (void)state;
@@ -562,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_cgroup_remove_named),
         cmocka_unit_test(test_seccomp),
         cmocka_unit_test(test_userns),
+        cmocka_unit_test(test_privileged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -352,6 +352,23 @@ static void test_spec_errors(void **state)
                        "env_extra.1X");
 }
 
+/* privileged: read from the replica (top level), false when absent; not a boolean refused. */
+static void test_spec_privileged(void **state)
+{
+    (void)state;
+    gp_run_spec *s = parse_ok("{\"job\":5,\"replica\":0,\"epoch\":1,\"privileged\":true,"
+                              "\"spec\":{\"command\":[\"x\"]}}");
+    assert_true(s->privileged);
+    gp_run_spec_free(s);
+    s = parse_ok("{\"job\":5,\"replica\":0,\"epoch\":1,\"spec\":{\"command\":[\"x\"],"
+                 "\"privileged\":true}}"); /* the spec's copy is not what decides */
+    assert_false(s->privileged);
+    gp_run_spec_free(s);
+    assert_parse_error("{\"job\":1,\"replica\":0,\"epoch\":1,\"privileged\":1,"
+                       "\"spec\":{\"command\":[\"a\"]}}",
+                       "privileged: must be true or false");
+}
+
 /* A job array's child sees its index and array (Slurm's names too, over the spec's own), and
  * shm_size_mib; a job outside an array sees none of them. */
 static void test_env_array(void **state)
@@ -686,6 +703,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_pid_reuse, setup_dir, teardown_dir),
         cmocka_unit_test_setup_teardown(test_probe, setup_dir, teardown_dir),
         cmocka_unit_test(test_spec_errors),
+        cmocka_unit_test(test_spec_privileged),
         cmocka_unit_test(test_env_single),
         cmocka_unit_test(test_env_array),
         cmocka_unit_test(test_env_gang),

@@ -101,6 +101,32 @@ static void test_array_shm(void **state)
     assert_non_null(strstr(d.msg, "desired[0].array_index"));
 }
 
+/* A privileged replica: typed, the wire unchanged; false is left out; not a boolean refused. */
+static void test_privileged(void **state)
+{
+    (void)state;
+    const char *text = read_corpus("privileged.json");
+    gp_wire_desired dd;
+    gp_diag d;
+    assert_int_equal(decode(text, &dd, &d), 0);
+    assert_true(dd.replicas[0].privileged);
+    same_json(&dd, text);
+    dd.replicas[0].privileged = false;
+    json_t *out = gp_wire_desired_encode(&dd, NULL);
+    assert_null(json_object_get(json_array_get(json_object_get(out, "desired"), 0), "privileged"));
+    json_decref(out);
+    gp_wire_desired_fini(&dd);
+    const char *off = "{\"version\":2,\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":1,"
+                      "\"privileged\":false}]}";
+    assert_int_equal(decode(off, &dd, &d), 0);
+    assert_false(dd.replicas[0].privileged);
+    gp_wire_desired_fini(&dd);
+    const char *bad = "{\"version\":2,\"desired\":[{\"job\":1,\"replica\":0,\"epoch\":1,"
+                      "\"privileged\":\"yes\"}]}";
+    assert_int_equal(decode(bad, &dd, &d), GP_EINVAL);
+    assert_non_null(strstr(d.msg, "desired[0].privileged: must be true or false"));
+}
+
 /* A fake controller's replicas (tests/integ/ctl/fakectl.py) give few members: absent ones stay
  * absent, and the MIG profile is read out of the spec. */
 static void test_minimal(void **state)
@@ -272,6 +298,7 @@ int main(void)
         cmocka_unit_test(test_unknown_ignored),
         cmocka_unit_test(test_host_object),
         cmocka_unit_test(test_service),
+        cmocka_unit_test(test_privileged),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -172,11 +172,21 @@ try:
           "--strict", out, err)
     check(active_job("mixed-precision-training") is None, "--strict stored nothing")
 
-    # The workloads.
+    # The workloads. The GPU pods ask for privileged: refused for a tenant an admin has not
+    # allowed, naming the manifest's field; stored once allowed.
+    rc, out, err = gp("apply", "-n", NS, "-f", manifest("01-gpu-pod.yaml"))
+    check(rc == 1 and "Pod/gpu-pod: spec.containers[0].securityContext.privileged: refused by "
+          "the server: tenant %s may not run privileged jobs (an admin allows it: gpupool tenant "
+          "set %s --allow-privileged)" % (NS, NS) in err and "nothing applied" in err,
+          "privileged refused for the tenant", out, err)
+    check(active_job("gpu-pod") is None, "nothing stored of it")
+    rc, out, err = gp("tenant", "set", NS, "--allow-privileged")
+    check(rc == 0, "an admin allows the tenant privileged jobs", out, err)
     applied(manifest("01-gpu-pod.yaml"), ["job/gpu-pod created"])
     pod = stored("job", "gpu-pod")
-    check(pod["volumes"] == ["nvidia-driver:ro"] and pod["node_selector"] ==
-          {"accelerator": "nvidia-tesla-a100"} and pod["labels"] == {"app": "ai-training"} and
+    check(pod["privileged"] is True and pod["volumes"] == ["nvidia-driver:ro"] and
+          pod["node_selector"] == {"accelerator": "nvidia-tesla-a100"} and
+          pod["labels"] == {"app": "ai-training"} and
           pod["resources"]["gpus"] == 1 and pod["resources"]["cpu_milli"] == 4000 and
           pod["network"] == "private" and "NVIDIA_VISIBLE_DEVICES" not in pod["env"],
           "the GPU pod as stored", pod)
@@ -352,10 +362,19 @@ spec:
     rc, out, err = as_una("apply", "-f", "-", stdin=sneaky % "sneaky")
     check(rc == 0 and out == "job/sneaky created\n" and
           "spec.volumes[0].hostPath: warning: not honoured: no registered volume has path /etc"
-          in err and "privileged: warning: refused" in err, "a hostPath and privileged", out, err)
+          in err, "a hostPath", out, err)
     spec = stored("job", "sneaky")
-    check(spec["tenant"] == NS and spec["volumes"] == [] and "privileged" not in json.dumps(spec),
-          "stored without the host directory or privileges", spec)
+    check(spec["tenant"] == NS and spec["volumes"] == [] and spec["privileged"] is True,
+          "stored without the host directory; privileged, as its tenant allows", spec)
+    rc, out, err = as_una("tenant", "set", NS, "--allow-privileged=false")
+    check(rc == 1 and "not allowed for role user" in err, "a user cannot change it", out, err)
+    rc, out, err = gp("tenant", "set", NS, "--allow-privileged=false")
+    check(rc == 0, "an admin withdraws it", out, err)
+    rc, out, err = as_una("apply", "-f", "-", stdin=sneaky % "sneakier")
+    check(rc == 1 and "Pod/sneakier: spec.containers[0].securityContext.privileged: refused by "
+          "the server: tenant %s may not run privileged jobs" % NS in err and
+          "nothing applied" in err, "privileged refused once withdrawn", out, err)
+    check(active_job("sneakier") is None, "nothing stored of it")
 
     # delete -f: the queues and classes go, the service and jobs are cancelled.
     rc, out, err = gp("delete", "-f", manifest("05-queues-and-classes.yaml"))
