@@ -1,2 +1,0 @@
-# Empty dependencies file for gpupool.
-# This may be replaced when dependencies are built.

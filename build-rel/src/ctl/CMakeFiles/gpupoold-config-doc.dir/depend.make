@@ -1,2 +1,0 @@
-# Empty dependencies file for gpupoold-config-doc.
-# This may be replaced when dependencies are built.

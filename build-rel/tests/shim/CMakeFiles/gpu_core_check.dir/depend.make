@@ -1,2 +1,0 @@
-# Empty dependencies file for gpu_core_check.
-# This may be replaced when dependencies are built.

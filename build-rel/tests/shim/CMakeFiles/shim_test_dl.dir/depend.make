@@ -1,2 +1,0 @@
-# Empty dependencies file for shim_test_dl.
-# This may be replaced when dependencies are built.

@@ -1,2 +1,0 @@
-# Empty dependencies file for test_shim_config.
-# This may be replaced when dependencies are built.
