@@ -72,44 +72,20 @@ static int make_child(gpupoold *g, ctl_job *arr, gp_diag *d)
         return gp_diag_set(d, GP_EINVAL, "array: child name %s is too long", name);
     }
     char *text = child_text(arr, name);
-    ctl_job *c = calloc(1, sizeof(*c));
-    int rc = text && c ? gp_jobspec_parse_json(text, strlen(text), &c->spec, d)
-                       : gp_diag_set(d, GP_ENOMEM, "out of memory");
-    if (rc < 0) {
-        free(text);
-        free(c);
-        return rc;
+    if (!text) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
-    *c = (ctl_job){.tenant_id = arr->tenant_id,
-                   .state = CTL_PENDING,
-                   .spec = c->spec,
-                   .submit_ms = ctl_now_ms(),
-                   .owner = arr->id,
-                   .in_array = true,
-                   .array_index = index};
-    snprintf(c->name, sizeof(c->name), "%s", name);
-    snprintf(c->reason, sizeof(c->reason), "%s", CTL_REASON_NEW);
-    gp_job_rec rec = {.tenant_id = arr->tenant_id, .submit_time_ms = c->submit_ms};
-    snprintf(rec.name, sizeof(rec.name), "%s", name);
-    snprintf(rec.state, sizeof(rec.state), "Pending");
-    int created = 0;
-    rc = gp_store_job_insert(g->store, &rec, text, "{}", &created, d);
-    free(text);
+    ctl_job proto = {
+        .tenant_id = arr->tenant_id, .owner = arr->id, .in_array = true, .array_index = index};
+    snprintf(proto.name, sizeof(proto.name), "%s", name);
     ctl_job arr_next = *arr;
     arr_next.array_made++;
-    c->id = rec.id;
     char msg[160];
     snprintf(msg, sizeof(msg), "%s (index %d)", name, index);
-    rc = rc < 0 ? rc : ctl_job_store(g, c, CTL_PENDING, d);
-    rc = rc < 0 ? rc : ctl_job_store(g, &arr_next, arr->state, d);
-    rc = rc < 0 ? rc : ctl_job_event(g, c->id, "Submitted", "created by its array", d);
-    rc = rc < 0 ? rc : ctl_job_event(g, arr->id, "ChildCreated", msg, d);
-    if (rc == 0 && ctl_state_add_job(&g->st, c) < 0) {
-        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
-    }
+    int rc = ctl_job_make_child(g, &proto, text, &arr_next, "created by its array", "ChildCreated",
+                                msg, d);
+    free(text);
     if (rc < 0) {
-        gp_jobspec_fini(&c->spec);
-        free(c);
         return rc;
     }
     arr->array_made++;

@@ -22,6 +22,15 @@ int ctl_job_store(gpupoold *g, const ctl_job *j, ctl_job_state state, gp_diag *d
 int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, gp_diag *d);
 int ctl_job_event_at(gpupoold *g, int64_t job, int64_t now, const char *type, const char *msg,
                      gp_diag *d);
+/* Makes a Pending job that an owner (a service or an array) creates: its spec parsed from text
+ * (a canonical job spec, borrowed), with proto's tenant_id, name, owner and owner-kind fields
+ * (revision, in_array, array_index; the rest is filled in here). Stores it, stores owner_next as
+ * the owner's new status, appends a "Submitted" event (child_why) on the child and owner_event
+ * (owner_msg) on the owner, then adds the child to the state. 0, or an error with nothing in
+ * memory changed. */
+int ctl_job_make_child(gpupoold *g, const ctl_job *proto, const char *text,
+                       const ctl_job *owner_next, const char *child_why, const char *owner_event,
+                       const char *owner_msg, gp_diag *d);
 /* Ends j's placement (if any) and moves it to state `to`: clears the stored placement, stores
  * next's status (next is j with the new reason, times, exit code and restarts; its replicas
  * record where it ran), appends an `event`, then in memory gives the GPUs back, keeps where it

@@ -40,6 +40,44 @@ int ctl_job_event(gpupoold *g, int64_t job, const char *type, const char *msg, g
     return ctl_job_event_at(g, job, ctl_now_ms(), type, msg, d);
 }
 
+int ctl_job_make_child(gpupoold *g, const ctl_job *proto, const char *text,
+                       const ctl_job *owner_next, const char *child_why, const char *owner_event,
+                       const char *owner_msg, gp_diag *d)
+{
+    ctl_job *c = calloc(1, sizeof(*c));
+    if (!c) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    *c = *proto;
+    memset(&c->spec, 0, sizeof(c->spec));
+    int rc = gp_jobspec_parse_json(text, strlen(text), &c->spec, d);
+    if (rc < 0) {
+        free(c);
+        return rc;
+    }
+    c->state = CTL_PENDING;
+    c->submit_ms = ctl_now_ms();
+    snprintf(c->reason, sizeof(c->reason), "%s", CTL_REASON_NEW);
+    gp_job_rec rec = {.tenant_id = c->tenant_id, .submit_time_ms = c->submit_ms};
+    snprintf(rec.name, sizeof(rec.name), "%s", c->name);
+    snprintf(rec.state, sizeof(rec.state), "Pending");
+    int created = 0;
+    rc = gp_store_job_insert(g->store, &rec, text, "{}", &created, d);
+    c->id = rec.id;
+    rc = rc < 0 ? rc : ctl_job_store(g, c, CTL_PENDING, d);
+    rc = rc < 0 ? rc : ctl_job_store(g, owner_next, owner_next->state, d);
+    rc = rc < 0 ? rc : ctl_job_event(g, c->id, "Submitted", child_why, d);
+    rc = rc < 0 ? rc : ctl_job_event(g, owner_next->id, owner_event, owner_msg, d);
+    if (rc == 0 && ctl_state_add_job(&g->st, c) < 0) {
+        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    if (rc < 0) {
+        gp_jobspec_fini(&c->spec);
+        free(c);
+    }
+    return rc;
+}
+
 int ctl_job_end_placement(gpupoold *g, ctl_job *j, const ctl_job *next, ctl_job_state to,
                           const char *event, gp_diag *d)
 {

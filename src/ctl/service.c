@@ -183,43 +183,19 @@ int ctl__service_create_replica(gpupoold *g, ctl_job *svc, gp_diag *d)
     json_t *doc = replica_doc(svc, name);
     char *text = doc ? json_dumps(doc, JSON_COMPACT | JSON_SORT_KEYS) : NULL;
     json_decref(doc);
-    ctl_job *r = calloc(1, sizeof(*r));
-    int rc = text && r ? gp_jobspec_parse_json(text, strlen(text), &r->spec, d)
-                       : gp_diag_set(d, GP_ENOMEM, "out of memory");
-    if (rc < 0) {
-        free(text);
-        free(r);
-        return rc;
+    if (!text) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
-    *r = (ctl_job){.tenant_id = svc->tenant_id,
-                   .state = CTL_PENDING,
-                   .spec = r->spec,
-                   .submit_ms = ctl_now_ms(),
-                   .owner = svc->id,
-                   .revision = svc->revision};
-    snprintf(r->name, sizeof(r->name), "%.63s", name);
-    snprintf(r->reason, sizeof(r->reason), "%s", CTL_REASON_NEW);
-    gp_job_rec rec = {.tenant_id = svc->tenant_id, .submit_time_ms = r->submit_ms};
-    snprintf(rec.name, sizeof(rec.name), "%.63s", name);
-    snprintf(rec.state, sizeof(rec.state), "Pending");
-    int created = 0;
-    rc = gp_store_job_insert(g->store, &rec, text, "{}", &created, d);
-    free(text);
+    ctl_job proto = {.tenant_id = svc->tenant_id, .owner = svc->id, .revision = svc->revision};
+    snprintf(proto.name, sizeof(proto.name), "%.63s", name);
     ctl_job svc_next = *svc;
     svc_next.svc_next++;
-    r->id = rec.id;
     char msg[160];
     snprintf(msg, sizeof(msg), "%s (revision %d)", name, svc->revision);
-    rc = rc < 0 ? rc : ctl_job_store(g, r, CTL_PENDING, d);
-    rc = rc < 0 ? rc : ctl_job_store(g, &svc_next, svc->state, d);
-    rc = rc < 0 ? rc : ctl_job_event(g, r->id, "Submitted", "created by its service", d);
-    rc = rc < 0 ? rc : ctl_job_event(g, svc->id, "ReplicaCreated", msg, d);
-    if (rc == 0 && ctl_state_add_job(&g->st, r) < 0) {
-        rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
-    }
+    int rc = ctl_job_make_child(g, &proto, text, &svc_next, "created by its service",
+                                "ReplicaCreated", msg, d);
+    free(text);
     if (rc < 0) {
-        gp_jobspec_fini(&r->spec);
-        free(r);
         return rc;
     }
     svc->svc_next++;
