@@ -79,6 +79,17 @@ static const json_t *template_spec(k8s_tr *t, const json_t *tpl, const char *pat
     return s;
 }
 
+/* A Job's or a Deployment's top-level and spec keys checked, its spec into *spec and its pod
+ * template's spec returned (NULL: an error was recorded), the template's metadata in *tmeta. */
+static const json_t *workload_spec(k8s_tr *t, const json_t *doc, const k8s_key *keys,
+                                   const json_t **spec, const json_t **tmeta)
+{
+    k8s_check_keys(t, doc, "", top_keys);
+    *spec = k8s_obj(t, doc, "", "spec");
+    k8s_check_keys(t, *spec, "spec", keys);
+    return template_spec(t, json_object_get(*spec, "template"), "spec.template", tmeta);
+}
+
 static int positive(k8s_tr *t, const json_t *o, const char *key, const char *path, int dflt, int hi)
 {
     const json_t *v = json_object_get(o, key);
@@ -110,11 +121,8 @@ json_t *k8s_job(k8s_tr *t, const json_t *doc)
         {"manualSelector", "not needed: a job's replicas are its own"},
         {NULL, NULL},
     };
-    k8s_check_keys(t, doc, "", top_keys);
-    const json_t *spec = k8s_obj(t, doc, "", "spec");
-    k8s_check_keys(t, spec, "spec", keys);
-    const json_t *tmeta = NULL;
-    const json_t *ps = template_spec(t, json_object_get(spec, "template"), "spec.template", &tmeta);
+    const json_t *spec = NULL, *tmeta = NULL;
+    const json_t *ps = workload_spec(t, doc, keys, &spec, &tmeta);
     int par = positive(t, spec, "parallelism", "spec", 1, 4096);
     int comp = positive(t, spec, "completions", "spec", par, 4096);
     int backoff = positive(t, spec, "backoffLimit", "spec", 6, 1 << 30);
@@ -329,11 +337,8 @@ json_t *k8s_deployment(k8s_tr *t, const json_t *doc)
         {"paused", "not supported: a service's rollout cannot be paused"},
         {NULL, NULL},
     };
-    k8s_check_keys(t, doc, "", top_keys);
-    const json_t *spec = k8s_obj(t, doc, "", "spec");
-    k8s_check_keys(t, spec, "spec", keys);
-    const json_t *tmeta = NULL;
-    const json_t *ps = template_spec(t, json_object_get(spec, "template"), "spec.template", &tmeta);
+    const json_t *spec = NULL, *tmeta = NULL;
+    const json_t *ps = workload_spec(t, doc, keys, &spec, &tmeta);
     int replicas = positive(t, spec, "replicas", "spec", 1, 4096);
     if (!ps || replicas < 0) {
         return NULL;
