@@ -68,6 +68,9 @@ void api_run(api_req *rq, ctl_op *op);
 /* Parses the body as a JSON object (YAML too when the Content-Type says so). NULL after
  * answering 400 naming the line and column. */
 json_t *api_body(api_req *rq);
+/* The body read by read (into arg; it names what is wrong in d): 0, or -1 after answering the
+ * body's or read's error. */
+int api_read_body(api_req *rq, int (*read)(json_t *doc, void *arg, gp_diag *d), void *arg);
 /* The paging parameters of a list: limit (1..1000; *limit keeps its default when absent) and
  * after (an id, >= 0; what names it in the error). GP_EINVAL after answering 400. */
 int api_page(api_req *rq, const char *what, int *limit, int64_t *after);

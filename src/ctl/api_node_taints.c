@@ -153,8 +153,9 @@ static int read_remove(json_t *list, taint_arg *a, gp_diag *d)
     return 0;
 }
 
-static int read_body(json_t *doc, taint_arg *a, gp_diag *d)
+static int read_body(json_t *doc, void *arg, gp_diag *d)
 {
+    taint_arg *a = arg;
     static const char *const post_fields[] = {"add", "remove", NULL};
     static const char *const put_fields[] = {"taints", NULL};
     if (!json_is_object(doc)) {
@@ -175,17 +176,7 @@ static int read_body(json_t *doc, taint_arg *a, gp_diag *d)
 static void taints(api_req *rq, bool replace)
 {
     taint_arg a = {.node = rq->params[0], .replace = replace};
-    json_t *doc = api_body(rq);
-    if (!doc) {
-        return;
-    }
-    gp_diag d;
-    gp_diag_clear(&d);
-    int rc = read_body(doc, &a, &d);
-    json_decref(doc);
-    if (rc < 0) {
-        api_diag(rq, &d);
-    } else {
+    if (api_read_body(rq, read_body, &a) == 0) {
         ctl_op op = {.run = taint_run, .arg = &a};
         api_run(rq, &op);
     }

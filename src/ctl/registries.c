@@ -233,8 +233,9 @@ static int path_registry(api_req *rq, cred_arg *a)
 }
 
 /* {"username", "password"}: both required; the password is a copy the caller frees. */
-static int read_body(json_t *doc, cred_arg *a, gp_diag *d)
+static int read_body(json_t *doc, void *arg, gp_diag *d)
 {
+    cred_arg *a = arg;
     static const char *const fields[] = {"username", "password", NULL};
     int rc = doc_check_fields(doc, "", fields, d);
     rc = rc < 0 ? rc : doc_str(doc, "", "username", a->username, sizeof(a->username), d);
@@ -260,17 +261,7 @@ void api_registries_put(api_req *rq)
     if (path_registry(rq, &a) < 0) {
         return;
     }
-    json_t *doc = api_body(rq);
-    if (!doc) {
-        return;
-    }
-    gp_diag d;
-    gp_diag_clear(&d);
-    int rc = read_body(doc, &a, &d);
-    json_decref(doc);
-    if (rc < 0) {
-        api_diag(rq, &d);
-    } else {
+    if (api_read_body(rq, read_body, &a) == 0) {
         ctl_op op = {.run = cred_run, .arg = &a};
         api_run(rq, &op);
     }

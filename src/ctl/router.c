@@ -202,6 +202,23 @@ json_t *api_body(api_req *rq)
     return doc;
 }
 
+int api_read_body(api_req *rq, int (*read)(json_t *doc, void *arg, gp_diag *d), void *arg)
+{
+    json_t *doc = api_body(rq);
+    if (!doc) {
+        return -1;
+    }
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = read(doc, arg, &d);
+    json_decref(doc);
+    if (rc < 0) {
+        api_diag(rq, &d);
+        return -1;
+    }
+    return 0;
+}
+
 /* Matches path against pattern, filling rq->params. A parameter takes one segment ("{job}"),
  * or with "..." after its name ("{path...}", last in the pattern) the rest of the path, slashes
  * included; either must not be empty. */
