@@ -50,14 +50,13 @@ int gp_cli_config_remove(gp_cli_config *cfg, const char *name)
     return 0;
 }
 
-/* Copies s[0, len) without surrounding blanks into out. 0, or -1 when it does not fit. */
-static int trimmed(const char *s, size_t len, char *out, size_t cap)
+int gp_cli_trimmed(const char *s, size_t len, char *out, size_t cap)
 {
     while (len > 0 && (*s == ' ' || *s == '\t')) {
         s++;
         len--;
     }
-    while (len > 0 && strchr(" \t\r", s[len - 1])) {
+    while (len > 0 && strchr(" \t\r\n", s[len - 1])) {
         len--;
     }
     if (len >= cap) {
@@ -120,7 +119,7 @@ static int parse_line(gp_cli_config *cfg, const char *s, size_t len, int line, g
     if (field) {
         memset(field, 0, cap); /* a key given twice: the last value, nothing of the first */
     }
-    if (field && trimmed(colon + 1, len - klen - 1, field, cap) < 0) {
+    if (field && gp_cli_trimmed(colon + 1, len - klen - 1, field, cap) < 0) {
         return gp_diag_set(d, GP_EINVAL, "line %d: %.*s: value too long", line, (int)klen, s);
     }
     return 0;

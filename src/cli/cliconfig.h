@@ -45,6 +45,9 @@ typedef struct gp_cli_config {
 /* Parses text into *cfg. A value too long, a bad context name or too many contexts is
  * GP_EINVAL with d naming the line ("line 3: context.x!.server: bad context name"). */
 int gp_cli_config_parse(const char *text, gp_cli_config *cfg, gp_diag *d);
+/* Copies s[0, len) without surrounding blanks (spaces, tabs, CR, LF) into out (cap bytes). 0, or
+ * -1 when it does not fit. */
+int gp_cli_trimmed(const char *s, size_t len, char *out, size_t cap);
 
 /* Writes cfg as the file's text into buf. The length, or -1 when it does not fit. Parsing the
  * text gives cfg back. */

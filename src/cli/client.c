@@ -27,24 +27,6 @@ struct gp_cli_conn {
     char refusal[1024]; /* the last call's refusal message; "" none */
 };
 
-/* Copies s into out without surrounding blanks. 0, or -1 when it does not fit. */
-static int copy_trimmed(const char *s, size_t len, char *out, size_t cap)
-{
-    while (len > 0 && (*s == ' ' || *s == '\t')) {
-        s++;
-        len--;
-    }
-    while (len > 0 && strchr(" \t\r\n", s[len - 1])) {
-        len--;
-    }
-    if (len >= cap) {
-        return -1;
-    }
-    memcpy(out, s, len);
-    out[len] = '\0';
-    return 0;
-}
-
 /* Reads a whole small text file into buf. 0, or -1 with errno. */
 static int read_small(const char *path, char *buf, size_t cap, size_t *len)
 {
@@ -142,7 +124,7 @@ static int token_from_file(const char *path, const char *what, gp_cli_target *t)
         return GP_EXIT_USAGE;
     }
     size_t line = strcspn(text, "\r\n");
-    if (copy_trimmed(text, line, t->token, sizeof(t->token)) < 0 || !t->token[0]) {
+    if (gp_cli_trimmed(text, line, t->token, sizeof(t->token)) < 0 || !t->token[0]) {
         fprintf(stderr, "gpupool: %s %s: no token in the file\n", what, path);
         return GP_EXIT_USAGE;
     }
@@ -152,7 +134,7 @@ static int token_from_file(const char *path, const char *what, gp_cli_target *t)
 /* Sets one field from a string; a value too long is a usage error. */
 static int set_field(char *out, size_t cap, const char *value, const char *what)
 {
-    if (copy_trimmed(value, strlen(value), out, cap) < 0) {
+    if (gp_cli_trimmed(value, strlen(value), out, cap) < 0) {
         fprintf(stderr, "gpupool: %s: too long\n", what);
         return GP_EXIT_USAGE;
     }

@@ -1073,7 +1073,7 @@ static bool same_str(const char *a, const char *b)
     return (a == NULL) == (b == NULL) && (!a || strcmp(a, b) == 0);
 }
 
-static bool same_list(char **a, char **b) /* NULL and an empty list are the same */
+bool js_same_list(char **a, char **b)
 {
     size_t i = 0;
     for (; a && b && a[i] && b[i]; i++) {
@@ -1124,7 +1124,7 @@ bool gp_jobspec_equal(const gp_jobspec *a, const gp_jobspec *b)
         same = strcmp(a->volumes[i].name, b->volumes[i].name) == 0 &&
                a->volumes[i].mode == b->volumes[i].mode;
     }
-    return same && same_list(a->command, b->command) && same_list(a->args, b->args) &&
+    return same && js_same_list(a->command, b->command) && js_same_list(a->args, b->args) &&
            same_env(a, b) && same_str(a->working_dir, b->working_dir) &&
            same_str(a->image, b->image) && js_serve_equal(a, b) && js_place_equal(a, b) &&
            js_batch_equal(a, b);

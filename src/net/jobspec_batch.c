@@ -82,20 +82,9 @@ void js_batch_encode(enc *e, json_t *o, const gp_jobspec *s)
     }
 }
 
-static bool same_list(char **a, char **b) /* NULL and an empty list are the same */
-{
-    size_t i = 0;
-    for (; a && b && a[i] && b[i]; i++) {
-        if (strcmp(a[i], b[i]) != 0) {
-            return false;
-        }
-    }
-    return !(a && a[i]) && !(b && b[i]);
-}
-
 bool js_batch_equal(const gp_jobspec *a, const gp_jobspec *b)
 {
-    return gp_array_equal(&a->array, &b->array) && same_list(a->after_ok, b->after_ok) &&
+    return gp_array_equal(&a->array, &b->array) && js_same_list(a->after_ok, b->after_ok) &&
            a->shm_size_mib == b->shm_size_mib;
 }
 

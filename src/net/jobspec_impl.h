@@ -53,6 +53,9 @@ int js_duration_in(json_t *v, const char *path, int64_t lo, int64_t hi, int64_t 
 /* js_duration_in from 1 s to JS_DURATION_MAX. */
 int js_duration(json_t *v, const char *path, int64_t *out, gp_diag *d);
 
+/* Whether two NULL-terminated lists are the same (NULL and an empty list are). */
+bool js_same_list(char **a, char **b);
+
 /* A builder that remembers the first failure, so an encoder reads as a list of members. */
 typedef struct enc {
     bool failed;
