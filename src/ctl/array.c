@@ -235,7 +235,7 @@ static bool concerns(const ctl_job *j)
 
 static int tick_step(ctl_txn *tx, void *arg, gp_diag *d)
 {
-    ctl_job *j = ctl_job_by_id(tx->st, *(const int64_t *)arg);
+    ctl_job *j = ctl_job_by_id(tx->st, ((const ctl_tick *)arg)->id);
     if (!j || !concerns(j)) {
         return 0;
     }
@@ -250,42 +250,13 @@ static int tick_step(ctl_txn *tx, void *arg, gp_diag *d)
     return rc < 0 ? rc : 0;
 }
 
-typedef struct tick_list {
-    int64_t *ids;
-    int n;
-} tick_list;
-
-static int tick_body(ctl_txn *tx, void *arg, gp_diag *d)
+static bool pick(gpupoold *g, const ctl_job *j, int64_t now)
 {
-    tick_list *l = arg;
-    for (int i = 0; i < l->n; i++) {
-        gp_diag sd;
-        gp_diag_clear(&sd);
-        if (ctl_txn_step(tx, tick_step, &l->ids[i], &sd) < 0) {
-            GP_LOG(GP_LOG_WARN, "array", "job=%lld: %s", (long long)l->ids[i], sd.msg);
-        }
-    }
-    (void)d;
-    return 0;
+    (void)now;
+    return concerns(j) && wants_change(&g->st, j);
 }
 
 int ctl_batch_tick(gpupoold *g, int64_t now, gp_diag *d)
 {
-    (void)now;
-    tick_list l = {NULL, 0};
-    for (int i = 0; i < g->st.njobs; i++) {
-        if (!concerns(g->st.jobs[i]) || !wants_change(&g->st, g->st.jobs[i])) {
-            continue;
-        }
-        int64_t *ids = realloc(l.ids, (size_t)(l.n + 1) * sizeof(*ids));
-        if (!ids) {
-            free(l.ids);
-            return gp_diag_set(d, GP_ENOMEM, "out of memory");
-        }
-        l.ids = ids;
-        l.ids[l.n++] = g->st.jobs[i]->id;
-    }
-    int rc = l.n ? ctl_txn_run(g, "arrays", CTL_TXN_MEMORY, tick_body, &l, NULL, d) : 0;
-    free(l.ids);
-    return rc;
+    return ctl_txn_each_job(g, "arrays", pick, tick_step, now, d);
 }

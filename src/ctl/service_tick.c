@@ -302,7 +302,7 @@ static int update_reason(gpupoold *g, ctl_job *svc, const svc_view *w, gp_diag *
 }
 
 /* The plan of one service (memory only): whether it needs a transaction. */
-static bool plan(gpupoold *g, ctl_job *svc, int64_t now)
+static bool plan(gpupoold *g, const ctl_job *svc, int64_t now)
 {
     svc_mem *m = mem_of(g, svc->id);
     svc_view w;
@@ -318,17 +318,12 @@ static bool plan(gpupoold *g, ctl_job *svc, int64_t now)
     return need;
 }
 
-typedef struct tick_arg {
-    int64_t svc_id;
-    int64_t now;
-} tick_arg;
-
 /* One service's changes (a step of the transaction). */
 static int tick_step(ctl_txn *tx, void *arg, gp_diag *d)
 {
-    tick_arg *a = arg;
-    ctl_job *svc = ctl_job_by_id(tx->st, a->svc_id);
-    svc_mem *m = mem_of(tx->g, a->svc_id);
+    const ctl_tick *a = arg;
+    ctl_job *svc = ctl_job_by_id(tx->st, a->id);
+    svc_mem *m = mem_of(tx->g, a->id);
     if (!svc || !ctl_job_is_service(svc) || svc->state != CTL_RUNNING) {
         return 0;
     }
@@ -359,44 +354,12 @@ static int tick_step(ctl_txn *tx, void *arg, gp_diag *d)
     return rc;
 }
 
-typedef struct tick_list {
-    int64_t *ids;
-    int n;
-    int64_t now;
-} tick_list;
-
-static int tick_body(ctl_txn *tx, void *arg, gp_diag *d)
+static bool pick(gpupoold *g, const ctl_job *svc, int64_t now)
 {
-    tick_list *l = arg;
-    for (int i = 0; i < l->n; i++) {
-        tick_arg a = {l->ids[i], l->now};
-        gp_diag sd;
-        gp_diag_clear(&sd);
-        if (ctl_txn_step(tx, tick_step, &a, &sd) < 0) {
-            GP_LOG(GP_LOG_WARN, "service", "job=%lld: %s", (long long)a.svc_id, sd.msg);
-        }
-    }
-    (void)d;
-    return 0;
+    return ctl_job_is_service(svc) && svc->state == CTL_RUNNING && plan(g, svc, now);
 }
 
 int ctl_services_tick(gpupoold *g, int64_t now, gp_diag *d)
 {
-    tick_list l = {NULL, 0, now};
-    for (int i = 0; i < g->st.njobs; i++) {
-        ctl_job *svc = g->st.jobs[i];
-        if (!ctl_job_is_service(svc) || svc->state != CTL_RUNNING || !plan(g, svc, now)) {
-            continue;
-        }
-        int64_t *ids = realloc(l.ids, (size_t)(l.n + 1) * sizeof(*ids));
-        if (!ids) {
-            free(l.ids);
-            return gp_diag_set(d, GP_ENOMEM, "out of memory");
-        }
-        l.ids = ids;
-        l.ids[l.n++] = svc->id;
-    }
-    int rc = l.n ? ctl_txn_run(g, "services", CTL_TXN_MEMORY, tick_body, &l, NULL, d) : 0;
-    free(l.ids);
-    return rc;
+    return ctl_txn_each_job(g, "services", pick, tick_step, now, d);
 }

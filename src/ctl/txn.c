@@ -10,6 +10,8 @@
 #include "base/log.h"
 #include "ctl/notify.h"
 
+#include <stdlib.h>
+
 int ctl_sched_reset(gpupoold *g, gp_diag *d)
 {
     gp_sched_free(g->sched);
@@ -123,5 +125,49 @@ int ctl_txn_step(ctl_txn *tx, ctl_txn_fn fn, void *arg, gp_diag *d)
         }
     }
     tx->dirty = false;
+    return rc;
+}
+
+typedef struct each_job {
+    const char *what;
+    ctl_txn_fn step;
+    ctl_tick *ticks;
+    int n;
+} each_job;
+
+static int each_body(ctl_txn *tx, void *arg, gp_diag *d)
+{
+    each_job *e = arg;
+    for (int i = 0; i < e->n; i++) {
+        gp_diag sd;
+        gp_diag_clear(&sd);
+        if (ctl_txn_step(tx, e->step, &e->ticks[i], &sd) < 0) {
+            GP_LOG(GP_LOG_WARN, "txn", "%s: job=%lld: %s", e->what, (long long)e->ticks[i].id,
+                   sd.msg);
+        }
+    }
+    (void)d;
+    return 0;
+}
+
+int ctl_txn_each_job(gpupoold *g, const char *what,
+                     bool (*pick)(gpupoold *g, const ctl_job *j, int64_t now), ctl_txn_fn step,
+                     int64_t now, gp_diag *d)
+{
+    each_job e = {what, step, NULL, 0};
+    for (int i = 0; i < g->st.njobs; i++) {
+        if (!pick(g, g->st.jobs[i], now)) {
+            continue;
+        }
+        ctl_tick *t = realloc(e.ticks, (size_t)(e.n + 1) * sizeof(*t));
+        if (!t) {
+            free(e.ticks);
+            return gp_diag_set(d, GP_ENOMEM, "out of memory");
+        }
+        e.ticks = t;
+        e.ticks[e.n++] = (ctl_tick){g->st.jobs[i]->id, now};
+    }
+    int rc = e.n ? ctl_txn_run(g, what, CTL_TXN_MEMORY, each_body, &e, NULL, d) : 0;
+    free(e.ticks);
     return rc;
 }

@@ -60,6 +60,19 @@ int ctl_txn_run(gpupoold *g, const char *what, ctl_txn_kind kind, ctl_txn_fn bod
  * when it had changed memory. Returns fn's result, or the savepoint's error. */
 int ctl_txn_step(ctl_txn *tx, ctl_txn_fn fn, void *arg, gp_diag *d);
 
+/* A tick over jobs: pick(g, j, now) says, under the state, which jobs have work; then one
+ * CTL_TXN_MEMORY transaction (what: its name) runs step on each in its own step (arg: a
+ * ctl_tick with the job's id and now; the step finds the job again and checks it still
+ * applies). A failed step is logged and rolled back, the others stay. No transaction when no
+ * job was picked. 0, or the transaction's error. */
+typedef struct ctl_tick {
+    int64_t id;
+    int64_t now;
+} ctl_tick;
+int ctl_txn_each_job(gpupoold *g, const char *what,
+                     bool (*pick)(gpupoold *g, const ctl_job *j, int64_t now), ctl_txn_fn step,
+                     int64_t now, gp_diag *d);
+
 /* Loads memory again from the store (what the connection sees: committed data, or inside a
  * transaction its writes so far), gives nodes their grace period and rebuilds the scheduler;
  * when that fails the controller stops being ready. The runner calls it; tests do too. */

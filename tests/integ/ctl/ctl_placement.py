@@ -144,6 +144,13 @@ try:
         # a user may not taint
         r = cli(p, tok_a, "nodes", "taint", "n0", "x:NoSchedule", ok=False)
         check(r.returncode != 0, "a user cannot taint", r.stdout, r.stderr)
+        for method in ("POST", "PUT"):
+            s, d = alice.call(method, "/v1/nodes/n0/taints",
+                              {"taints": []} if method == "PUT" else
+                              {"add": [{"key": "x", "effect": "NoSchedule"}]})
+            check(s == 403, "a user's %s of taints: 403" % method, s, d)
+        s, d = p.admin.get("/v1/nodes/n0")
+        check(s == 200 and not d.get("taints"), "n0 kept no taint of the user's", s, d)
 
         # ---- kept across a controller restart and the agent registering again ----
         p.restart()
