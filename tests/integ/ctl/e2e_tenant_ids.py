@@ -76,13 +76,17 @@ def output(job_id):
 
 def job_uids(job_id):
     """The host uids of the processes in the job's container (its cgroup's libpod-* part: not
-    podman or its monitor, which run as root)."""
+    podman or its monitor, which run as root). The cgroup is this pool's replica's: named with
+    its supervisor's pid, as other pools on the machine have jobs of the same ids."""
+    with open(os.path.join(replica_dir(job_id), "status.json")) as f:
+        sup = json.load(f)["supervisor_pid"]
+    mine = "/gpupool/job%d-r0-" % job_id
     uids = set()
     for pid in filter(str.isdigit, os.listdir("/proc")):
         try:
             with open("/proc/%s/cgroup" % pid) as f:
                 cg = f.read()
-            if "/gpupool/job%d-" % job_id not in cg or "/libpod-" not in cg:
+            if not any(mine in ln and "-p%d/libpod-" % sup in ln for ln in cg.splitlines()):
                 continue
             with open("/proc/%s/status" % pid) as f:
                 uids |= {int(ln.split()[1]) for ln in f if ln.startswith("Uid:")}
