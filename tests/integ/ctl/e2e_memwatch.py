@@ -85,10 +85,19 @@ def move_to_cgroup(pid, dirs):
             f.write(str(pid))
 
 
-def replica_cgroups(job_id, epoch):
-    """The directories of a replica's cgroup in every hierarchy (src/agent/cgroup.h)."""
-    name = "gpupool/job%d-r0-e%d-p*" % (job_id, epoch)
-    return glob.glob("/sys/fs/cgroup/" + name) + glob.glob("/sys/fs/cgroup/*/" + name)
+def replica_cgroups(job_id, epoch, leader):
+    """The directories of a replica's cgroup in every hierarchy (src/agent/cgroup.h), as its
+    leader process is in them (another pool on the machine may have a job of the same id)."""
+    mark = "/gpupool/job%d-r0-e%d-p" % (job_id, epoch)
+    rels = set()
+    with open("/proc/%d/cgroup" % leader) as f:
+        for ln in f:
+            rel = ln.split(":", 2)[2].strip()
+            if mark in rel:  # up to the replica's own directory (the leader may be below it)
+                at = rel.index(mark) + len(mark)
+                rels.add(rel[:rel.find("/", at)] if "/" in rel[at:] else rel)
+    return [d for rel in rels
+            for d in glob.glob("/sys/fs/cgroup" + rel) + glob.glob("/sys/fs/cgroup/*" + rel)]
 
 
 # The watch's interval is an agent flag, bounded.
@@ -158,7 +167,7 @@ try:
     _, boxed_gpu, boxed_epoch, boxed_leader = running("boxed")
     with open("/proc/%d/cgroup" % boxed_leader) as f:
         in_cgroup = "/gpupool/job%d-r0-e%d-p" % (boxed, boxed_epoch) in f.read()
-    boxed_dirs = replica_cgroups(boxed, boxed_epoch) if in_cgroup else []
+    boxed_dirs = replica_cgroups(boxed, boxed_epoch, boxed_leader) if in_cgroup else []
     if boxed_dirs:
         outsider = subprocess.Popen(["sleep", "600"], start_new_session=True)
         outsiders.append(outsider)
