@@ -62,6 +62,10 @@ const char *gp_policy_summary(const char *name);
  * others; required by fgd and by the policies built on it). GP_ENOENT for an unknown name,
  * GP_EINVAL when a required target is missing. */
 int gp_policy_new(const char *name, const gp_workload *target, gp_policy **out, gp_diag *d);
+/* Fits p to the cluster it will place on, once, before placing (ours: weighs each type of the
+ * target by how scarce the nodes able to host it are, frag.h); the others ignore it. Reads only
+ * the nodes' capacities; may be called again when nodes come or go. */
+void gp_policy_fit(gp_policy *p, const gp_cluster *c);
 void gp_policy_free(gp_policy *p);
 const char *gp_policy_name(const gp_policy *p);
 

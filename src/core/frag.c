@@ -38,7 +38,7 @@ int gp_frag_target_init(gp_frag_target *t, const gp_workload *w)
         }
         ft->cpu_milli = r->cpu_milli;
         ft->allowed_models = r->allowed_models;
-        ft->weight = w->items[i].weight;
+        ft->weight = ft->share = w->items[i].weight;
         t->ntypes++;
     }
     return 0;
@@ -50,10 +50,44 @@ void gp_frag_target_fini(gp_frag_target *t)
     memset(t, 0, sizeof(*t));
 }
 
+/* Whether the GPU models of a node allow t. */
+static bool model_allowed(const gp_frag_type *t, uint16_t model)
+{
+    return t->allowed_models == 0 || (t->allowed_models & (1ull << model));
+}
+
+/* Whether n could host t were it empty: CPU capacity and enough GPUs of allowed models. */
+static bool can_host(const gp_frag_type *t, const gp_frag_node *n)
+{
+    if (n->cpu_cap < t->cpu_milli) {
+        return false;
+    }
+    int gpus = 0;
+    for (int g = 0; g < n->ngpus && gpus < t->count; g++) {
+        gpus += model_allowed(t, n->model[g]);
+    }
+    return gpus >= t->count;
+}
+
+void gp_frag_target_fit(gp_frag_target *t, const gp_cluster *c)
+{
+    for (int i = 0; i < t->ntypes; i++) {
+        int64_t hosts = 0, all = 0;
+        for (int node = 0; node < c->nnodes; node++) {
+            gp_frag_node n;
+            gp_frag_node_of(c, node, &n);
+            all += n.ngpus;
+            hosts += can_host(&t->types[i], &n) ? n.ngpus : 0;
+        }
+        t->types[i].weight = hosts > 0 ? t->types[i].share * (double)all / (double)hosts : 0.0;
+    }
+}
+
 void gp_frag_node_of(const gp_cluster *c, int node, gp_frag_node *out)
 {
     const gp_node *n = &c->nodes[node];
     out->cpu_free = n->cpu_free;
+    out->cpu_cap = n->cpu_milli;
     out->ngpus = n->ngpus;
     for (int g = 0; g < n->ngpus; g++) {
         const gp_gpu *u = cluster_gpu_const(c, node, g);
@@ -73,8 +107,7 @@ static double type_fragment(const gp_frag_type *t, const gp_frag_node *n, int64_
     int hosts = 0;
     int64_t usable = 0;
     for (int g = 0; g < n->ngpus; g++) {
-        int allowed = t->allowed_models == 0 || (t->allowed_models & (1ull << n->model[g]));
-        if (!allowed || n->left[g] < t->milli) {
+        if (!model_allowed(t, n->model[g]) || n->left[g] < t->milli) {
             continue;
         }
         usable += n->left[g];
@@ -109,7 +142,11 @@ double gp_frag_amount(const gp_frag_target *t, const gp_frag_node *n)
     }
     double frag = 0.0;
     for (int i = 0; i < t->ntypes; i++) {
-        frag += t->types[i].weight * type_fragment(&t->types[i], n, total, t->cpu_aware);
+        const gp_frag_type *ft = &t->types[i];
+        if (ft->weight == 0.0) {
+            continue; /* a type no node can host (gp_frag_target_fit) */
+        }
+        frag += ft->weight * type_fragment(ft, n, total, t->cpu_aware);
     }
     return frag;
 }

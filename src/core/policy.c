@@ -73,6 +73,13 @@ int gp_policy_new(const char *name, const gp_workload *target, gp_policy **out, 
     return 0;
 }
 
+void gp_policy_fit(gp_policy *p, const gp_cluster *c)
+{
+    if (p->ops->host_aware_frag && p->target.ntypes > 0) {
+        gp_frag_target_fit(&p->target, c);
+    }
+}
+
 void gp_policy_free(gp_policy *p)
 {
     if (p) {

@@ -118,6 +118,7 @@ const policy_ops gp_policy_ours = {
     .summary = "FGD over a CPU-aware fragmentation measure: GPUs a node lacks CPU to serve count",
     .needs_target = true,
     .cpu_aware_frag = true,
+    .host_aware_frag = true,
     .score = fgd_score,
     .choose_share = fgd_share,
 };

@@ -21,9 +21,10 @@ typedef struct policy_ops {
     const char *name;
     const char *summary;
     bool needs_target;
-    bool uses_tags;      /* the score reads gp_node.tag_mask */
-    bool uniform;        /* every feasible node equally likely: no tie rank applies */
-    bool cpu_aware_frag; /* fragmentation counts GPUs stranded for want of CPU (frag.h) */
+    bool uses_tags;       /* the score reads gp_node.tag_mask */
+    bool uniform;         /* every feasible node equally likely: no tie rank applies */
+    bool cpu_aware_frag;  /* fragmentation counts GPUs stranded for want of CPU (frag.h) */
+    bool host_aware_frag; /* gp_policy_fit fits the target to the cluster (frag.h) */
     policy_score_fn score;
     policy_share_fn choose_share;
 } policy_ops;

@@ -5,8 +5,9 @@
  * twice, CPU and memory once each, as shares of the node's own capacity), spread by how empty.
  * GPU policy: which GPU a fraction takes on the chosen node: packing and topology the fitting
  * GPU with the least compute left (fill partly used GPUs first), spread the one with the most.
- * Fragmentation is the `ours` policy of libgpcore: it scores nodes and picks the GPU that grows
- * fragmentation least, whatever the node policy.
+ * Fragmentation is the `ours` policy of libgpcore, fitted to the cluster when the placer is made
+ * (gp_policy_fit): it scores nodes and picks the GPU that grows fragmentation least, whatever the
+ * node policy.
  *
  * Whole GPUs and MIG slices are chosen as for every policy (gp_policy_choose: the best NVLink/
  * NUMA set, legal slices). A fraction never takes a GPU marked hot (utilisation above the
@@ -158,7 +159,7 @@ static const policy_ops ops_fragmentation = {
 };
 
 int sched_policy_new(gp_node_policy node, gp_gpu_policy gpu, const gp_workload *target,
-                     const sched_env *env, sched_policy **out)
+                     const gp_cluster *c, const sched_env *env, sched_policy **out)
 {
     *out = NULL;
     sched_policy *p = calloc(1, sizeof(*p));
@@ -175,6 +176,7 @@ int sched_policy_new(gp_node_policy node, gp_gpu_policy gpu, const gp_workload *
             free(p);
             return rc;
         }
+        gp_policy_fit(p->inner, c);
         p->base.ops = &ops_fragmentation;
     }
     *out = p;

@@ -51,10 +51,11 @@ typedef struct sched_policy {
 } sched_policy;
 
 /* A policy scoring nodes by node (binpack/spread) and choosing fractional GPUs by gpu; for
- * GP_GPU_FRAGMENTATION the `ours` policy over target (required) scores and chooses. Fractional
- * requests never take a GPU marked hot in env when a cold one on the node fits. */
+ * GP_GPU_FRAGMENTATION the `ours` policy over target (required), fitted to the nodes of c
+ * (gp_policy_fit), scores and chooses. Fractional requests never take a GPU marked hot in env
+ * when a cold one on the node fits. */
 int sched_policy_new(gp_node_policy node, gp_gpu_policy gpu, const gp_workload *target,
-                     const sched_env *env, sched_policy **out);
+                     const gp_cluster *c, const sched_env *env, sched_policy **out);
 void sched_policy_free(sched_policy *p);
 
 /* ---- the scheduler ---- */

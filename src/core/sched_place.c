@@ -117,7 +117,7 @@ static int placer_create(gp_scheduler *s, int k)
     if (k == GP_GPU_FRAGMENTATION && p->ntarget == 0) {
         return GP_EINVAL;
     }
-    rc = sched_policy_new(s->cfg.node_policy, (gp_gpu_policy)k, &w, &s->env, &p->pol);
+    rc = sched_policy_new(s->cfg.node_policy, (gp_gpu_policy)k, &w, s->c, &s->env, &p->pol);
     if (rc < 0) {
         return rc;
     }

@@ -134,6 +134,7 @@ static int prepare(const gp_trace *t, const char *policy, prepared *pr, gp_diag 
     if (rc < 0) {
         return rc;
     }
+    gp_policy_fit(pr->policy, pr->cluster);
     rc = gp_placer_new(pr->cluster, pr->policy, &pr->placer);
     if (rc < 0) {
         return gp_diag_set(d, rc, "placer: %s", gp_strerror(rc));

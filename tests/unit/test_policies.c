@@ -351,6 +351,93 @@ static void test_names(void **state)
     }
 }
 
+/* One T4 GPU among four: a type pinned to T4 has a quarter of the cluster as hosts. */
+static gp_cluster *scarce_t4(int *t4_model)
+{
+    gp_cluster *c = gp_cluster_new();
+    int t4 = gp_cluster_model(c, "T4", 0), g2 = gp_cluster_model(c, "G2", 0);
+    fx_node(c, "t4", 64000, 1 << 18, 1, t4);
+    fx_node(c, "g2a", 64000, 1 << 18, 1, g2);
+    fx_node(c, "g2b", 64000, 1 << 18, 1, g2);
+    fx_node(c, "g2c", 64000, 1 << 18, 1, g2);
+    int g = 0, some = 100, all = 1000;
+    take(c, 1, 0, 1, &g, &some); /* g2a: 900 left */
+    take(c, 2, 0, 1, &g, &all);  /* g2b, g2c: full */
+    take(c, 3, 0, 1, &g, &all);
+    *t4_model = t4;
+    return c;
+}
+
+static void test_ours_fitted_protects_scarce_hosts(void **state)
+{
+    (void)state;
+    int t4;
+    gp_cluster *c = scarce_t4(&t4);
+    /* Target: 20% whole GPUs pinned to T4, 80% half GPUs anywhere. */
+    gp_workload_item shapes[2] = {{fx_whole(0, 1), 0.2}, {fx_frac(0, 500), 0.8}};
+    shapes[0].shape.allowed_models = 1ull << t4;
+    gp_workload w = {shapes, 2};
+    gp_request half = fx_frac(0, 500);
+    gp_policy *ours, *fgd;
+    assert_int_equal(gp_policy_new("ours", &w, &ours, NULL), 0);
+    assert_int_equal(gp_policy_new("fgd", &w, &fgd, NULL), 0);
+    /* Unfitted (FGD's weights): on t4 the pinned type loses its only host, +0.2 * 500 = 100
+     * -> 47; on g2a the half type loses 400 and the pinned type's fragment falls by 500:
+     * +0.8 * 400 - 0.2 * 500 = 220 -> 44. The unpinned half takes the only T4. */
+    assert_int_equal((int)gp_policy_score(ours, c, 0, &half), 47);
+    assert_int_equal((int)gp_policy_score(ours, c, 1, &half), 44);
+    /* Fitted: the pinned type's hosts are 1 GPU of 4, its weight 0.8: +400 -> 40 on t4,
+     * +320 - 400 = -80 -> 51 on g2a. The half goes to g2a; fitting twice changes nothing. */
+    gp_policy_fit(ours, c);
+    gp_policy_fit(ours, c);
+    assert_int_equal((int)gp_policy_score(ours, c, 0, &half), 40);
+    assert_int_equal((int)gp_policy_score(ours, c, 1, &half), 51);
+    gp_placer *pl;
+    assert_int_equal(gp_placer_new(c, ours, &pl), 0);
+    gp_rng rng;
+    gp_rng_seed(&rng, 1);
+    gp_assignment a;
+    assert_int_equal(gp_placer_place(pl, &half, &rng, &a, NULL), 0);
+    assert_int_equal(a.node, 1);
+    gp_placer_free(pl);
+    /* fgd keeps the published weights. */
+    gp_policy_fit(fgd, c);
+    assert_int_equal((int)gp_policy_score(fgd, c, 0, &half), 47);
+    gp_policy_free(ours);
+    gp_policy_free(fgd);
+    gp_cluster_free(c);
+}
+
+static void test_frag_fit_weights(void **state)
+{
+    (void)state;
+    int t4;
+    gp_cluster *c = scarce_t4(&t4);
+    /* Pinned to T4: 1 GPU of 4; 2 GPUs: no host; 128 cores: no host; anything else: all. */
+    gp_workload_item shapes[4] = {{fx_frac(0, 300), 0.4},
+                                  {fx_whole(0, 2), 0.1},
+                                  {fx_frac(128000, 300), 0.1},
+                                  {fx_frac(1000, 300), 0.4}};
+    shapes[0].shape.allowed_models = 1ull << t4;
+    gp_workload w = {shapes, 4};
+    gp_frag_target t;
+    assert_int_equal(gp_frag_target_init(&t, &w), 0);
+    gp_frag_target_fit(&t, c);
+    assert_true(fabs(t.types[0].weight - 1.6) < 1e-9);
+    assert_true(t.types[1].weight == 0.0 && t.types[2].weight == 0.0);
+    assert_true(fabs(t.types[3].weight - 0.4) < 1e-9);
+    /* On the T4 node, idle: the 2-GPU and 128-core types add nothing; 600 left of 1000 after
+     * a 400 share: every type still fits, fragmentation 0. */
+    gp_frag_node n;
+    gp_frag_node_of(c, 0, &n);
+    assert_true(gp_frag_amount(&t, &n) == 0.0);
+    /* On g2a (900 left) the T4 type counts all 900 idle as its fragment, at weight 1.6. */
+    gp_frag_node_of(c, 1, &n);
+    assert_true(fabs(gp_frag_amount(&t, &n) - 1.6 * 900) < 1e-9);
+    gp_frag_target_fini(&t);
+    gp_cluster_free(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -364,6 +451,8 @@ int main(void)
         cmocka_unit_test(test_placer_brute_force),
         cmocka_unit_test(test_placer_uniform_ties),
         cmocka_unit_test(test_names),
+        cmocka_unit_test(test_ours_fitted_protects_scarce_hosts),
+        cmocka_unit_test(test_frag_fit_weights),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
