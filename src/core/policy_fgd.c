@@ -112,10 +112,14 @@ const policy_ops gp_policy_fgd = {
  * raises the score of placements that keep a node's CPU in proportion to its idle GPUs, so CPU-
  * only and CPU-heavy pods go where CPU is plentiful and fewer GPUs end up idle for want of CPU
  * near saturation. Whole-GPU types keep FGD's rule on purpose: counting their CPU stranding too
- * pulls CPU-heavy multi-GPU pods onto the few CPU-rich 8-GPU nodes the largest pods need. */
+ * pulls CPU-heavy multi-GPU pods onto the few CPU-rich 8-GPU nodes the largest pods need.
+ * Fitted to its cluster (gp_policy_fit), each type weighs by how scarce its hosts are
+ * (gp_frag_target_fit), so work that may go anywhere is kept off the GPUs that only pods pinned
+ * to a model (or needing a large node) can use. */
 const policy_ops gp_policy_ours = {
     .name = "ours",
-    .summary = "FGD over a CPU-aware fragmentation measure: GPUs a node lacks CPU to serve count",
+    .summary = "FGD over a CPU-aware fragmentation measure, each pod type weighted by how scarce "
+               "its hosts are",
     .needs_target = true,
     .cpu_aware_frag = true,
     .host_aware_frag = true,
