@@ -1315,6 +1315,44 @@ static void test_synthetic_large(void **state)
     w_fini(&w);
 }
 
+/* The fragmentation policy is fitted to the cluster: an unpinned half GPU leaves the only T4,
+ * which the next job (pinned to T4) needs, and takes the partly used G2 GPU instead. The target
+ * (8 halves, 2 pinned) is the one of test_ours_fitted_protects_scarce_hosts (test_policies.c),
+ * where unfitted weights send the half to the T4. */
+static void test_fragmentation_keeps_pinned_hosts(void **state)
+{
+    (void)state;
+    world w;
+    w_init(&w);
+    int t4 = gp_cluster_model(w.c, "T4", 0), g2 = gp_cluster_model(w.c, "G2", 0);
+    fx_node(w.c, "t4", 64000, 1 << 18, 1, t4);
+    fx_node(w.c, "g2a", 64000, 1 << 18, 1, g2);
+    fx_node(w.c, "g2b", 64000, 1 << 18, 1, g2);
+    fx_node(w.c, "g2c", 64000, 1 << 18, 1, g2);
+    int q = add_queue(&w, "q", 1, -1, -1), t = add_tenant(&w, "t", -1);
+    w.cfg.gpu_policy = GP_GPU_FRAGMENTATION;
+    w_start(&w);
+    run_frac(&w, mkjob(100, t, q, 0, fx_frac(0, 100), 1), 1, 0, 100); /* g2a: 900 left */
+    run_whole(&w, mkjob(101, t, q, 0, fx_whole(0, 1), 1), 2, 0, 1, 0);
+    run_whole(&w, mkjob(102, t, q, 0, fx_whole(0, 1), 1), 3, 0, 1, 0);
+    gp_request pinned = fx_whole(0, 1);
+    pinned.allowed_models = 1ull << t4;
+    submit(&w, mkjob(1, t, q, 0, fx_frac(0, 500), 1));
+    submit(&w, mkjob(2, t, q, 0, pinned, 1));
+    submit(&w, mkjob(3, t, q, 0, pinned, 1));
+    for (int id = 4; id <= 10; id++) {
+        submit(&w, mkjob(id, t, q, 0, fx_frac(0, 500), 1));
+    }
+    gp_sched_result r;
+    cycle(&w, &r);
+    assert_non_null(placed(&r, 1));
+    assert_int_equal(placed(&r, 1)->replicas[0].node, 1);
+    assert_non_null(placed(&r, 2));
+    assert_int_equal(placed(&r, 2)->replicas[0].node, 0);
+    revert(&w, &r);
+    w_fini(&w);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1341,6 +1379,7 @@ int main(void)
         cmocka_unit_test(test_names_and_input),
         cmocka_unit_test(test_randomized),
         cmocka_unit_test(test_synthetic_large),
+        cmocka_unit_test(test_fragmentation_keeps_pinned_hosts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
