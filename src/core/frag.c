@@ -71,15 +71,22 @@ static bool can_host(const gp_frag_type *t, const gp_frag_node *n)
 
 void gp_frag_target_fit(gp_frag_target *t, const gp_cluster *c)
 {
+    /* One pass over the nodes; each type's weight holds its hosts' GPU count until the end. */
+    int64_t all = 0;
     for (int i = 0; i < t->ntypes; i++) {
-        int64_t hosts = 0, all = 0;
-        for (int node = 0; node < c->nnodes; node++) {
-            gp_frag_node n;
-            gp_frag_node_of(c, node, &n);
-            all += n.ngpus;
-            hosts += can_host(&t->types[i], &n) ? n.ngpus : 0;
+        t->types[i].weight = 0.0;
+    }
+    for (int node = 0; node < c->nnodes; node++) {
+        gp_frag_node n;
+        gp_frag_node_of(c, node, &n);
+        all += n.ngpus;
+        for (int i = 0; i < t->ntypes; i++) {
+            t->types[i].weight += can_host(&t->types[i], &n) ? n.ngpus : 0;
         }
-        t->types[i].weight = hosts > 0 ? t->types[i].share * (double)all / (double)hosts : 0.0;
+    }
+    for (int i = 0; i < t->ntypes; i++) {
+        gp_frag_type *ft = &t->types[i];
+        ft->weight = ft->weight > 0.0 ? ft->share * (double)all / ft->weight : 0.0;
     }
 }
 
