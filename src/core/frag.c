@@ -59,8 +59,11 @@ static bool model_allowed(const gp_frag_type *t, uint16_t model)
 /* Whether n could host t were it empty: CPU capacity and enough GPUs of allowed models. */
 static bool can_host(const gp_frag_type *t, const gp_frag_node *n)
 {
-    if (n->cpu_cap < t->cpu_milli) {
+    if (n->cpu_cap < t->cpu_milli || n->ngpus < t->count) {
         return false;
+    }
+    if (t->allowed_models == 0) {
+        return true;
     }
     int gpus = 0;
     for (int g = 0; g < n->ngpus && gpus < t->count; g++) {
