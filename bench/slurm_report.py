@@ -58,8 +58,9 @@ if not have_slurm:
 p("The work: %d one-GPU jobs submitted through the command line by %d clients at once, one "
   "process per submit (`xargs -P %d`), while nothing may start; then one command lets work "
   "start and the time until %d jobs run on the %d GPUs is taken (polled every %.0f ms). %d "
-  "runs of each, medians (range in brackets)." %
-  (a["jobs"], a["clients"], a["clients"], target, target, a["poll"] * 1000, a["runs"]))
+  "run%s of each, medians%s." %
+  (a["jobs"], a["clients"], a["clients"], target, target, a["poll"] * 1000, a["runs"],
+   "" if a["runs"] == 1 else "s", "" if a["runs"] == 1 else " (range in brackets)"))
 p()
 p("- **Slurm** %s: 16 `slurmd -N nK` (Debian's build runs several slurmd on one host, each "
   "with its own port on 127.0.0.1), each node with 8 GPUs as gres (`gres.conf`: "
@@ -97,6 +98,13 @@ p("CPU per submit process: user + system CPU of the submit processes (getrusage 
   "the submits (/proc/PID/stat) / jobs. The sbatch row is over both Slurm series (the scheduler "
   "setting does not touch a held submit).")
 p()
+for name, rs in rows:
+    cpu = (med(rs, "client_cpu_ms") or 0) + (med(rs, "server_cpu_ms") or 0)
+    if cpu:
+        p("%s: %.2f ms of CPU per job, client and server, would allow %.0f submits/s on %d "
+          "cores if CPU were all that limited it; measured %s." %
+          (name, cpu, 1000.0 * m["nproc"] / cpu, m["nproc"], fmt(med(rs, "per_s"))))
+        p()
 solo = raw.get("solo") or {}
 if solo:
     p("One submit process alone (sequential, against the idle held pool; median of 5 groups of "
