@@ -99,6 +99,16 @@ def run_submits(argv, jobs, clients, env, cwd, server_pids):
             "client_cpu_ms": 1000.0 * cpu / jobs, "server_cpu_ms": 1000.0 * srv / jobs}
 
 
+def shared_libs(binary):
+    """How many shared libraries the dynamic loader maps for binary at start (ldd), or None."""
+    path = shutil.which(binary) or binary
+    try:
+        out = subprocess.run(["ldd", path], capture_output=True, text=True, timeout=30).stdout
+    except OSError:
+        return None
+    return sum(1 for line in out.splitlines() if "=>" in line) or None
+
+
 def wait_count(count, target, poll, limit):
     """Seconds until count() >= target, polled every POLL s, or None after LIMIT s."""
     t0 = time.monotonic()
@@ -111,16 +121,19 @@ def wait_count(count, target, poll, limit):
         time.sleep(poll)
 
 
-def solo_cpu_ms(argv, n, env, cwd):
-    """CPU milliseconds of one process of argv, over N sequential runs (median of 5 groups)."""
-    per = []
-    groups = 5
+def solo_cpu_ms(runs, n, groups=10):
+    """CPU milliseconds of one process of each run ({label: (argv, env, cwd)}), over N sequential
+    runs of each: GROUPS groups, the runs taking turns group by group so that a change in the
+    load of a shared machine falls on all alike; the median over the groups of each."""
+    per = {label: [] for label in runs}
+    k = max(1, n // groups)
     for _ in range(groups):
-        c0 = children_cpu_s()
-        for _ in range(max(1, n // groups)):
-            subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
-        per.append(1000.0 * (children_cpu_s() - c0) / max(1, n // groups))
-    return statistics.median(per)
+        for label, (argv, env, cwd) in runs.items():
+            c0 = children_cpu_s()
+            for _ in range(k):
+                subprocess.run(argv, env=env, cwd=cwd, stdout=subprocess.DEVNULL, check=True)
+            per[label].append(1000.0 * (children_cpu_s() - c0) / k)
+    return {label: statistics.median(xs) for label, xs in per.items()}
 
 
 # ---------------------------------------------------------------- gpupool
@@ -201,7 +214,7 @@ class Gpupool:
                                    (pending, jobs))
             t0 = time.monotonic()
             self.cli("nodes", "uncordon", *self.nodes)
-            secs, n = wait_count(lambda: self.count("Running"), TARGET, poll, 120)
+            secs, n = wait_count(lambda: self.count("Running"), min(TARGET, jobs), poll, 120)
             r["release_s"] = None if secs is None else time.monotonic() - t0
             r["running_seen"] = n
             return r
@@ -372,7 +385,7 @@ class Slurm:
                                (pending, jobs))
         t0 = time.monotonic()
         self.ctl("scontrol", "update", "PartitionName=gpu", "State=UP")
-        secs, n = wait_count(lambda: self.count("R"), TARGET, poll, 300)
+        secs, n = wait_count(lambda: self.count("R"), min(TARGET, jobs), poll, 300)
         r["release_s"] = None if secs is None else time.monotonic() - t0
         r["running_seen"] = n
         self.ctl("scancel", "--partition", "gpu")
@@ -411,47 +424,52 @@ def main():
         "gpupool": [], "slurm": [], "slurm_tuned": [], "solo": {},
         "slurm_skipped": "" if a.slurm == "yes" else a.slurm}
     res["machine"]["hostname"] = socket.gethostname()
+    res["target"] = min(TARGET, a.jobs)  # jobs to see running after the release
     port = free_ports(1)[0]
     gp = Gpupool(a.bin, a.work, port)
     slurm = Slurm(a.work) if a.slurm == "yes" else None
     try:
-        # The CPU of one submit process alone, against an idle pool: the binaries given.
+        # The CPU of one process alone, against the idle held pools (both up, so that their
+        # background work falls on every measure alike), each in turn: empty programs linked
+        # with jansson only and with libcurl (start_cost.c), gpupool started and stopped
+        # (--version), the submit (and the baseline's), sbatch.
         gp.up()
         try:
             gp.cli("nodes", "cordon", *gp.nodes)
             env = dict(gp.env, GPUPOOL_SERVER=gp.base, GPUPOOL_TOKEN=gp.user_token)
-            bins = [("after", os.path.join(gp.bin, "gpupool"))]
+            submit = ["submit", "--gpus", "1", "--", "sleep", "600"]
+            runs = {"start_plain": [os.path.join(gp.bin, "start_plain")],
+                    "start_curl": [os.path.join(gp.bin, "start_curl")],
+                    "gpupool_version": [os.path.join(gp.bin, "gpupool"), "--version"]}
+            runs = {k: (v, env, gp.dir) for k, v in runs.items() if os.access(v[0], os.X_OK)}
             if a.baseline:
-                bins.insert(0, ("before", a.baseline))
-            for label, b in bins:
-                res["solo"][label] = {
-                    "binary": b, "cpu_ms": solo_cpu_ms(
-                        [b, "submit", "--gpus", "1", "--", "sleep", "600"], a.solo, env,
-                        gp.dir)}
-                log("one gpupool submit alone (%s): %.2f ms CPU" %
-                    (label, res["solo"][label]["cpu_ms"]))
+                runs["before"] = ([a.baseline] + submit, env, gp.dir)
+            runs["after"] = ([os.path.join(gp.bin, "gpupool")] + submit, env, gp.dir)
+            if slurm:
+                log("starting Slurm: 16 slurmd, slurmctld, munged in %s" % slurm.work)
+                slurm.setup()
+                runs["sbatch"] = (["sbatch", "--wrap", "sleep 600", "--gres=gpu:1"],
+                                  slurm.env(), os.path.join(slurm.work, "jobs"))
+            for label, ms in solo_cpu_ms(runs, a.solo).items():
+                res["solo"][label] = {"cpu_ms": ms, "binary": runs[label][0][0],
+                                      "libs": shared_libs(runs[label][0][0])}
+                log("alone: %s: %.2f ms CPU" % (" ".join(runs[label][0][:2]), ms))
+            if slurm:
+                slurm.ctl("scancel", "--partition", "gpu")
         finally:
             gp.down()
-        if slurm:
-            log("starting Slurm: 16 slurmd, slurmctld, munged in %s" % slurm.work)
-            slurm.setup()
-            res["solo"]["sbatch"] = {"cpu_ms": solo_cpu_ms(
-                ["sbatch", "--wrap", "sleep 600", "--gres=gpu:1"], a.solo, slurm.env(),
-                os.path.join(slurm.work, "jobs"))}
-            slurm.ctl("scancel", "--partition", "gpu")
-            log("one sbatch alone: %.2f ms CPU" % res["solo"]["sbatch"]["cpu_ms"])
         for i in range(a.runs):
             if slurm:
                 for series, tuned in (("slurm", False), ("slurm_tuned", True)):
                     slurm.tune(tuned)
                     r = slurm.run(a.jobs, a.clients, a.poll)
                     log("run %d %s: %.1f submits/s, %.2f ms CPU each, release->%d running: %s s"
-                        % (i + 1, series, r["per_s"], r["client_cpu_ms"], TARGET,
+                        % (i + 1, series, r["per_s"], r["client_cpu_ms"], res["target"],
                            r["release_s"]))
                     res[series].append(r)
             r = gp.run(a.jobs, a.clients, a.poll)
             log("run %d gpupool: %.1f submits/s, %.2f ms CPU each, release->%d running: %s s" %
-                (i + 1, r["per_s"], r["client_cpu_ms"], TARGET, r["release_s"]))
+                (i + 1, r["per_s"], r["client_cpu_ms"], res["target"], r["release_s"]))
             res["gpupool"].append(r)
     finally:
         if slurm:

@@ -37,7 +37,7 @@ def verdict(ok):
 
 gp, sl, st = raw["gpupool"], raw["slurm"], raw["slurm_tuned"]
 have_slurm = bool(sl)
-target = 128
+target = raw.get("target", 128)
 
 p("# gpupool and Slurm side by side: CLI submits and the release of a held backlog")
 p()
@@ -107,16 +107,23 @@ for name, rs in rows:
         p()
 solo = raw.get("solo") or {}
 if solo:
-    p("One submit process alone (sequential, against the idle held pool; median of 5 groups of "
-      "%d):" % max(1, a["solo"] // 5))
+    p("One process alone (sequential, against the idle held pools; each row's runs take turns "
+      "with the others' in 10 groups of %d, the median of the groups):" % max(1, a["solo"] // 10))
     p()
-    p("| | CPU per process |")
-    p("|---|---:|")
-    for key, name in (("before", "`gpupool submit` before (%s)"), ("after", "`gpupool submit`"),
+    p("| | CPU per process | shared libraries loaded at start |")
+    p("|---|---:|---:|")
+    for key, name in (("start_plain", "an empty program linked with jansson (bench/start_cost.c)"),
+                      ("start_curl", "the same linked with libcurl (and what Debian's libcurl "
+                       "needs)"),
+                      ("gpupool_version", "`gpupool --version`: the program started and "
+                       "stopped"),
+                      ("before", "`gpupool submit` before (%s)"), ("after", "`gpupool submit`"),
                       ("sbatch", "`sbatch`")):
         if key in solo:
             label = name % solo[key].get("binary", "") if "%s" in name else name
-            p("| %s | %s ms |" % (label, fmt(solo[key]["cpu_ms"], 2)))
+            libs = solo[key].get("libs")
+            p("| %s | %s ms | %s |" % (label, fmt(solo[key]["cpu_ms"], 2),
+                                       "—" if libs is None else libs))
     p()
 p("## 2. Release → %d jobs running on %d GPUs" % (target, target))
 p()
