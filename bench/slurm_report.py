@@ -154,5 +154,29 @@ for name, rel in (("defaults", rel_d), ("tuned", rel_t)):
       (RELEASE_GOAL, name, "—" if x is None else "%s s vs %s s: %.1f ×" %
        (fmt(gp_rel, 2), fmt(rel, 2), x), verdict(None if x is None else x >= RELEASE_GOAL)))
 p()
+short = []
+if ratio is not None and ratio < SUBMIT_GOAL:
+    sb_cpu = (med(sl + st, "client_cpu_ms") or 0) + (med(sl + st, "server_cpu_ms") or 0)
+    gp_cpu = (med(gp, "client_cpu_ms") or 0) + (med(gp, "server_cpu_ms") or 0)
+    text = ("**Submits.** With the cores busy, a submit's rate is about the cores over its CPU "
+            "per job, client and server: sbatch's %.2f ms against gpupool's %.2f ms. %.0f × "
+            "sbatch's rate would need about %.2f ms per job for gpupool's client and server "
+            "together." % (sb_cpu, gp_cpu, SUBMIT_GOAL, sb_cpu / SUBMIT_GOAL))
+    floor, plain = solo.get("start_curl"), solo.get("start_plain")
+    if floor and plain:
+        text += (" Starting an empty program linked with Debian's libcurl alone costs %.2f ms "
+                 "(%s shared libraries, against %.2f ms for one linked with jansson only): the "
+                 "floor of any CLI that links libcurl, whatever it does before the request." %
+                 (floor["cpu_ms"], floor.get("libs") or "?", plain["cpu_ms"]))
+    short.append(text)
+if gp_rel is not None and gp_rel >= RELEASE_S:
+    short.append("**Release.** %s s from the uncordon to %d jobs Running in the API, against "
+                 "the goal of %.0f s." % (fmt(gp_rel, 2), target, RELEASE_S))
+if short:
+    p("## What falls short")
+    p()
+    for text in short:
+        p(text)
+        p()
 p("Command: `bench/slurm.sh%s` (as root)." % (
     "" if a["runs"] == 3 and a["jobs"] == 2000 else " --runs %d --jobs %d" % (a["runs"], a["jobs"])))
