@@ -159,11 +159,13 @@ class Gpupool:
     def up(self):
         shutil.rmtree(self.dir, ignore_errors=True)
         # No per-tenant request rate limit (api.rate_limit, 100/s by default): the clients of
-        # one tenant submit faster than that, and Slurm has no such limit by default.
+        # one tenant submit faster than that, and Slurm has no such limit by default. The
+        # agents run jobs as host processes (GPUPOOL_RUNTIME=none, gpupool-agent --runtime),
+        # as slurmd does, not in podman sandboxes: the measure is the control plane.
         subprocess.run([os.path.join(self.bin, "gpupool"), "up", "--data-dir", self.dir,
                         "--port", str(self.port), "--nodes", "dgx-a100:%d" % NODES],
-                       env=dict(self.env, GPUPOOL_API_RATE_LIMIT="0"), check=True,
-                       stdout=subprocess.DEVNULL)
+                       env=dict(self.env, GPUPOOL_API_RATE_LIMIT="0", GPUPOOL_RUNTIME="none"),
+                       check=True, stdout=subprocess.DEVNULL)
         self.admin_token = open(os.path.join(self.dir, "admin.token")).read().strip()
         self.cli("tenant", "create", "bench")
         doc = json.loads(self.cli("token", "create", "--name", "bench-user", "--role", "user",

@@ -14,7 +14,7 @@
 # gpupool: `gpupool up` with 16 mock DGX A100 nodes, jobs as host processes. Root installs
 # Slurm from Debian if it is missing (apt-get install slurm-wlm); without root or Slurm it says
 # so and measures gpupool alone. Raw results: out/slurm/slurm.json; bench/slurm_report.py writes
-# the report. About 6 minutes with the defaults (3 runs), 2 with --quick.
+# the report. About 7 minutes with the defaults (3 runs) on a busy 2-core machine, 2 with --quick.
 #
 #   bench/slurm.sh [--out FILE] [--runs N] [--jobs N] [--clients N] [--baseline GPUPOOL_BIN]
 #                  [--quick] [--no-slurm]

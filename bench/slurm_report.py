@@ -75,7 +75,8 @@ p("- **Slurm** %s: 16 `slurmd -N nK` (Debian's build runs several slurmd on one 
   "backfill passes)." % (m.get("slurm") or ""))
 p("- **gpupool**: `gpupool up --nodes dgx-a100:16` (16 agents on the mock NVML, 8 A100 each; "
   "the per-tenant request rate limit off, `GPUPOOL_API_RATE_LIMIT=0`, as Slurm has none); "
-  "the jobs run as host processes (no image), so the measure is the control plane. Held: the 16 "
+  "the agents run jobs as host processes (`GPUPOOL_RUNTIME=none`, as slurmd runs them, not in "
+  "podman sandboxes), so the measure is the control plane. Held: the 16 "
   "nodes cordoned (a submit is still accepted: the nodes could hold the job); release: one "
   "`gpupool nodes uncordon` of the 16; running: `GET /v1/jobs?state=Running`. Submit: "
   "`gpupool submit --gpus 1 -- sleep 600` as a user of a tenant.")
