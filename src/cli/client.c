@@ -25,6 +25,9 @@ struct gp_cli_conn {
     gp_http_client *http;
     gp_cli_target t;
     char refusal[1024]; /* the last call's refusal message; "" none */
+    int status;         /* the last call's HTTP status; 0: no answer */
+    int quiet;          /* a refusal with this status is not printed (0: none) */
+    char raw[512];      /* the last refusal without a message: "SERVER answered HTTP N: BODY" */
 };
 
 /* Reads a whole small text file into buf. 0, or -1 with errno. */
@@ -296,24 +299,32 @@ const char *gp_cli_server(const gp_cli_conn *c)
     return c->t.server;
 }
 
-/* Prints the error of a refused call: the API's {"error": {"message"}}, or what there is. */
-static void print_refusal(gp_cli_conn *c, int status, const char *body, size_t len)
+/* Records the refusal of a call (the API's {"error": {"message"}}, or what there is) and
+ * prints it unless its status is the quiet one. */
+static void refused(gp_cli_conn *c, int status, const char *body, size_t len)
 {
     json_t *doc = json_loadb(body, len, 0, NULL);
     json_t *msg = json_object_get(json_object_get(doc, "error"), "message");
     if (json_is_string(msg)) {
-        fprintf(stderr, "gpupool: %s\n", json_string_value(msg));
         snprintf(c->refusal, sizeof(c->refusal), "%s", json_string_value(msg));
     } else {
-        fprintf(stderr, "gpupool: %s answered HTTP %d: %.200s\n", gp_http_client_server(c->http),
-                status, len ? body : "(no body)");
+        snprintf(c->raw, sizeof(c->raw), "%s answered HTTP %d: %.200s",
+                 gp_http_client_server(c->http), status, len ? body : "(no body)");
     }
-    if (status == 401 && !c->t.token[0]) {
+    json_decref(doc);
+    if (status != c->quiet) {
+        gp_cli_print_refusal(c);
+    }
+}
+
+void gp_cli_print_refusal(const gp_cli_conn *c)
+{
+    fprintf(stderr, "gpupool: %s\n", c->refusal[0] ? c->refusal : c->raw);
+    if (c->status == 401 && !c->t.token[0]) {
         fputs("gpupool: no token: give --token or --token-file, set GPUPOOL_TOKEN, or run "
               "'gpupool login'\n",
               stderr);
     }
-    json_decref(doc);
 }
 
 int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const char *body,
@@ -335,6 +346,8 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
         *resp = NULL;
     }
     c->refusal[0] = '\0';
+    c->raw[0] = '\0';
+    c->status = 0;
     gp_diag d;
     gp_diag_clear(&d);
     int status = 0;
@@ -345,8 +358,9 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
         return GP_EXIT_FAILURE;
     }
     int rc = GP_EXIT_OK;
+    c->status = status;
     if (status < 200 || status > 299) {
-        print_refusal(c, status, text, tlen);
+        refused(c, status, text, tlen);
         rc = GP_EXIT_FAILURE;
     } else if (resp) {
         json_error_t err;
@@ -364,6 +378,16 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
 const char *gp_cli_last_refusal(const gp_cli_conn *c)
 {
     return c->refusal;
+}
+
+int gp_cli_last_status(const gp_cli_conn *c)
+{
+    return c->status;
+}
+
+void gp_cli_quiet_status(gp_cli_conn *c, int status)
+{
+    c->quiet = status;
 }
 
 int gp_cli_call(gp_cli_conn *c, const char *method, const char *path, const json_t *body,

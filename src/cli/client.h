@@ -62,6 +62,14 @@ int gp_cli_call(gp_cli_conn *c, const char *method, const char *path, const json
 /* The message of the server's refusal ({"error": {"message"}}) of the last call on c, printed by
  * it; "" when the last call was not refused that way. Valid until the next call. */
 const char *gp_cli_last_refusal(const gp_cli_conn *c);
+/* The HTTP status of the last call's answer on c; 0 when there was no answer. */
+int gp_cli_last_status(const gp_cli_conn *c);
+/* Until the next gp_cli_quiet_status, a refusal with this HTTP status is not printed by the calls
+ * on c (0: every refusal is printed): the caller reads it with gp_cli_last_status and
+ * gp_cli_last_refusal, and prints it with gp_cli_print_refusal if it does not handle it. */
+void gp_cli_quiet_status(gp_cli_conn *c, int status);
+/* Prints the last call's refusal as the call would have ("gpupool: MESSAGE"). */
+void gp_cli_print_refusal(const gp_cli_conn *c);
 /* GETs the list at path+query (query "" or "?a=b&..."), appending its "items" to items; with
  * all, follows the "next" cursors (after=) to the end. *more tells whether a later page was left.
  * 0 or gp_cli_call's error. */

@@ -3,8 +3,8 @@
  * for stdin; sent as is with its Content-Type, so the server's validator names the line of a
  * bad field) or built from flags and the command after them. Prints the job's id alone, so
  * that `id=$(gpupool submit ...)` works; -o json|yaml prints the server's job document instead.
- * Without --name a job built from flags gets a generated name (jobname.h) that no visible job
- * has yet.
+ * Without --name a job built from flags gets a generated name (jobname.h); the server refuses a
+ * name an active job has, and another is drawn then, so a submit is one request.
  *
  * The flags' values are checked here for their syntax only (numbers, sizes, durations); what
  * goes together (whole GPUs or a fraction or MIG) and the limits are the server's to say.
@@ -23,6 +23,7 @@
 #include <sys/random.h>
 
 #define MAX_SPEC_BYTES (4 << 20)
+#define NAME_TRIES     8 /* generated names drawn before a clash is reported */
 
 static const gp_cli_opt submit_opts[] = {
     {"file", 'f', "FILE", "the job spec, YAML or JSON ('-': stdin); no spec flags then"},
@@ -554,6 +555,43 @@ static int submit_file(gp_cli_conn *c, const gp_cli_args *a, json_t **job)
     return rc;
 }
 
+/* POSTs the spec built from flags. Without a name in it, it gets a generated one; a refusal
+ * naming the field "name" (409: an active job has it) draws another, NAME_TRIES names in all,
+ * the last refusal printed. */
+static int post_spec(gp_cli_conn *c, const gp_cli_args *a, json_t *spec, json_t **job)
+{
+    bool generated = !json_object_get(spec, "name");
+    char key[64];
+    const char *idem = submit_key(a, key, sizeof(key));
+    int rc = GP_EXIT_FAILURE;
+    for (int i = 0; i < NAME_TRIES; i++) {
+        bool last = !generated || i == NAME_TRIES - 1;
+        if (generated) {
+            char name[64];
+            gp_cli_job_name_new(a->npos ? a->pos[0] : "notebook", name, sizeof(name));
+            json_object_set_new(spec, "name", json_string(name));
+        }
+        char *text = json_dumps(spec, JSON_COMPACT);
+        if (!text) {
+            fprintf(stderr, "gpupool: out of memory\n");
+            return GP_EXIT_FAILURE;
+        }
+        gp_cli_quiet_status(c, last ? 0 : 409);
+        rc = gp_cli_call_raw(c, "POST", submit_path(a), text, strlen(text), "application/json",
+                             idem, job);
+        free(text);
+        if (rc == 0 || last || gp_cli_last_status(c) != 409) {
+            break;
+        }
+        if (strncmp(gp_cli_last_refusal(c), "name:", 5) != 0) {
+            gp_cli_print_refusal(c); /* another conflict: not ours to retry */
+            break;
+        }
+    }
+    gp_cli_quiet_status(c, 0);
+    return rc;
+}
+
 /* With -f, only -f, the idempotency key and the common options. */
 static int check_file_flags(const gp_cli_args *a)
 {
@@ -581,20 +619,9 @@ static int run(const gp_cli_args *a)
     if (rc == 0) {
         rc = gp_cli_connect(a, &c);
     }
-    char name[64];
-    if (rc == 0 && spec && !json_object_get(spec, "name") &&
-        (rc = gp_cli_job_name_unique(c, a->npos ? a->pos[0] : "notebook", name, sizeof(name))) ==
-            0) {
-        json_object_set_new(spec, "name", json_string(name));
-    }
     json_t *job = NULL;
-    char key[64];
     if (rc == 0 && spec) {
-        char *text = json_dumps(spec, JSON_COMPACT);
-        rc = text ? gp_cli_call_raw(c, "POST", submit_path(a), text, strlen(text),
-                                    "application/json", submit_key(a, key, sizeof(key)), &job)
-                  : GP_EXIT_FAILURE;
-        free(text);
+        rc = post_spec(c, a, spec, &job);
     } else if (rc == 0) {
         rc = submit_file(c, a, &job);
     }

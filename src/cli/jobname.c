@@ -3,8 +3,6 @@
  */
 #include "cli/jobname.h"
 
-#include "cli/cli.h"
-
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -14,7 +12,6 @@
 
 #define BASE_MAX   57 /* 63 less "-" and the 5-character suffix */
 #define SUFFIX_LEN 5
-#define TRIES      8
 
 static const char alphabet[] = "bcdfghjklmnpqrstvwxz2456789";
 
@@ -58,22 +55,7 @@ static uint64_t random_bits(void)
     return r;
 }
 
-int gp_cli_job_name_unique(gp_cli_conn *c, const char *command, char *out, size_t cap)
+void gp_cli_job_name_new(const char *command, char *out, size_t cap)
 {
-    for (int i = 0; i < TRIES; i++) {
-        gp_cli_job_name(command, random_bits(), out, cap);
-        char query[128] = "";
-        json_t *items = json_array();
-        int more = 0;
-        int rc = items && gp_cli_query_add(query, sizeof(query), "name", out) == 0 &&
-                         gp_cli_query_add(query, sizeof(query), "limit", "1") == 0
-                     ? gp_cli_get_pages(c, "/v1/jobs", query, 0, items, &more)
-                     : GP_EXIT_FAILURE;
-        size_t found = json_array_size(items);
-        json_decref(items);
-        if (rc != 0 || found == 0) {
-            return rc;
-        }
-    }
-    return 0; /* 8 clashes in a row: the last name, which the server accepts all the same */
+    gp_cli_job_name(command, random_bits(), out, cap);
 }

@@ -8,8 +8,6 @@
 #ifndef GP_CLI_JOBNAME_H
 #define GP_CLI_JOBNAME_H
 
-#include "cli/client.h"
-
 #include <stddef.h>
 #include <stdint.h>
 
@@ -19,9 +17,9 @@
  * "bcdfghjklmnpqrstvwxz2456789" (no vowels: no words by chance). Pure. */
 void gp_cli_job_name(const char *command, uint64_t rnd, char *out, size_t cap);
 
-/* A generated name (gp_cli_job_name with fresh random bits) that no job visible to the caller
- * has yet, as GET /v1/jobs?name= says; drawn again on a clash, up to 8 times. 0 with the name in
- * out (cap >= 64), or the exit status of a failed call (message printed). */
-int gp_cli_job_name_unique(gp_cli_conn *c, const char *command, char *out, size_t cap);
+/* gp_cli_job_name with fresh random bits (getrandom; else the clock and the pid). Whether
+ * another active job has the name is the server's to say: it refuses the submission (409,
+ * "name: a job named ... is already active"), and gpupool submit draws again (cmd_submit.c). */
+void gp_cli_job_name_new(const char *command, char *out, size_t cap);
 
 #endif

@@ -518,3 +518,10 @@ add_test(NAME integ_ctl_privileged
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_privileged PROPERTIES LABELS "integ;security" TIMEOUT 240)
+# A lean CLI: submit, get, describe and cancel load neither libyaml nor libxlsxwriter
+# (LD_DEBUG=files, DT_NEEDED); get -o yaml, submit -f YAML, apply -f and usage -o xlsx load them
+# on use and work.
+add_test(NAME integ_ctl_cli_lean
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_lean.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
+set_tests_properties(integ_ctl_cli_lean PROPERTIES LABELS integ TIMEOUT 120)
