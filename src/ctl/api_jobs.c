@@ -154,6 +154,36 @@ typedef struct submit_arg {
     bool dry_run;    /* ?dry_run=true: every check, nothing stored */
 } submit_arg;
 
+/* Frees what a holds, and a itself when heap. */
+static void submit_arg_fini(submit_arg *a, bool heap)
+{
+    gp_jobspec_fini(&a->spec);
+    json_decref(a->doc);
+    if (heap) {
+        free(a);
+    }
+}
+
+static void submit_arg_free(void *arg)
+{
+    submit_arg_fini(arg, true);
+}
+
+/* Judging the whole pool costs O(nodes x GPUs) per submit. A job that could run on some of the
+ * nodes could run on all of them (more nodes only add models, room and better offers), so the
+ * first few are judged first, and the whole pool only when they fall short: its answer then
+ * names what is missing, as the scheduler would. */
+#define FEASIBLE_FIRST 16
+
+static bool feasible_on_first(const ctl_state *st, const int *nodes, int n,
+                              const gp_feasible_job *j)
+{
+    gp_diag ignored;
+    gp_diag_clear(&ignored);
+    return n > FEASIBLE_FIRST &&
+           gp_feasible_pool(st->cluster, nodes, FEASIBLE_FIRST, j, &ignored) == 0;
+}
+
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
  * state, and under its tenant's quotas and its queue's limits. One that could not is refused
  * naming the field, unless it allows waiting (allow_unschedulable). */
@@ -178,7 +208,7 @@ static int check_feasible(ctl_state *st, const ctl_tenant *t, const ctl_queue *q
     int n = ctl_pool_nodes(st, nodes);
     /* The limits first, as the scheduler judges them first. */
     int rc = gp_feasible_limits(st->cluster, &job, &lim, &q->q, d);
-    if (rc == 0) {
+    if (rc == 0 && !feasible_on_first(st, nodes, n, &job)) {
         rc = gp_feasible_pool(st->cluster, nodes, n, &job, d);
     }
     free(nodes);
@@ -612,10 +642,15 @@ static void submit(api_req *rq, const char *put_service)
         json_decref(a.doc);
         return;
     }
-    ctl_op op = {.run = submit_run, .arg = &a};
-    api_run(rq, &op);
-    gp_jobspec_fini(&a.spec);
-    json_decref(a.doc);
+    submit_arg *ap = malloc(sizeof(*ap));
+    if (!ap) {
+        submit_arg_fini(&a, false);
+        api_error(rq, GP_ENOMEM, "out of memory");
+        return;
+    }
+    *ap = a;
+    ctl_op op = {.run = submit_run};
+    api_run_async(rq, &op, ap, submit_arg_free);
 }
 
 void api_jobs_submit(api_req *rq)

@@ -63,6 +63,8 @@ struct ctl_op {
     bool dirty;     /* set by run before it changes memory in a way a later failure of the same
                        run cannot undo: when run fails, the committer reloads memory */
     ctl_op_audit audit;
+    /* set by ctl_run_op_async: called once the op's group is committed (or failed) */
+    void (*on_done)(ctl_op *op);
     /* filled by the committer */
     int rc;
     gp_diag diag;

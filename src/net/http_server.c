@@ -684,6 +684,9 @@ static bool answer_locked(gp_http_deferred *dr, gp_http_response *resp)
 
 static void deferred_free(gp_http_deferred *dr)
 {
+    if (dr->build) { /* answered with a builder, never sent */
+        dr->build(dr->build_ctx, NULL);
+    }
     response_fini(&dr->resp);
     free(dr);
 }
@@ -721,13 +724,16 @@ gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *re
 
 static void server_free(gp_http_server *srv);
 
-void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
+/* Finishes dr with resp, or with an answer build will make (then resp is empty). */
+static void finish(gp_http_deferred *dr, gp_http_response *resp, gp_http_answer_fn build, void *ctx)
 {
     gp_http_server *srv = dr->srv;
     pthread_mutex_lock(&srv->dlock);
-    bool resume = false;
+    bool resume = false, nowhere = dr->answered;
     if (!dr->answered) {
         resume = answer_locked(dr, resp);
+        dr->build = build;
+        dr->build_ctx = ctx;
     }
     response_fini(resp); /* answered by stop already: this answer goes nowhere */
     struct MHD_Connection *conn = dr->conn;
@@ -737,6 +743,9 @@ void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
     bool free_dr = !dr->conn;
     bool free_srv = srv->stopped && srv->handles == 0;
     pthread_mutex_unlock(&srv->dlock);
+    if (nowhere && build) {
+        build(ctx, NULL);
+    }
     if (free_dr) {
         deferred_free(dr);
     }
@@ -752,6 +761,17 @@ void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
     if (free_srv) {
         server_free(srv);
     }
+}
+
+void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
+{
+    finish(dr, resp, NULL, NULL);
+}
+
+void gp_http_deferred_finish_with(gp_http_deferred *dr, gp_http_answer_fn build, void *ctx)
+{
+    gp_http_response resp = {.content_type = "application/json"};
+    finish(dr, &resp, build, ctx);
 }
 
 /* The final call of a deferred request: suspends the connection until the answer comes, or
@@ -783,7 +803,12 @@ static enum MHD_Result deferred_step(gp_http_server *srv, struct MHD_Connection 
     }
     gp_http_response resp = dr->resp;
     memset(&dr->resp, 0, sizeof(dr->resp));
+    gp_http_answer_fn build = dr->build;
+    dr->build = NULL;
     pthread_mutex_unlock(&srv->dlock);
+    if (build) {
+        build(dr->build_ctx, &resp);
+    }
     st->answered = 1;
     return send_response(srv, conn, st, &resp);
 }

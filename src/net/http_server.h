@@ -241,6 +241,17 @@ gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *re
  * wrapper's: resp is left empty. Safe after the client went away or the server stopped. */
 void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp);
 
+/* Builds a deferred request's answer (gp_http_deferred_finish_with): fills resp as a handler
+ * would (content_type starts "application/json"). Called with resp NULL when the answer goes
+ * nowhere (the server answered 503 when stopping, or the connection closed first): it then only
+ * frees what ctx holds. */
+typedef void (*gp_http_answer_fn)(void *ctx, gp_http_response *resp);
+/* As gp_http_deferred_finish, but the answer is built by build(ctx, resp) on the connection's
+ * pool thread just before it is sent, so that the finishing thread (one that must stay quick)
+ * does not build it. build is called exactly once, perhaps before this returns (resp NULL when
+ * the answer goes nowhere). */
+void gp_http_deferred_finish_with(gp_http_deferred *dr, gp_http_answer_fn build, void *ctx);
+
 /* Binds, listens and starts the pool. handler and ctx must stay valid until
  * gp_http_server_stop returns. Returns 0 and *out, or GP_EINVAL (bad config), GP_EIO (e.g.
  * "listen 127.0.0.1:7070: Address already in use", unreadable TLS files, start failure),

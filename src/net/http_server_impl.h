@@ -65,8 +65,10 @@ struct gp_http_server {
 
 struct gp_http_deferred {
     gp_http_server *srv;
-    struct MHD_Connection *conn;   /* NULL once MHD completed the request */
-    gp_http_response resp;         /* the answer, once answered */
+    struct MHD_Connection *conn; /* NULL once MHD completed the request */
+    gp_http_response resp;       /* the answer, once answered */
+    gp_http_answer_fn build;     /* finish_with's builder of resp, until it is called */
+    void *build_ctx;
     bool answered;                 /* resp holds the answer (from finish, or from stop) */
     bool suspended;                /* the connection is suspended and no resume was asked */
     bool suspending;               /* its thread is suspending it (outside dlock) */

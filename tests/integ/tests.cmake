@@ -518,3 +518,10 @@ add_test(NAME integ_ctl_privileged
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_privileged PROPERTIES LABELS "integ;security" TIMEOUT 240)
+# Submits answered by the committer after their commit: 384 concurrent submits of two tenants on
+# two server threads, each answered 201 with its own job, all of them stored after a kill -9
+# right after the last answer.
+add_test(NAME integ_ctl_intake
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_intake.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_intake PROPERTIES LABELS integ TIMEOUT 180)
