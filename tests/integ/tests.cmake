@@ -525,3 +525,10 @@ add_test(NAME integ_ctl_intake
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_intake.py
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_intake PROPERTIES LABELS integ TIMEOUT 180)
+# A replica is reported Running as soon as it starts: an agent that heartbeats every 30 s has its
+# started replicas Running at the controller within 10 s, a few starts in a few heartbeats.
+add_test(NAME integ_ctl_start_report
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_start_report.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_start_report PROPERTIES LABELS integ TIMEOUT 180)
