@@ -12,7 +12,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers bench-services chaos chaos-ha docs grid format clean
+.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers bench-services bench-release chaos chaos-ha docs grid format clean
 
 all: build
 
@@ -73,6 +73,11 @@ bench-containers: build
 # The proxy's overhead and the autoscaler's reaction (docs/results/services.md).
 bench-services: build
 	BUILD=$(BUILD) bench/services.sh
+
+# Release -> running: 128 held-back one-GPU jobs let go at once on 16 mock DGX nodes, timed to
+# all Running (docs/results/release.md).
+bench-release: build
+	BUILD=$(BUILD) bench/release.sh
 
 # Faults injected into a local pool for CHAOS_DURATION seconds, then the invariants (no job lost,
 # no GPU double-allocated); then the same on three gpupoold sharing one PostgreSQL, with leader
