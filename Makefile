@@ -38,7 +38,7 @@ test-asan: deps
 
 # The controller's concurrency tests (label tsan: the HTTP server, the rate limiter, concurrent
 # submits, long-polls, faults) under ThreadSanitizer; any report fails them.
-TSAN_TARGETS = gpupoold test_http test_ratelimit test_notify test_http_stream
+TSAN_TARGETS = gpupoold test_http test_ratelimit test_notify test_http_stream test_ctl_intake
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 	    -DGP_TSAN=ON $(CMAKE_FLAGS) >/dev/null

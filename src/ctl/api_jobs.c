@@ -175,13 +175,32 @@ static void submit_arg_free(void *arg)
  * names what is missing, as the scheduler would. */
 #define FEASIBLE_FIRST 16
 
-static bool feasible_on_first(const ctl_state *st, const int *nodes, int n,
-                              const gp_feasible_job *j)
+/* Whether j could run on the first FEASIBLE_FIRST nodes, when there are more. */
+static bool feasible_on_first(const ctl_state *st, const gp_feasible_job *j)
 {
+    if (st->nnodes <= FEASIBLE_FIRST) {
+        return false;
+    }
+    int first[FEASIBLE_FIRST];
+    for (int i = 0; i < FEASIBLE_FIRST; i++) {
+        first[i] = st->nodes[i].cl;
+    }
     gp_diag ignored;
     gp_diag_clear(&ignored);
-    return n > FEASIBLE_FIRST &&
-           gp_feasible_pool(st->cluster, nodes, FEASIBLE_FIRST, j, &ignored) == 0;
+    return gp_feasible_pool(st->cluster, first, FEASIBLE_FIRST, j, &ignored) == 0;
+}
+
+/* Judges j against every node of the pool. */
+static int feasible_on_all(const ctl_state *st, const gp_feasible_job *j, gp_diag *d)
+{
+    int *nodes = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
+    if (!nodes) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int n = ctl_pool_nodes(st, nodes);
+    int rc = gp_feasible_pool(st->cluster, nodes, n, j, d);
+    free(nodes);
+    return rc;
 }
 
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
@@ -201,17 +220,11 @@ static int check_feasible(ctl_state *st, const ctl_tenant *t, const ctl_queue *q
                            .nmodels = s->ngpu_models};
     gp_sched_tenant lim;
     ctl_tenant_limits(st, t, &lim);
-    int *nodes = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
-    if (!nodes) {
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
-    }
-    int n = ctl_pool_nodes(st, nodes);
     /* The limits first, as the scheduler judges them first. */
     int rc = gp_feasible_limits(st->cluster, &job, &lim, &q->q, d);
-    if (rc == 0 && !feasible_on_first(st, nodes, n, &job)) {
-        rc = gp_feasible_pool(st->cluster, nodes, n, &job, d);
+    if (rc == 0 && !feasible_on_first(st, &job)) {
+        rc = feasible_on_all(st, &job, d);
     }
-    free(nodes);
     if (rc == GP_EINVAL && s->allow_unschedulable) {
         gp_diag_clear(d); /* accepted: it waits, saying why (the scheduler's reason) */
         return 0;

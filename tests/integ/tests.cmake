@@ -524,7 +524,7 @@ set_tests_properties(integ_ctl_privileged PROPERTIES LABELS "integ;security" TIM
 add_test(NAME integ_ctl_intake
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_intake.py
                  $<TARGET_FILE:gpupoold>)
-set_tests_properties(integ_ctl_intake PROPERTIES LABELS integ TIMEOUT 180)
+set_tests_properties(integ_ctl_intake PROPERTIES LABELS "integ;tsan" TIMEOUT 180)
 # A replica is reported Running as soon as it starts: an agent that heartbeats every 30 s has its
 # started replicas Running at the controller within 10 s, a few starts in a few heartbeats.
 add_test(NAME integ_ctl_start_report

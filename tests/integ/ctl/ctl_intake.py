@@ -3,6 +3,9 @@ answered 2xx with its own job (its name, its tenant: answers are never mixed up 
 requests, nor between tenants), and every answered job is in the store after a kill -9 of
 gpupoold right after the last answer (no answer comes before its COMMIT).
 
+First, feasibility at submit on a pool of 22 nodes where only the last two can hold an 8-GPU
+job: it is accepted, and a 9-GPU one refused naming the 8 GPUs the pool's best node has.
+
 Two tenants' users submit at once from 48 threads (each with a connection of its own, kept
 alive), with few server threads (--http-threads 2), so that many submits wait for their commit
 at once on each thread. Then gpupoold is killed with SIGKILL and started again on the same data
@@ -21,8 +24,21 @@ from pool import Pool, all_jobs, check, node_doc
 THREADS, EACH = 48, 8
 
 with Pool(sys.argv[1], extra_args=["--http-threads", "2", "--api-rate-limit", "0"]) as p:
+    # Feasibility at submit judges the first nodes first, the whole pool when they fall short:
+    # 20 one-T4 nodes, then two A100 nodes of 8 GPUs.
+    for i in range(20):
+        p.register(node_doc("t%02d" % i, ngpus=1, model="Tesla T4", mem=15360, nvlink=False))
     for i in range(2):
         p.register(node_doc("n%d" % i))
+    p.tenant("green")
+    s, d = p.admin.post("/v1/jobs", {"name": "big", "tenant": "green", "command": ["true"],
+                                     "resources": {"gpus": 8}})
+    check(s == 201, "a job only the 21st node can hold is accepted", s, d)
+    s, d = p.admin.post("/v1/jobs", {"name": "huge", "tenant": "green", "command": ["true"],
+                                     "resources": {"gpus": 9}})
+    check(s == 400 and d["error"]["message"].startswith("resources.gpus:") and
+          "8 GPUs" in d["error"]["message"],
+          "one no node can hold: refused naming the most the pool has", s, d)
     p.tenant("red")
     p.tenant("blue")
     users = {"red": p.user("alice", "red"), "blue": p.user("bob", "blue")}
@@ -69,4 +85,7 @@ with Pool(sys.argv[1], extra_args=["--http-threads", "2", "--api-rate-limit", "0
         check(stored == sent, "tenant %s: the stored jobs are exactly those answered" % tenant,
               len(stored), len(sent),
               sorted(set(sent.items()) ^ set(stored.items()))[:5])
+    log = p.read_log()
+    check(p.stop() == 0, "gpupoold exits cleanly (a sanitizer's report would fail it)",
+          log[-3000:])
 print("ok")
