@@ -255,7 +255,8 @@ void api_run_async(api_req *rq, const ctl_op *op, void *arg, void (*fini)(void *
     p->route = rq->route ? (int)(rq->route - api_routes) : -1;
     p->t0_us = ctl_metrics_now_us();
     pending_audit(p, rq);
-    p->dr = gp_http_defer(rq->http, rq->resp);
+    /* awaited: a server that stops sends the op's own answer, never a 503 for a change made */
+    p->dr = gp_http_defer_awaited(rq->http, rq->resp);
     if (!p->dr) { /* the answer is set: the server is stopping, or out of memory */
         pending_free(p);
         return;

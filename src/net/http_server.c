@@ -657,6 +657,10 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
 
 static void pending_unlink(gp_http_server *srv, gp_http_deferred *dr)
 {
+    if (dr->awaited && --srv->awaited == 0) {
+        pthread_cond_broadcast(&srv->dcond);
+    }
+    dr->awaited = false;
     if (dr->prev) {
         dr->prev->next = dr->next;
     } else {
@@ -691,7 +695,7 @@ static void deferred_free(gp_http_deferred *dr)
     free(dr);
 }
 
-gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *resp)
+static gp_http_deferred *defer(const gp_http_request *req, gp_http_response *resp, bool awaited)
 {
     const req_impl *ri = req->impl;
     gp_http_server *srv = ri->srv;
@@ -711,15 +715,27 @@ gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *re
         gp_http_respond_error(resp, GP_EUNAVAIL, "the server is stopping");
         return NULL;
     }
-    *dr = (gp_http_deferred){.srv = srv, .conn = ri->conn, .held = true, .next = srv->pending};
+    *dr = (gp_http_deferred){
+        .srv = srv, .conn = ri->conn, .held = true, .awaited = awaited, .next = srv->pending};
     if (srv->pending) {
         srv->pending->prev = dr;
     }
     srv->pending = dr;
     srv->handles++;
+    srv->awaited += awaited;
     pthread_mutex_unlock(&srv->dlock);
     ri->st->dr = dr;
     return dr;
+}
+
+gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *resp)
+{
+    return defer(req, resp, false);
+}
+
+gp_http_deferred *gp_http_defer_awaited(const gp_http_request *req, gp_http_response *resp)
+{
+    return defer(req, resp, true);
 }
 
 static void server_free(gp_http_server *srv);
@@ -734,6 +750,10 @@ static void finish(gp_http_deferred *dr, gp_http_response *resp, gp_http_answer_
         resume = answer_locked(dr, resp);
         dr->build = build;
         dr->build_ctx = ctx;
+        if (srv->stopping && dr->conn && !dr->draining) { /* stop waits for it to be sent */
+            dr->draining = true;
+            srv->draining++;
+        }
     }
     response_fini(resp); /* answered by stop already: this answer goes nowhere */
     struct MHD_Connection *conn = dr->conn;
@@ -840,15 +860,19 @@ static void deferred_release(gp_http_server *srv, gp_http_deferred *dr)
 #define STOP_DRAIN_MS 1000
 
 /* Stop, before MHD stops: no new deferrals; every pending request is answered 503 and its
- * connection resumed; resumes made by other threads are waited for, and so are the 503s (up to
- * STOP_DRAIN_MS: MHD closes connections without sending what they have queued). */
+ * connection resumed, except the awaited ones, whose owners' answers are waited for; resumes made
+ * by other threads are waited for, and so are the answers (up to STOP_DRAIN_MS: MHD closes
+ * connections without sending what they have queued). */
 static void deferred_stop(gp_http_server *srv)
 {
     gp_http_deferred *resume = NULL;
     pthread_mutex_lock(&srv->dlock);
     srv->stopping = true;
-    while (srv->pending) {
-        gp_http_deferred *dr = srv->pending;
+    for (gp_http_deferred *dr = srv->pending, *next; dr; dr = next) {
+        next = dr->next;
+        if (dr->awaited) {
+            continue; /* its owner answers it */
+        }
         gp_http_response resp = {.content_type = "application/json"};
         gp_http_respond_error(&resp, GP_EUNAVAIL, "the server is stopping");
         if (answer_locked(dr, &resp)) {
@@ -858,7 +882,7 @@ static void deferred_stop(gp_http_server *srv)
             resume = dr;
         }
     }
-    while (srv->resuming > 0) {
+    while (srv->resuming > 0 || srv->awaited > 0) {
         pthread_cond_wait(&srv->dcond, &srv->dlock);
     }
     pthread_mutex_unlock(&srv->dlock);

@@ -49,6 +49,7 @@ struct gp_http_server {
     int handles;               /* handles not finished by their caller */
     int resuming;              /* MHD_resume_connection calls in progress */
     int draining;              /* connections stop resumed to send its 503, still open */
+    int awaited;               /* pending handles stop waits for (gp_http_defer_awaited) */
     bool stopping;             /* no new deferrals */
     bool stopped;              /* MHD stopped: the last handle frees the server */
     /* streams and upgrades, under dlock */
@@ -75,6 +76,7 @@ struct gp_http_deferred {
     bool resume_asked;             /* answered while suspending: its thread resumes it */
     bool held;                     /* the caller has not finished it */
     bool draining;                 /* counted in srv->draining */
+    bool awaited;                  /* stop waits for its answer (counted in srv->awaited) */
     gp_http_deferred *prev, *next; /* in srv->pending while not answered */
     gp_http_deferred *resume_next; /* stop's list of connections to resume */
 };
