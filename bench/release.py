@@ -5,12 +5,14 @@ of it runs, as the API shows it. Called by bench/release.sh, which documents it.
 A local pool started as `gpupool up` starts one (the production programs: gpupoold and one
 gpupool-agent per node over the mock NVML, real gpupool-run supervisors and processes) of --nodes
 DGX A100 nodes (8 GPUs each), with the agents' defaults (a heartbeat every second) except that
-they run jobs as host processes (--runtime none; `gpupool up` would sandbox them in podman). Each run submits --jobs one-GPU jobs (`sleep 3600`, host processes: no image) for a
-tenant whose GPU quota is 0, so all wait (allow_unschedulable). Then one PUT of the tenant lifts
+they run jobs as host processes (--runtime none; `gpupool up` would sandbox them in podman).
+Each run submits --jobs one-GPU jobs (`sleep 3600`, no image) for a tenant whose GPU quota is 0,
+so all wait (allow_unschedulable). Then one PUT of the tenant lifts
 the quota, and the clock starts: the run records when every job had left Pending (placed by the
 scheduler), when the first and the last were Running (the agent started the replica and
 reported it), polling GET /v1/jobs every 20 ms, and how many heartbeats the controller answered
-meanwhile. The jobs are cancelled and the quota set to 0 again before the next run.
+meanwhile. The jobs are cancelled and the quota set to 0 again; the next run starts once no GPU
+is held any more.
 
 Writes the raw results as JSON (--results); bench/release_report.py writes the report.
 """
@@ -92,8 +94,17 @@ def set_quota(base, admin, gpus):
                                   {"quota": {"gpus": gpus}}))
 
 
+def gpus_free(base, admin):
+    """Whether no GPU of the pool is held (the previous run's replicas are all gone)."""
+    doc = must("nodes", *call(base, admin, "GET", "/v1/nodes"))
+    return all(g.get("allocated_milli", 0) == 0 for n in doc["items"] for g in n["gpus"])
+
+
 def one_run(base, admin, user, run, njobs, timeout):
     prefix = "r%d-" % run
+    deadline = time.monotonic() + 60
+    while not gpus_free(base, admin) and time.monotonic() < deadline:
+        time.sleep(0.2)
     for i in range(njobs):
         spec = {"name": "%s%d" % (prefix, i), "command": ["sleep", "3600"],
                 "resources": {"gpus": 1}, "allow_unschedulable": True}
@@ -119,6 +130,9 @@ def one_run(base, admin, user, run, njobs, timeout):
             break
         time.sleep(0.02)
     beats = heartbeats(base, admin) - beats0
+    counts = {}
+    for st in states.values():
+        counts[st] = counts.get(st, 0) + 1
     for name in states:
         call(base, user, "POST", "/v1/jobs/%s/cancel" % name)
     deadline = time.monotonic() + 60
@@ -128,9 +142,8 @@ def one_run(base, admin, user, run, njobs, timeout):
             break
         time.sleep(0.2)
     set_quota(base, admin, 0)
-    time.sleep(1.5)  # the agents stop the replicas and report the GPUs free
     return {"run": run, "placed_s": placed, "first_running_s": first, "all_running_s": last,
-            "heartbeats": beats}
+            "heartbeats": beats, "states_at_end": counts}
 
 
 def node_inventory(src, dst, node):
@@ -226,9 +239,9 @@ def main():
                                    {"name": "bench", "role": "user", "tenant": TENANT}))["token"]
         for r in range(1, a.runs + 1):
             res = one_run(base, admin, user, r, a.jobs, a.timeout)
-            print("release run=%d placed=%s first=%s all=%s heartbeats=%d" %
+            print("release run=%d placed=%s first=%s all=%s heartbeats=%d states=%s" %
                   (r, res["placed_s"], res["first_running_s"], res["all_running_s"],
-                   res["heartbeats"]), file=sys.stderr)
+                   res["heartbeats"], res["states_at_end"]), file=sys.stderr)
             runs.append(res)
     finally:
         stop_pool(procs, tmp)

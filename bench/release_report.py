@@ -53,16 +53,19 @@ p("The pool: gpupoold (SQLite) and %d gpupool-agent over the mock NVML, each a D
   "regular ones, about one per node per second, and the ones that report starts at once)." %
   (a["nodes"], a["jobs"]))
 p()
-p("| run | all placed | first Running | all %d Running | heartbeats answered |" % a["jobs"])
-p("|---|---|---|---|---|")
+p("| run | all placed | first Running | all %d Running | heartbeats answered | states at the end |"
+  % a["jobs"])
+p("|---|---|---|---|---|---|")
 for r in runs:
-    p("| %d | %s | %s | %s | %d |" % (r["run"], fmt(r["placed_s"]), fmt(r["first_running_s"]),
-                                     fmt(r["all_running_s"]), r["heartbeats"]))
+    states = ", ".join("%s %d" % kv for kv in sorted(r.get("states_at_end", {}).items()))
+    p("| %d | %s | %s | %s | %d | %s |" % (r["run"], fmt(r["placed_s"]),
+                                          fmt(r["first_running_s"]), fmt(r["all_running_s"]),
+                                          r["heartbeats"], states))
 med, worst = stat("all_running_s")
 pmed, _ = stat("placed_s")
 fmed, _ = stat("first_running_s")
-p("| **median** | %s | %s | %s | %d |" % (fmt(pmed), fmt(fmed), fmt(med),
-                                         statistics.median(col("heartbeats"))))
+p("| **median** | %s | %s | %s | %d | |" % (fmt(pmed), fmt(fmed), fmt(med),
+                                           statistics.median(col("heartbeats"))))
 p()
 if med is None:
     p("**Falls short:** in at least one run not every job was Running within %.0f s." %
