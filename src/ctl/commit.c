@@ -30,14 +30,41 @@ int64_t ctl_now_ms(void)
     return gp_wall_ms();
 }
 
+void ctl_state_lock(ctl_state *st)
+{
+    __atomic_add_fetch(&st->lock_wanted, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&st->lock);
+    __atomic_sub_fetch(&st->lock_wanted, 1, __ATOMIC_SEQ_CST);
+}
+
+void ctl_state_unlock(ctl_state *st)
+{
+    pthread_mutex_unlock(&st->lock);
+}
+
 void ctl_read_lock(gpupoold *g)
 {
-    pthread_mutex_lock(&g->st.lock);
+    ctl_state_lock(&g->st);
 }
 
 void ctl_read_unlock(gpupoold *g)
 {
-    pthread_mutex_unlock(&g->st.lock);
+    ctl_state_unlock(&g->st);
+}
+
+/* The longest the committer waits for the threads waiting for the state lock to get it before
+ * it takes the lock for its next group. */
+#define LET_IN_MAX_US 2000
+
+/* Before the committer takes the state lock: lets the threads waiting for it go first, for up to
+ * LET_IN_MAX_US (each of them takes it when the lock is free and the committer yields). */
+static void let_waiters_in(ctl_state *st)
+{
+    for (int us = 0; us < LET_IN_MAX_US && __atomic_load_n(&st->lock_wanted, __ATOMIC_SEQ_CST) > 0;
+         us += 50) {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* One op, a step of its group: run, then its audit record in the same savepoint. A record that
@@ -88,6 +115,7 @@ static int group_body(ctl_txn *tx, void *arg, gp_diag *d)
  * BEGIN's error, or, when the COMMIT failed, as unavailable (memory was reloaded). */
 static void run_group(gpupoold *g, ctl_op *ops)
 {
+    let_waiters_in(&g->st);
     pthread_mutex_lock(&g->st.lock);
     gp_diag d;
     gp_diag_clear(&d);
@@ -136,6 +164,7 @@ static void cycle(gpupoold *g)
     int64_t t0_us = ctl_metrics_now_us();
     gp_diag d;
     gp_diag_clear(&d);
+    let_waiters_in(&g->st);
     pthread_mutex_lock(&g->st.lock);
     ctl_check_liveness(g);
     int rc = ctl_schedule(g, &d);
