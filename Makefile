@@ -12,7 +12,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers bench-services bench-slurm chaos chaos-ha docs grid format clean
+.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers bench-services bench-release bench-slurm chaos chaos-ha docs grid format clean
 
 all: build
 
@@ -38,7 +38,7 @@ test-asan: deps
 
 # The controller's concurrency tests (label tsan: the HTTP server, the rate limiter, concurrent
 # submits, long-polls, faults) under ThreadSanitizer; any report fails them.
-TSAN_TARGETS = gpupoold test_http test_ratelimit test_notify test_http_stream
+TSAN_TARGETS = gpupoold test_http test_ratelimit test_notify test_http_stream test_ctl_intake
 test-tsan: deps
 	@cmake -S . -B $(TSAN_BUILD) -DCMAKE_C_COMPILER=clang -DCMAKE_BUILD_TYPE=Debug \
 	    -DGP_TSAN=ON $(CMAKE_FLAGS) >/dev/null
@@ -78,6 +78,10 @@ bench-services: build
 # the release of a held backlog to 128 running jobs (docs/results/slurm.md).
 bench-slurm: build
 	BUILD=$(BUILD) bench/slurm.sh
+# Release -> running: 128 held-back one-GPU jobs let go at once on 16 mock DGX nodes, timed to
+# all Running (docs/results/release.md).
+bench-release: build
+	BUILD=$(BUILD) bench/release.sh
 
 # Faults injected into a local pool for CHAOS_DURATION seconds, then the invariants (no job lost,
 # no GPU double-allocated); then the same on three gpupoold sharing one PostgreSQL, with leader

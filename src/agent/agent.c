@@ -26,6 +26,7 @@
 #include "agent/replicas.h"
 #include "agent/runtime.h"
 #include "agent/services.h"
+#include "agent/starts.h"
 #include "agent/usage.h"
 #include "base/log.h"
 #include "net/wire.h"
@@ -100,7 +101,8 @@ struct gp_agent {
     /* A controller from before images refuses fields it does not know: these are then left
      * out of registrations and heartbeats. */
     bool ctl_no_runtime, ctl_no_images;
-    gp_svc *svc; /* probes of notebook and service replicas (services.h) */
+    gp_svc *svc;      /* probes of notebook and service replicas (services.h) */
+    gp_starts starts; /* replicas started and not reported up yet (starts.h) */
 };
 
 /* Whether an error of the controller refuses field (a controller older than the field). */
@@ -1239,6 +1241,9 @@ static void carry_out(gp_agent *a, const gp_wire_desired *want, const gp_replica
             if (rc == 0) {
                 rc = gp_replicas_start(&env, &keys[plan[i].index], spec, auth, &d);
             }
+            if (rc == 0) {
+                gp_starts_add(&a->starts, &keys[plan[i].index], gp_mono_ms());
+            }
             free(spec);
             if (auth) {
                 memset(auth, 0, strlen(auth));
@@ -1372,6 +1377,9 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
     }
     if (rc == 0) {
         json_array_clear(a->xids); /* delivered */
+        gp_starts_reported(&a->starts, local, nlocal);
+    } else {
+        a->starts.n = 0; /* the controller is away: the regular rounds report them */
     }
     gp_wire_desired want;
     if (rc == 0 && decode_answer(resp, &want, d) == 0) {
@@ -1383,6 +1391,24 @@ int gp_agent_round(gp_agent *a, gp_diag *d)
     free(local);
     json_decref(resp);
     return 0; /* a failed heartbeat: d says why; jobs keep running */
+}
+
+int gp_agent_starts_due(gp_agent *a)
+{
+    if (a->starts.n == 0) {
+        return -1;
+    }
+    gp_local_replica *local = NULL;
+    int nlocal = 0;
+    gp_diag d;
+    gp_diag_clear(&d);
+    if (gp_replicas_scan(a->cfg.state_dir, 2 * a->cfg.heartbeat_ms + 5000, &local, &nlocal, &d) <
+        0) {
+        return -1; /* the round will say why */
+    }
+    int due = gp_starts_due(&a->starts, local, nlocal, gp_mono_ms());
+    free(local);
+    return due;
 }
 
 /* The long-poll's transport timeout beyond the wait: an answer that has not come by then is

@@ -149,4 +149,10 @@ int gp_agent_round(gp_agent *a, gp_diag *d);
  * caller then waits for the next round instead. */
 int gp_agent_watch(gp_agent *a, int64_t wait_ms, gp_diag *d);
 
+/* After a round or a watch started replicas (starts.h): 1 when one of them has come up (or
+ * ended) since, so that a round now reports it Running at once instead of at the next
+ * heartbeat; 0 while they all still start (the caller looks again a few milliseconds later);
+ * -1 when no start is watched. Reads the replica directories. */
+int gp_agent_starts_due(gp_agent *a);
+
 #endif

@@ -62,7 +62,9 @@
  * The loop: a round (heartbeat, converge) every --heartbeat ms; between rounds, long-polls of
  * the desired replicas (gp_agent_watch) lasting until the next round but at most WATCH_MAX_MS
  * each, so a signal, which stays pending while a call is in flight, is taken within about a
- * second.
+ * second. After replicas were started, the agent looks at them every STARTS_POLL_MS instead
+ * (up to a few seconds), and runs a round as soon as one of them runs, so the controller hears
+ * of it at once (starts.h).
  */
 #include "agent/agent.h"
 #include "base/clock.h"
@@ -177,6 +179,9 @@ static int read_secret(const char *what, const char *path, char *buf, size_t cap
 #define WATCH_MAX_MS 1000
 /* Less time than this before the next round is slept, not polled. */
 #define WATCH_MIN_MS 20
+/* While replicas it started are still starting, the agent looks at them this often (and does
+ * not long-poll), to report them Running as soon as they run (starts.h). */
+#define STARTS_POLL_MS 20
 
 /* Waits up to ms (0: just looks) for SIGINT or SIGTERM; the signal, or -1. */
 static int wait_signal(const sigset_t *set, int64_t ms)
@@ -201,6 +206,16 @@ static int run_loop(gp_agent *a, const gp_agent_config *cfg, const sigset_t *set
             }
             next = now + cfg->heartbeat_ms;
             sig = wait_signal(set, 0);
+            continue;
+        }
+        int starts = gp_agent_starts_due(a);
+        if (starts == 1) {
+            next = now; /* a replica came up: report it now */
+            continue;
+        }
+        if (starts == 0) {
+            int64_t nap = next - now < STARTS_POLL_MS ? next - now : STARTS_POLL_MS;
+            sig = wait_signal(set, nap);
             continue;
         }
         int64_t left = next - now;

@@ -64,6 +64,13 @@ void api_error(api_req *rq, int code, const char *fmt, ...) __attribute__((forma
 void api_diag(api_req *rq, const gp_diag *d);
 /* Runs op through the committer and answers its result or its error. */
 void api_run(api_req *rq, ctl_op *op);
+/* The same without holding the server thread while the op waits for its group commit: the
+ * request is deferred and answered from the committer once the op's group is committed (a 2xx
+ * is sent only after the COMMIT), or failed (its error). op is copied; its arg is arg, owned
+ * from now on: fini(arg) is called once the answer is built (at once when it cannot be
+ * deferred). What the audit record needs of the request is copied. A server that stops waits
+ * for the answer (gp_http_defer_awaited): a change it makes is never answered 503. */
+void api_run_async(api_req *rq, const ctl_op *op, void *arg, void (*fini)(void *arg));
 
 /* Parses the body as a JSON object (YAML too when the Content-Type says so). NULL after
  * answering 400 naming the line and column. */

@@ -154,6 +154,55 @@ typedef struct submit_arg {
     bool dry_run;    /* ?dry_run=true: every check, nothing stored */
 } submit_arg;
 
+/* Frees what a holds, and a itself when heap. */
+static void submit_arg_fini(submit_arg *a, bool heap)
+{
+    gp_jobspec_fini(&a->spec);
+    json_decref(a->doc);
+    if (heap) {
+        free(a);
+    }
+}
+
+static void submit_arg_free(void *arg)
+{
+    submit_arg_fini(arg, true);
+}
+
+/* Judging the whole pool costs O(nodes x GPUs) per submit. A job that could run on some of the
+ * nodes could run on all of them (more nodes only add models, room and better offers), so the
+ * first few are judged first, and the whole pool only when they fall short: its answer then
+ * names what is missing, as the scheduler would. */
+#define FEASIBLE_FIRST 16
+
+/* Whether j could run on the first FEASIBLE_FIRST nodes, when there are more. */
+static bool feasible_on_first(const ctl_state *st, const gp_feasible_job *j)
+{
+    if (st->nnodes <= FEASIBLE_FIRST) {
+        return false;
+    }
+    int first[FEASIBLE_FIRST];
+    for (int i = 0; i < FEASIBLE_FIRST; i++) {
+        first[i] = st->nodes[i].cl;
+    }
+    gp_diag ignored;
+    gp_diag_clear(&ignored);
+    return gp_feasible_pool(st->cluster, first, FEASIBLE_FIRST, j, &ignored) == 0;
+}
+
+/* Judges j against every node of the pool. */
+static int feasible_on_all(const ctl_state *st, const gp_feasible_job *j, gp_diag *d)
+{
+    int *nodes = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
+    if (!nodes) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int n = ctl_pool_nodes(st, nodes);
+    int rc = gp_feasible_pool(st->cluster, nodes, n, j, d);
+    free(nodes);
+    return rc;
+}
+
 /* Whether the job could ever run (gpupool/feasible.h): on the registered nodes, whatever their
  * state, and under its tenant's quotas and its queue's limits. One that could not is refused
  * naming the field, unless it allows waiting (allow_unschedulable). */
@@ -171,17 +220,11 @@ static int check_feasible(ctl_state *st, const ctl_tenant *t, const ctl_queue *q
                            .nmodels = s->ngpu_models};
     gp_sched_tenant lim;
     ctl_tenant_limits(st, t, &lim);
-    int *nodes = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
-    if (!nodes) {
-        return gp_diag_set(d, GP_ENOMEM, "out of memory");
-    }
-    int n = ctl_pool_nodes(st, nodes);
     /* The limits first, as the scheduler judges them first. */
     int rc = gp_feasible_limits(st->cluster, &job, &lim, &q->q, d);
-    if (rc == 0) {
-        rc = gp_feasible_pool(st->cluster, nodes, n, &job, d);
+    if (rc == 0 && !feasible_on_first(st, &job)) {
+        rc = feasible_on_all(st, &job, d);
     }
-    free(nodes);
     if (rc == GP_EINVAL && s->allow_unschedulable) {
         gp_diag_clear(d); /* accepted: it waits, saying why (the scheduler's reason) */
         return 0;
@@ -612,10 +655,15 @@ static void submit(api_req *rq, const char *put_service)
         json_decref(a.doc);
         return;
     }
-    ctl_op op = {.run = submit_run, .arg = &a};
-    api_run(rq, &op);
-    gp_jobspec_fini(&a.spec);
-    json_decref(a.doc);
+    submit_arg *ap = malloc(sizeof(*ap));
+    if (!ap) {
+        submit_arg_fini(&a, false);
+        api_error(rq, GP_ENOMEM, "out of memory");
+        return;
+    }
+    *ap = a;
+    ctl_op op = {.run = submit_run};
+    api_run_async(rq, &op, ap, submit_arg_free);
 }
 
 void api_jobs_submit(api_req *rq)

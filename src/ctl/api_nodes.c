@@ -445,7 +445,16 @@ typedef struct beat_arg {
     gp_wire_heartbeat hb; /* the heartbeat, decoded and validated (net/wire.h) */
     json_t *images;       /* the image cache in normal form (ctl_images_read); NULL: not reported */
     int64_t images_bytes;
+    char node_buf[sizeof(((api_req *)0)->param_buf[0])]; /* node points here */
 } beat_arg;
+
+static void beat_arg_free(void *arg)
+{
+    beat_arg *a = arg;
+    json_decref(a->images);
+    gp_wire_heartbeat_fini(&a->hb);
+    free(a);
+}
 
 /* A replica reported Failed: the job fails, or restarts by its restart policy. With a reason,
  * the node stopped the replica for a reason of its own (its GPU memory watch), or could not pull
@@ -640,29 +649,35 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
 
 void api_nodes_heartbeat(api_req *rq)
 {
-    beat_arg a = {.node = rq->params[0],
-                  .caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0,
-                  .caller_token = rq->who.role == CTL_ROLE_AGENT ? rq->who.token_id : 0};
+    beat_arg *a = calloc(1, sizeof(*a));
+    if (!a) {
+        api_error(rq, GP_ENOMEM, "out of memory");
+        return;
+    }
+    snprintf(a->node_buf, sizeof(a->node_buf), "%s", rq->params[0]);
+    a->node = a->node_buf;
+    a->caller_node = rq->who.role == CTL_ROLE_AGENT ? rq->who.node_id : 0;
+    a->caller_token = rq->who.role == CTL_ROLE_AGENT ? rq->who.token_id : 0;
     json_t *doc = api_body(rq);
     if (!doc) {
+        free(a);
         return;
     }
     gp_diag d;
     gp_diag_clear(&d);
-    int rc = gp_wire_heartbeat_decode(doc, &a.hb, &d);
+    int rc = gp_wire_heartbeat_decode(doc, &a->hb, &d);
     json_decref(doc); /* only the decoded values are used from here on */
-    if (rc == 0 && a.hb.has_images) {
-        rc = ctl_images_read(a.hb.images, a.hb.nimages, &a.images, &a.images_bytes, &d);
+    if (rc == 0 && a->hb.has_images) {
+        rc = ctl_images_read(a->hb.images, a->hb.nimages, &a->images, &a->images_bytes, &d);
     }
     if (rc < 0) {
         api_diag(rq, &d);
-        gp_wire_heartbeat_fini(&a.hb);
+        beat_arg_free(a);
         return;
     }
-    ctl_op op = {.run = beat_run, .arg = &a};
-    api_run(rq, &op);
-    json_decref(a.images);
-    gp_wire_heartbeat_fini(&a.hb);
+    /* the agent's thread is not held while the heartbeat waits for its commit */
+    ctl_op op = {.run = beat_run};
+    api_run_async(rq, &op, a, beat_arg_free);
 }
 
 /* ---- cordon, drain, uncordon ---- */

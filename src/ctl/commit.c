@@ -30,14 +30,41 @@ int64_t ctl_now_ms(void)
     return gp_wall_ms();
 }
 
+void ctl_state_lock(ctl_state *st)
+{
+    __atomic_add_fetch(&st->lock_wanted, 1, __ATOMIC_SEQ_CST);
+    pthread_mutex_lock(&st->lock);
+    __atomic_sub_fetch(&st->lock_wanted, 1, __ATOMIC_SEQ_CST);
+}
+
+void ctl_state_unlock(ctl_state *st)
+{
+    pthread_mutex_unlock(&st->lock);
+}
+
 void ctl_read_lock(gpupoold *g)
 {
-    pthread_mutex_lock(&g->st.lock);
+    ctl_state_lock(&g->st);
 }
 
 void ctl_read_unlock(gpupoold *g)
 {
-    pthread_mutex_unlock(&g->st.lock);
+    ctl_state_unlock(&g->st);
+}
+
+/* The longest the committer waits for the threads waiting for the state lock to get it before
+ * it takes the lock for its next group. */
+#define LET_IN_MAX_US 2000
+
+/* Before the committer takes the state lock: lets the threads waiting for it go first, for up to
+ * LET_IN_MAX_US (each of them takes it when the lock is free and the committer yields). */
+static void let_waiters_in(ctl_state *st)
+{
+    for (int us = 0; us < LET_IN_MAX_US && __atomic_load_n(&st->lock_wanted, __ATOMIC_SEQ_CST) > 0;
+         us += 50) {
+        struct timespec ts = {0, 50000};
+        nanosleep(&ts, NULL);
+    }
 }
 
 /* One op, a step of its group: run, then its audit record in the same savepoint. A record that
@@ -88,6 +115,7 @@ static int group_body(ctl_txn *tx, void *arg, gp_diag *d)
  * BEGIN's error, or, when the COMMIT failed, as unavailable (memory was reloaded). */
 static void run_group(gpupoold *g, ctl_op *ops)
 {
+    let_waiters_in(&g->st);
     pthread_mutex_lock(&g->st.lock);
     gp_diag d;
     gp_diag_clear(&d);
@@ -109,13 +137,26 @@ static void run_group(gpupoold *g, ctl_op *ops)
     ctl_desired_publish(&g->st);
     pthread_mutex_unlock(&g->st.lock);
     atomic_fetch_add(&g->stats.groups, 1);
+    ctl_op *async = NULL, **at = &async;
     pthread_mutex_lock(&g->qlock);
-    for (ctl_op *op = ops; op; op = op->next) {
-        op->done = true;
+    for (ctl_op *op = ops, *next; op; op = next) {
+        next = op->next; /* a waiter may free its op once done is set and the lock released */
+        if (op->on_done) {
+            *at = op;
+            at = &op->next;
+        } else {
+            op->done = true;
+        }
     }
+    *at = NULL;
     g->kicked |= kick;
     pthread_cond_broadcast(&g->donecond);
     pthread_mutex_unlock(&g->qlock);
+    for (ctl_op *op = async, *next; op; op = next) {
+        next = op->next; /* done frees op */
+        atomic_fetch_add(&g->stats.ops, 1);
+        op->on_done(op);
+    }
 }
 
 static void cycle(gpupoold *g)
@@ -123,6 +164,7 @@ static void cycle(gpupoold *g)
     int64_t t0_us = ctl_metrics_now_us();
     gp_diag d;
     gp_diag_clear(&d);
+    let_waiters_in(&g->st);
     pthread_mutex_lock(&g->st.lock);
     ctl_check_liveness(g);
     int rc = ctl_schedule(g, &d);
@@ -145,13 +187,17 @@ static void cycle(gpupoold *g)
 }
 
 /* Cycles run at least every scheduling interval, and soon after a kick, but no closer together
- * than this while changes keep arriving, so a stream of submits still leaves room for commits. */
-#define KICK_GAP_MS 50
+ * than KICK_GAP_MS while changes keep arriving, nor than KICK_GAP_CYCLES times the last cycle's
+ * duration: a cycle's cost grows with the jobs it walks, and a stream of submits still gets at
+ * least that share of the committer. */
+#define KICK_GAP_MS     50
+#define KICK_GAP_CYCLES 4
 
-static int64_t cycle_due_ms(const gpupoold *g)
+static int64_t cycle_due_ms(gpupoold *g)
 {
     int64_t due = g->last_cycle_ms + g->cfg->scheduler.interval_ms;
-    int64_t soon = g->last_cycle_ms + KICK_GAP_MS;
+    int64_t gap = atomic_load(&g->stats.cycle_us_last) / 1000 * KICK_GAP_CYCLES;
+    int64_t soon = g->last_cycle_ms + (gap > KICK_GAP_MS ? gap : KICK_GAP_MS);
     return g->kicked && soon < due ? soon : due;
 }
 
@@ -198,15 +244,14 @@ static void *committer_main(void *arg)
     return NULL;
 }
 
-int ctl_run_op(gpupoold *g, ctl_op *op)
+/* Queues op; false (op->rc set) when the controller is shutting down. Under g->qlock. */
+static bool enqueue(gpupoold *g, ctl_op *op)
 {
     op->done = false;
     op->next = NULL;
-    pthread_mutex_lock(&g->qlock);
     if (!g->running) {
-        pthread_mutex_unlock(&g->qlock);
         op->rc = gp_diag_set(&op->diag, GP_EUNAVAIL, "the controller is shutting down");
-        return op->rc;
+        return false;
     }
     if (g->tail) {
         g->tail->next = op;
@@ -215,6 +260,28 @@ int ctl_run_op(gpupoold *g, ctl_op *op)
     }
     g->tail = op;
     pthread_cond_signal(&g->qcond);
+    return true;
+}
+
+void ctl_run_op_async(gpupoold *g, ctl_op *op, void (*done)(ctl_op *op))
+{
+    op->on_done = done;
+    pthread_mutex_lock(&g->qlock);
+    bool queued = enqueue(g, op);
+    pthread_mutex_unlock(&g->qlock);
+    if (!queued) {
+        done(op);
+    }
+}
+
+int ctl_run_op(gpupoold *g, ctl_op *op)
+{
+    op->on_done = NULL;
+    pthread_mutex_lock(&g->qlock);
+    if (!enqueue(g, op)) {
+        pthread_mutex_unlock(&g->qlock);
+        return op->rc;
+    }
     while (!op->done) {
         pthread_cond_wait(&g->donecond, &g->qlock);
     }

@@ -63,6 +63,8 @@ struct ctl_op {
     bool dirty;     /* set by run before it changes memory in a way a later failure of the same
                        run cannot undo: when run fails, the committer reloads memory */
     ctl_op_audit audit;
+    /* set by ctl_run_op_async: called once the op's group is committed (or failed) */
+    void (*on_done)(ctl_op *op);
     /* filled by the committer */
     int rc;
     gp_diag diag;
@@ -145,5 +147,11 @@ int64_t ctl_now_ms(void);
 /* The state lock, for readers (request handlers copying what they answer). */
 void ctl_read_lock(gpupoold *g);
 void ctl_read_unlock(gpupoold *g);
+/* The same on a state: every thread but the committer takes the state lock through these, so
+ * that the committer, which runs group after group while changes stream in, lets a waiting
+ * thread in between two groups rather than taking the lock again at once (a mutex is not fair:
+ * a reader, the long-poll answers or the lease's renewal could wait indefinitely). */
+void ctl_state_lock(ctl_state *st);
+void ctl_state_unlock(ctl_state *st);
 
 #endif

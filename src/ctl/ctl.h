@@ -294,6 +294,8 @@ typedef struct ctl_held {
 
 typedef struct ctl_state {
     pthread_mutex_t lock;
+    int lock_wanted; /* threads waiting in ctl_state_lock (atomic builtins); the committer lets
+                        them in before its next group (commit.c) */
     gp_cluster *cluster;
     ctl_tenant *tenants;
     int ntenants, captenants;

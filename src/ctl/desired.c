@@ -308,7 +308,7 @@ static void waiters_pass(ctl_desired_waiters *ws)
     bool recheck = ws->recheck;
     pthread_mutex_unlock(&ws->lock);
     if (recheck) {
-        pthread_mutex_lock(&st->lock);
+        ctl_state_lock(st);
     }
     pthread_mutex_lock(&ws->lock);
     if (recheck) {
@@ -333,13 +333,13 @@ static void waiters_pass(ctl_desired_waiters *ws)
     ws->wake_at = next == INT64_MAX || next > now + WAITERS_TICK_MS ? next : now + WAITERS_TICK_MS;
     pthread_mutex_unlock(&ws->lock);
     if (due && !recheck) {
-        pthread_mutex_lock(&st->lock);
+        ctl_state_lock(st);
     }
     for (waiter *w = due; w; w = w->next) {
         waiter_answer(st, w);
     }
     if (due || recheck) {
-        pthread_mutex_unlock(&st->lock);
+        ctl_state_unlock(st);
     }
     waiters_finish(due);
 }
@@ -391,18 +391,18 @@ int ctl_desired_waiters_start(ctl_state *st, gp_diag *d)
         free(ws);
         return gp_diag_set(d, GP_EIO, "cannot start the long-poll thread");
     }
-    pthread_mutex_lock(&st->lock);
+    ctl_state_lock(st);
     st->waiters = ws;
-    pthread_mutex_unlock(&st->lock);
+    ctl_state_unlock(st);
     return 0;
 }
 
 void ctl_desired_waiters_stop(ctl_state *st)
 {
-    pthread_mutex_lock(&st->lock);
+    ctl_state_lock(st);
     ctl_desired_waiters *ws = st->waiters;
     st->waiters = NULL; /* no waiter comes after this */
-    pthread_mutex_unlock(&st->lock);
+    ctl_state_unlock(st);
     if (!ws) {
         return;
     }

@@ -64,12 +64,12 @@ static void follow(gpupoold *g)
         ctl_holder_url(lease.holder, leader, sizeof(leader));
     }
     ctl_ha_set(&g->ha, CTL_HA_FOLLOWER, leader);
-    pthread_mutex_lock(&g->st.lock);
+    ctl_state_lock(&g->st);
     int rc = ctl_state_load(&g->st, g->store, &d);
     if (rc == 0) {
         ctl_auth_refresh(g);
     }
-    pthread_mutex_unlock(&g->st.lock);
+    ctl_state_unlock(&g->st);
     if (rc < 0 && g->ready) {
         GP_LOG(GP_LOG_WARN, "ha", "follower: cannot reload the state: %s", d.msg);
     } else if (rc == 0 && !g->ready) {
@@ -132,11 +132,11 @@ static bool leader_round(gpupoold *g, int64_t *last_ok)
     gp_diag d;
     gp_diag_clear(&d);
     int64_t ttl = g->cfg->ha.lease_ttl_ms;
-    pthread_mutex_lock(&g->st.lock);
+    ctl_state_lock(&g->st);
     int64_t t0 = gp_mono_ms();
     int rc = t0 - *last_ok < ttl ? gp_store_lease_renew(g->store, ttl, &d)
                                  : gp_diag_set(&d, GP_EUNAVAIL, "not renewed in time");
-    pthread_mutex_unlock(&g->st.lock);
+    ctl_state_unlock(&g->st);
     if (rc == 0) {
         if (t0 - *last_ok > 2 * g->cfg->ha.renew_interval_ms) {
             GP_LOG(GP_LOG_INFO, "ha", "lease renewed after %lld ms", (long long)(t0 - *last_ok));

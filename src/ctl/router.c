@@ -158,6 +158,112 @@ void api_run(api_req *rq, ctl_op *op)
     op->result = NULL;
 }
 
+/* A request whose op runs without holding its server thread (api_run_async): what its answer and
+ * its audit record need, copied out of the request. op comes first: done gets &op. */
+typedef struct api_pending {
+    ctl_op op;
+    gpupoold *g;
+    gp_http_deferred *dr;
+    void *arg;
+    void (*fini)(void *arg);
+    ctl_principal who;
+    char method[16];
+    char *path;
+    char ref[API_MAX_PARAMS][sizeof(((api_req *)0)->param_buf[0])];
+    char *body; /* the request's body, when the audit record shows it */
+    int route;  /* index in api_routes, for the metrics */
+    int64_t t0_us;
+} api_pending;
+
+static void pending_free(api_pending *p)
+{
+    if (p->fini) {
+        p->fini(p->arg);
+    }
+    free(p->path);
+    free(p->body);
+    free(p);
+}
+
+/* Builds the answer of p's op on its connection's thread (resp NULL: it goes nowhere), and frees
+ * p. */
+static void pending_answer(void *ctx, gp_http_response *resp)
+{
+    api_pending *p = ctx;
+    ctl_op *op = &p->op;
+    if (resp) {
+        api_req rq = {.g = p->g, .resp = resp};
+        if (op->rc < 0) {
+            api_diag(&rq, &op->diag);
+        } else {
+            api_reply(&rq, op->status ? op->status : 200, op->result);
+            op->result = NULL;
+        }
+        ctl_metrics_http(&p->g->metrics, p->route, p->method, resp->status,
+                         ctl_metrics_now_us() - p->t0_us);
+    }
+    json_decref(op->result);
+    pending_free(p);
+}
+
+/* The committer's call once the op's group is committed (or failed): the answer is built and
+ * sent by the connection's thread, so the committer goes on to the next group at once. */
+static void pending_done(ctl_op *op)
+{
+    api_pending *p = (api_pending *)op;
+    gp_http_deferred_finish_with(p->dr, pending_answer, p);
+}
+
+/* Copies what the audit record points to in the request into p. */
+static void pending_audit(api_pending *p, const api_req *rq)
+{
+    ctl_op_audit *a = &p->op.audit;
+    ctl_audit_prepare(&p->op, &rq->who, rq->http, rq->route ? rq->route->pattern : NULL,
+                      rq->params[0], rq->params[1]);
+    p->who = rq->who;
+    a->who = &p->who;
+    snprintf(p->method, sizeof(p->method), "%s", rq->http->method);
+    a->method = p->method;
+    a->path = p->path;
+    for (int i = 0; i < 2 && i < API_MAX_PARAMS; i++) {
+        const char *ref = i == 0 ? a->ref : a->ref2;
+        if (ref) {
+            snprintf(p->ref[i], sizeof(p->ref[i]), "%s", ref);
+            *(i == 0 ? &a->ref : &a->ref2) = p->ref[i];
+        }
+    }
+    if (a->body) {
+        size_t len;
+        p->body = gp_http_request_take_body(rq->http, &len);
+        a->body = p->body;
+        a->body_len = p->body ? len : 0;
+    }
+}
+
+void api_run_async(api_req *rq, const ctl_op *op, void *arg, void (*fini)(void *arg))
+{
+    api_pending *p = calloc(1, sizeof(*p));
+    char *path = p ? strdup(rq->http->path) : NULL;
+    if (!path) {
+        free(p);
+        fini(arg);
+        api_error(rq, GP_ENOMEM, "out of memory");
+        return;
+    }
+    *p = (api_pending){.op = *op, .g = rq->g, .arg = arg, .fini = fini, .path = path};
+    p->op.arg = arg;
+    p->route = rq->route ? (int)(rq->route - api_routes) : -1;
+    p->t0_us = ctl_metrics_now_us();
+    pending_audit(p, rq);
+    /* awaited: a server that stops sends the op's own answer, never a 503 for a change made */
+    p->dr = gp_http_defer_awaited(rq->http, rq->resp);
+    if (!p->dr) { /* the answer is set: the server is stopping, or out of memory */
+        pending_free(p);
+        return;
+    }
+    ctl_run_op_async(rq->g, &p->op, pending_done);
+}
+
 int64_t api_scope(const api_req *rq)
 {
     return rq->who.role == CTL_ROLE_USER ? rq->who.tenant_id : 0;

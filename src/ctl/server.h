@@ -3,9 +3,12 @@
  * the scheduling cycle, and the HTTP API.
  *
  * Changes (API writes, scheduling cycles, agent reports) are ctl_op values run by one thread,
- * the committer. Handler threads enqueue an op and wait; the committer takes every op queued,
+ * the committer. Handler threads enqueue an op and wait (ctl_run_op), or enqueue it with a
+ * function the committer calls once it is committed (ctl_run_op_async: an HTTP handler defers
+ * its answer and frees its thread); the committer takes every op queued,
  * runs them in one store transaction (a savepoint each) under the state lock and commits once,
- * then wakes the waiters: many concurrent submits cost one fsync (group commit). After a group,
+ * then wakes the waiters and calls the done functions: many concurrent submits cost one fsync
+ * (group commit), and none is answered before its COMMIT. After a group,
  * when a cycle was asked for (ctl_kick) or the scheduling interval has passed, the committer runs
  * a scheduling cycle and commits its decisions in their own transaction.
  *
@@ -49,6 +52,14 @@ void ctl_check_liveness(gpupoold *g);
 
 /* Runs op through the committer and waits for it. Returns op->rc. */
 int ctl_run_op(gpupoold *g, ctl_op *op);
+/* Queues op to the committer and returns at once, holding no thread while it waits. done(op) is
+ * called exactly once: on the committer thread after the op's group committed (op->rc 0) or
+ * failed (op->rc < 0, op->diag set), with no lock held; or at once on the caller's thread when
+ * the controller is shutting down (GP_EUNAVAIL). From then on op is done's: the committer no
+ * longer touches it. done must not wait for the committer (no ctl_run_op) and should be quick:
+ * it delays the next group. The committer runs the ops queued when it stops, so a queued op is
+ * always done. */
+void ctl_run_op_async(gpupoold *g, ctl_op *op, void (*done)(ctl_op *op));
 /* Asks for a scheduling cycle soon. */
 void ctl_kick(gpupoold *g);
 

@@ -657,6 +657,10 @@ static enum MHD_Result on_headers(gp_http_server *srv, struct MHD_Connection *co
 
 static void pending_unlink(gp_http_server *srv, gp_http_deferred *dr)
 {
+    if (dr->awaited && --srv->awaited == 0) {
+        pthread_cond_broadcast(&srv->dcond);
+    }
+    dr->awaited = false;
     if (dr->prev) {
         dr->prev->next = dr->next;
     } else {
@@ -684,11 +688,14 @@ static bool answer_locked(gp_http_deferred *dr, gp_http_response *resp)
 
 static void deferred_free(gp_http_deferred *dr)
 {
+    if (dr->build) { /* answered with a builder, never sent */
+        dr->build(dr->build_ctx, NULL);
+    }
     response_fini(&dr->resp);
     free(dr);
 }
 
-gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *resp)
+static gp_http_deferred *defer(const gp_http_request *req, gp_http_response *resp, bool awaited)
 {
     const req_impl *ri = req->impl;
     gp_http_server *srv = ri->srv;
@@ -708,26 +715,45 @@ gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *re
         gp_http_respond_error(resp, GP_EUNAVAIL, "the server is stopping");
         return NULL;
     }
-    *dr = (gp_http_deferred){.srv = srv, .conn = ri->conn, .held = true, .next = srv->pending};
+    *dr = (gp_http_deferred){
+        .srv = srv, .conn = ri->conn, .held = true, .awaited = awaited, .next = srv->pending};
     if (srv->pending) {
         srv->pending->prev = dr;
     }
     srv->pending = dr;
     srv->handles++;
+    srv->awaited += awaited;
     pthread_mutex_unlock(&srv->dlock);
     ri->st->dr = dr;
     return dr;
 }
 
+gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *resp)
+{
+    return defer(req, resp, false);
+}
+
+gp_http_deferred *gp_http_defer_awaited(const gp_http_request *req, gp_http_response *resp)
+{
+    return defer(req, resp, true);
+}
+
 static void server_free(gp_http_server *srv);
 
-void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
+/* Finishes dr with resp, or with an answer build will make (then resp is empty). */
+static void finish(gp_http_deferred *dr, gp_http_response *resp, gp_http_answer_fn build, void *ctx)
 {
     gp_http_server *srv = dr->srv;
     pthread_mutex_lock(&srv->dlock);
-    bool resume = false;
+    bool resume = false, nowhere = dr->answered;
     if (!dr->answered) {
         resume = answer_locked(dr, resp);
+        dr->build = build;
+        dr->build_ctx = ctx;
+        if (srv->stopping && dr->conn && !dr->draining) { /* stop waits for it to be sent */
+            dr->draining = true;
+            srv->draining++;
+        }
     }
     response_fini(resp); /* answered by stop already: this answer goes nowhere */
     struct MHD_Connection *conn = dr->conn;
@@ -737,6 +763,9 @@ void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
     bool free_dr = !dr->conn;
     bool free_srv = srv->stopped && srv->handles == 0;
     pthread_mutex_unlock(&srv->dlock);
+    if (nowhere && build) {
+        build(ctx, NULL);
+    }
     if (free_dr) {
         deferred_free(dr);
     }
@@ -752,6 +781,17 @@ void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
     if (free_srv) {
         server_free(srv);
     }
+}
+
+void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp)
+{
+    finish(dr, resp, NULL, NULL);
+}
+
+void gp_http_deferred_finish_with(gp_http_deferred *dr, gp_http_answer_fn build, void *ctx)
+{
+    gp_http_response resp = {.content_type = "application/json"};
+    finish(dr, &resp, build, ctx);
 }
 
 /* The final call of a deferred request: suspends the connection until the answer comes, or
@@ -783,7 +823,12 @@ static enum MHD_Result deferred_step(gp_http_server *srv, struct MHD_Connection 
     }
     gp_http_response resp = dr->resp;
     memset(&dr->resp, 0, sizeof(dr->resp));
+    gp_http_answer_fn build = dr->build;
+    dr->build = NULL;
     pthread_mutex_unlock(&srv->dlock);
+    if (build) {
+        build(dr->build_ctx, &resp);
+    }
     st->answered = 1;
     return send_response(srv, conn, st, &resp);
 }
@@ -815,15 +860,19 @@ static void deferred_release(gp_http_server *srv, gp_http_deferred *dr)
 #define STOP_DRAIN_MS 1000
 
 /* Stop, before MHD stops: no new deferrals; every pending request is answered 503 and its
- * connection resumed; resumes made by other threads are waited for, and so are the 503s (up to
- * STOP_DRAIN_MS: MHD closes connections without sending what they have queued). */
+ * connection resumed, except the awaited ones, whose owners' answers are waited for; resumes made
+ * by other threads are waited for, and so are the answers (up to STOP_DRAIN_MS: MHD closes
+ * connections without sending what they have queued). */
 static void deferred_stop(gp_http_server *srv)
 {
     gp_http_deferred *resume = NULL;
     pthread_mutex_lock(&srv->dlock);
     srv->stopping = true;
-    while (srv->pending) {
-        gp_http_deferred *dr = srv->pending;
+    for (gp_http_deferred *dr = srv->pending, *next; dr; dr = next) {
+        next = dr->next;
+        if (dr->awaited) {
+            continue; /* its owner answers it */
+        }
         gp_http_response resp = {.content_type = "application/json"};
         gp_http_respond_error(&resp, GP_EUNAVAIL, "the server is stopping");
         if (answer_locked(dr, &resp)) {
@@ -833,7 +882,7 @@ static void deferred_stop(gp_http_server *srv)
             resume = dr;
         }
     }
-    while (srv->resuming > 0) {
+    while (srv->resuming > 0 || srv->awaited > 0) {
         pthread_cond_wait(&srv->dcond, &srv->dlock);
     }
     pthread_mutex_unlock(&srv->dlock);

@@ -227,8 +227,9 @@ void gp_http_upgraded_close(gp_http_upgraded *h);
  *   - A client that goes away is not noticed while its request waits (MHD does not watch a
  *     suspended connection): the answer goes nowhere and everything is freed once sent.
  *   - gp_http_server_stop answers every request still deferred 503 GP_EUNAVAIL ("the server is
- *     stopping") and closes its connection without waiting for the handle's owner. Handles still
- *     held stay valid: finishing them afterwards only frees them (the last one frees what is left
+ *     stopping") and closes its connection without waiting for the handle's owner, except those
+ *     deferred with gp_http_defer_awaited, whose owner's answer it waits for and sends. Handles
+ * still held stay valid: finishing them afterwards only frees them (the last one frees what is left
  *     of the stopped server). */
 typedef struct gp_http_deferred gp_http_deferred;
 
@@ -236,10 +237,26 @@ typedef struct gp_http_deferred gp_http_deferred;
  * error (503 GP_EUNAVAIL when the server is stopping, 500 when out of memory or called twice):
  * the handler then just returns. */
 gp_http_deferred *gp_http_defer(const gp_http_request *req, gp_http_response *resp);
+/* The same for an answer stop must not replace: one that says whether a change was made (a 503
+ * would tell the client it was not). gp_http_server_stop waits until such a request is finished
+ * by its owner (or its client went away) and sends that answer, instead of answering it 503: the
+ * owner must finish it whatever happens, and soon. */
+gp_http_deferred *gp_http_defer_awaited(const gp_http_request *req, gp_http_response *resp);
 /* Answers a deferred request with resp (status, body, headers, as a handler sets them) and ends
  * the caller's hold on the handle (dr is invalid afterwards). What resp holds becomes the
  * wrapper's: resp is left empty. Safe after the client went away or the server stopped. */
 void gp_http_deferred_finish(gp_http_deferred *dr, gp_http_response *resp);
+
+/* Builds a deferred request's answer (gp_http_deferred_finish_with): fills resp as a handler
+ * would (content_type starts "application/json"). Called with resp NULL when the answer goes
+ * nowhere (the server answered 503 when stopping, or the connection closed first): it then only
+ * frees what ctx holds. */
+typedef void (*gp_http_answer_fn)(void *ctx, gp_http_response *resp);
+/* As gp_http_deferred_finish, but the answer is built by build(ctx, resp) on the connection's
+ * pool thread just before it is sent, so that the finishing thread (one that must stay quick)
+ * does not build it. build is called exactly once, perhaps before this returns (resp NULL when
+ * the answer goes nowhere). */
+void gp_http_deferred_finish_with(gp_http_deferred *dr, gp_http_answer_fn build, void *ctx);
 
 /* Binds, listens and starts the pool. handler and ctx must stay valid until
  * gp_http_server_stop returns. Returns 0 and *out, or GP_EINVAL (bad config), GP_EIO (e.g.

@@ -49,6 +49,7 @@ struct gp_http_server {
     int handles;               /* handles not finished by their caller */
     int resuming;              /* MHD_resume_connection calls in progress */
     int draining;              /* connections stop resumed to send its 503, still open */
+    int awaited;               /* pending handles stop waits for (gp_http_defer_awaited) */
     bool stopping;             /* no new deferrals */
     bool stopped;              /* MHD stopped: the last handle frees the server */
     /* streams and upgrades, under dlock */
@@ -65,14 +66,17 @@ struct gp_http_server {
 
 struct gp_http_deferred {
     gp_http_server *srv;
-    struct MHD_Connection *conn;   /* NULL once MHD completed the request */
-    gp_http_response resp;         /* the answer, once answered */
+    struct MHD_Connection *conn; /* NULL once MHD completed the request */
+    gp_http_response resp;       /* the answer, once answered */
+    gp_http_answer_fn build;     /* finish_with's builder of resp, until it is called */
+    void *build_ctx;
     bool answered;                 /* resp holds the answer (from finish, or from stop) */
     bool suspended;                /* the connection is suspended and no resume was asked */
     bool suspending;               /* its thread is suspending it (outside dlock) */
     bool resume_asked;             /* answered while suspending: its thread resumes it */
     bool held;                     /* the caller has not finished it */
     bool draining;                 /* counted in srv->draining */
+    bool awaited;                  /* stop waits for its answer (counted in srv->awaited) */
     gp_http_deferred *prev, *next; /* in srv->pending while not answered */
     gp_http_deferred *resume_next; /* stop's list of connections to resume */
 };

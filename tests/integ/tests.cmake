@@ -525,3 +525,17 @@ add_test(NAME integ_ctl_cli_lean
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_cli_lean.py
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool>)
 set_tests_properties(integ_ctl_cli_lean PROPERTIES LABELS integ TIMEOUT 120)
+# Submits answered by the committer after their commit: 384 concurrent submits of two tenants on
+# two server threads, each answered 201 with its own job, all of them stored after a kill -9
+# right after the last answer.
+add_test(NAME integ_ctl_intake
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_intake.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_intake PROPERTIES LABELS "integ;tsan" TIMEOUT 180)
+# A replica is reported Running as soon as it starts: an agent that heartbeats every 30 s has its
+# started replicas Running at the controller within 10 s, a few starts in a few heartbeats.
+add_test(NAME integ_ctl_start_report
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_start_report.py
+                 $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
+                 $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
+set_tests_properties(integ_ctl_start_report PROPERTIES LABELS integ TIMEOUT 180)

@@ -1,8 +1,12 @@
 /* The agent's convergence plan: what to start, stop, report and forget, epochs fencing old
  * placements, stops before starts, the same plan from the same facts, and the state a replica
- * directory's records give (also records a job has garbled). */
+ * directory's records give (also records a job has garbled); the watch of replicas started and
+ * not yet reported up (starts.h). */
 #include "agent/converge.h"
+#include "agent/starts.h"
 #include "tests/unit/harness.h"
+
+#include <stdlib.h>
 
 #include <string.h>
 
@@ -167,13 +171,56 @@ static void test_unreadable_record(void **state)
     assert_string_equal(gp_local_report_state(&have[0]), "Failed");
 }
 
+/* A heartbeat is due once a started replica is no longer starting, not before; what it reported
+ * up is forgotten, the rest watched on; the watch ends after GP_STARTS_WATCH_MS. */
+static void test_starts_watch(void **state)
+{
+    (void)state;
+    gp_starts *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    assert_int_equal(gp_starts_due(s, NULL, 0, 0), -1); /* nothing started */
+    gp_replica_key k1 = {1, 0, 7}, k2 = {2, 0, 8}, k3 = {3, 1, 9};
+    gp_starts_add(s, &k1, 1000);
+    gp_starts_add(s, &k2, 1000);
+    gp_starts_add(s, &k1, 1000); /* once */
+    assert_int_equal(s->n, 2);
+    /* k1's directory not made yet, k2 starting: still starting */
+    gp_local_replica local[3] = {{.key = k2, .state = GP_LOCAL_STARTING}};
+    assert_int_equal(gp_starts_due(s, local, 1, 1010), 0);
+    /* k2 runs: due; a heartbeat reporting that forgets k2 and keeps k1 */
+    local[0].state = GP_LOCAL_RUNNING;
+    local[1] = (gp_local_replica){.key = k1, .state = GP_LOCAL_STARTING};
+    assert_int_equal(gp_starts_due(s, local, 2, 1020), 1);
+    gp_starts_reported(s, local, 2);
+    assert_int_equal(s->n, 1);
+    assert_int_equal(gp_starts_due(s, local, 2, 1030), 0);
+    /* k1 ends at once (exited): due as well; reported, nothing is left */
+    local[1].state = GP_LOCAL_EXITED;
+    assert_int_equal(gp_starts_due(s, local, 2, 1040), 1);
+    gp_starts_reported(s, local, 2);
+    assert_int_equal(gp_starts_due(s, local, 2, 1050), -1);
+    /* a replica that never comes up is watched GP_STARTS_WATCH_MS from its start, no longer */
+    gp_starts_add(s, &k3, 2000);
+    local[2] = (gp_local_replica){.key = k3, .state = GP_LOCAL_STARTING};
+    assert_int_equal(gp_starts_due(s, local, 3, 2000 + GP_STARTS_WATCH_MS - 1), 0);
+    assert_int_equal(gp_starts_due(s, local, 3, 2000 + GP_STARTS_WATCH_MS), -1);
+    assert_int_equal(s->n, 0);
+    /* at most GP_STARTS_MAX watched */
+    for (int i = 0; i < GP_STARTS_MAX + 5; i++) {
+        gp_replica_key k = {100 + i, 0, 1};
+        gp_starts_add(s, &k, 3000);
+    }
+    assert_int_equal(s->n, GP_STARTS_MAX);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_start_and_keep),    cmocka_unit_test(test_epoch_fences_old_placement),
         cmocka_unit_test(test_final_states),      cmocka_unit_test(test_starting_is_not_restarted),
         cmocka_unit_test(test_idempotent),        cmocka_unit_test(test_local_state_of),
-        cmocka_unit_test(test_unreadable_record),
+        cmocka_unit_test(test_unreadable_record), cmocka_unit_test(test_starts_watch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
