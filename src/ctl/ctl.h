@@ -307,6 +307,11 @@ typedef struct ctl_state {
     int ncreds, capcreds;
     ctl_node *nodes;
     int nnodes, capnodes;
+    /* Node lookups by name and by id: open-addressing tables of a node's index + 1 (0: empty),
+     * exact while nodes_indexed == nnodes; rebuilt on demand otherwise. Whoever removes or moves
+     * a node in nodes calls ctl_state_nodes_moved. */
+    int *node_name_slots, *node_id_slots;
+    int node_slots_cap, nodes_indexed;
     ctl_job **jobs; /* by id, ascending (ids only grow) */
     int njobs, capjobs;
     gp_token_rec *tokens;
@@ -346,6 +351,10 @@ ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name);
 ctl_volume *ctl_volume_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_id(ctl_state *st, int64_t id);
+/* After a node is removed from st->nodes or moved within it: the lookups rebuild their index. */
+void ctl_state_nodes_moved(ctl_state *st);
+/* After a node is appended to st->nodes: the lookups' index takes it in without a rebuild. */
+void ctl_state_node_appended(ctl_state *st);
 ctl_job *ctl_job_by_id(ctl_state *st, int64_t id);
 /* A job by id ("42") or by name among the tenant's jobs (tenant_id 0: any tenant): the active
  * one, else the newest. NULL when none. */

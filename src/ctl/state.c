@@ -98,6 +98,8 @@ void ctl_state_clear(ctl_state *st)
     free(st->pclasses);
     free(st->volumes);
     free(st->nodes);
+    free(st->node_name_slots);
+    free(st->node_id_slots);
     free(st->tokens);
     free(st->held);
     gp_cluster_free(st->cluster);
@@ -176,11 +178,98 @@ ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name)
     return NULL;
 }
 
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return h;
+}
+
+static uint64_t id_hash(int64_t id)
+{
+    uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+/* Puts node i into both tables (they have room: at most half full). */
+static void index_node(ctl_state *st, int i)
+{
+    size_t mask = (size_t)st->node_slots_cap - 1;
+    size_t k = name_hash(st->nodes[i].name) & mask;
+    while (st->node_name_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->node_name_slots[k] = i + 1;
+    k = id_hash(st->nodes[i].id) & mask;
+    while (st->node_id_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->node_id_slots[k] = i + 1;
+}
+
+/* Makes the tables exact; false when out of memory (callers then walk the nodes). */
+static bool nodes_index(ctl_state *st)
+{
+    if (st->nodes_indexed == st->nnodes && st->node_slots_cap > 0) {
+        return true;
+    }
+    int cap = 64;
+    while (cap < st->nnodes * 2 + 2) {
+        cap *= 2;
+    }
+    if (cap != st->node_slots_cap) {
+        int *a = calloc((size_t)cap, sizeof(*a)), *b = calloc((size_t)cap, sizeof(*b));
+        if (!a || !b) {
+            free(a);
+            free(b);
+            return false;
+        }
+        free(st->node_name_slots);
+        free(st->node_id_slots);
+        st->node_name_slots = a;
+        st->node_id_slots = b;
+        st->node_slots_cap = cap;
+    } else {
+        memset(st->node_name_slots, 0, sizeof(int) * (size_t)cap);
+        memset(st->node_id_slots, 0, sizeof(int) * (size_t)cap);
+    }
+    for (int i = 0; i < st->nnodes; i++) {
+        index_node(st, i);
+    }
+    st->nodes_indexed = st->nnodes;
+    return true;
+}
+
+void ctl_state_nodes_moved(ctl_state *st)
+{
+    st->nodes_indexed = -1;
+}
+
+void ctl_state_node_appended(ctl_state *st)
+{
+    if (st->nodes_indexed == st->nnodes - 1 && st->node_slots_cap >= st->nnodes * 2 + 2) {
+        index_node(st, st->nnodes - 1);
+        st->nodes_indexed = st->nnodes;
+    }
+}
+
 ctl_node *ctl_node_by_name(ctl_state *st, const char *name)
 {
-    for (int i = 0; i < st->nnodes; i++) {
-        if (strcmp(st->nodes[i].name, name) == 0) {
-            return &st->nodes[i];
+    if (!nodes_index(st)) {
+        for (int i = 0; i < st->nnodes; i++) {
+            if (strcmp(st->nodes[i].name, name) == 0) {
+                return &st->nodes[i];
+            }
+        }
+        return NULL;
+    }
+    size_t mask = (size_t)st->node_slots_cap - 1;
+    for (size_t k = name_hash(name) & mask; st->node_name_slots[k]; k = (k + 1) & mask) {
+        ctl_node *n = &st->nodes[st->node_name_slots[k] - 1];
+        if (strcmp(n->name, name) == 0) {
+            return n;
         }
     }
     return NULL;
@@ -188,9 +277,19 @@ ctl_node *ctl_node_by_name(ctl_state *st, const char *name)
 
 ctl_node *ctl_node_by_id(ctl_state *st, int64_t id)
 {
-    for (int i = 0; i < st->nnodes; i++) {
-        if (st->nodes[i].id == id) {
-            return &st->nodes[i];
+    if (!nodes_index(st)) {
+        for (int i = 0; i < st->nnodes; i++) {
+            if (st->nodes[i].id == id) {
+                return &st->nodes[i];
+            }
+        }
+        return NULL;
+    }
+    size_t mask = (size_t)st->node_slots_cap - 1;
+    for (size_t k = id_hash(id) & mask; st->node_id_slots[k]; k = (k + 1) & mask) {
+        ctl_node *n = &st->nodes[st->node_id_slots[k] - 1];
+        if (n->id == id) {
+            return n;
         }
     }
     return NULL;
