@@ -316,6 +316,10 @@ typedef struct ctl_state {
     int njobs, capjobs;
     gp_token_rec *tokens;
     int ntokens, captokens;
+    /* Token lookups by name and by node (tokens are only appended): open-addressing tables of a
+     * token's index + 1 (0: empty) over tokens[0, tokens_indexed), extended on demand. */
+    int *token_name_slots, *token_node_slots;
+    int token_slots_cap, tokens_indexed;
     int npending;      /* jobs waiting: Pending or Preempted */
     uint64_t gen;      /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
     uint64_t auth_gen; /* bumped when tokens or tenants change */
@@ -351,6 +355,11 @@ ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name);
 ctl_volume *ctl_volume_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_id(ctl_state *st, int64_t id);
+/* The token named name, or NULL. */
+gp_token_rec *ctl_token_by_name(ctl_state *st, const char *name);
+/* The indexes in st->tokens of the tokens bound to node_id (agent tokens), ascending, in *out
+ * (caller frees; NULL when none): their count, or GP_ENOMEM. */
+int ctl_tokens_of_node(ctl_state *st, int64_t node_id, int **out);
 /* After a node is removed from st->nodes or moved within it: the lookups rebuild their index. */
 void ctl_state_nodes_moved(ctl_state *st);
 /* After a node is appended to st->nodes: the lookups' index takes it in without a rebuild. */

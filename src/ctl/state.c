@@ -101,6 +101,8 @@ void ctl_state_clear(ctl_state *st)
     free(st->node_name_slots);
     free(st->node_id_slots);
     free(st->tokens);
+    free(st->token_name_slots);
+    free(st->token_node_slots);
     free(st->held);
     gp_cluster_free(st->cluster);
     pthread_mutex_t lock = st->lock;
@@ -293,6 +295,106 @@ ctl_node *ctl_node_by_id(ctl_state *st, int64_t id)
         }
     }
     return NULL;
+}
+
+/* Puts token i into both tables (they have room). */
+static void index_token(ctl_state *st, int i)
+{
+    size_t mask = (size_t)st->token_slots_cap - 1;
+    size_t k = name_hash(st->tokens[i].name) & mask;
+    while (st->token_name_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->token_name_slots[k] = i + 1;
+    k = id_hash(st->tokens[i].node_id) & mask;
+    while (st->token_node_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->token_node_slots[k] = i + 1;
+}
+
+/* Makes the tables cover every token; false when out of memory. */
+static bool tokens_index(ctl_state *st)
+{
+    if (st->token_slots_cap < st->ntokens * 2 + 2) {
+        int cap = st->token_slots_cap ? st->token_slots_cap : 64;
+        while (cap < st->ntokens * 2 + 2) {
+            cap *= 2;
+        }
+        int *a = calloc((size_t)cap, sizeof(*a)), *b = calloc((size_t)cap, sizeof(*b));
+        if (!a || !b) {
+            free(a);
+            free(b);
+            return false;
+        }
+        free(st->token_name_slots);
+        free(st->token_node_slots);
+        st->token_name_slots = a;
+        st->token_node_slots = b;
+        st->token_slots_cap = cap;
+        st->tokens_indexed = 0;
+    }
+    for (; st->tokens_indexed < st->ntokens; st->tokens_indexed++) {
+        index_token(st, st->tokens_indexed);
+    }
+    return true;
+}
+
+gp_token_rec *ctl_token_by_name(ctl_state *st, const char *name)
+{
+    if (!tokens_index(st)) {
+        for (int i = 0; i < st->ntokens; i++) {
+            if (strcmp(st->tokens[i].name, name) == 0) {
+                return &st->tokens[i];
+            }
+        }
+        return NULL;
+    }
+    size_t mask = (size_t)st->token_slots_cap - 1;
+    for (size_t k = name_hash(name) & mask; st->token_name_slots[k]; k = (k + 1) & mask) {
+        gp_token_rec *t = &st->tokens[st->token_name_slots[k] - 1];
+        if (strcmp(t->name, name) == 0) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int ctl_tokens_of_node(ctl_state *st, int64_t node_id, int **out)
+{
+    *out = NULL;
+    if (!tokens_index(st)) {
+        return GP_ENOMEM;
+    }
+    size_t mask = (size_t)st->token_slots_cap - 1;
+    int n = 0, cap = 0;
+    for (size_t k = id_hash(node_id) & mask; st->token_node_slots[k]; k = (k + 1) & mask) {
+        int i = st->token_node_slots[k] - 1;
+        if (st->tokens[i].node_id != node_id) {
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            int *p = realloc(*out, sizeof(*p) * (size_t)cap);
+            if (!p) {
+                free(*out);
+                *out = NULL;
+                return GP_ENOMEM;
+            }
+            *out = p;
+        }
+        (*out)[n++] = i;
+    }
+    if (n > 1) {
+        qsort(*out, (size_t)n, sizeof(**out), by_int);
+    }
+    return n;
 }
 
 ctl_job *ctl_job_by_id(ctl_state *st, int64_t id)
