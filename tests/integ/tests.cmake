@@ -518,3 +518,9 @@ add_test(NAME integ_ctl_privileged
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_privileged PROPERTIES LABELS "integ;security" TIMEOUT 240)
+# A scheduling cycle with more placements than one of its transactions holds: committed in
+# several transactions, all in one cycle, with a reader answered between them.
+add_test(NAME integ_ctl_sched_batches
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_sched_batches.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_sched_batches PROPERTIES LABELS integ TIMEOUT 300)
