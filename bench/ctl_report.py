@@ -20,8 +20,9 @@ def parse(path):
             if not line.strip():
                 continue
             kv = dict(re.findall(r"(\w+)=(\S+)", line))
-            words = line.split()
-            kv["kind"] = words[1] if line.startswith("run=") else words[0]
+            if "kind" in kv:
+                kv["what"] = kv["kind"]  # ctl_latency's kind of call
+            kv["kind"] = next(w for w in line.split() if "=" not in w)
             rows.append(kv)
     return rows
 
@@ -35,12 +36,124 @@ def stat(vals, fmt):
     return f"{fmt.format(statistics.median(vals))} (runs: {', '.join(fmt.format(v) for v in vals)})"
 
 
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def median(vals):
+    return statistics.median(vals) if vals else None
+
+
+def live_section(ctl, ref_runs, skipped, head):
+    """The live pool's rows: registration, submit rate against 1,000 nodes, heartbeats, the
+    latency of reads and writes while the backlog is placed and nodes are lost, memory."""
+    reg = next((r for r in ctl if r["kind"] == "ctl_register"), None)
+    if not reg or not any(r["kind"] == "ctl_latency" for r in ctl):
+        return []
+    nodes = int(reg["nodes"])
+    out = ["", f"## A live pool of {nodes:,} nodes (ctl_bench: heartbeats, latency, memory)\n",
+           head, "|---|---|---|---|"]
+
+    def cells(fn):
+        return " | ".join("skipped: no server" if s in skipped else fn(s) for s in STORES)
+
+    def reg_cell(s):
+        v = median([float(r["seconds"]) for r in ctl if r["kind"] == "ctl_register"
+                    and r["store"] == s])
+        if v is None:
+            return "n/a"
+        return f"{v:.1f}: {verdict(v < 5)}" if nodes >= 10000 else f"{v:.1f} (goal at 10,000)"
+    out.append(f"| register {nodes:,} nodes × 8 GPUs through the API (8 clients), seconds | "
+               f"< 5 at 10,000 | {cells(reg_cell)} |")
+
+    def sub_cell(s):
+        big = median([float(r["jobs_per_s"]) for r in ctl if r["kind"] == "ctl_submit"
+                      and r["store"] == s])
+        ref = median([float(r["jobs_per_s"]) for r in ref_runs if r["kind"] == "ctl_submit"
+                      and r["store"] == s])
+        if big is None or ref is None:
+            return "n/a"
+        return (f"{big:,.0f} vs {ref:,.0f} at 1,000 nodes ({big / ref - 1:+.0%}): "
+                f"{verdict(big >= 0.9 * ref)}")
+    out.append(f"| accepted jobs/s at {nodes:,} nodes against the same submits at 1,000 nodes | "
+               f"within 10% | {cells(sub_cell)} |")
+
+    def beat_cell(s):
+        rs = [r for r in ctl if r["kind"] == "ctl_beats" and r["store"] == s]
+        if not rs:
+            return "n/a"
+        r = rs[0]
+        return (f"{float(r['per_s']):,.0f}/s of {float(r['target_per_s']):,.0f}/s; longest gap "
+                f"{int(r['gap_max_ms']) / 1000:.1f} s")
+    iv = next((r["interval_ms"] for r in ctl if r["kind"] == "ctl_beats"), "?")
+    out.append(f"| heartbeats sent (each node every {iv} ms, from 8 threads) and the longest a "
+               "live node went without one | every node each interval; gap < 40 s "
+               "(nodes.heartbeat_timeout) | " + cells(beat_cell) + " |")
+    kinds = [("heartbeat", "heartbeat (write)"), ("submit", "submit (write)"),
+             ("list_pending", "GET /v1/jobs?state=Pending&limit=100"),
+             ("get_node", "GET /v1/nodes/X")]
+    for phase, what in (("submit", "while the jobs are submitted"),
+                        ("backlog", "while the backlog is placed"),
+                        ("loss", "while nodes are lost and their jobs moved")):
+        for kind, name in kinds:
+            rs = [r for r in ctl if r["kind"] == "ctl_latency" and r["phase"] == phase
+                  and r.get("what") == kind]
+            if not rs:
+                continue
+
+            def lat_cell(s, rs=rs):
+                mine = [r for r in rs if r["store"] == s]
+                if not mine:
+                    return "n/a"
+                r = mine[0]
+                p99 = float(r["p99_ms"])
+                return (f"p50 {float(r['p50_ms']):.0f}, p99 {p99:.0f}, max "
+                        f"{float(r['max_ms']):.0f} ({r['n']} calls, {r['failed']} failed): "
+                        f"{verdict(p99 < 1000 and r['failed'] == '0')}")
+            out.append(f"| {name} {what}, ms | p99 < 1000 | {cells(lat_cell)} |")
+
+    def loss_cell(s):
+        rs = [r for r in ctl if r["kind"] == "ctl_loss" and r["store"] == s]
+        if not rs:
+            return "n/a"
+        r = rs[0]
+        moved = ("their jobs placed again" if r["pending_left"] == "0"
+                 else "jobs left pending: " + r["pending_left"])
+        return f"{float(r['seconds']):.0f} s for {int(r['nodes']):,} nodes ({moved})"
+    out.append("| a loss: heartbeats of 10% of the nodes stop, until the controller has marked "
+               "them lost (nodes.lost_timeout, 2 min) and placed their jobs elsewhere | — | "
+               + cells(loss_cell) + " |")
+
+    def rss_cell(s, at):
+        rs = [r for r in ctl if r["kind"] == "ctl_rss" and r["store"] == s and r["at"] == at]
+        if not rs:
+            return "n/a"
+        r = rs[0]
+        mib = float(r["mib"])
+        ok = f": {verdict(mib < 2048)}" if at == "peak" else ""
+        return f"{mib:,.0f} MiB ({int(r['pending']):,} pending, {int(r['running']):,} running){ok}"
+    for at, what, goal in (("submitted", "once the jobs are submitted (resident)", "—"),
+                           ("placed", "once the backlog is placed (resident)", "—"),
+                           ("peak", "peak over the whole run (VmHWM), counts at the end",
+                            "< 2 GiB")):
+        out.append(f"| gpupoold's memory {what} | {goal} | "
+                   f"{cells(lambda s, at=at: rss_cell(s, at))} |")
+    loads = [r for r in ctl if r["kind"] == "load"]
+    if loads:
+        out.append("")
+        out.append("Load average (1 min) of the machine: " + ", ".join(
+            f"{r['at']} {r['avg1']}" for r in loads) + ".\n")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--results", required=True)
     a = ap.parse_args()
     ctl = parse(os.path.join(a.out_dir, "ctl.txt"))
+    ref_runs = [r for r in ctl if r.get("ref")]  # the 1,000-node reference submits
+    ctl = [r for r in ctl if not r.get("ref")]
     store = parse(os.path.join(a.out_dir, "store.txt"))
     sched = parse(os.path.join(a.out_dir, "sched.txt"))
     skipped = {r.get("store") for r in ctl if r["kind"] == "skipped"}
@@ -87,6 +200,7 @@ def main():
     if any_row("ctl_wall"):
         line("the whole run (start, registration, submits, the cycle), seconds", "—",
              "ctl_wall", "seconds", "{:,.0f}")
+    lines += live_section(ctl, ref_runs, skipped, head)
     if store:
         n_sub = next(r["n"] for r in store if r["op"] == "submit")
         lines += [
