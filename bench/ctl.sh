@@ -11,6 +11,8 @@
 #   2. store_bench: the store alone on each backend (submit transactions, one cycle's
 #      transaction, a walk over every job).
 #   3. sched_bench: libgpcore's cycle alone, 100,000 pending jobs on 10,000 nodes (3 runs).
+#   4. placement_bench --shapes: placement decisions among 1,000 distinct request shapes on
+#      10,000 nodes 90% allocated (3 runs).
 # PostgreSQL: a throwaway server this script starts (tests/pg/pg_fixture.sh: initdb and pg_ctl
 # in a temp dir, on a free port); when it cannot, it says so and measures SQLite only.
 # Environment: NODES (10000), JOBS (100000), LOSE (NODES/10), RUNS (1), STORES (both).
@@ -79,5 +81,11 @@ for run in 1 2 3; do
     "$BIN/sched_bench" --nodes 10000 --pending 100000 | sed "s/^/run=$run /" >>"$OUT/sched.txt"
 done
 echo "load at=end avg1=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/ctl.txt"
+echo "bench: placement with 1,000 distinct request shapes on 10,000 nodes (3 runs)" >&2
+: >"$OUT/shapes.txt"
+for run in 1 2 3; do
+    "$BIN/placement_bench" --nodes 10000 --steady 5000 --shapes 1000 | grep 'phase=shapes' |
+        sed "s/^/run=$run /" >>"$OUT/shapes.txt"
+done
 python3 bench/ctl_report.py --out-dir "$OUT" --results docs/results
 echo "bench: wrote docs/results/controller.md" >&2
