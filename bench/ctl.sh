@@ -15,12 +15,12 @@
 #      10,000 nodes 90% allocated (3 runs).
 # PostgreSQL: a throwaway server this script starts (tests/pg/pg_fixture.sh: initdb and pg_ctl
 # in a temp dir, on a free port); when it cannot, it says so and measures SQLite only.
-# Environment: NODES (10000), JOBS (100000), LOSE (NODES/10), RUNS (1), STORES (both).
-# Raw outputs go to out/bench/.
+# Environment: NODES (10000), JOBS (100000), LOSE (NODES/10), RUNS (1), STORES (both: "sqlite
+# postgresql"), OUT (out/bench: the raw outputs; docs/results/controller.md is written from them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=build/bin
-OUT=out/bench
+OUT=${OUT:-out/bench}
 NODES=${NODES:-10000} JOBS=${JOBS:-100000} RUNS=${RUNS:-1} STORES=${STORES:-sqlite postgresql}
 LOSE=${LOSE:-$((NODES / 10))}
 mkdir -p "$OUT" docs/results
@@ -48,7 +48,8 @@ newdb() {
 }
 
 echo "load at=start avg1=$(cut -d' ' -f1 /proc/loadavg)" >>"$OUT/ctl.txt"
-stores=(sqlite)
+stores=()
+[[ " $STORES " == *" sqlite "* ]] && stores+=(sqlite)
 [ -n "$pgurl" ] && stores+=(postgresql)
 for store in "${stores[@]}"; do
     for run in $(seq 1 "$RUNS"); do
