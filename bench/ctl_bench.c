@@ -5,7 +5,8 @@
  * nodes x 8 GPUs through the API, and keeps them alive: from a few threads it sends each node's
  * heartbeat (POST /v1/nodes/{node}/heartbeat with the node's agent token: the document an agent
  * sends, its GPUs' readings and its replicas reported Running as the last answer listed them)
- * every --heartbeat-ms (the agent's default, 1 s), the nodes spread over the interval. Then C
+ * every --heartbeat-ms (the agent's default, 1 s), from its registration on, the nodes spread
+ * over the interval. Then C
  * concurrent clients submit J jobs over HTTP, and it measures:
  *   - registration: N registrations by C clients, seconds;
  *   - accepted jobs/s: J / the time from the first submit to the last answer (every 2xx answer
@@ -57,6 +58,7 @@
 /* A simulated node: its agent token, whether it still beats, the replicas it reports. */
 typedef struct sim_node {
     char token[128];
+    atomic_bool registered; /* token is set: it beats from now on, as an agent does */
     atomic_bool silent;
     int ndesired;
     gp_wire_replica desired[MAX_DESIRED];
@@ -356,6 +358,7 @@ static void *register_nodes(void *arg)
         snprintf(body + len, sizeof(body) - (size_t)len, "]}");
         char *resp = post(w->b, c, "/v1/nodes", body, NULL);
         keep_token(&w->b->sim[n], resp);
+        atomic_store(&w->b->sim[n].registered, true);
         free(resp);
     }
     gp_http_client_free(c);
@@ -437,7 +440,8 @@ static void *beat_nodes(void *arg)
     while (!atomic_load(&b->stop_beats)) {
         int next = -1;
         for (int n = w->id; n < b->nodes; n += b->beaters) {
-            if (!atomic_load(&b->sim[n].silent) && (next < 0 || due[n] < due[next])) {
+            if (atomic_load(&b->sim[n].registered) && !atomic_load(&b->sim[n].silent) &&
+                (next < 0 || due[n] < due[next])) {
                 next = n;
             }
         }
@@ -766,15 +770,15 @@ int main(int argc, char **argv)
     gp_http_client *admin = client(&b, b.admin);
     setup_tenant(&b, admin);
 
+    worker *beaters = calloc((size_t)b.beaters, sizeof(*beaters)), prober = {&b, 0, 0};
+    for (int i = 0; i < b.beaters; i++) { /* each node beats once registered */
+        beaters[i] = (worker){&b, i, 0};
+        pthread_create(&beaters[i].t, NULL, beat_nodes, &beaters[i]);
+    }
     double reg = run_workers(&b, register_nodes);
     printf("ctl_register store=%s nodes=%d gpus=%d seconds=%.3f\n", b.store, b.nodes, b.nodes * 8,
            reg);
     fflush(stdout);
-    worker *beaters = calloc((size_t)b.beaters, sizeof(*beaters)), prober = {&b, 0, 0};
-    for (int i = 0; i < b.beaters; i++) {
-        beaters[i] = (worker){&b, i, 0};
-        pthread_create(&beaters[i].t, NULL, beat_nodes, &beaters[i]);
-    }
     long beats0 = atomic_load(&b.beats_sent);
     double tb0 = now_s();
     atomic_store(&b.phase, PH_SUBMIT);
