@@ -35,7 +35,7 @@
  *           of the pool, from gpupoold's metrics; running: Scheduled)
  * Usage: ctl_bench --gpupoold PATH [--nodes 1000] [--jobs 20000] [--clients 8]
  *                  [--store-url URL] [--cycle] [--lose L] [--heartbeat-ms 1000]
- *                  [--beaters 8] [--submit-only]
+ *                  [--beaters 32] [--submit-only]
  */
 #include "net/http_client.h"
 #include "net/wire.h"
@@ -139,7 +139,7 @@ static void start(bench *b)
         FILE *f = freopen(log, "w", stderr);
         (void)f;
         execl(b->gpupoold, b->gpupoold, "--data-dir", data, "--listen", "127.0.0.1:0",
-              "--http-threads", "16", "--api-rate-limit", "0", "--store-url",
+              "--http-threads", "64", "--api-rate-limit", "0", "--store-url",
               b->store_url ? b->store_url : "", (char *)NULL);
         _exit(127);
     }
@@ -652,11 +652,11 @@ static void setup_tenant(bench *b, gp_http_client *admin)
     free(tok);
 }
 
-/* Waits (30 minutes at most) until none of the benchmark's jobs is pending: the count left. */
+/* Waits (15 minutes at most) until none of the benchmark's jobs is pending: the count left. */
 static int wait_placed(bench *b, gp_http_client *admin, double t0)
 {
     int left = -1;
-    while (now_s() - t0 < 1800 && (left = count_state(b, admin, "Pending")) != 0) {
+    while (now_s() - t0 < 900 && (left = count_state(b, admin, "Pending")) != 0) {
         sleep_ms(50);
     }
     return left;
@@ -755,7 +755,7 @@ int main(int argc, char **argv)
                       .jobs = 20000,
                       .clients = 8,
                       .heartbeat_ms = 1000,
-                      .beaters = 8,
+                      .beaters = 32,
                       .phase = -1};
     parse(&b, argc, argv);
     b.store = b.store_url && strncmp(b.store_url, "postgres", 8) == 0 ? "postgresql" : "sqlite";

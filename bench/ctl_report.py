@@ -87,7 +87,8 @@ def live_section(ctl, ref_runs, skipped, head):
         return (f"{float(r['per_s']):,.0f}/s of {float(r['target_per_s']):,.0f}/s; longest gap "
                 f"{int(r['gap_max_ms']) / 1000:.1f} s")
     iv = next((r["interval_ms"] for r in ctl if r["kind"] == "ctl_beats"), "?")
-    out.append(f"| heartbeats sent (each node every {iv} ms, from 8 threads) and the longest a "
+    nb = next((r["beaters"] for r in ctl if r["kind"] == "ctl_beats"), "?")
+    out.append(f"| heartbeats sent (each node every {iv} ms, from {nb} threads) and the longest a "
                "live node went without one | every node each interval; gap < 40 s "
                "(nodes.heartbeat_timeout) | " + cells(beat_cell) + " |")
     kinds = [("heartbeat", "heartbeat (write)"), ("submit", "submit (write)"),
@@ -275,7 +276,7 @@ def main():
         "first cycle (the `seconds` of its `cycle placed=` log line), so with a live pool it "
         "covers the first transaction only; the row after it is the whole backlog.\n",
         "The live pool: every node's heartbeat (its GPUs' readings and the replicas it was last "
-        "told to run, reported Running) is sent from its registration on by 8 threads at the "
+        "told to run, reported Running) is sent from its registration on by 32 threads (gpupoold with 64 HTTP threads) at the "
         "agent's default interval, "
         "the nodes spread over it; gpupoold runs with its default heartbeat (40 s) and lost "
         "(2 min) timeouts. When the threads cannot keep up on this machine each node beats "
