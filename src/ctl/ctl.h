@@ -312,6 +312,7 @@ typedef struct ctl_state {
      * a node in nodes calls ctl_state_nodes_moved. */
     int *node_name_slots, *node_id_slots;
     int node_slots_cap, nodes_indexed;
+    int *node_cls; /* node i's cluster index, while the tables are exact (ctl_pool_nodes) */
     ctl_job **jobs; /* by id, ascending (ids only grow) */
     int njobs, capjobs;
     gp_token_rec *tokens;
@@ -543,7 +544,7 @@ int ctl_tenant_grants_check(ctl_state *st, const ctl_tenant *t, gp_diag *d);
 void ctl_tenant_limits(const ctl_state *st, const ctl_tenant *t, gp_sched_tenant *out);
 /* The cluster indexes of the registered nodes (what "every node of the pool" means when
  * judging whether a job could ever run), into out (st->nnodes entries); returns their number. */
-int ctl_pool_nodes(const ctl_state *st, int *out);
+int ctl_pool_nodes(ctl_state *st, int *out);
 
 /* A replica's assignment as stored: {"cpu_milli", "memory_mib", "shares": [{"gpu", "milli",
  * "memory_mib", "mig_start", "mig_memory_slices", "mig_compute_slices"}]}; node is the cluster

@@ -100,6 +100,7 @@ void ctl_state_clear(ctl_state *st)
     free(st->nodes);
     free(st->node_name_slots);
     free(st->node_id_slots);
+    free(st->node_cls);
     free(st->tokens);
     free(st->token_name_slots);
     free(st->token_node_slots);
@@ -120,14 +121,6 @@ void ctl_state_clear(ctl_state *st)
     st->desired_max = desired_max;
     st->desired_moved = true; /* every node's version is new: wake every waiter */
     st->waiters = waiters;
-}
-
-int ctl_pool_nodes(const ctl_state *st, int *out)
-{
-    for (int i = 0; i < st->nnodes; i++) {
-        out[i] = st->nodes[i].cl;
-    }
-    return st->nnodes;
 }
 
 ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name)
@@ -195,9 +188,11 @@ static uint64_t id_hash(int64_t id)
     return x ^ (x >> 29);
 }
 
-/* Puts node i into both tables (they have room: at most half full). */
+/* Puts node i into both tables (they have room: at most half full) and its cluster index into
+ * node_cls. */
 static void index_node(ctl_state *st, int i)
 {
+    st->node_cls[i] = st->nodes[i].cl;
     size_t mask = (size_t)st->node_slots_cap - 1;
     size_t k = name_hash(st->nodes[i].name) & mask;
     while (st->node_name_slots[k]) {
@@ -223,15 +218,19 @@ static bool nodes_index(ctl_state *st)
     }
     if (cap != st->node_slots_cap) {
         int *a = calloc((size_t)cap, sizeof(*a)), *b = calloc((size_t)cap, sizeof(*b));
-        if (!a || !b) {
+        int *cls = malloc(sizeof(*cls) * (size_t)cap);
+        if (!a || !b || !cls) {
             free(a);
             free(b);
+            free(cls);
             return false;
         }
         free(st->node_name_slots);
         free(st->node_id_slots);
+        free(st->node_cls);
         st->node_name_slots = a;
         st->node_id_slots = b;
+        st->node_cls = cls;
         st->node_slots_cap = cap;
     } else {
         memset(st->node_name_slots, 0, sizeof(int) * (size_t)cap);
@@ -242,6 +241,18 @@ static bool nodes_index(ctl_state *st)
     }
     st->nodes_indexed = st->nnodes;
     return true;
+}
+
+int ctl_pool_nodes(ctl_state *st, int *out)
+{
+    if (!nodes_index(st)) {
+        for (int i = 0; i < st->nnodes; i++) {
+            out[i] = st->nodes[i].cl;
+        }
+    } else if (st->nnodes > 0) {
+        memcpy(out, st->node_cls, sizeof(*out) * (size_t)st->nnodes);
+    }
+    return st->nnodes;
 }
 
 void ctl_state_nodes_moved(ctl_state *st)

@@ -1,7 +1,8 @@
 /*
  * The controller's node lookups by name and by id (ctl_node_by_name, ctl_node_by_id): exact
  * through appends, through a node removed from the middle of the array (a registration that
- * replaces a node) and across many nodes; and its token lookups by name and by node
+ * replaces a node) and across many nodes, with the pool's cluster indexes (ctl_pool_nodes) in
+ * step; and its token lookups by name and by node
  * (ctl_token_by_name, ctl_tokens_of_node) as tokens are appended. A registration costs lookups,
  * not walks over every node and token.
  */
@@ -29,10 +30,15 @@ static void add(ctl_state *st, int64_t id, const char *name)
 
 static void check_all(ctl_state *st)
 {
+    int *pool = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
+    assert_non_null(pool);
+    assert_int_equal(ctl_pool_nodes(st, pool), st->nnodes);
     for (int i = 0; i < st->nnodes; i++) {
         assert_ptr_equal(ctl_node_by_name(st, st->nodes[i].name), &st->nodes[i]);
         assert_ptr_equal(ctl_node_by_id(st, st->nodes[i].id), &st->nodes[i]);
+        assert_int_equal(pool[i], st->nodes[i].cl);
     }
+    free(pool);
 }
 
 static void test_many_nodes_and_a_replacement(void **state)
