@@ -32,7 +32,7 @@
  *               max_ms=...
  *   ctl_beats store=sqlite nodes=... interval_ms=... sent=... per_s=... gap_max_ms=...
  *   ctl_rss store=sqlite at=submitted|placed|peak pending=... running=... mib=...  (every job
- *           of the pool, from gpupoold's metrics; running: Scheduled)
+ *           of the pool, from gpupoold's metrics; running: Scheduled or Running)
  * Usage: ctl_bench --gpupoold PATH [--nodes 1000] [--jobs 20000] [--clients 8]
  *                  [--store-url URL] [--cycle] [--lose L] [--heartbeat-ms 1000]
  *                  [--beaters 32] [--submit-only]
@@ -743,8 +743,9 @@ static long count_all(bench *b, gp_http_client *admin, const char *state)
 
 static void print_rss(bench *b, gp_http_client *admin, const char *at)
 {
+    long sched = count_all(b, admin, "Scheduled"), run = count_all(b, admin, "Running");
     printf("ctl_rss store=%s nodes=%d at=%s pending=%ld running=%ld mib=%.0f\n", b->store, b->nodes,
-           at, count_all(b, admin, "Pending"), count_all(b, admin, "Scheduled"),
+           at, count_all(b, admin, "Pending"), sched < 0 || run < 0 ? -1 : sched + run,
            proc_mib(b, strcmp(at, "peak") == 0 ? "VmHWM" : "VmRSS"));
     fflush(stdout);
 }
