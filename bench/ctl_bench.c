@@ -82,7 +82,7 @@ typedef struct bench {
     int nodes, jobs, clients, cycle, lose, heartbeat_ms, beaters, submit_only;
     char dir[256];
     char url[64];
-    char admin[128], join[128], user[128];
+    char admin[128], join[128], user[128], prober[128];
     pid_t pid;
     sim_node *sim;
     atomic_int phase; /* -1: not measured */
@@ -482,7 +482,7 @@ static void *probe(void *arg)
 {
     worker *w = arg;
     bench *b = w->b;
-    gp_http_client *admin = client(b, b->admin), *user = client(b, b->user);
+    gp_http_client *admin = client(b, b->admin), *user = client(b, b->prober);
     char path[96], body[384], key[64];
     for (int i = 0; !atomic_load(&b->stop_probe); i++) {
         call(b, admin, "GET", "/v1/jobs?state=Pending&limit=100", NULL, NULL, K_LIST, NULL);
@@ -636,20 +636,31 @@ static void parse(bench *b, int argc, char **argv)
     }
 }
 
-/* The admin's tenant "bench" (with --cycle a quota of one GPU) and its user's token. */
-static void setup_tenant(bench *b, gp_http_client *admin)
+/* A user token of tenant name (created; with quota, that quota) into out. */
+static void make_user(bench *b, gp_http_client *admin, const char *name, const char *quota,
+                      char *out, size_t cap)
 {
-    free(post(b, admin, "/v1/tenants",
-              b->cycle ? "{\"name\":\"bench\",\"quota\":{\"gpus\":1}}" : "{\"name\":\"bench\"}",
-              NULL));
-    char *tok = post(b, admin, "/v1/tokens",
-                     "{\"name\":\"bench\",\"role\":\"user\",\"tenant\":\"bench\"}", NULL);
+    char body[256];
+    snprintf(body, sizeof(body), "{\"name\":\"%s\"%s%s}", name, quota ? ",\"quota\":" : "",
+             quota ? quota : "");
+    free(post(b, admin, "/v1/tenants", body, NULL));
+    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"user\",\"tenant\":\"%s\"}", name,
+             name);
+    char *tok = post(b, admin, "/v1/tokens", body, NULL);
     const char *p = strstr(tok, "\"token\":\"");
     if (!p) {
         die("token", tok);
     }
-    snprintf(b->user, sizeof(b->user), "%.*s", (int)strcspn(p + 9, "\""), p + 9);
+    snprintf(out, cap, "%.*s", (int)strcspn(p + 9, "\""), p + 9);
     free(tok);
+}
+
+/* The tenant "bench" of the jobs (with --cycle a quota of one GPU) and the prober's own tenant,
+ * so its submits count against no limit of the jobs'. */
+static void setup_tenant(bench *b, gp_http_client *admin)
+{
+    make_user(b, admin, "bench", b->cycle ? "{\"gpus\":1}" : NULL, b->user, sizeof(b->user));
+    make_user(b, admin, "probe", NULL, b->prober, sizeof(b->prober));
 }
 
 /* Waits (15 minutes at most) until none of the benchmark's jobs is pending: the count left. */
