@@ -1,30 +1,50 @@
 /*
- * ctl_bench: the controller end to end on loopback. Starts a real gpupoold (its own temporary
- * data directory; its store SQLite there with synchronous=FULL, or --store-url, an empty
- * PostgreSQL database), registers N simulated nodes x 8 GPUs through the API, then C concurrent
- * clients submit J jobs over HTTP, and it measures:
+ * ctl_bench: the controller end to end on loopback, with a live pool. Starts a real gpupoold (its
+ * own temporary data directory; its store SQLite there with synchronous=FULL, or --store-url, an
+ * empty PostgreSQL database) with its default heartbeat and lost timeouts, registers N simulated
+ * nodes x 8 GPUs through the API, and keeps them alive: from a few threads it sends each node's
+ * heartbeat (POST /v1/nodes/{node}/heartbeat with the node's agent token: the document an agent
+ * sends, its GPUs' readings and its replicas reported Running as the last answer listed them)
+ * every --heartbeat-ms (the agent's default, 1 s), from its registration on, the nodes spread
+ * over the interval. Then C
+ * concurrent clients submit J jobs over HTTP, and it measures:
+ *   - registration: N registrations by C clients, seconds;
  *   - accepted jobs/s: J / the time from the first submit to the last answer (every 2xx answer
  *     means the job is committed);
- *   - time to schedule: from the last answer until no job that fits is Pending.
- * With --cycle the tenant's quota is one GPU while the jobs are submitted, so all but one wait;
- * then the quota is lifted and the next scheduling cycle finds J pending jobs on N nodes: its
- * duration (input built, decided, committed to the store and applied) is gpupoold's own figure,
- * from its log line "cycle placed=... seconds=...".
- * The nodes are registered once and never heartbeat: gpupoold runs with heartbeat and lost
- * timeouts of an hour so they stay ready however long the run takes.
+ *   - the backlog: with --cycle the tenant's quota is one GPU while the jobs are submitted, so
+ *     all but a few wait; then the quota is lifted and the scheduler places the backlog: the
+ *     first cycle's own figure (gpupoold's log line "cycle placed=... seconds=...") and the time
+ *     until no job is pending;
+ *   - a loss (--lose L, with --cycle): the heartbeats of L nodes stop; the phase lasts until the
+ *     controller has marked them lost and placed their jobs elsewhere;
+ *   - latency: during the submits, the backlog and the loss a prober sends a steady trickle of
+ *     reads (GET /v1/jobs?state=Pending&limit=100, GET /v1/nodes/X) and submits, and every
+ *     heartbeat is timed: p50, p99 and max per phase and kind of call, with the failures;
+ *   - gpupoold's memory: VmRSS once the jobs are submitted (J pending) and once the backlog is
+ *     placed, and its peak (VmHWM) at the end.
  * Prints machine-readable lines for bench/ctl_report.py:
  *   ctl_register store=sqlite nodes=1000 gpus=8000 seconds=...
- *   ctl_submit store=sqlite jobs=20000 clients=8 seconds=... jobs_per_s=...
+ *   ctl_submit store=sqlite jobs=20000 clients=8 nodes=1000 seconds=... jobs_per_s=...
  *   ctl_schedule store=sqlite pending_left=0 seconds=...
  *   ctl_cycle store=sqlite pending=100000 nodes=10000 placed=... seconds=...   (--cycle)
+ *   ctl_loss store=sqlite nodes=1000 lost_seen=... seconds=... pending_left=...  (--lose)
+ *   ctl_latency store=sqlite phase=backlog kind=heartbeat n=... failed=... p50_ms=... p99_ms=...
+ *               max_ms=...
+ *   ctl_beats store=sqlite nodes=... interval_ms=... sent=... per_s=... gap_max_ms=...
+ *   ctl_rss store=sqlite at=submitted|placed|peak pending=... running=... mib=...  (every job
+ *           of the pool, from gpupoold's metrics; running: Scheduled or Running)
  * Usage: ctl_bench --gpupoold PATH [--nodes 1000] [--jobs 20000] [--clients 8]
- *                  [--store-url URL] [--cycle]
+ *                  [--store-url URL] [--cycle] [--lose L] [--heartbeat-ms 1000]
+ *                  [--beaters 32] [--submit-only]
  */
 #include "net/http_client.h"
+#include "net/wire.h"
 
 #include <errno.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,15 +53,44 @@
 #include <time.h>
 #include <unistd.h>
 
+#define MAX_DESIRED 64 /* replicas a simulated node reports */
+
+/* A simulated node: its agent token, whether it still beats, the replicas it reports. */
+typedef struct sim_node {
+    char token[128];
+    atomic_bool registered; /* token is set: it beats from now on, as an agent does */
+    atomic_bool silent;
+    int ndesired;
+    gp_wire_replica desired[MAX_DESIRED];
+} sim_node;
+
+enum { PH_SUBMIT, PH_BACKLOG, PH_LOSS, NPHASES };
+enum { K_HEARTBEAT, K_LIST, K_NODE, K_SUBMIT, NKINDS };
+static const char *const phase_names[NPHASES] = {"submit", "backlog", "loss"};
+static const char *const kind_names[NKINDS] = {"heartbeat", "list_pending", "get_node", "submit"};
+
+/* Latencies in ms, by phase and kind of call. */
+typedef struct lat {
+    double *v;
+    int n, cap, failed;
+} lat;
+
 typedef struct bench {
     const char *gpupoold;
     const char *store_url; /* NULL: SQLite in the data directory */
     const char *store;     /* "sqlite" or "postgresql", for the output */
-    int nodes, jobs, clients, cycle;
+    int nodes, jobs, clients, cycle, lose, heartbeat_ms, beaters, submit_only;
     char dir[256];
     char url[64];
-    char admin[128], join[128], user[128];
+    char admin[128], join[128], user[128], prober[128];
     pid_t pid;
+    sim_node *sim;
+    atomic_int phase; /* -1: not measured */
+    atomic_bool stop_beats, stop_probe;
+    atomic_long beats_sent;
+    atomic_long gap_max_ms; /* the longest a node went between two heartbeats */
+    pthread_mutex_t lat_lock;
+    lat lats[NPHASES][NKINDS];
 } bench;
 
 static void sleep_ms(long ms)
@@ -79,7 +128,7 @@ static void read_line(const char *path, char *buf, size_t cap)
     buf[strcspn(buf, "\n")] = 0;
 }
 
-/* Starts gpupoold and waits for its port in the log. */
+/* Starts gpupoold (default heartbeat and lost timeouts) and waits for its port in the log. */
 static void start(bench *b)
 {
     char log[300], data[300];
@@ -90,9 +139,8 @@ static void start(bench *b)
         FILE *f = freopen(log, "w", stderr);
         (void)f;
         execl(b->gpupoold, b->gpupoold, "--data-dir", data, "--listen", "127.0.0.1:0",
-              "--http-threads", "16", "--api-rate-limit", "0", "--nodes-heartbeat-timeout", "1h",
-              "--nodes-lost-timeout", "1h", "--store-url", b->store_url ? b->store_url : "",
-              (char *)NULL);
+              "--http-threads", "64", "--api-rate-limit", "0", "--store-url",
+              b->store_url ? b->store_url : "", (char *)NULL);
         _exit(127);
     }
     gpupoold_pid = b->pid;
@@ -121,36 +169,90 @@ static void start(bench *b)
     die("gpupoold did not start; see", log);
 }
 
-/* POST body; dies unless the status is 2xx. Returns the answer (caller frees). */
-static char *post(gp_http_client *c, const char *path, const char *body, const char *key)
+static void record(bench *b, int kind, double ms, bool ok)
 {
-    char hdr[160];
-    const char *headers[] = {hdr, NULL};
-    snprintf(hdr, sizeof(hdr), "Idempotency-Key: %s", key ? key : "");
-    int status;
-    char *resp = NULL;
-    gp_diag d;
-    if (gp_http_call(c, body ? "POST" : "GET", path, body, body ? strlen(body) : 0,
-                     key ? headers : NULL, &status, &resp, NULL, &d) < 0) {
-        die("call", d.msg);
+    int ph = atomic_load(&b->phase);
+    if (ph < 0) {
+        return;
     }
+    pthread_mutex_lock(&b->lat_lock);
+    lat *l = &b->lats[ph][kind];
+    if (!ok) {
+        l->failed++;
+    } else {
+        if (l->n == l->cap) {
+            l->cap = l->cap ? l->cap * 2 : 1024;
+            l->v = realloc(l->v, sizeof(*l->v) * (size_t)l->cap);
+            if (!l->v) {
+                die("out of memory", "latencies");
+            }
+        }
+        l->v[l->n++] = ms;
+    }
+    pthread_mutex_unlock(&b->lat_lock);
+}
+
+/* One call (with key: an Idempotency-Key; with token: as that token, on a client made
+ * without one); the status (0 when the call failed), the answer in *resp (caller frees) when
+ * resp is not NULL. Timed into kind (-1: not timed). */
+static int call_as(bench *b, gp_http_client *c, const char *token, const char *method,
+                   const char *path, const char *body, const char *key, int kind, char **resp)
+{
+    char hdr[160], auth[200];
+    const char *headers[3] = {NULL, NULL, NULL};
+    int nh = 0;
+    if (key) {
+        snprintf(hdr, sizeof(hdr), "Idempotency-Key: %s", key);
+        headers[nh++] = hdr;
+    }
+    if (token) {
+        snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
+        headers[nh++] = auth;
+    }
+    int status = 0;
+    char *out = NULL;
+    gp_diag d;
+    double t0 = now_s();
+    if (gp_http_call(c, method, path, body, body ? strlen(body) : 0, nh ? headers : NULL, &status,
+                     &out, NULL, &d) < 0) {
+        status = 0;
+    }
+    if (kind >= 0) {
+        record(b, kind, (now_s() - t0) * 1000, status >= 200 && status <= 299);
+    }
+    if (resp) {
+        *resp = out;
+    } else {
+        free(out);
+    }
+    return status;
+}
+
+static int call(bench *b, gp_http_client *c, const char *method, const char *path, const char *body,
+                const char *key, int kind, char **resp)
+{
+    return call_as(b, c, NULL, method, path, body, key, kind, resp);
+}
+
+/* POST (GET without a body); dies unless the status is 2xx. Returns the answer (caller
+ * frees). */
+static char *post(bench *b, gp_http_client *c, const char *path, const char *body, const char *key)
+{
+    char *resp = NULL;
+    int status = call(b, c, body ? "POST" : "GET", path, body, key, -1, &resp);
     if (status < 200 || status > 299) {
-        die(path, resp);
+        die(path, resp ? resp : "no answer");
     }
     return resp;
 }
 
 /* PUT body; dies unless the status is 2xx. */
-static void put(gp_http_client *c, const char *path, const char *body)
+static void put(bench *b, gp_http_client *c, const char *path, const char *body)
 {
-    int status;
     char *resp = NULL;
-    gp_diag d;
-    if (gp_http_call(c, "PUT", path, body, strlen(body), NULL, &status, &resp, NULL, &d) < 0) {
-        die("call", d.msg);
-    }
+    int status = call(b, c, "PUT", path, body, NULL, -1, &resp);
     if (status < 200 || status > 299) {
-        die(path, resp);
+        die(path, resp ? resp : "no answer");
     }
     free(resp);
 }
@@ -203,11 +305,39 @@ static gp_http_client *client(bench *b, const char *token)
     return c;
 }
 
+/* gpupoold's memory: a "VmRSS" or "VmHWM" line of its /proc status, in MiB. */
+static double proc_mib(const bench *b, const char *key)
+{
+    char path[64], line[256];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)b->pid);
+    FILE *f = fopen(path, "r");
+    double kib = -1;
+    while (f && fgets(line, sizeof(line), f)) {
+        if (strncmp(line, key, strlen(key)) == 0 && line[strlen(key)] == ':') {
+            kib = atof(line + strlen(key) + 1);
+        }
+    }
+    if (f) {
+        fclose(f);
+    }
+    return kib / 1024;
+}
+
 typedef struct worker {
     bench *b;
     int id;
     pthread_t t;
 } worker;
+
+/* The node's agent token from a registration's answer. */
+static void keep_token(sim_node *n, const char *resp)
+{
+    const char *p = strstr(resp, "\"token\":\"");
+    if (!p) {
+        die("registration answer without a token", resp);
+    }
+    snprintf(n->token, sizeof(n->token), "%.*s", (int)strcspn(p + 9, "\""), p + 9);
+}
 
 static void *register_nodes(void *arg)
 {
@@ -226,9 +356,149 @@ static void *register_nodes(void *arg)
                             g ? "," : "", n, g, g / 4, g ^ 1);
         }
         snprintf(body + len, sizeof(body) - (size_t)len, "]}");
-        free(post(c, "/v1/nodes", body, NULL));
+        char *resp = post(w->b, c, "/v1/nodes", body, NULL);
+        keep_token(&w->b->sim[n], resp);
+        atomic_store(&w->b->sim[n].registered, true);
+        free(resp);
     }
     gp_http_client_free(c);
+    return NULL;
+}
+
+/* The heartbeat document of node n: its GPUs' readings and the replicas it was last told to run,
+ * reported Running. Caller frees. */
+static char *beat_doc(const sim_node *n)
+{
+    gp_wire_heartbeat hb;
+    memset(&hb, 0, sizeof(hb));
+    gp_wire_gpu gpus[8];
+    gp_wire_replica reps[MAX_DESIRED];
+    for (int g = 0; g < 8; g++) {
+        gpus[g] = (gp_wire_gpu){.index = g,
+                                .utilization = 0,
+                                .memory_used_mib = 0,
+                                .temperature_c = 40,
+                                .power_w = 60,
+                                .sm_clock_mhz = 1400,
+                                .memory_clock_mhz = 1500,
+                                .ecc_uncorrected = 0};
+    }
+    for (int i = 0; i < n->ndesired; i++) {
+        reps[i] = n->desired[i];
+    }
+    hb.gpus = gpus;
+    hb.ngpus = 8;
+    hb.replicas = reps;
+    hb.nreplicas = (size_t)n->ndesired;
+    json_t *doc = gp_wire_heartbeat_encode(&hb);
+    char *text = doc ? json_dumps(doc, JSON_COMPACT) : NULL;
+    json_decref(doc);
+    if (!text) {
+        die("out of memory", "heartbeat");
+    }
+    return text;
+}
+
+/* Keeps the replicas the heartbeat's answer (the node's desired document) lists. */
+static void read_desired(sim_node *n, const char *resp)
+{
+    json_t *doc = resp ? json_loads(resp, 0, NULL) : NULL;
+    json_t *list = json_object_get(doc, "desired"), *v;
+    size_t i;
+    n->ndesired = 0;
+    json_array_foreach(list, i, v)
+    {
+        if (n->ndesired < MAX_DESIRED) {
+            gp_wire_replica *r = &n->desired[n->ndesired++];
+            memset(r, 0, sizeof(*r));
+            r->job = json_integer_value(json_object_get(v, "job"));
+            r->replica = (int)json_integer_value(json_object_get(v, "replica"));
+            r->epoch = json_integer_value(json_object_get(v, "epoch"));
+            r->state = GP_WIRE_RUNNING;
+            r->idle_ms = -1;
+            r->util = -1;
+            r->mem_mib = -1;
+            r->ready = -1;
+        }
+    }
+    json_decref(doc);
+}
+
+/* One beater: the nodes id, id + beaters, ...; node k of N is due at start + k * interval / N,
+ * then every interval. */
+static void *beat_nodes(void *arg)
+{
+    worker *w = arg;
+    bench *b = w->b;
+    gp_http_client *c = client(b, NULL); /* each call carries its node's token */
+    double *due = calloc((size_t)b->nodes, sizeof(*due)), t0 = now_s(),
+           iv = b->heartbeat_ms / 1000.0;
+    double *last = calloc((size_t)b->nodes, sizeof(*last));
+    for (int n = w->id; n < b->nodes; n += b->beaters) {
+        due[n] = t0 + iv * n / b->nodes;
+    }
+    while (!atomic_load(&b->stop_beats)) {
+        int next = -1;
+        for (int n = w->id; n < b->nodes; n += b->beaters) {
+            if (atomic_load(&b->sim[n].registered) && !atomic_load(&b->sim[n].silent) &&
+                (next < 0 || due[n] < due[next])) {
+                next = n;
+            }
+        }
+        if (next < 0) {
+            sleep_ms(50);
+            continue;
+        }
+        double wait = due[next] - now_s();
+        if (wait > 0) {
+            sleep_ms((long)(wait * 1000) + 1);
+            continue;
+        }
+        long gap = last[next] > 0 ? (long)((now_s() - last[next]) * 1000) : 0;
+        if (gap > atomic_load(&b->gap_max_ms) && atomic_load(&b->phase) >= 0) {
+            atomic_store(&b->gap_max_ms, gap);
+        }
+        last[next] = now_s();
+        char path[96], *resp = NULL, *doc = beat_doc(&b->sim[next]);
+        snprintf(path, sizeof(path), "/v1/nodes/node-%d/heartbeat", next);
+        int status = call_as(b, c, b->sim[next].token, "POST", path, doc, NULL, K_HEARTBEAT, &resp);
+        if (status == 200) {
+            read_desired(&b->sim[next], resp);
+        }
+        free(resp);
+        free(doc);
+        atomic_fetch_add(&b->beats_sent, 1);
+        /* a beater that fell behind beats each node as often as it can, in turn */
+        due[next] = due[next] + iv > now_s() ? due[next] + iv : now_s();
+    }
+    gp_http_client_free(c);
+    free(due);
+    free(last);
+    return NULL;
+}
+
+/* The prober: every 100 ms a page of pending jobs, a node, and a small submit, each timed. */
+static void *probe(void *arg)
+{
+    worker *w = arg;
+    bench *b = w->b;
+    gp_http_client *admin = client(b, b->admin), *user = client(b, b->prober);
+    char path[96], body[384], key[64];
+    for (int i = 0; !atomic_load(&b->stop_probe); i++) {
+        call(b, admin, "GET", "/v1/jobs?state=Pending&limit=100", NULL, NULL, K_LIST, NULL);
+        snprintf(path, sizeof(path), "/v1/nodes/node-%d", (i * 7919) % b->nodes);
+        call(b, admin, "GET", path, NULL, NULL, K_NODE, NULL);
+        snprintf(body, sizeof(body),
+                 "{\"name\":\"probe-%d\",\"command\":[\"sleep\",\"3600\"],"
+                 "\"resources\":{\"gpu_milli\":100,\"gpu_memory_mib\":1024,"
+                 "\"cpu_milli\":100,\"memory_mib\":256}}",
+                 i);
+        snprintf(key, sizeof(key), "probe-%d", i);
+        call(b, user, "POST", "/v1/jobs", body, key, K_SUBMIT, NULL);
+        sleep_ms(100);
+    }
+    gp_http_client_free(admin);
+    gp_http_client_free(user);
     return NULL;
 }
 
@@ -252,7 +522,7 @@ static void *submit_jobs(void *arg)
                      j);
         }
         snprintf(key, sizeof(key), "bench-%d", j);
-        free(post(c, "/v1/jobs", body, key));
+        free(post(w->b, c, "/v1/jobs", body, key));
     }
     gp_http_client_free(c);
     return NULL;
@@ -273,115 +543,295 @@ static double run_workers(bench *b, void *(*fn)(void *))
     return now_s() - t0;
 }
 
-/* Pending jobs left (reads one page: the list is filtered and counted by the server); -1 when
- * the answer did not come (a long cycle holds the state: reads wait for it). */
-static int pending(gp_http_client *c)
+/* The benchmark's own jobs (job-N, not the prober's) in state, on one page (the list is
+ * filtered by the server, at most 1000); -1 when the answer did not come. */
+static int count_state(bench *b, gp_http_client *c, const char *state)
 {
-    int status;
-    char *resp = NULL;
-    gp_diag d;
-    if (gp_http_call(c, "GET", "/v1/jobs?state=Pending&limit=1000", NULL, 0, NULL, &status, &resp,
-                     NULL, &d) < 0 ||
-        status != 200) {
-        free(resp);
+    char path[96], *resp = NULL;
+    snprintf(path, sizeof(path), "/v1/jobs?state=%s&limit=1000", state);
+    int status = call(b, c, "GET", path, NULL, NULL, -1, &resp);
+    json_t *doc = status == 200 ? json_loads(resp, 0, NULL) : NULL, *v;
+    free(resp);
+    if (!doc) {
         return -1;
     }
     int n = 0;
-    for (const char *p = resp; (p = strstr(p, "\"state\":\"Pending\"")); p++) {
-        n++;
+    size_t i;
+    json_array_foreach(json_object_get(doc, "items"), i, v)
+    {
+        const char *name = json_string_value(json_object_get(v, "name"));
+        n += name && strncmp(name, "job-", 4) == 0;
     }
-    free(resp);
+    json_decref(doc);
     return n;
 }
 
-int main(int argc, char **argv)
+static int cmp_double(const void *a, const void *b)
 {
-    bench b = {.nodes = 1000, .jobs = 20000, .clients = 8};
-    for (int i = 1; i < argc; i += 2) {
-        if (i + 1 == argc && strcmp(argv[i], "--cycle") != 0) {
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static void print_latencies(bench *b)
+{
+    for (int ph = 0; ph < NPHASES; ph++) {
+        for (int k = 0; k < NKINDS; k++) {
+            lat *l = &b->lats[ph][k];
+            if (l->n + l->failed == 0) {
+                continue;
+            }
+            qsort(l->v, (size_t)l->n, sizeof(*l->v), cmp_double);
+            double p50 = l->n ? l->v[(l->n - 1) / 2] : 0;
+            double p99 = l->n ? l->v[(int)((l->n - 1) * 0.99)] : 0;
+            double mx = l->n ? l->v[l->n - 1] : 0;
+            printf("ctl_latency store=%s nodes=%d phase=%s kind=%s n=%d failed=%d p50_ms=%.1f "
+                   "p99_ms=%.1f max_ms=%.1f\n",
+                   b->store, b->nodes, phase_names[ph], kind_names[k], l->n, l->failed, p50, p99,
+                   mx);
+            free(l->v);
+        }
+    }
+}
+
+static void parse(bench *b, int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--cycle")) {
+            b->cycle = 1;
+            continue;
+        }
+        if (!strcmp(argv[i], "--submit-only")) {
+            b->submit_only = 1;
+            continue;
+        }
+        if (i + 1 == argc) {
             die("missing value of", argv[i]);
         }
-        if (!strcmp(argv[i], "--gpupoold")) {
-            b.gpupoold = argv[i + 1];
-        } else if (!strcmp(argv[i], "--nodes")) {
-            b.nodes = atoi(argv[i + 1]);
-        } else if (!strcmp(argv[i], "--jobs")) {
-            b.jobs = atoi(argv[i + 1]);
-        } else if (!strcmp(argv[i], "--clients")) {
-            b.clients = atoi(argv[i + 1]);
-        } else if (!strcmp(argv[i], "--store-url")) {
-            b.store_url = argv[i + 1];
-        } else if (!strcmp(argv[i], "--cycle")) {
-            b.cycle = 1;
-            i--; /* a flag without a value */
+        const char *v = argv[++i];
+        if (!strcmp(argv[i - 1], "--gpupoold")) {
+            b->gpupoold = v;
+        } else if (!strcmp(argv[i - 1], "--nodes")) {
+            b->nodes = atoi(v);
+        } else if (!strcmp(argv[i - 1], "--jobs")) {
+            b->jobs = atoi(v);
+        } else if (!strcmp(argv[i - 1], "--clients")) {
+            b->clients = atoi(v);
+        } else if (!strcmp(argv[i - 1], "--store-url")) {
+            b->store_url = v;
+        } else if (!strcmp(argv[i - 1], "--lose")) {
+            b->lose = atoi(v);
+        } else if (!strcmp(argv[i - 1], "--heartbeat-ms")) {
+            b->heartbeat_ms = atoi(v);
+        } else if (!strcmp(argv[i - 1], "--beaters")) {
+            b->beaters = atoi(v);
         } else {
-            die("unknown flag", argv[i]);
+            die("unknown flag", argv[i - 1]);
         }
     }
-    if (!b.gpupoold || b.nodes < 1 || b.jobs < 1 || b.clients < 1) {
+    if (!b->gpupoold || b->nodes < 1 || b->jobs < 1 || b->clients < 1 || b->lose < 0 ||
+        b->lose >= b->nodes || b->heartbeat_ms < 10 || b->beaters < 1) {
         die("usage", "ctl_bench --gpupoold PATH [--nodes N] [--jobs J] [--clients C] "
-                     "[--store-url URL] [--cycle]");
+                     "[--store-url URL] [--cycle] [--lose L] [--heartbeat-ms MS] [--beaters T] "
+                     "[--submit-only]");
     }
-    b.store = b.store_url && strncmp(b.store_url, "postgres", 8) == 0 ? "postgresql" : "sqlite";
-    snprintf(b.dir, sizeof(b.dir), "/tmp/gpupool-bench.XXXXXX");
-    if (!mkdtemp(b.dir)) {
-        die("mkdtemp", strerror(errno));
-    }
-    gp_http_client_global_init();
-    start(&b);
-    gp_http_client *admin = client(&b, b.admin);
-    free(post(admin, "/v1/tenants",
-              b.cycle ? "{\"name\":\"bench\",\"quota\":{\"gpus\":1}}" : "{\"name\":\"bench\"}",
-              NULL));
-    char *tok = post(admin, "/v1/tokens",
-                     "{\"name\":\"bench\",\"role\":\"user\",\"tenant\":\"bench\"}", NULL);
+}
+
+/* A user token of tenant name (created; with quota, that quota) into out. */
+static void make_user(bench *b, gp_http_client *admin, const char *name, const char *quota,
+                      char *out, size_t cap)
+{
+    char body[256];
+    snprintf(body, sizeof(body), "{\"name\":\"%s\"%s%s}", name, quota ? ",\"quota\":" : "",
+             quota ? quota : "");
+    free(post(b, admin, "/v1/tenants", body, NULL));
+    snprintf(body, sizeof(body), "{\"name\":\"%s\",\"role\":\"user\",\"tenant\":\"%s\"}", name,
+             name);
+    char *tok = post(b, admin, "/v1/tokens", body, NULL);
     const char *p = strstr(tok, "\"token\":\"");
     if (!p) {
         die("token", tok);
     }
-    snprintf(b.user, sizeof(b.user), "%.*s", (int)strcspn(p + 9, "\""), p + 9);
+    snprintf(out, cap, "%.*s", (int)strcspn(p + 9, "\""), p + 9);
     free(tok);
+}
 
-    double reg = run_workers(&b, register_nodes);
-    printf("ctl_register store=%s nodes=%d gpus=%d seconds=%.3f\n", b.store, b.nodes, b.nodes * 8,
-           reg);
-    fflush(stdout);
-    double sub = run_workers(&b, submit_jobs);
-    printf("ctl_submit store=%s jobs=%d clients=%d seconds=%.3f jobs_per_s=%.0f\n", b.store, b.jobs,
-           b.clients, sub, b.jobs / sub);
-    fflush(stdout);
-    long from = 0;
-    if (b.cycle) {
-        sleep_ms(2000); /* the cycles that found the quota full are over */
-        from = log_size(&b);
-        put(admin, "/v1/tenants/bench", "{\"name\":\"bench\"}"); /* no quota */
-    }
-    double t_last = now_s();
-    int left = -1, placed = 0;
-    double cyc = 0;
-    /* --cycle: the cycle's own line first (reads wait while it runs), then the list. */
-    while (b.cycle && now_s() - t_last < 1800 && !logged_cycle(&b, from, &placed, &cyc)) {
+/* The tenant "bench" of the jobs (with --cycle a quota of one GPU) and the prober's own tenant,
+ * so its submits count against no limit of the jobs'. */
+static void setup_tenant(bench *b, gp_http_client *admin)
+{
+    make_user(b, admin, "bench", b->cycle ? "{\"gpus\":1}" : NULL, b->user, sizeof(b->user));
+    make_user(b, admin, "probe", NULL, b->prober, sizeof(b->prober));
+}
+
+/* Waits (15 minutes at most) until none of the benchmark's jobs is pending: the count left. */
+static int wait_placed(bench *b, gp_http_client *admin, double t0)
+{
+    int left = -1;
+    while (now_s() - t0 < 900 && (left = count_state(b, admin, "Pending")) != 0) {
         sleep_ms(50);
     }
-    while (now_s() - t_last < 1800 && (left = pending(admin)) != 0) {
-        sleep_ms(10);
+    return left;
+}
+
+/* The lifted quota's backlog: the first cycle's figure and the time until none is pending. */
+static void backlog(bench *b, gp_http_client *admin)
+{
+    sleep_ms(2000); /* the cycles that found the quota full are over */
+    long from = log_size(b);
+    atomic_store(&b->phase, PH_BACKLOG);
+    put(b, admin, "/v1/tenants/bench", "{\"name\":\"bench\"}"); /* no quota */
+    double t0 = now_s(), cyc = 0;
+    int placed = 0;
+    while (now_s() - t0 < 1800 && !logged_cycle(b, from, &placed, &cyc)) {
+        sleep_ms(50);
     }
-    printf("ctl_schedule store=%s pending_left=%d seconds=%.3f\n", b.store, left, now_s() - t_last);
+    int left = wait_placed(b, admin, t0);
+    printf("ctl_schedule store=%s pending_left=%d seconds=%.3f\n", b->store, left, now_s() - t0);
     if (placed > 0) {
-        printf("ctl_cycle store=%s pending=%d nodes=%d placed=%d seconds=%.3f\n", b.store, b.jobs,
-               b.nodes, placed, cyc);
+        printf("ctl_cycle store=%s pending=%d nodes=%d placed=%d seconds=%.3f\n", b->store, b->jobs,
+               b->nodes, placed, cyc);
     }
     if (left > 0) {
-        char *resp = post(admin, "/v1/jobs?state=Pending&limit=1", NULL, NULL);
+        char *resp = post(b, admin, "/v1/jobs?state=Pending&limit=1", NULL, NULL);
         const char *r = strstr(resp, "\"reason\":");
         fprintf(stderr, "ctl_bench: still pending, e.g. %.200s\n", r ? r : resp);
         free(resp);
     }
     fflush(stdout);
+}
+
+/* Whether node k's document says it holds nothing (its jobs went elsewhere). */
+static bool node_empty(bench *b, gp_http_client *admin, int k)
+{
+    char path[64], *resp = NULL;
+    snprintf(path, sizeof(path), "/v1/nodes/node-%d", k);
+    int status = call(b, admin, "GET", path, NULL, NULL, -1, &resp);
+    bool empty = status == 200 && strstr(resp, "\"state\":\"NotReady\"") &&
+                 strstr(resp, "\"allocated\":{\"gpus\":0,");
+    free(resp);
+    return empty;
+}
+
+/* The heartbeats of nodes [0, lose) stop: until the controller has moved their jobs. */
+static void loss(bench *b, gp_http_client *admin)
+{
+    atomic_store(&b->phase, PH_LOSS);
+    for (int k = 0; k < b->lose; k++) {
+        atomic_store(&b->sim[k].silent, true);
+    }
+    double t0 = now_s();
+    int seen = 0;
+    while (now_s() - t0 < 900 &&
+           !(seen = node_empty(b, admin, 0) && node_empty(b, admin, b->lose - 1))) {
+        sleep_ms(500);
+    }
+    int left = seen ? wait_placed(b, admin, t0) : -1;
+    printf("ctl_loss store=%s nodes=%d of=%d lost_seen=%d pending_left=%d seconds=%.3f\n", b->store,
+           b->lose, b->nodes, seen, left, now_s() - t0);
+    fflush(stdout);
+}
+
+/* Every job in state, from the controller's metrics (gpupool_jobs{state=...}); -1 when they
+ * cannot be read. */
+static long count_all(bench *b, gp_http_client *admin, const char *state)
+{
+    char *resp = NULL, needle[64];
+    if (call(b, admin, "GET", "/metrics", NULL, NULL, -1, &resp) != 200) {
+        free(resp);
+        return -1;
+    }
+    snprintf(needle, sizeof(needle), "state=\"%s\"", state);
+    long n = 0;
+    for (char *line = strtok(resp, "\n"); line; line = strtok(NULL, "\n")) {
+        const char *sp = strrchr(line, ' ');
+        if (strncmp(line, "gpupool_jobs{", 13) == 0 && strstr(line, needle) && sp) {
+            n += atol(sp + 1);
+        }
+    }
+    free(resp);
+    return n;
+}
+
+static void print_rss(bench *b, gp_http_client *admin, const char *at)
+{
+    long sched = count_all(b, admin, "Scheduled"), run = count_all(b, admin, "Running");
+    printf("ctl_rss store=%s nodes=%d at=%s pending=%ld running=%ld mib=%.0f\n", b->store, b->nodes,
+           at, count_all(b, admin, "Pending"), sched < 0 || run < 0 ? -1 : sched + run,
+           proc_mib(b, strcmp(at, "peak") == 0 ? "VmHWM" : "VmRSS"));
+    fflush(stdout);
+}
+
+int main(int argc, char **argv)
+{
+    static bench b = {.nodes = 1000,
+                      .jobs = 20000,
+                      .clients = 8,
+                      .heartbeat_ms = 1000,
+                      .beaters = 32,
+                      .phase = -1};
+    parse(&b, argc, argv);
+    b.store = b.store_url && strncmp(b.store_url, "postgres", 8) == 0 ? "postgresql" : "sqlite";
+    b.sim = calloc((size_t)b.nodes, sizeof(*b.sim));
+    pthread_mutex_init(&b.lat_lock, NULL);
+    snprintf(b.dir, sizeof(b.dir), "/tmp/gpupool-bench.XXXXXX");
+    if (!b.sim || !mkdtemp(b.dir)) {
+        die("setup", strerror(errno));
+    }
+    gp_http_client_global_init();
+    start(&b);
+    gp_http_client *admin = client(&b, b.admin);
+    setup_tenant(&b, admin);
+
+    worker *beaters = calloc((size_t)b.beaters, sizeof(*beaters)), prober = {&b, 0, 0};
+    for (int i = 0; i < b.beaters; i++) { /* each node beats once registered */
+        beaters[i] = (worker){&b, i, 0};
+        pthread_create(&beaters[i].t, NULL, beat_nodes, &beaters[i]);
+    }
+    double reg = run_workers(&b, register_nodes);
+    printf("ctl_register store=%s nodes=%d gpus=%d seconds=%.3f\n", b.store, b.nodes, b.nodes * 8,
+           reg);
+    fflush(stdout);
+    long beats0 = atomic_load(&b.beats_sent);
+    double tb0 = now_s();
+    atomic_store(&b.phase, PH_SUBMIT);
+    pthread_create(&prober.t, NULL, probe, &prober);
+    double sub = run_workers(&b, submit_jobs);
+    printf("ctl_submit store=%s jobs=%d clients=%d nodes=%d seconds=%.3f jobs_per_s=%.0f\n",
+           b.store, b.jobs, b.clients, b.nodes, sub, b.jobs / sub);
+    fflush(stdout);
+    print_rss(&b, admin, "submitted");
+    if (!b.cycle && !b.submit_only) {
+        double t0 = now_s();
+        int left = wait_placed(&b, admin, t0);
+        printf("ctl_schedule store=%s pending_left=%d seconds=%.3f\n", b.store, left, now_s() - t0);
+    } else if (!b.submit_only) {
+        backlog(&b, admin);
+        print_rss(&b, admin, "placed");
+        if (b.lose > 0) {
+            loss(&b, admin);
+        }
+    }
+    atomic_store(&b.stop_probe, true);
+    pthread_join(prober.t, NULL);
+    long beats = atomic_load(&b.beats_sent) - beats0;
+    double tb = now_s() - tb0;
+    atomic_store(&b.stop_beats, true);
+    for (int i = 0; i < b.beaters; i++) {
+        pthread_join(beaters[i].t, NULL);
+    }
+    free(beaters);
+    printf("ctl_beats store=%s nodes=%d interval_ms=%d beaters=%d sent=%ld per_s=%.0f "
+           "target_per_s=%.0f gap_max_ms=%ld\n",
+           b.store, b.nodes, b.heartbeat_ms, b.beaters, beats, beats / tb,
+           (b.nodes - b.lose) * 1000.0 / b.heartbeat_ms, atomic_load(&b.gap_max_ms));
+    print_rss(&b, admin, "peak");
+    print_latencies(&b);
+    fflush(stdout);
     gp_http_client_free(admin);
     kill(b.pid, SIGTERM);
     waitpid(b.pid, NULL, 0);
     gp_http_client_global_cleanup();
+    free(b.sim);
     char cmd[300];
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", b.dir);
     return system(cmd) == 0 ? 0 : 1;

@@ -20,8 +20,9 @@ def parse(path):
             if not line.strip():
                 continue
             kv = dict(re.findall(r"(\w+)=(\S+)", line))
-            words = line.split()
-            kv["kind"] = words[1] if line.startswith("run=") else words[0]
+            if "kind" in kv:
+                kv["what"] = kv["kind"]  # ctl_latency's kind of call
+            kv["kind"] = next(w for w in line.split() if "=" not in w)
             rows.append(kv)
     return rows
 
@@ -35,14 +36,129 @@ def stat(vals, fmt):
     return f"{fmt.format(statistics.median(vals))} (runs: {', '.join(fmt.format(v) for v in vals)})"
 
 
+def verdict(ok):
+    return "met" if ok else "**not met**"
+
+
+def median(vals):
+    return statistics.median(vals) if vals else None
+
+
+def live_section(ctl, ref_runs, skipped, head):
+    """The live pool's rows: registration, submit rate against 1,000 nodes, heartbeats, the
+    latency of reads and writes while the backlog is placed and nodes are lost, memory."""
+    reg = next((r for r in ctl if r["kind"] == "ctl_register"), None)
+    if not reg or not any(r["kind"] == "ctl_latency" for r in ctl):
+        return []
+    nodes = int(reg["nodes"])
+    out = ["", f"## A live pool of {nodes:,} nodes (ctl_bench: heartbeats, latency, memory)\n",
+           head, "|---|---|---|---|"]
+
+    def cells(fn):
+        return " | ".join("skipped: no server" if s in skipped else fn(s) for s in STORES)
+
+    def reg_cell(s):
+        v = median([float(r["seconds"]) for r in ctl if r["kind"] == "ctl_register"
+                    and r["store"] == s])
+        if v is None:
+            return "n/a"
+        return f"{v:.1f}: {verdict(v < 5)}" if nodes >= 10000 else f"{v:.1f} (goal at 10,000)"
+    out.append(f"| register {nodes:,} nodes × 8 GPUs through the API (8 clients; each node "
+               f"heartbeats from its registration on), seconds | < 5 at 10,000 | "
+               f"{cells(reg_cell)} |")
+
+    def sub_cell(s):
+        big = median([float(r["jobs_per_s"]) for r in ctl if r["kind"] == "ctl_submit"
+                      and r["store"] == s])
+        ref = median([float(r["jobs_per_s"]) for r in ref_runs if r["kind"] == "ctl_submit"
+                      and r["store"] == s])
+        if big is None or ref is None:
+            return "n/a"
+        return (f"{big:,.0f} vs {ref:,.0f} at 1,000 nodes ({big / ref - 1:+.0%}): "
+                f"{verdict(big >= 0.9 * ref)}")
+    out.append(f"| accepted jobs/s at {nodes:,} nodes against the same submits at 1,000 nodes | "
+               f"within 10% | {cells(sub_cell)} |")
+
+    def beat_cell(s):
+        rs = [r for r in ctl if r["kind"] == "ctl_beats" and r["store"] == s]
+        if not rs:
+            return "n/a"
+        r = rs[0]
+        return (f"{float(r['per_s']):,.0f}/s of {float(r['target_per_s']):,.0f}/s; longest gap "
+                f"{int(r['gap_max_ms']) / 1000:.1f} s")
+    iv = next((r["interval_ms"] for r in ctl if r["kind"] == "ctl_beats"), "?")
+    nb = next((r["beaters"] for r in ctl if r["kind"] == "ctl_beats"), "?")
+    out.append(f"| heartbeats sent (each node every {iv} ms, from {nb} threads) and the longest a "
+               "live node went without one | every node each interval; gap < 40 s "
+               "(nodes.heartbeat_timeout) | " + cells(beat_cell) + " |")
+    kinds = [("heartbeat", "heartbeat (write)"), ("submit", "submit (write)"),
+             ("list_pending", "GET /v1/jobs?state=Pending&limit=100"),
+             ("get_node", "GET /v1/nodes/X")]
+    for phase, what in (("submit", "while the jobs are submitted"),
+                        ("backlog", "while the backlog is placed"),
+                        ("loss", "while nodes are lost and their jobs moved")):
+        for kind, name in kinds:
+            rs = [r for r in ctl if r["kind"] == "ctl_latency" and r["phase"] == phase
+                  and r.get("what") == kind]
+            if not rs:
+                continue
+
+            def lat_cell(s, rs=rs):
+                mine = [r for r in rs if r["store"] == s]
+                if not mine:
+                    return "n/a"
+                r = mine[0]
+                p99 = float(r["p99_ms"])
+                return (f"p50 {float(r['p50_ms']):.0f}, p99 {p99:.0f}, max "
+                        f"{float(r['max_ms']):.0f} ({r['n']} calls, {r['failed']} failed): "
+                        f"{verdict(p99 < 1000 and r['failed'] == '0')}")
+            out.append(f"| {name} {what}, ms | p99 < 1000 | {cells(lat_cell)} |")
+
+    def loss_cell(s):
+        rs = [r for r in ctl if r["kind"] == "ctl_loss" and r["store"] == s]
+        if not rs:
+            return "n/a"
+        r = rs[0]
+        moved = ("their jobs placed again" if r["pending_left"] == "0"
+                 else "jobs left pending: " + r["pending_left"])
+        return f"{float(r['seconds']):.0f} s for {int(r['nodes']):,} nodes ({moved})"
+    out.append("| a loss: heartbeats of 10% of the nodes stop, until the controller has marked "
+               "them lost (nodes.lost_timeout, 2 min) and placed their jobs elsewhere | — | "
+               + cells(loss_cell) + " |")
+
+    def rss_cell(s, at):
+        rs = [r for r in ctl if r["kind"] == "ctl_rss" and r["store"] == s and r["at"] == at]
+        if not rs:
+            return "n/a"
+        r = rs[0]
+        mib = float(r["mib"])
+        ok = f": {verdict(mib < 2048)}" if at == "peak" else ""
+        return f"{mib:,.0f} MiB ({int(r['pending']):,} pending, {int(r['running']):,} running){ok}"
+    for at, what, goal in (("submitted", "once the jobs are submitted (resident)", "—"),
+                           ("placed", "once the backlog is placed (resident)", "—"),
+                           ("peak", "peak over the whole run (VmHWM), counts at the end",
+                            "< 2 GiB")):
+        out.append(f"| gpupoold's memory {what} | {goal} | "
+                   f"{cells(lambda s, at=at: rss_cell(s, at))} |")
+    loads = [r for r in ctl if r["kind"] == "load"]
+    if loads:
+        out.append("")
+        out.append("Load average (1 min) of the machine: " + ", ".join(
+            f"{r['at']} {r['avg1']}" for r in loads) + ".\n")
+    return out
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--out-dir", required=True)
     ap.add_argument("--results", required=True)
     a = ap.parse_args()
     ctl = parse(os.path.join(a.out_dir, "ctl.txt"))
+    ref_runs = [r for r in ctl if r.get("ref")]  # the 1,000-node reference submits
+    ctl = [r for r in ctl if not r.get("ref")]
     store = parse(os.path.join(a.out_dir, "store.txt"))
     sched = parse(os.path.join(a.out_dir, "sched.txt"))
+    shapes = [r for r in parse(os.path.join(a.out_dir, "shapes.txt")) if r.get("phase") == "shapes"]
     skipped = {r.get("store") for r in ctl if r["kind"] == "skipped"}
 
     def rows(kind, st, src=ctl):
@@ -87,6 +203,7 @@ def main():
     if any_row("ctl_wall"):
         line("the whole run (start, registration, submits, the cycle), seconds", "—",
              "ctl_wall", "seconds", "{:,.0f}")
+    lines += live_section(ctl, ref_runs, skipped, head)
     if store:
         n_sub = next(r["n"] for r in store if r["op"] == "submit")
         lines += [
@@ -122,6 +239,24 @@ def main():
             f"(placed {c['placed']}, evicted {c['evicted']}), seconds | < 1 | "
             f"{stat([r['seconds'] for r in cycles], '{:.3f}')} |",
         ]
+    if shapes:
+        c = shapes[0]
+        us = [float(r["us_per_decision"]) for r in shapes]
+        fresh = [float(r["new_shape_us"]) for r in shapes]
+        seen = [float(r["seen_shape_us"]) for r in shapes]
+        lines += [
+            "",
+            "## Placement with many request shapes (placement_bench --shapes, libgpcore alone)\n",
+            "| measure | goal | measured |",
+            "|---|---|---|",
+            f"| one decision, each request drawn from {int(c['shapes']):,} distinct shapes (GPU "
+            f"fractions and memory, 1/2/4/8 whole GPUs, CPU only; CPU and memory of their own) on "
+            f"{int(c['nodes']):,} nodes × 8 GPUs about {float(c['allocated_pct']):.0f}% allocated "
+            f"({c['policy']}), µs | ≤ 20 | {stat(us, '{:,.0f}')}: "
+            f"{verdict(statistics.median(us) <= 20)} |",
+            f"| of which a decision for a shape not seen before, µs | — | {stat(fresh, '{:,.0f}')} |",
+            f"| of which a decision for a shape seen before, µs | — | {stat(seen, '{:,.0f}')} |",
+        ]
     lines += [
         "",
         "For scale: kube-scheduler's CI floor is about 680 pods/s at 5,000 nodes; Slurm "
@@ -131,20 +266,32 @@ def main():
         "Idempotency-Key; a 2xx answer means the job is committed (SQLite: WAL, "
         "synchronous=FULL, concurrent submits share one fsync; PostgreSQL: synchronous_commit "
         "on, a local server on the same machine, default settings otherwise).\n",
-        "The cycle: while the jobs are submitted, the tenant's quota of one GPU holds all but a "
-        "few of them back; then the quota is lifted and the next cycle finds them all pending. "
-        "Its time is gpupoold's own figure (the `seconds` of its `cycle placed=` log line): the "
-        "scheduler's input built, the decisions made, every placement (placement, job, event, "
-        "usage row, audit) written in one transaction and committed, and memory updated. The "
-        "nodes are registered once and never heartbeat (gpupoold runs with hour-long heartbeat "
-        "timeouts).\n",
-        "The submits are accepted while the backlog of pending jobs grows to its full size: "
-        "every scheduling cycle walks the whole backlog and cycles share the committer thread "
-        "with the submits' commits, so the rate measured here is that of a pool with a large "
-        "backlog, not of an idle one. The cycle that places the whole backlog at once takes "
-        "far longer than the scheduler's decisions alone (below); how its time splits between "
-        "the decisions, the store's writes and applying the placements to memory is what to "
-        "measure and make faster next.\n",
+        "The backlog: while the jobs are submitted, the tenant's quota of one GPU holds all but "
+        "a few of them back; then the quota is lifted and the scheduler places them. A cycle "
+        "commits its decisions in transactions of at most 2,000 writes (placement, job, event, "
+        "usage row, audit each), applying each to memory once committed and releasing the "
+        "state lock between them so reads are answered; when changes wait for the committer "
+        "(heartbeats, submits) the cycle stops after the transaction in progress, they run, and "
+        "the next cycle decides the rest again. The cycle row is gpupoold's own figure for the "
+        "first cycle (the `seconds` of its `cycle placed=` log line), so with a live pool it "
+        "covers the first transaction only; the row after it is the whole backlog.\n",
+        "The live pool: every node's heartbeat (its GPUs' readings and the replicas it was last "
+        "told to run, reported Running) is sent from its registration on by 32 threads (gpupoold with 64 HTTP threads) at the "
+        "agent's default interval, "
+        "the nodes spread over it; gpupoold runs with its default heartbeat (40 s) and lost "
+        "(2 min) timeouts. When the threads cannot keep up on this machine each node beats "
+        "less often; what matters for a live node is the longest gap between two of its "
+        "heartbeats. The prober sends a page of pending jobs, one node's document and one "
+        "small submit every 100 ms throughout; the heartbeats are timed too.\n",
+        "Registration: node and token lookups are indexed (no walk over every node or token per "
+        "registration) and a node's document collects only its own holders. What remains "
+        "linear per registration is outside this benchmark's code: after every group of "
+        "changes the committer rebuilds and sorts the whole authentication table when tokens "
+        "changed (ctl_auth_refresh in src/ctl/commit.c), and every registration adds a token.\n",
+        "Many shapes: a class's score is cached per (class, request shape), so a decision scores "
+        "every live class this shape has not met yet; with many shapes that is most of the "
+        "classes created since the shape was last placed, and the cost is the score cache's "
+        "lookups and inserts and the feasibility checks, more than the policy's scoring.\n",
         "On PostgreSQL each write of a transaction is a round trip to the server (prepared "
         "statements; a write that may be refused carries its own savepoint in the same round "
         "trip), so a cycle that places many jobs costs about a round trip per row; SQLite writes "

@@ -5,8 +5,13 @@
  *   fill:   place pods until the pool is --fill (default 0.9) allocated by GPU;
  *   steady: --steady (default 20,000) rounds of releasing a random running pod and placing a
  *           new one, the state a long-running controller lives in.
+ *   shapes: with --shapes N (0: skipped), the steady rounds again, each new pod drawn from N
+ *           distinct request shapes (GPU fractions and memory, whole-GPU counts, CPU, memory):
+ *           the cost of a decision, and of one for a shape the placer has not seen yet.
  * Prints one machine-readable line per phase:
  *   placement_bench phase=fill policy=fgd nodes=10000 gpus=8 placements=... seconds=... per_sec=...
+ *   placement_bench phase=shapes ... shapes=1000 us_per_decision=... new_shape_us=...
+ *                   seen_shape_us=...
  */
 #include "gpupool/placement.h"
 #include "gpupool/rng.h"
@@ -70,7 +75,7 @@ static double now(void)
 }
 
 typedef struct bench {
-    int nodes, gpus, steady;
+    int nodes, gpus, steady, shapes;
     double fill;
     const char *policy;
     gp_cluster *c;
@@ -83,9 +88,13 @@ typedef struct bench {
 static int parse(bench *b, int argc, char **argv)
 {
     static const struct option opts[] = {
-        {"nodes", required_argument, NULL, 'n'},  {"gpus", required_argument, NULL, 'g'},
-        {"fill", required_argument, NULL, 'f'},   {"steady", required_argument, NULL, 's'},
-        {"policy", required_argument, NULL, 'p'}, {NULL, 0, NULL, 0},
+        {"nodes", required_argument, NULL, 'n'},
+        {"gpus", required_argument, NULL, 'g'},
+        {"fill", required_argument, NULL, 'f'},
+        {"steady", required_argument, NULL, 's'},
+        {"policy", required_argument, NULL, 'p'},
+        {"shapes", required_argument, NULL, 'S'},
+        {NULL, 0, NULL, 0},
     };
     int ch;
     while ((ch = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -105,12 +114,15 @@ static int parse(bench *b, int argc, char **argv)
         case 'p':
             b->policy = optarg;
             break;
+        case 'S':
+            b->shapes = atoi(optarg);
+            break;
         default:
             return -1;
         }
     }
-    return b->nodes < 1 || b->gpus < 1 || b->gpus > GP_MAX_GPUS_PER_NODE || b->fill <= 0 ||
-                   b->fill > 1
+    return b->nodes < 1 || b->shapes < 0 || b->gpus < 1 || b->gpus > GP_MAX_GPUS_PER_NODE ||
+                   b->fill <= 0 || b->fill > 1
                ? -1
                : 0;
 }
@@ -188,13 +200,80 @@ static void steady_phase(bench *b)
            (double)scored / (double)decisions, dt, (double)decisions / dt);
 }
 
+/* Shape i of the many-shapes phase: a GPU fraction (compute and memory), a whole-GPU count, or
+ * CPU only, with CPU and memory of their own; distinct for distinct i. */
+static gp_request shape_of(int i)
+{
+    gp_request r;
+    memset(&r, 0, sizeof(r));
+    r.cpu_milli = 500 + 250 * (i % 37);
+    r.memory_mib = 1024 + 512 * (i % 53);
+    switch (i % 8) {
+    case 0:
+        r.kind = GP_REQ_NONE;
+        break;
+    case 1:
+    case 2:
+        r.kind = GP_REQ_WHOLE;
+        r.gpu_count = 1 << (i / 8 % 4); /* 1, 2, 4, 8 */
+        break;
+    default:
+        r.kind = GP_REQ_FRACTION;
+        r.gpu_milli = 50 + 10 * (i / 8 % 90);
+        r.gpu_mem_mib = 1024 * (1 + i % 31);
+        break;
+    }
+    r.cpu_milli += i / 1000; /* distinct beyond the cycles above */
+    return r;
+}
+
+/* The steady rounds with a new pod drawn from b->shapes shapes; a shape's first decision is
+ * timed apart. */
+static void shapes_phase(bench *b)
+{
+    char *seen_shape = calloc((size_t)b->shapes, 1);
+    long decisions = 0, fresh = 0;
+    double t_all = 0, t_fresh = 0;
+    for (int i = 0; i < b->steady && b->nlive > 0; i++) {
+        size_t k = (size_t)gp_rng_below(&b->rng, b->nlive);
+        gp_cluster_release(b->c, &b->live[k]);
+        b->live[k] = b->live[--b->nlive];
+        int sh = (int)gp_rng_below(&b->rng, (uint64_t)b->shapes);
+        gp_request r = shape_of(sh);
+        gp_assignment a;
+        double t0 = now();
+        int rc = gp_placer_place(b->pl, &r, &b->rng, &a, NULL);
+        double dt = now() - t0;
+        t_all += dt;
+        if (!seen_shape[sh]) {
+            seen_shape[sh] = 1;
+            fresh++;
+            t_fresh += dt;
+        }
+        if (rc == 0 && b->nlive < b->cap && gp_cluster_assign(b->c, &a) == 0) {
+            b->live[b->nlive++] = a;
+        }
+        decisions++;
+    }
+    printf("placement_bench phase=shapes policy=%s nodes=%d gpus=%d shapes=%d placements=%ld "
+           "new_shapes=%ld us_per_decision=%.1f new_shape_us=%.1f seen_shape_us=%.1f "
+           "allocated_pct=%.1f\n",
+           b->policy, b->nodes, b->gpus, b->shapes, decisions, fresh,
+           decisions ? t_all * 1e6 / (double)decisions : 0,
+           fresh ? t_fresh * 1e6 / (double)fresh : 0,
+           decisions > fresh ? (t_all - t_fresh) * 1e6 / (double)(decisions - fresh) : 0,
+           100.0 * (double)gp_cluster_gpu_milli_allocated(b->c) /
+               (double)gp_cluster_gpu_milli_capacity(b->c));
+    free(seen_shape);
+}
+
 int main(int argc, char **argv)
 {
     bench b = {.nodes = 10000, .gpus = 8, .steady = 20000, .fill = 0.9, .policy = "fgd"};
     if (parse(&b, argc, argv) < 0) {
         fprintf(stderr,
                 "usage: %s [--nodes N] [--gpus 1..32] [--fill 0..1] [--steady N] "
-                "[--policy NAME]\n",
+                "[--policy NAME] [--shapes N]\n",
                 argv[0]);
         return 2;
     }
@@ -220,6 +299,9 @@ int main(int argc, char **argv)
     }
     fill_phase(&b);
     steady_phase(&b);
+    if (b.shapes > 0) {
+        shapes_phase(&b);
+    }
     free(b.live);
     gp_placer_free(b.pl);
     gp_policy_free(p);

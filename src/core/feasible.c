@@ -320,6 +320,9 @@ int gp_feasible_pool(const gp_cluster *c, const int *nodes, int nnodes, const gp
         }
         top = o.level > top ? o.level : top;
         room += room < j->replicas ? slots : 0;
+        if (top == S_ALL && room >= j->replicas) {
+            return 0; /* the nodes after this one cannot change the verdict */
+        }
     }
     if (top < S_ALL) {
         return stage_error(&v, j, top, best, d);

@@ -53,26 +53,47 @@ static json_t *holder_doc(ctl_state *st, const ctl_job *j, int replica, const gp
     return doc;
 }
 
-/* holders[node index][gpu]: arrays of holder documents, from one pass over the jobs. */
+/* Adds the holder documents of replica r of j to all["node id/gpu"]. */
+static void add_holders(ctl_state *st, json_t *all, const ctl_job *j, int r, int64_t scope)
+{
+    const ctl_replica *rep = &j->replicas[r];
+    char key[32];
+    for (int s = 0; s < rep->a.nshares; s++) {
+        snprintf(key, sizeof(key), "%lld/%d", (long long)rep->node_id, rep->a.shares[s].gpu);
+        json_t *list = json_object_get(all, key);
+        if (!list) {
+            list = json_array();
+            json_object_set_new(all, key, list);
+        }
+        json_array_append_new(list, holder_doc(st, j, r, &rep->a.shares[s], scope));
+    }
+}
+
+/* holders["node id/gpu"]: arrays of holder documents, from one pass over the jobs. */
 static json_t *collect_holders(ctl_state *st, int64_t scope)
 {
     json_t *all = json_object();
     for (int i = 0; i < st->njobs; i++) {
         const ctl_job *j = st->jobs[i];
         for (int r = 0; j->replicas && r < j->spec.replicas; r++) {
-            const ctl_replica *rep = &j->replicas[r];
-            char key[32];
-            for (int s = 0; s < rep->a.nshares; s++) {
-                snprintf(key, sizeof(key), "%lld/%d", (long long)rep->node_id,
-                         rep->a.shares[s].gpu);
-                json_t *list = json_object_get(all, key);
-                if (!list) {
-                    list = json_array();
-                    json_object_set_new(all, key, list);
-                }
-                json_array_append_new(list, holder_doc(st, j, r, &rep->a.shares[s], scope));
-            }
+            add_holders(st, all, j, r, scope);
         }
+    }
+    return all;
+}
+
+/* The same for one node's replicas only (the index of held replicas); every job's when the
+ * index cannot be built. */
+static json_t *collect_node_holders(ctl_state *st, int64_t node_id, int64_t scope)
+{
+    const ctl_held *held;
+    int nheld = ctl_state_held_on(st, node_id, &held);
+    if (nheld < 0) {
+        return collect_holders(st, scope);
+    }
+    json_t *all = json_object();
+    for (int k = 0; k < nheld; k++) {
+        add_holders(st, all, held[k].job, held[k].replica, scope);
     }
     return all;
 }
@@ -132,7 +153,7 @@ static json_t *node_doc(ctl_state *st, const ctl_node *n, json_t *holders, bool 
 
 json_t *api_node_doc(ctl_state *st, const ctl_node *n, int64_t scope)
 {
-    json_t *holders = collect_holders(st, scope);
+    json_t *holders = collect_node_holders(st, n->id, scope);
     json_t *doc = node_doc(st, n, holders, scope == 0);
     json_decref(holders);
     return doc;
@@ -367,6 +388,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
             gp_cluster_set_schedulable(st->cluster, old->cl, false);
             ctl_node_fini(old);
             *old = st->nodes[--st->nnodes];
+            ctl_state_nodes_moved(st);
         }
         rc = ctl_state_add_node(st, id, a->name, normal, d);
     } else if (rc == 0) {

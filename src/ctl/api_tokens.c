@@ -31,14 +31,9 @@ static const char *prefix_of(ctl_role r)
     }
 }
 
-static bool name_taken(const ctl_state *st, const char *name)
+static bool name_taken(ctl_state *st, const char *name)
 {
-    for (int i = 0; i < st->ntokens; i++) {
-        if (strcmp(st->tokens[i].name, name) == 0) {
-            return true;
-        }
-    }
-    return false;
+    return ctl_token_by_name(st, name) != NULL;
 }
 
 int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenant_id,
@@ -85,25 +80,30 @@ int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenan
 int ctl_tokens_retire_agent(gpupoold *g, int64_t node_id, int64_t keep1, int64_t keep2, gp_diag *d)
 {
     ctl_state *st = &g->st;
-    for (int pass = 0; pass < 2; pass++) { /* the store first, then memory */
-        for (int i = 0; i < st->ntokens; i++) {
-            gp_token_rec *o = &st->tokens[i];
-            if (o->node_id != node_id || o->revoked || strcmp(o->role, "agent") != 0 ||
-                o->id == keep1 || o->id == keep2) {
+    int *mine;
+    int n = ctl_tokens_of_node(st, node_id, &mine);
+    if (n < 0) {
+        return gp_diag_set(d, GP_ENOMEM, "out of memory");
+    }
+    int rc = 0;
+    for (int pass = 0; rc == 0 && pass < 2; pass++) { /* the store first, then memory */
+        for (int k = 0; rc == 0 && k < n; k++) {
+            gp_token_rec *o = &st->tokens[mine[k]];
+            if (o->revoked || strcmp(o->role, "agent") != 0 || o->id == keep1 || o->id == keep2) {
                 continue;
             }
             if (pass == 1) {
                 o->revoked = 1;
-                continue;
-            }
-            int rc = gp_store_token_revoke(g->store, o->id, d);
-            if (rc < 0) {
-                return rc;
+            } else {
+                rc = gp_store_token_revoke(g->store, o->id, d);
             }
         }
     }
-    st->auth_gen++;
-    return 0;
+    free(mine);
+    if (rc == 0) {
+        st->auth_gen++;
+    }
+    return rc;
 }
 
 static json_t *token_doc(ctl_state *st, const gp_token_rec *t)
@@ -147,10 +147,8 @@ static int create_run(gpupoold *g, ctl_op *op, gp_diag *d)
         }
         tenant_id = t->id;
     }
-    for (int i = 0; i < st->ntokens; i++) {
-        if (strcmp(st->tokens[i].name, a->name) == 0) {
-            return gp_diag_set(d, GP_EEXIST, "token %s: already exists", a->name);
-        }
+    if (name_taken(st, a->name)) {
+        return gp_diag_set(d, GP_EEXIST, "token %s: already exists", a->name);
     }
     char secret[128];
     int64_t expires = a->expires_in_s ? ctl_now_ms() + a->expires_in_s * 1000 : 0;

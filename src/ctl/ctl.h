@@ -309,10 +309,20 @@ typedef struct ctl_state {
     int ncreds, capcreds;
     ctl_node *nodes;
     int nnodes, capnodes;
+    /* Node lookups by name and by id: open-addressing tables of a node's index + 1 (0: empty),
+     * exact while nodes_indexed == nnodes; rebuilt on demand otherwise. Whoever removes or moves
+     * a node in nodes calls ctl_state_nodes_moved. */
+    int *node_name_slots, *node_id_slots;
+    int node_slots_cap, nodes_indexed;
+    int *node_cls; /* node i's cluster index, while the tables are exact (ctl_pool_nodes) */
     ctl_job **jobs; /* by id, ascending (ids only grow) */
     int njobs, capjobs;
     gp_token_rec *tokens;
     int ntokens, captokens;
+    /* Token lookups by name and by node (tokens are only appended): open-addressing tables of a
+     * token's index + 1 (0: empty) over tokens[0, tokens_indexed), extended on demand. */
+    int *token_name_slots, *token_node_slots;
+    int token_slots_cap, tokens_indexed;
     int npending;      /* jobs waiting: Pending or Preempted */
     uint64_t gen;      /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
     uint64_t auth_gen; /* bumped when tokens or tenants change */
@@ -348,6 +358,15 @@ ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name);
 ctl_volume *ctl_volume_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_name(ctl_state *st, const char *name);
 ctl_node *ctl_node_by_id(ctl_state *st, int64_t id);
+/* The token named name, or NULL. */
+gp_token_rec *ctl_token_by_name(ctl_state *st, const char *name);
+/* The indexes in st->tokens of the tokens bound to node_id (agent tokens), ascending, in *out
+ * (caller frees; NULL when none): their count, or GP_ENOMEM. */
+int ctl_tokens_of_node(ctl_state *st, int64_t node_id, int **out);
+/* After a node is removed from st->nodes or moved within it: the lookups rebuild their index. */
+void ctl_state_nodes_moved(ctl_state *st);
+/* After a node is appended to st->nodes: the lookups' index takes it in without a rebuild. */
+void ctl_state_node_appended(ctl_state *st);
 ctl_job *ctl_job_by_id(ctl_state *st, int64_t id);
 /* A job by id ("42") or by name among the tenant's jobs (tenant_id 0: any tenant): the active
  * one, else the newest. NULL when none. */
@@ -527,7 +546,7 @@ int ctl_tenant_grants_check(ctl_state *st, const ctl_tenant *t, gp_diag *d);
 void ctl_tenant_limits(const ctl_state *st, const ctl_tenant *t, gp_sched_tenant *out);
 /* The cluster indexes of the registered nodes (what "every node of the pool" means when
  * judging whether a job could ever run), into out (st->nnodes entries); returns their number. */
-int ctl_pool_nodes(const ctl_state *st, int *out);
+int ctl_pool_nodes(ctl_state *st, int *out);
 
 /* A replica's assignment as stored: {"cpu_milli", "memory_mib", "shares": [{"gpu", "milli",
  * "memory_mib", "mig_start", "mig_memory_slices", "mig_compute_slices"}]}; node is the cluster

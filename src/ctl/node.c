@@ -269,6 +269,7 @@ int ctl_state_add_node(ctl_state *st, int64_t id, const char *name, json_t *doc,
     }
     gp_cluster_set_caps(st->cluster, n.cl, n.runtime ? GP_CAP_IMAGES : 0);
     st->nodes[st->nnodes++] = n;
+    ctl_state_node_appended(st);
     ctl_node_update_schedulable(st, &st->nodes[st->nnodes - 1]);
     ctl_node_update_gpus(st, &st->nodes[st->nnodes - 1]);
     st->gen++; /* a new GPU model changes how requests resolve */

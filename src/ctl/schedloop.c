@@ -1,11 +1,19 @@
 /*
  * The scheduling cycle of gpupoold: build the scheduler's input from memory, run libgpcore's
- * gp_sched_cycle, commit every decision in one transaction, then apply it to memory.
+ * gp_sched_cycle, commit its decisions, then apply them to memory.
  *
- * Runs on the committer thread with the state lock held (see commit.c). When the commit fails,
- * the cluster model is reverted (gp_sched_revert) and memory is left as it was, so nothing the
- * store did not keep is ever acted on. A waiting job's reason is written only when it changes,
- * so an idle pool with many pending jobs does not rewrite them every cycle.
+ * Runs on the committer thread with the state lock held (see commit.c). The decisions are
+ * committed in transactions of at most CYCLE_BATCH writes (the evictions all in the first, then
+ * placements in decision order, then changed reasons), each applied to memory once committed;
+ * between two of them the state lock is released for a moment, so reads are answered while a
+ * large backlog is placed. When changes are queued for the committer meanwhile (heartbeats,
+ * submits), the cycle stops after the transaction in progress and asks for the next cycle: what
+ * it decided but did not commit is released from the cluster model and decided again then, so
+ * the queued changes wait for one transaction, not for the whole backlog. When a commit fails,
+ * what it held is reverted in the cluster model (gp_sched_revert) and memory is left as it
+ * was, so nothing the store did not keep is ever acted on. A waiting job's reason is written
+ * only when it changes, so an idle pool with many pending jobs does not rewrite them every
+ * cycle.
  */
 #include "ctl/array.h"
 #include "ctl/audit.h"
@@ -23,6 +31,11 @@
 
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
+
+/* The most writes (evictions, placements, changed reasons) one transaction of a cycle holds;
+ * the evictions go together in the first whatever their number. */
+#define CYCLE_BATCH 2000
 
 /* The scheduler's input, in buffers kept from cycle to cycle (they only grow), so a cycle over
  * many jobs allocates nothing. */
@@ -357,33 +370,40 @@ static int write_waiting(gpupoold *g, const gp_sched_wait *w, gp_diag *d)
     return ctl_job_store(g, &shadow, CTL_PENDING, d);
 }
 
-/* Writes every decision; replicas[i] gets placement i's memory form. */
-static int write_result(gpupoold *g, cycle_in *c, const gp_sched_result *r, ctl_replica **replicas,
-                        int64_t now, gp_diag *d)
+/* One transaction's share of a cycle's decisions: evicted[ev0, ev1), placed[pl0, pl1),
+ * waiting[wt0, wt1). */
+typedef struct result_span {
+    int ev0, ev1, pl0, pl1, wt0, wt1;
+} result_span;
+
+/* Writes the decisions of the span; replicas[i] gets placement i's memory form. */
+static int write_result(gpupoold *g, cycle_in *c, const gp_sched_result *r, const result_span *sp,
+                        ctl_replica **replicas, int64_t now, gp_diag *d)
 {
     int rc = 0;
-    for (int i = 0; rc == 0 && i < r->nevicted; i++) {
+    for (int i = sp->ev0; rc == 0 && i < sp->ev1; i++) {
         rc = write_evicted(g, &r->evicted[i], now, d);
     }
-    for (int i = 0; rc == 0 && i < r->nplaced; i++) {
+    for (int i = sp->pl0; rc == 0 && i < sp->pl1; i++) {
         rc = write_placed(g, c, &r->placed[i], replicas[i], now, d);
     }
-    for (int i = 0; rc == 0 && i < r->nwaiting; i++) {
+    for (int i = sp->wt0; rc == 0 && i < sp->wt1; i++) {
         rc = write_waiting(g, &r->waiting[i], d);
     }
     return rc;
 }
 
-static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **replicas, int64_t now)
+static void apply_result(gpupoold *g, const gp_sched_result *r, const result_span *sp,
+                         ctl_replica **replicas, int64_t now)
 {
     ctl_state *st = &g->st;
-    for (int i = 0; i < r->nevicted; i++) {
+    for (int i = sp->ev0; i < sp->ev1; i++) {
         ctl_job *j = ctl_job_by_id(st, r->evicted[i].job_id);
         ctl_job_drop_replicas(st, j);
         snprintf(j->reason, sizeof(j->reason), "%s", r->evicted[i].reason);
         ctl_job_set_state(st, j, CTL_PREEMPTED);
     }
-    for (int i = 0; i < r->nplaced; i++) {
+    for (int i = sp->pl0; i < sp->pl1; i++) {
         ctl_job *j = ctl_job_by_id(st, r->placed[i].job_id);
         free(j->replicas);
         j->replicas = replicas[i];
@@ -395,13 +415,13 @@ static void apply_result(gpupoold *g, const gp_sched_result *r, ctl_replica **re
         j->start_ms = now;
         ctl_job_set_state(st, j, CTL_SCHEDULED);
     }
-    for (int i = 0; i < r->nwaiting; i++) {
+    for (int i = sp->wt0; i < sp->wt1; i++) {
         ctl_job *j = ctl_job_by_id(st, r->waiting[i].job_id);
         snprintf(j->reason, sizeof(j->reason), "%s", r->waiting[i].reason);
         ctl_job_set_state(st, j, CTL_PENDING);
     }
-    atomic_fetch_add(&g->stats.placed, r->nplaced);
-    atomic_fetch_add(&g->stats.evicted, r->nevicted);
+    atomic_fetch_add(&g->stats.placed, sp->pl1 - sp->pl0);
+    atomic_fetch_add(&g->stats.evicted, sp->ev1 - sp->ev0);
 }
 
 static bool reasons_changed(gpupoold *g, const gp_sched_result *r)
@@ -418,6 +438,7 @@ static bool reasons_changed(gpupoold *g, const gp_sched_result *r)
 typedef struct result_txn {
     cycle_in *c;
     gp_sched_result *r;
+    result_span sp;
     ctl_replica **replicas;
     int64_t now;
 } result_txn;
@@ -425,12 +446,60 @@ typedef struct result_txn {
 static int result_body(ctl_txn *tx, void *arg, gp_diag *d)
 {
     result_txn *x = arg;
-    return write_result(tx->g, x->c, x->r, x->replicas, x->now, d);
+    return write_result(tx->g, x->c, x->r, &x->sp, x->replicas, x->now, d);
 }
 
-/* The cycle's decisions: stored in one transaction (the store only), then applied to memory;
- * when they cannot be stored, the scheduler's model is put back as it was. */
-static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t now, gp_diag *d)
+/* The next transaction's span after *done (all evictions first, then up to CYCLE_BATCH writes
+ * in all: a span without evictions always has room); false when nothing is left. */
+static bool next_span(const gp_sched_result *r, const result_span *done, result_span *sp)
+{
+    int room = CYCLE_BATCH;
+    sp->ev0 = done->ev1;
+    sp->ev1 = r->nevicted;
+    room -= sp->ev1 - sp->ev0;
+    room = room > 0 ? room : 0;
+    sp->pl0 = done->pl1;
+    sp->pl1 = sp->pl0 + (r->nplaced - sp->pl0 < room ? r->nplaced - sp->pl0 : room);
+    room -= sp->pl1 - sp->pl0;
+    sp->wt0 = done->wt1;
+    sp->wt1 = sp->wt0 + (r->nwaiting - sp->wt0 < room ? r->nwaiting - sp->wt0 : room);
+    return sp->ev1 > sp->ev0 || sp->pl1 > sp->pl0 || sp->wt1 > sp->wt0;
+}
+
+/* Between two transactions of a cycle: whether changes wait for the committer; if none, the
+ * state lock is released for a moment so that waiting readers are answered. */
+static bool pause_for_others(gpupoold *g)
+{
+    pthread_mutex_lock(&g->qlock);
+    bool queued = g->head != NULL;
+    pthread_mutex_unlock(&g->qlock);
+    if (!queued) {
+        ctl_desired_publish(&g->st); /* agents start what is committed so far */
+        ctl_read_unlock(g);
+        struct timespec ts = {0, 500000}; /* woken readers take the lock meanwhile */
+        nanosleep(&ts, NULL);
+        ctl_read_lock(g);
+    }
+    return queued;
+}
+
+/* Releases from the cluster model what the cycle decided but did not commit: placed[from, ...)
+ * and, when with_evictions (nothing was committed), the evictions. */
+static void revert_rest(gpupoold *g, cycle_in *c, const gp_sched_result *r, int from,
+                        bool with_evictions)
+{
+    gp_sched_result rest = *r;
+    rest.placed = r->placed + from;
+    rest.nplaced = r->nplaced - from;
+    rest.nevicted = with_evictions ? r->nevicted : 0;
+    gp_sched_revert(g->sched, &c->in, &rest);
+}
+
+/* The cycle's decisions: stored span by span (each span one transaction, the store only), each
+ * applied to memory once committed; *placed receives the placements committed, *reasons the
+ * waiting reasons committed. What was not committed is released from the scheduler's model. */
+static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t now, int *placed,
+                         int *reasons, gp_diag *d)
 {
     ctl_replica **replicas = calloc((size_t)r->nplaced + 1, sizeof(*replicas));
     int rc = replicas ? 0 : GP_ENOMEM;
@@ -438,22 +507,33 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
         replicas[i] = calloc((size_t)r->placed[i].nreplicas, sizeof(ctl_replica));
         rc = replicas[i] ? 0 : GP_ENOMEM;
     }
-    if (rc == 0) {
-        result_txn x = {.c = c, .r = r, .replicas = replicas, .now = now};
+    result_span done = {0, 0, 0, 0, 0, 0};
+    result_txn x = {.c = c, .r = r, .replicas = replicas, .now = now};
+    bool stopped = false;
+    while (rc == 0 && !stopped && next_span(r, &done, &x.sp)) {
         rc = ctl_txn_run(g, "scheduling cycle", CTL_TXN_STORE, result_body, &x, NULL, d);
-    }
-    if (rc == 0) {
-        apply_result(g, r, replicas, now);
-    } else {
-        gp_sched_revert(g->sched, &c->in, r);
-        if (d->code == 0) {
-            gp_diag_set(d, rc, "%s", gp_strerror(rc));
+        if (rc == 0) {
+            apply_result(g, r, &x.sp, replicas, now);
+            done = x.sp;
+            result_span more;
+            stopped = next_span(r, &done, &more) && pause_for_others(g);
         }
+    }
+    if (rc < 0 || done.pl1 < r->nplaced) {
+        revert_rest(g, c, r, done.pl1, done.ev1 == 0 && r->nevicted > 0);
+    }
+    if (rc < 0 && d->code == 0) {
+        gp_diag_set(d, rc, "%s", gp_strerror(rc));
+    }
+    if (stopped) {
+        ctl_kick(g); /* the rest is decided again once the queued changes ran */
     }
     for (int i = 0; replicas && i < r->nplaced; i++) {
         free(replicas[i]);
     }
     free(replicas);
+    *placed = done.pl1;
+    *reasons = done.wt1;
     return rc;
 }
 
@@ -533,16 +613,18 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     } else {
         gp_diag_set(d, rc, "building the scheduler's input: %s", gp_strerror(rc));
     }
+    int placed = 0, reasons = r.nwaiting;
     if (rc == 0 && (r.nplaced || r.nevicted || reasons_changed(g, &r))) {
-        rc = commit_result(g, &c, &r, now, d);
-        if (rc == 0 && (r.nplaced || r.nevicted)) {
+        rc = commit_result(g, &c, &r, now, &placed, &reasons, d);
+        if (rc == 0 && (placed || r.nevicted)) {
             /* seconds: the whole cycle, its input built, decided, committed and applied. */
             GP_LOG(GP_LOG_INFO, "sched", "cycle placed=%d evicted=%d waiting=%d seconds=%.3f",
-                   r.nplaced, r.nevicted, r.nwaiting, (double)(ctl_metrics_now_us() - t0_us) / 1e6);
+                   placed, r.nevicted, r.nwaiting + r.nplaced - placed,
+                   (double)(ctl_metrics_now_us() - t0_us) / 1e6);
         }
     }
     if (rc == 0) {
-        ctl_notify_quota(g, r.waiting, r.nwaiting, now); /* the reasons are those committed */
+        ctl_notify_quota(g, r.waiting, reasons, now); /* the reasons are those committed */
     }
     gp_sched_result_fini(&r);
     return rc;

@@ -98,7 +98,12 @@ void ctl_state_clear(ctl_state *st)
     free(st->pclasses);
     free(st->volumes);
     free(st->nodes);
+    free(st->node_name_slots);
+    free(st->node_id_slots);
+    free(st->node_cls);
     free(st->tokens);
+    free(st->token_name_slots);
+    free(st->token_node_slots);
     free(st->held);
     gp_cluster_free(st->cluster);
     pthread_mutex_t lock = st->lock;
@@ -116,14 +121,6 @@ void ctl_state_clear(ctl_state *st)
     st->desired_max = desired_max;
     st->desired_moved = true; /* every node's version is new: wake every waiter */
     st->waiters = waiters;
-}
-
-int ctl_pool_nodes(const ctl_state *st, int *out)
-{
-    for (int i = 0; i < st->nnodes; i++) {
-        out[i] = st->nodes[i].cl;
-    }
-    return st->nnodes;
 }
 
 ctl_tenant *ctl_tenant_by_name(ctl_state *st, const char *name)
@@ -176,11 +173,116 @@ ctl_pclass *ctl_pclass_by_name(ctl_state *st, const char *name)
     return NULL;
 }
 
+static uint64_t name_hash(const char *s)
+{
+    uint64_t h = 1469598103934665603ull; /* FNV-1a */
+    for (; *s; s++) {
+        h = (h ^ (unsigned char)*s) * 1099511628211ull;
+    }
+    return h;
+}
+
+static uint64_t id_hash(int64_t id)
+{
+    uint64_t x = (uint64_t)id * 0x9e3779b97f4a7c15ull;
+    return x ^ (x >> 29);
+}
+
+/* Puts node i into both tables (they have room: at most half full) and its cluster index into
+ * node_cls. */
+static void index_node(ctl_state *st, int i)
+{
+    st->node_cls[i] = st->nodes[i].cl;
+    size_t mask = (size_t)st->node_slots_cap - 1;
+    size_t k = name_hash(st->nodes[i].name) & mask;
+    while (st->node_name_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->node_name_slots[k] = i + 1;
+    k = id_hash(st->nodes[i].id) & mask;
+    while (st->node_id_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->node_id_slots[k] = i + 1;
+}
+
+/* Makes the tables exact; false when out of memory (callers then walk the nodes). */
+static bool nodes_index(ctl_state *st)
+{
+    if (st->nodes_indexed == st->nnodes && st->node_slots_cap > 0) {
+        return true;
+    }
+    int cap = 64;
+    while (cap < st->nnodes * 2 + 2) {
+        cap *= 2;
+    }
+    if (cap != st->node_slots_cap) {
+        int *a = calloc((size_t)cap, sizeof(*a)), *b = calloc((size_t)cap, sizeof(*b));
+        int *cls = malloc(sizeof(*cls) * (size_t)cap);
+        if (!a || !b || !cls) {
+            free(a);
+            free(b);
+            free(cls);
+            return false;
+        }
+        free(st->node_name_slots);
+        free(st->node_id_slots);
+        free(st->node_cls);
+        st->node_name_slots = a;
+        st->node_id_slots = b;
+        st->node_cls = cls;
+        st->node_slots_cap = cap;
+    } else {
+        memset(st->node_name_slots, 0, sizeof(int) * (size_t)cap);
+        memset(st->node_id_slots, 0, sizeof(int) * (size_t)cap);
+    }
+    for (int i = 0; i < st->nnodes; i++) {
+        index_node(st, i);
+    }
+    st->nodes_indexed = st->nnodes;
+    return true;
+}
+
+int ctl_pool_nodes(ctl_state *st, int *out)
+{
+    if (!nodes_index(st)) {
+        for (int i = 0; i < st->nnodes; i++) {
+            out[i] = st->nodes[i].cl;
+        }
+    } else if (st->nnodes > 0) {
+        memcpy(out, st->node_cls, sizeof(*out) * (size_t)st->nnodes);
+    }
+    return st->nnodes;
+}
+
+void ctl_state_nodes_moved(ctl_state *st)
+{
+    st->nodes_indexed = -1;
+}
+
+void ctl_state_node_appended(ctl_state *st)
+{
+    if (st->nodes_indexed == st->nnodes - 1 && st->node_slots_cap >= st->nnodes * 2 + 2) {
+        index_node(st, st->nnodes - 1);
+        st->nodes_indexed = st->nnodes;
+    }
+}
+
 ctl_node *ctl_node_by_name(ctl_state *st, const char *name)
 {
-    for (int i = 0; i < st->nnodes; i++) {
-        if (strcmp(st->nodes[i].name, name) == 0) {
-            return &st->nodes[i];
+    if (!nodes_index(st)) {
+        for (int i = 0; i < st->nnodes; i++) {
+            if (strcmp(st->nodes[i].name, name) == 0) {
+                return &st->nodes[i];
+            }
+        }
+        return NULL;
+    }
+    size_t mask = (size_t)st->node_slots_cap - 1;
+    for (size_t k = name_hash(name) & mask; st->node_name_slots[k]; k = (k + 1) & mask) {
+        ctl_node *n = &st->nodes[st->node_name_slots[k] - 1];
+        if (strcmp(n->name, name) == 0) {
+            return n;
         }
     }
     return NULL;
@@ -188,12 +290,122 @@ ctl_node *ctl_node_by_name(ctl_state *st, const char *name)
 
 ctl_node *ctl_node_by_id(ctl_state *st, int64_t id)
 {
-    for (int i = 0; i < st->nnodes; i++) {
-        if (st->nodes[i].id == id) {
-            return &st->nodes[i];
+    if (!nodes_index(st)) {
+        for (int i = 0; i < st->nnodes; i++) {
+            if (st->nodes[i].id == id) {
+                return &st->nodes[i];
+            }
+        }
+        return NULL;
+    }
+    size_t mask = (size_t)st->node_slots_cap - 1;
+    for (size_t k = id_hash(id) & mask; st->node_id_slots[k]; k = (k + 1) & mask) {
+        ctl_node *n = &st->nodes[st->node_id_slots[k] - 1];
+        if (n->id == id) {
+            return n;
         }
     }
     return NULL;
+}
+
+/* Puts token i into both tables (they have room). */
+static void index_token(ctl_state *st, int i)
+{
+    size_t mask = (size_t)st->token_slots_cap - 1;
+    size_t k = name_hash(st->tokens[i].name) & mask;
+    while (st->token_name_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->token_name_slots[k] = i + 1;
+    k = id_hash(st->tokens[i].node_id) & mask;
+    while (st->token_node_slots[k]) {
+        k = (k + 1) & mask;
+    }
+    st->token_node_slots[k] = i + 1;
+}
+
+/* Makes the tables cover every token; false when out of memory. */
+static bool tokens_index(ctl_state *st)
+{
+    if (st->token_slots_cap < st->ntokens * 2 + 2) {
+        int cap = st->token_slots_cap ? st->token_slots_cap : 64;
+        while (cap < st->ntokens * 2 + 2) {
+            cap *= 2;
+        }
+        int *a = calloc((size_t)cap, sizeof(*a)), *b = calloc((size_t)cap, sizeof(*b));
+        if (!a || !b) {
+            free(a);
+            free(b);
+            return false;
+        }
+        free(st->token_name_slots);
+        free(st->token_node_slots);
+        st->token_name_slots = a;
+        st->token_node_slots = b;
+        st->token_slots_cap = cap;
+        st->tokens_indexed = 0;
+    }
+    for (; st->tokens_indexed < st->ntokens; st->tokens_indexed++) {
+        index_token(st, st->tokens_indexed);
+    }
+    return true;
+}
+
+gp_token_rec *ctl_token_by_name(ctl_state *st, const char *name)
+{
+    if (!tokens_index(st)) {
+        for (int i = 0; i < st->ntokens; i++) {
+            if (strcmp(st->tokens[i].name, name) == 0) {
+                return &st->tokens[i];
+            }
+        }
+        return NULL;
+    }
+    size_t mask = (size_t)st->token_slots_cap - 1;
+    for (size_t k = name_hash(name) & mask; st->token_name_slots[k]; k = (k + 1) & mask) {
+        gp_token_rec *t = &st->tokens[st->token_name_slots[k] - 1];
+        if (strcmp(t->name, name) == 0) {
+            return t;
+        }
+    }
+    return NULL;
+}
+
+static int by_int(const void *a, const void *b)
+{
+    int x = *(const int *)a, y = *(const int *)b;
+    return (x > y) - (x < y);
+}
+
+int ctl_tokens_of_node(ctl_state *st, int64_t node_id, int **out)
+{
+    *out = NULL;
+    if (!tokens_index(st)) {
+        return GP_ENOMEM;
+    }
+    size_t mask = (size_t)st->token_slots_cap - 1;
+    int n = 0, cap = 0;
+    for (size_t k = id_hash(node_id) & mask; st->token_node_slots[k]; k = (k + 1) & mask) {
+        int i = st->token_node_slots[k] - 1;
+        if (st->tokens[i].node_id != node_id) {
+            continue;
+        }
+        if (n == cap) {
+            cap = cap ? cap * 2 : 8;
+            int *p = realloc(*out, sizeof(*p) * (size_t)cap);
+            if (!p) {
+                free(*out);
+                *out = NULL;
+                return GP_ENOMEM;
+            }
+            *out = p;
+        }
+        (*out)[n++] = i;
+    }
+    if (n > 1) {
+        qsort(*out, (size_t)n, sizeof(**out), by_int);
+    }
+    return n;
 }
 
 ctl_job *ctl_job_by_id(ctl_state *st, int64_t id)

@@ -539,3 +539,9 @@ add_test(NAME integ_ctl_start_report
                  $<TARGET_FILE:gpupoold> $<TARGET_FILE:gpupool-agent>
                  $<TARGET_FILE:gpupool-nvml-mock> ${CMAKE_SOURCE_DIR}/deploy/inventories)
 set_tests_properties(integ_ctl_start_report PROPERTIES LABELS integ TIMEOUT 180)
+# A scheduling cycle with more placements than one of its transactions holds: committed in
+# several transactions, all in one cycle, with a reader answered between them.
+add_test(NAME integ_ctl_sched_batches
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_sched_batches.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_sched_batches PROPERTIES LABELS integ TIMEOUT 300)
