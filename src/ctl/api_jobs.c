@@ -169,29 +169,9 @@ static void submit_arg_free(void *arg)
     submit_arg_fini(arg, true);
 }
 
-/* Judging the whole pool costs O(nodes x GPUs) per submit. A job that could run on some of the
- * nodes could run on all of them (more nodes only add models, room and better offers), so the
- * first few are judged first, and the whole pool only when they fall short: its answer then
- * names what is missing, as the scheduler would. */
-#define FEASIBLE_FIRST 16
-
-/* Whether j could run on the first FEASIBLE_FIRST nodes, when there are more. */
-static bool feasible_on_first(const ctl_state *st, const gp_feasible_job *j)
-{
-    if (st->nnodes <= FEASIBLE_FIRST) {
-        return false;
-    }
-    int first[FEASIBLE_FIRST];
-    for (int i = 0; i < FEASIBLE_FIRST; i++) {
-        first[i] = st->nodes[i].cl;
-    }
-    gp_diag ignored;
-    gp_diag_clear(&ignored);
-    return gp_feasible_pool(st->cluster, first, FEASIBLE_FIRST, j, &ignored) == 0;
-}
-
-/* Judges j against every node of the pool. */
-static int feasible_on_all(const ctl_state *st, const gp_feasible_job *j, gp_diag *d)
+/* Judges j against every node of the pool; gp_feasible_pool stops at the first nodes that can
+ * hold it, so a submit that fits costs little whatever the pool's size. */
+static int feasible_on_all(ctl_state *st, const gp_feasible_job *j, gp_diag *d)
 {
     int *nodes = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
     if (!nodes) {
@@ -222,7 +202,7 @@ static int check_feasible(ctl_state *st, const ctl_tenant *t, const ctl_queue *q
     ctl_tenant_limits(st, t, &lim);
     /* The limits first, as the scheduler judges them first. */
     int rc = gp_feasible_limits(st->cluster, &job, &lim, &q->q, d);
-    if (rc == 0 && !feasible_on_first(st, &job)) {
+    if (rc == 0) {
         rc = feasible_on_all(st, &job, d);
     }
     if (rc == GP_EINVAL && s->allow_unschedulable) {

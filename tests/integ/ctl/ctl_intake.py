@@ -24,7 +24,8 @@ from pool import Pool, all_jobs, check, node_doc
 THREADS, EACH = 48, 8
 
 with Pool(sys.argv[1], extra_args=["--http-threads", "2", "--api-rate-limit", "0"]) as p:
-    # Feasibility at submit judges the first nodes first, the whole pool when they fall short:
+    # Feasibility at submit stops at the first nodes that can hold the job, and judges the whole
+    # pool when they fall short:
     # 20 one-T4 nodes, then two A100 nodes of 8 GPUs.
     for i in range(20):
         p.register(node_doc("t%02d" % i, ngpus=1, model="Tesla T4", mem=15360, nvlink=False))
