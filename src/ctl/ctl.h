@@ -314,7 +314,7 @@ typedef struct ctl_state {
      * a node in nodes calls ctl_state_nodes_moved. */
     int *node_name_slots, *node_id_slots;
     int node_slots_cap, nodes_indexed;
-    int *node_cls; /* node i's cluster index, while the tables are exact (ctl_pool_nodes) */
+    int *node_cls;  /* node i's cluster index, while the tables are exact (ctl_pool_nodes) */
     ctl_job **jobs; /* by id, ascending (ids only grow) */
     int njobs, capjobs;
     gp_token_rec *tokens;
