@@ -188,22 +188,24 @@ static uint64_t id_hash(int64_t id)
     return x ^ (x >> 29);
 }
 
+/* Puts v (an index + 1) into the open-addressed table slots of cap entries (a power of two,
+ * with room) at the first free slot from hash h. */
+static void slot_put(int *slots, int cap, size_t h, int v)
+{
+    size_t mask = (size_t)cap - 1, k = h & mask;
+    while (slots[k]) {
+        k = (k + 1) & mask;
+    }
+    slots[k] = v;
+}
+
 /* Puts node i into both tables (they have room: at most half full) and its cluster index into
  * node_cls. */
 static void index_node(ctl_state *st, int i)
 {
     st->node_cls[i] = st->nodes[i].cl;
-    size_t mask = (size_t)st->node_slots_cap - 1;
-    size_t k = name_hash(st->nodes[i].name) & mask;
-    while (st->node_name_slots[k]) {
-        k = (k + 1) & mask;
-    }
-    st->node_name_slots[k] = i + 1;
-    k = id_hash(st->nodes[i].id) & mask;
-    while (st->node_id_slots[k]) {
-        k = (k + 1) & mask;
-    }
-    st->node_id_slots[k] = i + 1;
+    slot_put(st->node_name_slots, st->node_slots_cap, name_hash(st->nodes[i].name), i + 1);
+    slot_put(st->node_id_slots, st->node_slots_cap, id_hash(st->nodes[i].id), i + 1);
 }
 
 /* Makes the tables exact; false when out of memory (callers then walk the nodes). */
@@ -311,17 +313,8 @@ ctl_node *ctl_node_by_id(ctl_state *st, int64_t id)
 /* Puts token i into both tables (they have room). */
 static void index_token(ctl_state *st, int i)
 {
-    size_t mask = (size_t)st->token_slots_cap - 1;
-    size_t k = name_hash(st->tokens[i].name) & mask;
-    while (st->token_name_slots[k]) {
-        k = (k + 1) & mask;
-    }
-    st->token_name_slots[k] = i + 1;
-    k = id_hash(st->tokens[i].node_id) & mask;
-    while (st->token_node_slots[k]) {
-        k = (k + 1) & mask;
-    }
-    st->token_node_slots[k] = i + 1;
+    slot_put(st->token_name_slots, st->token_slots_cap, name_hash(st->tokens[i].name), i + 1);
+    slot_put(st->token_node_slots, st->token_slots_cap, id_hash(st->tokens[i].node_id), i + 1);
 }
 
 /* Makes the tables cover every token; false when out of memory. */
