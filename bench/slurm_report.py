@@ -117,8 +117,10 @@ if solo:
     p("| | CPU per process | shared libraries loaded at start |")
     p("|---|---:|---:|")
     for key, name in (("start_plain", "an empty program linked with jansson (bench/start_cost.c)"),
+                      ("start_evhttp", "the same linked with jansson and libevent's evhttp "
+                       "(libevent_core, libevent_extra: gpupool's HTTP for http://)"),
                       ("start_curl", "the same linked with libcurl (and what Debian's libcurl "
-                       "needs)"),
+                       "needs; gpupool loads it only for https://)"),
                       ("gpupool_version", "`gpupool --version`: the program started and "
                        "stopped"),
                       ("before", "`gpupool submit` before (%s)"), ("after", "`gpupool submit`"),
@@ -167,14 +169,19 @@ if ratio is not None and ratio < SUBMIT_GOAL:
             "nothing else; they take %.2f ms (%.2f ms the process, %.2f ms the server)." %
             (SUBMIT_GOAL, fmt(sb_rate), m["nproc"], budget, gp_cpu, med(gp, "client_cpu_ms"),
              med(gp, "server_cpu_ms")))
-    floor, plain = solo.get("start_curl"), solo.get("start_plain")
+    floor, plain = solo.get("start_evhttp"), solo.get("start_plain")
+    after = solo.get("after")
     if floor and plain:
-        text += (" Starting an empty program linked with Debian's libcurl costs %.2f ms alone "
-                 "(%s shared libraries mapped and relocated, against %.2f ms for one linked "
-                 "with jansson only): the floor of a CLI process that links libcurl, whatever "
-                 "it does before its request%s." %
+        text += (" Starting an empty program linked with jansson and libevent's evhttp, what "
+                 "`gpupool submit` loads for an http:// pool, costs %.2f ms alone (%s shared "
+                 "libraries mapped and relocated; %.2f ms with jansson only): the floor of such "
+                 "a CLI process, whatever it does before its request%s." %
                  (floor["cpu_ms"], floor.get("libs") or "?", plain["cpu_ms"],
-                  ", above the whole budget" if floor["cpu_ms"] > budget else ""))
+                  ", %.0f %% of the whole budget" % (100.0 * floor["cpu_ms"] / budget)))
+        if after:
+            text += (" `gpupool submit` alone takes %.2f ms: %.2f ms above that floor (its "
+                     "own start-up, the request and its answer, exit)." %
+                     (after["cpu_ms"], after["cpu_ms"] - floor["cpu_ms"]))
     text += (" The measured rate is also below what the CPU alone allows (see above): a client "
              "waits for the server's answer, which for gpupool comes after the job is stored "
              "durably.")
