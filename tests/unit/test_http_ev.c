@@ -4,8 +4,9 @@
  * test_servers_evhttp), against a raw TCP server on 127.0.0.1 that records the bytes it gets:
  * the request as sent (Host, token, JSON type and length, the caller's headers, a "Name:" header
  * dropped), a kept connection the server closed between two calls (the second call opens a new
- * one instead of failing), the call's deadline and the connect phase's, and a proxy in the
- * environment (the call then goes through libcurl, to the proxy).
+ * one instead of failing), the call's deadline and the connect phase's (a POST then goes on to
+ * the next server: nothing was sent), and a proxy in the environment (the call then goes
+ * through libcurl, to the proxy).
  */
 #include "gpupool/error.h"
 #include "net/http_client.h"
@@ -240,6 +241,45 @@ static void test_deadlines(void **state)
     raw_stop(&s);
 }
 
+/* A server whose accept queue is full (backlog 0, one connection waiting) never completes a
+ * connect: the connect phase's deadline ends the attempt, and since nothing was sent a POST goes
+ * on to the next server of the list. */
+static void test_connect_deadline(void **state)
+{
+    (void)state;
+    raw full, good;
+    raw_start(&full, RAW_KEEP, 0, 0);
+    raw_start(&good, RAW_KEEP, 1, 8);
+    int filler = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sa = {.sin_family = AF_INET,
+                             .sin_port = htons((uint16_t)full.port),
+                             .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(filler, (struct sockaddr *)&sa, sizeof(sa)), 0);
+    gp_http_client *c = client(full.port, NULL);
+    gp_http_client_set_timeout(c, 10000, 200);
+    int status = 0;
+    char *body = NULL;
+    gp_diag d;
+    assert_int_equal(gp_http_call(c, "POST", "/x", "{}", 2, NULL, &status, &body, NULL, &d),
+                     GP_EIO);
+    assert_non_null(strstr(d.msg, "/api/x: Connection timed out after 200 milliseconds"));
+    gp_http_client_free(c);
+
+    char list[128];
+    snprintf(list, sizeof(list), "http://127.0.0.1:%d,http://127.0.0.1:%d", full.port, good.port);
+    assert_int_equal(gp_http_client_new_servers(list, NULL, &c, &d), 0);
+    gp_http_client_set_timeout(c, 10000, 200);
+    gp_http_client_set_failover(c, 1, 0);
+    assert_int_equal(gp_http_call(c, "POST", "/x", "{}", 2, NULL, &status, &body, NULL, &d), 0);
+    assert_int_equal(status, 200);
+    free(body);
+    assert_int_equal(atomic_load(&good.answered), 1);
+    gp_http_client_free(c);
+    close(filler);
+    raw_stop(&good);
+    raw_stop(&full);
+}
+
 /* With a proxy in the environment the call goes through libcurl, to the proxy. */
 static void test_proxy_through_curl(void **state)
 {
@@ -273,6 +313,7 @@ int main(void)
         cmocka_unit_test(test_closed_connection_not_reused),
         cmocka_unit_test(test_connection_kept),
         cmocka_unit_test(test_deadlines),
+        cmocka_unit_test(test_connect_deadline),
         cmocka_unit_test(test_proxy_through_curl),
     };
     int rc = cmocka_run_group_tests(tests, NULL, NULL);
