@@ -433,7 +433,7 @@ def main():
     try:
         # The CPU of one process alone, against the idle held pools (both up, so that their
         # background work falls on every measure alike), each in turn: empty programs linked
-        # with jansson only and with libcurl (start_cost.c), gpupool started and stopped
+        # with jansson only, with jansson and evhttp, and with libcurl (start_cost.c), gpupool started and stopped
         # (--version), the submit (and the baseline's), sbatch.
         gp.up()
         try:
@@ -442,6 +442,7 @@ def main():
             submit = ["submit", "--gpus", "1", "--", "sleep", "600"]
             runs = {"start_plain": [os.path.join(gp.bin, "start_plain")],
                     "start_curl": [os.path.join(gp.bin, "start_curl")],
+                    "start_evhttp": [os.path.join(gp.bin, "start_evhttp")],
                     "gpupool_version": [os.path.join(gp.bin, "gpupool"), "--version"]}
             runs = {k: (v, env, gp.dir) for k, v in runs.items() if os.access(v[0], os.X_OK)}
             if a.baseline:

@@ -12,7 +12,8 @@ packages=(
     libpq-dev       # the store's PostgreSQL backend (libpq)
     postgresql-15   # the PostgreSQL the store's tests start (initdb, pg_ctl) and store.url names
     libmicrohttpd-dev    # HTTP server of gpupoold (built with GnuTLS: HTTPS)
-    libcurl4-openssl-dev # HTTP client of the CLI, the agent and the tests
+    libcurl4-openssl-dev # HTTP client of the agent and the tests, and of the CLI for https://
+    libevent-dev    # evhttp: the CLI's HTTP client for plain http:// (libevent_core + _extra)
     libssl-dev      # libcrypto: API token randomness and SHA-256; libssl: a TLS client in a test
     openssl         # makes the self-signed certificate of the TLS unit test
     clang           # the sanitizer build (ASan + UBSan)

@@ -125,15 +125,21 @@ static int parse_line(gp_cli_config *cfg, const char *s, size_t len, int line, g
     return 0;
 }
 
+void gp_cli_config_clear(gp_cli_config *cfg)
+{
+    cfg->server[0] = cfg->token[0] = cfg->current[0] = '\0';
+    cfg->nctx = 0;
+}
+
 int gp_cli_config_parse(const char *text, gp_cli_config *cfg, gp_diag *d)
 {
-    *cfg = (gp_cli_config){0};
+    gp_cli_config_clear(cfg);
     int line = 1;
     for (const char *s = text; *s; line++) {
         size_t len = strcspn(s, "\n");
         int rc = parse_line(cfg, s, len, line, d);
         if (rc < 0) {
-            *cfg = (gp_cli_config){0};
+            gp_cli_config_clear(cfg);
             return rc;
         }
         s += len + (s[len] == '\n');

@@ -42,6 +42,10 @@ typedef struct gp_cli_config {
     int nctx;
 } gp_cli_config;
 
+/* Empties cfg: no server, token, current context or context. Only the fields that say so are
+ * written, not the whole (large) struct: a process that reads the file pays for the bytes it
+ * uses (gp_cli_config_add clears the context slot it takes). */
+void gp_cli_config_clear(gp_cli_config *cfg);
 /* Parses text into *cfg. A value too long, a bad context name or too many contexts is
  * GP_EINVAL with d naming the line ("line 3: context.x!.server: bad context name"). */
 int gp_cli_config_parse(const char *text, gp_cli_config *cfg, gp_diag *d);

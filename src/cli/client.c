@@ -106,7 +106,7 @@ static int read_config(gp_cli_config *cfg)
     char path[1024];
     gp_diag d;
     gp_diag_clear(&d);
-    *cfg = (gp_cli_config){0};
+    gp_cli_config_clear(cfg);
     if (gp_cli_config_path(path, sizeof(path)) < 0) {
         return 0;
     }
@@ -149,7 +149,7 @@ static int set_field(char *out, size_t cap, const char *value, const char *what)
  * token file is named in *token_file, read only when the token is used. */
 static int config_base(const gp_cli_args *a, gp_cli_target *base, char *token_file, size_t cap)
 {
-    gp_cli_config *cfg = calloc(1, sizeof(*cfg));
+    gp_cli_config *cfg = malloc(sizeof(*cfg)); /* read_config clears what it uses */
     const char *flag = gp_cli_arg(a, "context"), *env = getenv("GPUPOOL_CONTEXT");
     int rc = cfg ? read_config(cfg) : GP_EXIT_FAILURE;
     *base = (gp_cli_target){0};
@@ -473,7 +473,7 @@ int gp_cli_config_load(const char *path, gp_cli_config *cfg, gp_diag *d)
 {
     char *text = malloc(GP_CLI_CONFIG_MAX);
     size_t len;
-    *cfg = (gp_cli_config){0};
+    gp_cli_config_clear(cfg);
     if (!text) {
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }

@@ -1,16 +1,19 @@
 /*
  * Libraries the gpupool program loads only in the commands that call into them. libyaml (YAML
- * output and manifests) and libxlsxwriter (gpupool usage -o xlsx) are not among the program's
- * DT_NEEDED libraries: every function of theirs the program uses is defined in lazy_yaml.c and
- * lazy_xlsx.c (one row per function) as a forwarder that loads the library on its first call, so
- * a command that needs neither (gpupool submit, get, cancel, ...) does not pay for mapping and
- * relocating them at every start. A function of one of these libraries called without a row of
- * its own links the library again: tests/integ/ctl/ctl_cli_lean.py fails then.
+ * output and manifests), libxlsxwriter (gpupool usage -o xlsx) and libcurl (https:// pools; plain
+ * http:// goes through evhttp, src/net/http_client_pick_ev.c) are not among the program's
+ * DT_NEEDED libraries: every function of theirs the program uses is defined in lazy_yaml.c,
+ * lazy_xlsx.c and lazy_curl.c (one row per function) as a forwarder that loads the library on its
+ * first call, so a command that needs none of them (gpupool submit, get, cancel, ... against an
+ * http:// pool) does not pay for mapping and relocating them at every start. A function of one of
+ * these libraries called without a row of its own links the library again:
+ * tests/integ/ctl/ctl_cli_lean.py fails then.
  *
  * A library that cannot be loaded is reported once on stderr ("gpupool: cannot load LIB: WHY")
  * and its forwarders return the library's own failure value (0 from the yaml_*_initialize and
- * emit/parse functions, NULL from workbook_new, LXW_ERROR_MEMORY_MALLOC_FAILED from the writers),
- * so the command fails as it would on any other error of that library.
+ * emit/parse functions, NULL from workbook_new, LXW_ERROR_MEMORY_MALLOC_FAILED from the writers,
+ * NULL from curl_easy_init, CURLE_FAILED_INIT from the other curl functions), so the command
+ * fails as it would on any other error of that library.
  */
 #ifndef GP_CLI_LAZYLIB_H
 #define GP_CLI_LAZYLIB_H

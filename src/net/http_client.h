@@ -1,9 +1,12 @@
 /*
- * HTTP client: a thin wrapper over libcurl for the CLI, the agent, tests and benchmarks.
+ * HTTP client for the CLI, the agent, tests and benchmarks. Each request goes through a transport
+ * (http_client_impl.h): libcurl for every URL in libgpnet; in the gpupool program libevent's
+ * evhttp for plain http:// and libcurl, loaded on first use, for https:// (and for plain HTTP
+ * through a proxy set in the environment). What follows holds for both.
  *
  * A client talks to one base URL ("http://127.0.0.1:7070" or "https://..."), or to a list of
- * servers of which one is the leader (gp_http_client_new_servers), holds one curl easy handle
- * and so reuses its connection between calls. It sends `Authorization: Bearer TOKEN`
+ * servers of which one is the leader (gp_http_client_new_servers), and reuses its connection
+ * between calls while they go to the same server. It sends `Authorization: Bearer TOKEN`
  * when made with a token, and `Content-Type: application/json` with a body unless the caller
  * gives another Content-Type. Any HTTP status is a success at this layer: the caller reads the
  * status and the API's error body. Transport failures (connect, TLS, timeout) are GP_EIO with a
@@ -27,9 +30,11 @@
 
 typedef struct gp_http_client gp_http_client;
 
-/* Initialises libcurl for the process. 0, or GP_EIO. Call once from main(). */
+/* Initialises the transports' process state (libcurl's; in the gpupool program libcurl's is set
+ * up when a call first needs it instead). 0, or GP_EIO. Call once from main(). */
 int gp_http_client_global_init(void);
-/* Releases libcurl's process state. Call once at exit, after the last gp_http_client_free. */
+/* Releases the transports' process state. Call once at exit, after the last
+ * gp_http_client_free. */
 void gp_http_client_global_cleanup(void);
 
 /* Makes a client for base_url (scheme, host, port, optional path prefix, no trailing '/'

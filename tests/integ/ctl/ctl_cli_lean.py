@@ -1,8 +1,12 @@
 """The CLI loads only the libraries a command needs (src/cli/lazylib.h), against a real gpupoold:
 
-- `gpupool submit` (flags, and -f with a JSON spec), `get jobs`, `cancel` and `describe` load
-  neither libyaml nor libxlsxwriter: the dynamic loader's own list of the files it opens
-  (LD_DEBUG=files) names neither, and neither is a DT_NEEDED entry of the program;
+- `gpupool submit` (flags, and -f with a JSON spec), `get jobs`, `cancel` and `describe` against
+  a plain http:// pool load neither libcurl (libevent's evhttp carries plain HTTP) nor libyaml
+  nor libxlsxwriter: the dynamic loader's own list of the files it opens (LD_DEBUG=files) names
+  none of them, and none is a DT_NEEDED entry of the program;
+- an https:// pool still works through libcurl, loaded then, with the CA given by --cacert; a
+  certificate that CA did not sign (or no --cacert: the system's store) is refused, nothing
+  submitted;
 - the commands that use them still do, and work: `get -o yaml` (libyaml's emitter), `submit -f`
   of a YAML spec read back as the job (the server parses it) and `apply --dry-run=client -f` of
   a YAML manifest (libyaml's parser, in the CLI), and `usage -o xlsx` (libxlsxwriter: a zip
@@ -23,13 +27,14 @@ import subprocess
 import sys
 import tempfile
 import threading
+import time
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from pool import Pool, check  # noqa: E402
 
 GPUPOOLD, GPUPOOL = sys.argv[1:3]
-LAZY = ("libyaml", "libxlsxwriter")
+LAZY = ("libyaml", "libxlsxwriter", "libcurl")
 tmp = tempfile.mkdtemp(prefix="gpupool-cli-lean.")
 
 
@@ -63,9 +68,9 @@ def lean(p, token, *args, stdin=None):
     check(r.returncode == 0, "gpupool %s" % " ".join(args), r.stdout.decode(errors="replace"),
           r.stderr.decode()[-3000:])
     libs = loaded(r.stderr)
-    check(any(n.startswith("libcurl") for n in libs),
-          "LD_DEBUG=files lists the libraries gpupool %s loads (libcurl among them)" % args[0],
-          sorted(libs))
+    check(any(n.startswith("libjansson") for n in libs),
+          "LD_DEBUG=files lists the libraries gpupool %s loads (libjansson among them)"
+          % args[0], sorted(libs))
     bad = sorted(n for n in libs if n.startswith(LAZY))
     check(not bad, "gpupool %s loads no library it does not use" % " ".join(args), bad)
     return r.stdout.decode()
@@ -166,15 +171,63 @@ def one_request_submits():
         server.server_close()
 
 
+def make_cert(name):
+    cert, key = os.path.join(tmp, name + ".pem"), os.path.join(tmp, name + ".key")
+    subprocess.run(["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt",
+                    "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj",
+                    "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1", "-keyout", key,
+                    "-out", cert], check=True, capture_output=True)
+    return cert, key
+
+
+def https_pool(gpupoold):
+    """An https:// pool: libcurl is loaded for it, checks the certificate against --cacert."""
+    if not shutil.which("openssl"):
+        print("https part skipped: no openssl")
+        return
+    cert, key = make_cert("pool")
+    other, _ = make_cert("other")
+    with Pool(gpupoold, ["--tls-listen", "127.0.0.1:0", "--tls-cert", cert,
+                         "--tls-key", key]) as p:
+        p.tenant("team-a")
+        user = p.user("alice", "team-a").token
+        m = None
+        for _ in range(200):
+            m = re.search(r"listening=127\.0\.0\.1:(\d+) tls=on", p.read_log())
+            if m:
+                break
+            time.sleep(0.05)
+        check(m is not None, "the TLS listener reports its port", p.read_log())
+        url = "https://127.0.0.1:%s" % m.group(1)
+        cmd = ["--gpus", "1", "--allow-unschedulable", "--", "sleep", "600"]
+        r = run(p, user, "submit", "--server", url, "--cacert", cert, *cmd, debug=True)
+        check(r.returncode == 0 and r.stdout.decode().strip().isdigit(),
+              "submit to an https:// pool with --cacert", r.returncode, r.stdout.decode(),
+              r.stderr.decode()[-3000:])
+        check(any(n.startswith("libcurl") for n in loaded(r.stderr)),
+              "an https:// submit loads libcurl", sorted(loaded(r.stderr)))
+        s, d = p.admin.get("/v1/jobs")
+        before = len(d["items"])
+        for args in (["--cacert", other], []):
+            r = run(p, user, "submit", "--server", url, *(args + cmd))
+            err = r.stderr.decode()
+            check(r.returncode != 0 and "certificate" in err.lower(),
+                  "a certificate the CA did not sign is refused (%s)" % (args or "system store"),
+                  r.returncode, r.stdout.decode(), err)
+        s, d = p.admin.get("/v1/jobs")
+        check(s == 200 and len(d["items"]) == before, "nothing submitted on a refused CA", d)
+
+
 try:
     one_request_submits()
+    https_pool(GPUPOOLD)
 
     # Not one of the program's DT_NEEDED entries.
     dyn = subprocess.run(["readelf", "-d", GPUPOOL], capture_output=True, text=True)
     if dyn.returncode == 0:
         needed = [ln for ln in dyn.stdout.splitlines() if "(NEEDED)" in ln]
         check(needed and not any(lib in ln for ln in needed for lib in LAZY),
-              "gpupool's DT_NEEDED holds neither libyaml nor libxlsxwriter", needed)
+              "gpupool's DT_NEEDED holds neither libcurl nor libyaml nor libxlsxwriter", needed)
 
     with Pool(GPUPOOLD) as p:
         p.tenant("team-a")
