@@ -329,45 +329,31 @@ void ctl_committer_stop(gpupoold *g)
     pthread_mutex_destroy(&g->qlock);
 }
 
-static int by_hash(const void *a, const void *b)
-{
-    return strcmp(((const ctl_auth_entry *)a)->hash, ((const ctl_auth_entry *)b)->hash);
-}
-
 void ctl_auth_refresh(gpupoold *g)
 {
     ctl_state *st = &g->st;
-    if ((g->auth && g->auth_gen == st->auth_gen) || (g->auth && g->stale)) {
+    if ((g->auth.e && g->auth.gen == st->auth_gen) || (g->auth.e && g->stale)) {
         /* unchanged; or memory is not loaded (the store is away): the table stays as it was, so
          * callers get 503 from the transaction that finds the store away, not 401 */
         return;
     }
-    ctl_auth_entry *t = calloc((size_t)st->ntokens + 1, sizeof(*t));
-    if (!t) {
+    /* Appended and revoked tokens in place: what a group changes costs its tokens. */
+    pthread_mutex_lock(&g->auth_lock);
+    int rc = ctl_auth_table_follow(&g->auth, st);
+    pthread_mutex_unlock(&g->auth_lock);
+    if (rc <= 0) {
+        return; /* caught up; or out of memory: the next group goes on */
+    }
+    /* Reloaded, or a change the table cannot follow: built anew outside the lock. */
+    ctl_auth_table t = {0};
+    if (ctl_auth_table_build(&t, st) < 0) {
         return; /* keep the old table; the next group retries */
     }
-    for (int i = 0; i < st->ntokens; i++) {
-        const gp_token_rec *r = &st->tokens[i];
-        ctl_auth_entry *e = &t[i];
-        memcpy(e->hash, r->hash, sizeof(e->hash));
-        e->expires_ms = r->expires_ms;
-        e->revoked = r->revoked != 0;
-        ctl_role_parse(r->role, &e->who.role);
-        e->who.token_id = r->id;
-        e->who.tenant_id = r->tenant_id;
-        e->who.node_id = r->node_id;
-        snprintf(e->who.name, sizeof(e->who.name), "%s", r->name);
-        const ctl_tenant *tn = r->tenant_id ? ctl_tenant_by_id(st, r->tenant_id) : NULL;
-        snprintf(e->who.tenant, sizeof(e->who.tenant), "%s", tn ? tn->lim.name : "");
-        e->revoked |= r->tenant_id && !tn; /* a user of a deleted tenant */
-    }
-    qsort(t, (size_t)st->ntokens, sizeof(*t), by_hash);
     pthread_mutex_lock(&g->auth_lock);
-    free(g->auth);
+    ctl_auth_table old = g->auth;
     g->auth = t;
-    g->nauth = st->ntokens;
-    g->auth_gen = st->auth_gen;
     pthread_mutex_unlock(&g->auth_lock);
+    ctl_auth_table_fini(&old);
 }
 
 /* The table is sorted by hash: a binary search, however many (revoked) tokens accumulate. Hashes
@@ -375,10 +361,8 @@ void ctl_auth_refresh(gpupoold *g)
 int ctl_auth_lookup(gpupoold *g, const char *hash, int64_t now, ctl_principal *out)
 {
     int rc = GP_EAUTH;
-    ctl_auth_entry key;
-    snprintf(key.hash, sizeof(key.hash), "%s", hash);
     pthread_mutex_lock(&g->auth_lock);
-    const ctl_auth_entry *e = bsearch(&key, g->auth, (size_t)g->nauth, sizeof(*g->auth), by_hash);
+    const ctl_auth_entry *e = ctl_auth_table_find(&g->auth, hash);
     if (e && !e->revoked && (!e->expires_ms || e->expires_ms > now)) {
         *out = e->who;
         rc = 0;
