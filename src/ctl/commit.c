@@ -159,9 +159,16 @@ static void run_group(gpupoold *g, ctl_op *ops)
     }
 }
 
+/* Placements and evictions made so far: a cycle that leaves them unchanged changed nothing. */
+static long long decisions(gpupoold *g)
+{
+    return atomic_load(&g->stats.placed) + atomic_load(&g->stats.evicted);
+}
+
 static void cycle(gpupoold *g)
 {
     int64_t t0_us = ctl_metrics_now_us();
+    long long decided = decisions(g);
     gp_diag d;
     gp_diag_clear(&d);
     let_waiters_in(&g->st);
@@ -177,6 +184,7 @@ static void cycle(gpupoold *g)
         GP_LOG(GP_LOG_ERROR, "sched", "cycle failed: %s", d.msg);
     }
     g->last_cycle_ms = gp_mono_ms();
+    g->futile_cycles = decisions(g) == decided ? g->futile_cycles + 1 : 0;
     if (g->proxy) { /* idle upstream tunnels past their time, or closed by the job */
         px_pool_sweep(ctl_proxy_tunnels(g->proxy), g->last_cycle_ms);
     }
@@ -186,19 +194,28 @@ static void cycle(gpupoold *g)
     ctl_metrics_cycle(&g->metrics, us);
 }
 
-/* Cycles run at least every scheduling interval, and soon after a kick, but no closer together
- * than KICK_GAP_MS while changes keep arriving, nor than KICK_GAP_CYCLES times the last cycle's
- * duration: a cycle's cost grows with the jobs it walks, and a stream of submits still gets at
- * least that share of the committer. */
-#define KICK_GAP_MS     50
-#define KICK_GAP_CYCLES 4
+int64_t ctl_cycle_due_ms(const ctl_cycle_clock *c)
+{
+    int64_t due = c->last_ms + c->interval_ms;
+    int64_t gap = c->last_us / 1000 * CTL_KICK_GAP_CYCLES;
+    gap = gap > CTL_KICK_GAP_MS ? gap : CTL_KICK_GAP_MS;
+    int64_t most = gap > CTL_KICK_GAP_FUTILE_MS ? gap : CTL_KICK_GAP_FUTILE_MS;
+    for (int i = 0; i < c->futile && gap < most; i++) {
+        gap = gap * 2 < most ? gap * 2 : most;
+    }
+    int64_t soon = c->last_ms + gap;
+    return c->kicked && soon < due ? soon : due;
+}
 
+/* Under g->qlock. */
 static int64_t cycle_due_ms(gpupoold *g)
 {
-    int64_t due = g->last_cycle_ms + g->cfg->scheduler.interval_ms;
-    int64_t gap = atomic_load(&g->stats.cycle_us_last) / 1000 * KICK_GAP_CYCLES;
-    int64_t soon = g->last_cycle_ms + (gap > KICK_GAP_MS ? gap : KICK_GAP_MS);
-    return g->kicked && soon < due ? soon : due;
+    ctl_cycle_clock c = {.last_ms = g->last_cycle_ms,
+                         .interval_ms = g->cfg->scheduler.interval_ms,
+                         .last_us = atomic_load(&g->stats.cycle_us_last),
+                         .futile = g->futile_cycles,
+                         .kicked = g->kicked};
+    return ctl_cycle_due_ms(&c);
 }
 
 static void wait_until(gpupoold *g, int64_t due)
@@ -293,8 +310,10 @@ int ctl_run_op(gpupoold *g, ctl_op *op)
 void ctl_kick(gpupoold *g)
 {
     pthread_mutex_lock(&g->qlock);
-    g->kicked = true;
-    pthread_cond_signal(&g->qcond);
+    if (!g->kicked) { /* a pending kick covers this one: the committer already knows */
+        g->kicked = true;
+        pthread_cond_signal(&g->qcond);
+    }
     pthread_mutex_unlock(&g->qlock);
 }
 

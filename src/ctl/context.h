@@ -112,6 +112,7 @@ struct gpupoold {
     ctl_op *op_now; /* the op being run, NULL between ops: who acts, for the audit log */
     bool stop, kicked, running;
     int64_t last_cycle_ms;
+    int futile_cycles; /* cycles in a row that placed and evicted nothing (ctl_cycle_due_ms) */
     ctl_stats stats;
     ctl_metrics metrics;     /* for /metrics (metrics.h); set up by ctl_start */
     ctl_notifier *notify;    /* alerts: the active list and the Alertmanager sender (notify.h) */
