@@ -6,7 +6,8 @@
 #      held back by the tenant's one-GPU quota; then the quota is lifted and the scheduler places
 #      the backlog; then LOSE nodes stop their heartbeats until their jobs are placed elsewhere.
 #      Reads, submits and heartbeats are timed throughout (p50/p99/max) and gpupoold's memory
-#      read. A second run with 1,000 nodes submits the same jobs (the submit rate's reference).
+#      read. A second run with 1,000 nodes submits the same jobs (the submit rate's reference);
+#      a third registers NODES nodes again with heartbeats every 30 s (registration alone).
 #      Once on SQLite (synchronous=FULL) and once on PostgreSQL 15 (STORES=sqlite: SQLite only).
 #   2. store_bench: the store alone on each backend (submit transactions, one cycle's
 #      transaction, a walk over every job).
@@ -65,6 +66,11 @@ for store in "${stores[@]}"; do
         "$BIN/ctl_bench" --gpupoold "$BIN/gpupoold" --nodes 1000 --jobs "$JOBS" --clients 8 \
             --cycle --submit-only "${url[@]}" | grep '^ctl_submit' | sed "s/^/run=$run ref=1 /" \
             >>"$OUT/ctl.txt"
+        echo "bench: registration of $NODES nodes with heartbeats every 30 s (run $run)" >&2
+        [ "$store" = postgresql ] && url=(--store-url "$(newdb "quiet$run")")
+        "$BIN/ctl_bench" --gpupoold "$BIN/gpupoold" --nodes "$NODES" --jobs 1000 --clients 8 \
+            --submit-only --heartbeat-ms 30000 "${url[@]}" | grep '^ctl_register' |
+            sed "s/^/run=$run quiet=1 /" >>"$OUT/ctl.txt"
     done
     echo "bench: the store alone on $store" >&2
     if [ "$store" = postgresql ]; then

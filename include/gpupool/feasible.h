@@ -54,6 +54,12 @@ typedef struct gp_feasible_job {
  * c). 0 or GP_EINVAL with d. */
 int gp_feasible_pool(const gp_cluster *c, const int *nodes, int nnodes, const gp_feasible_job *j,
                      gp_diag *d);
+/* The same, given present: the models the listed nodes have (the OR of their gp_node.models),
+ * as a caller that keeps it up to date has it. It then costs only the nodes judged until the
+ * verdict is known: a job that fits stops at the first nodes that can hold it. The verdict
+ * equals gp_feasible_pool's when present is exact. */
+int gp_feasible_pool_models(const gp_cluster *c, const int *nodes, int nnodes, uint64_t present,
+                            const gp_feasible_job *j, gp_diag *d);
 
 /* Judges j against tenant t and queue q (either may be NULL: no limit). 0 or GP_EINVAL with
  * d. */

@@ -294,10 +294,18 @@ int gp_feasible_pool(const gp_cluster *c, const int *nodes, int nnodes, const gp
                      gp_diag *d)
 {
     pool_view v = {c, nodes, nodes ? nnodes : gp_cluster_node_count(c), 0, 0, false};
+    uint64_t present = 0;
     for (int i = 0; i < v.n; i++) {
         const gp_node *n = gp_cluster_node(c, node_at(&v, i));
-        v.present |= n ? n->models : 0;
+        present |= n ? n->models : 0;
     }
+    return gp_feasible_pool_models(c, nodes, nnodes, present, j, d);
+}
+
+int gp_feasible_pool_models(const gp_cluster *c, const int *nodes, int nnodes, uint64_t present,
+                            const gp_feasible_job *j, gp_diag *d)
+{
+    pool_view v = {c, nodes, nodes ? nnodes : gp_cluster_node_count(c), present, 0, false};
     if (v.n == 0) {
         return 0; /* nothing registered yet: nothing to judge against */
     }

@@ -170,14 +170,21 @@ static void submit_arg_free(void *arg)
 }
 
 /* Judges j against every node of the pool; gp_feasible_pool stops at the first nodes that can
- * hold it, so a submit that fits costs little whatever the pool's size. */
+ * hold it, and the node index keeps the pool's nodes and GPU models (ctl_pool_view), so a submit
+ * that fits costs little whatever the pool's size. */
 static int feasible_on_all(ctl_state *st, const gp_feasible_job *j, gp_diag *d)
 {
+    const int *pool;
+    uint64_t models;
+    int n = ctl_pool_view(st, &pool, &models);
+    if (n >= 0) {
+        return gp_feasible_pool_models(st->cluster, pool, n, models, j, d);
+    }
     int *nodes = malloc(sizeof(int) * (size_t)(st->nnodes + 1));
     if (!nodes) {
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
-    int n = ctl_pool_nodes(st, nodes);
+    n = ctl_pool_nodes(st, nodes);
     int rc = gp_feasible_pool(st->cluster, nodes, n, j, d);
     free(nodes);
     return rc;
@@ -279,8 +286,11 @@ static int check_submit(ctl_state *st, const gp_ctl_config *cfg, submit_arg *a, 
     }
     const gp_sched_tenant *q = &(*t)->lim;
     int pending = 0;
-    for (int i = st->njobs - 1; i >= 0 && st->npending >= cfg->jobs.max_pending_per_tenant; i--) {
-        pending += st->jobs[i]->state == CTL_PENDING && st->jobs[i]->tenant_id == (*t)->id;
+    unsigned waiting = 1u << CTL_PENDING; /* the Pending jobs only, newest first */
+    for (int i = ctl_jobs_next(st, waiting, st->njobs - 1, -1);
+         i >= 0 && st->npending >= cfg->jobs.max_pending_per_tenant;
+         i = ctl_jobs_next(st, waiting, i - 1, -1)) {
+        pending += st->jobs[i]->tenant_id == (*t)->id;
         if (pending >= cfg->jobs.max_pending_per_tenant) {
             return gp_diag_set(d, GP_ENOSPC,
                                "tenant %s has %d pending jobs, the most allowed; wait or cancel "
@@ -837,7 +847,9 @@ void api_jobs_list(api_req *rq)
     if (f.desc && f.after && lo > 0 && st->jobs[lo - 1]->id == f.after) {
         first = lo - 2;
     }
-    for (int i = first; i >= 0 && i < st->njobs; i += step) {
+    /* With states, only the jobs in them are visited (the jobs by state, in the same order). */
+    for (int i = ctl_jobs_next(st, f.states, first, step); i >= 0;
+         i = ctl_jobs_next(st, f.states, i + step, step)) {
         if (!passes(st->jobs[i], &f)) {
             continue;
         }

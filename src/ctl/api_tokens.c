@@ -73,7 +73,7 @@ int ctl_token_create(gpupoold *g, const char *name, ctl_role role, int64_t tenan
         return rc;
     }
     st->tokens[st->ntokens++] = t;
-    st->auth_gen++;
+    ctl_token_appended(st);
     return 0;
 }
 
@@ -93,16 +93,13 @@ int ctl_tokens_retire_agent(gpupoold *g, int64_t node_id, int64_t keep1, int64_t
                 continue;
             }
             if (pass == 1) {
-                o->revoked = 1;
+                ctl_token_revoke(st, mine[k]);
             } else {
                 rc = gp_store_token_revoke(g->store, o->id, d);
             }
         }
     }
     free(mine);
-    if (rc == 0) {
-        st->auth_gen++;
-    }
     return rc;
 }
 
@@ -221,8 +218,7 @@ static int revoke_run(gpupoold *g, ctl_op *op, gp_diag *d)
             if (rc < 0) {
                 return rc;
             }
-            st->tokens[i].revoked = 1;
-            st->auth_gen++;
+            ctl_token_revoke(st, i);
             op->result = token_doc(st, &st->tokens[i]);
             return 0;
         }

@@ -159,9 +159,16 @@ static void run_group(gpupoold *g, ctl_op *ops)
     }
 }
 
+/* Placements and evictions made so far: a cycle that leaves them unchanged changed nothing. */
+static long long decisions(gpupoold *g)
+{
+    return atomic_load(&g->stats.placed) + atomic_load(&g->stats.evicted);
+}
+
 static void cycle(gpupoold *g)
 {
     int64_t t0_us = ctl_metrics_now_us();
+    long long decided = decisions(g);
     gp_diag d;
     gp_diag_clear(&d);
     let_waiters_in(&g->st);
@@ -177,6 +184,7 @@ static void cycle(gpupoold *g)
         GP_LOG(GP_LOG_ERROR, "sched", "cycle failed: %s", d.msg);
     }
     g->last_cycle_ms = gp_mono_ms();
+    g->futile_cycles = decisions(g) == decided ? g->futile_cycles + 1 : 0;
     if (g->proxy) { /* idle upstream tunnels past their time, or closed by the job */
         px_pool_sweep(ctl_proxy_tunnels(g->proxy), g->last_cycle_ms);
     }
@@ -186,19 +194,28 @@ static void cycle(gpupoold *g)
     ctl_metrics_cycle(&g->metrics, us);
 }
 
-/* Cycles run at least every scheduling interval, and soon after a kick, but no closer together
- * than KICK_GAP_MS while changes keep arriving, nor than KICK_GAP_CYCLES times the last cycle's
- * duration: a cycle's cost grows with the jobs it walks, and a stream of submits still gets at
- * least that share of the committer. */
-#define KICK_GAP_MS     50
-#define KICK_GAP_CYCLES 4
+int64_t ctl_cycle_due_ms(const ctl_cycle_clock *c)
+{
+    int64_t due = c->last_ms + c->interval_ms;
+    int64_t gap = c->last_us / 1000 * CTL_KICK_GAP_CYCLES;
+    gap = gap > CTL_KICK_GAP_MS ? gap : CTL_KICK_GAP_MS;
+    int64_t most = gap > CTL_KICK_GAP_FUTILE_MS ? gap : CTL_KICK_GAP_FUTILE_MS;
+    for (int i = 0; i < c->futile && gap < most; i++) {
+        gap = gap * 2 < most ? gap * 2 : most;
+    }
+    int64_t soon = c->last_ms + gap;
+    return c->kicked && soon < due ? soon : due;
+}
 
+/* Under g->qlock. */
 static int64_t cycle_due_ms(gpupoold *g)
 {
-    int64_t due = g->last_cycle_ms + g->cfg->scheduler.interval_ms;
-    int64_t gap = atomic_load(&g->stats.cycle_us_last) / 1000 * KICK_GAP_CYCLES;
-    int64_t soon = g->last_cycle_ms + (gap > KICK_GAP_MS ? gap : KICK_GAP_MS);
-    return g->kicked && soon < due ? soon : due;
+    ctl_cycle_clock c = {.last_ms = g->last_cycle_ms,
+                         .interval_ms = g->cfg->scheduler.interval_ms,
+                         .last_us = atomic_load(&g->stats.cycle_us_last),
+                         .futile = g->futile_cycles,
+                         .kicked = g->kicked};
+    return ctl_cycle_due_ms(&c);
 }
 
 static void wait_until(gpupoold *g, int64_t due)
@@ -293,8 +310,10 @@ int ctl_run_op(gpupoold *g, ctl_op *op)
 void ctl_kick(gpupoold *g)
 {
     pthread_mutex_lock(&g->qlock);
-    g->kicked = true;
-    pthread_cond_signal(&g->qcond);
+    if (!g->kicked) { /* a pending kick covers this one: the committer already knows */
+        g->kicked = true;
+        pthread_cond_signal(&g->qcond);
+    }
     pthread_mutex_unlock(&g->qlock);
 }
 
@@ -329,45 +348,31 @@ void ctl_committer_stop(gpupoold *g)
     pthread_mutex_destroy(&g->qlock);
 }
 
-static int by_hash(const void *a, const void *b)
-{
-    return strcmp(((const ctl_auth_entry *)a)->hash, ((const ctl_auth_entry *)b)->hash);
-}
-
 void ctl_auth_refresh(gpupoold *g)
 {
     ctl_state *st = &g->st;
-    if ((g->auth && g->auth_gen == st->auth_gen) || (g->auth && g->stale)) {
+    if ((g->auth.e && g->auth.gen == st->auth_gen) || (g->auth.e && g->stale)) {
         /* unchanged; or memory is not loaded (the store is away): the table stays as it was, so
          * callers get 503 from the transaction that finds the store away, not 401 */
         return;
     }
-    ctl_auth_entry *t = calloc((size_t)st->ntokens + 1, sizeof(*t));
-    if (!t) {
+    /* Appended and revoked tokens in place: what a group changes costs its tokens. */
+    pthread_mutex_lock(&g->auth_lock);
+    int rc = ctl_auth_table_follow(&g->auth, st);
+    pthread_mutex_unlock(&g->auth_lock);
+    if (rc <= 0) {
+        return; /* caught up; or out of memory: the next group goes on */
+    }
+    /* Reloaded, or a change the table cannot follow: built anew outside the lock. */
+    ctl_auth_table t = {0};
+    if (ctl_auth_table_build(&t, st) < 0) {
         return; /* keep the old table; the next group retries */
     }
-    for (int i = 0; i < st->ntokens; i++) {
-        const gp_token_rec *r = &st->tokens[i];
-        ctl_auth_entry *e = &t[i];
-        memcpy(e->hash, r->hash, sizeof(e->hash));
-        e->expires_ms = r->expires_ms;
-        e->revoked = r->revoked != 0;
-        ctl_role_parse(r->role, &e->who.role);
-        e->who.token_id = r->id;
-        e->who.tenant_id = r->tenant_id;
-        e->who.node_id = r->node_id;
-        snprintf(e->who.name, sizeof(e->who.name), "%s", r->name);
-        const ctl_tenant *tn = r->tenant_id ? ctl_tenant_by_id(st, r->tenant_id) : NULL;
-        snprintf(e->who.tenant, sizeof(e->who.tenant), "%s", tn ? tn->lim.name : "");
-        e->revoked |= r->tenant_id && !tn; /* a user of a deleted tenant */
-    }
-    qsort(t, (size_t)st->ntokens, sizeof(*t), by_hash);
     pthread_mutex_lock(&g->auth_lock);
-    free(g->auth);
+    ctl_auth_table old = g->auth;
     g->auth = t;
-    g->nauth = st->ntokens;
-    g->auth_gen = st->auth_gen;
     pthread_mutex_unlock(&g->auth_lock);
+    ctl_auth_table_fini(&old);
 }
 
 /* The table is sorted by hash: a binary search, however many (revoked) tokens accumulate. Hashes
@@ -375,10 +380,8 @@ void ctl_auth_refresh(gpupoold *g)
 int ctl_auth_lookup(gpupoold *g, const char *hash, int64_t now, ctl_principal *out)
 {
     int rc = GP_EAUTH;
-    ctl_auth_entry key;
-    snprintf(key.hash, sizeof(key.hash), "%s", hash);
     pthread_mutex_lock(&g->auth_lock);
-    const ctl_auth_entry *e = bsearch(&key, g->auth, (size_t)g->nauth, sizeof(*g->auth), by_hash);
+    const ctl_auth_entry *e = ctl_auth_table_find(&g->auth, hash);
     if (e && !e->revoked && (!e->expires_ms || e->expires_ms > now)) {
         *out = e->who;
         rc = 0;

@@ -13,6 +13,7 @@
 #ifndef GP_CTL_CONTEXT_H
 #define GP_CTL_CONTEXT_H
 
+#include "ctl/auth.h"
 #include "ctl/config.h"
 #include "ctl/ctl.h"
 #include "ctl/ha.h"
@@ -81,15 +82,6 @@ typedef struct ctl_stats {
     atomic_llong evicted;
 } ctl_stats;
 
-/* What authentication needs of one token, copied out of the state so that requests are
- * authenticated without the state lock (which a group holds through its fsync). */
-typedef struct ctl_auth_entry {
-    char hash[65];
-    int64_t expires_ms;
-    bool revoked;
-    ctl_principal who;
-} ctl_auth_entry;
-
 struct gpupoold {
     const gp_ctl_config *cfg;
     unsigned char secret_key[32]; /* secrets.key_file's (secrets.h); st.secret_key points here */
@@ -107,11 +99,10 @@ struct gpupoold {
     /* Memory could not be reloaded from the store after a rollback: it may hold what the store
      * lost, so no transaction runs until a reload succeeds (txn.h). The committer's. */
     bool stale;
-    /* the tokens, for authentication: rebuilt by the committer after a group changed them */
+    /* the tokens, for authentication (auth.h): caught up by the committer after a group changed
+     * them; readers hold auth_lock */
     pthread_mutex_t auth_lock;
-    ctl_auth_entry *auth;
-    int nauth;
-    uint64_t auth_gen; /* st.auth_gen the table was built from */
+    ctl_auth_table auth;
     /* the committer */
     pthread_t committer;
     pthread_mutex_t qlock;
@@ -121,6 +112,7 @@ struct gpupoold {
     ctl_op *op_now; /* the op being run, NULL between ops: who acts, for the audit log */
     bool stop, kicked, running;
     int64_t last_cycle_ms;
+    int futile_cycles; /* cycles in a row that placed and evicted nothing (ctl_cycle_due_ms) */
     ctl_stats stats;
     ctl_metrics metrics;     /* for /metrics (metrics.h); set up by ctl_start */
     ctl_notifier *notify;    /* alerts: the active list and the Alertmanager sender (notify.h) */

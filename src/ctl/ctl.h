@@ -292,6 +292,15 @@ typedef struct ctl_held {
     int replica;
 } ctl_held;
 
+/* A set of positions (job_states.c): a bit per position, and a summary bit per word that is not
+ * zero, so the next member after a position costs the members passed and one summary word per
+ * 4,096 positions without one. */
+typedef struct ctl_posset {
+    uint64_t *w;   /* bit p % 64 of w[p / 64]: p is a member */
+    uint64_t *sum; /* bit k % 64 of sum[k / 64]: w[k] != 0 */
+    int nw;        /* words in w: a multiple of 64 (nw / 64 in sum) */
+} ctl_posset;
+
 typedef struct ctl_state {
     pthread_mutex_t lock;
     int lock_wanted; /* threads waiting in ctl_state_lock (atomic builtins); the committer lets
@@ -314,9 +323,18 @@ typedef struct ctl_state {
      * a node in nodes calls ctl_state_nodes_moved. */
     int *node_name_slots, *node_id_slots;
     int node_slots_cap, nodes_indexed;
-    int *node_cls;  /* node i's cluster index, while the tables are exact (ctl_pool_nodes) */
+    int *node_cls; /* node i's cluster index, while the tables are exact (ctl_pool_nodes) */
+    /* While the tables are exact: the GPU models the registered nodes have (bit m of
+     * gp_node.models; ctl_pool_view), added to as nodes are appended, counted anew when the
+     * tables are rebuilt (a node removed or replaced). */
+    uint64_t node_models;
     ctl_job **jobs; /* by id, ascending (ids only grow) */
     int njobs, capjobs;
+    /* The jobs by state (job_states.c): the positions in jobs of each state's jobs, kept by
+     * ctl_state_add_job and ctl_job_set_state; lost after an allocation failed (until the next
+     * load), when lists walk every job instead. */
+    ctl_posset by_state[CTL_NSTATES];
+    bool by_state_lost;
     gp_token_rec *tokens;
     int ntokens, captokens;
     /* Token lookups by name and by node (tokens are only appended): open-addressing tables of a
@@ -326,6 +344,11 @@ typedef struct ctl_state {
     int npending;      /* jobs waiting: Pending or Preempted */
     uint64_t gen;      /* bumped when tenants, queues, classes or GPU models change (starts at 1) */
     uint64_t auth_gen; /* bumped when tokens or tenants change */
+    /* The changes of auth_gen the authentication table can follow in steps (auth.h): how many
+     * bumps since it last caught up were logged, and the tokens revoked since (indexes). */
+    uint64_t auth_logged;
+    int *auth_revoked;
+    int nauth_revoked, capauth_revoked;
     /* Which replicas each node holds, sorted by node: rebuilt on demand when placements have
      * changed (held_gen != held_built), so a heartbeat costs its node's replicas, not a scan of
      * every job. */
@@ -477,8 +500,17 @@ int ctl_state_held_on(ctl_state *st, int64_t node_id, const ctl_held **out);
 /* Whether j is a service (service.h): Running while it is up, with no replicas of its own (its
  * replica jobs hold them). */
 bool ctl_job_is_service(const ctl_job *j);
-/* Sets the job's state, keeping the Pending count. */
+/* Sets the job's state, keeping the Pending count and the jobs by state. */
 void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s);
+/* The position in st->jobs of the first job from position from on (step 1: ascending; -1:
+ * descending) whose state is in states (bit per state; 0: any), or -1 when none is. Costs the
+ * jobs of those states it passes, not every job (the jobs by state), but for states 0. */
+int ctl_jobs_next(const ctl_state *st, unsigned states, int from, int step);
+/* For job_states.c's callers in state.c: position pos (st->jobs[pos]) put in its state's set;
+ * a job moved between states' sets; every set freed. */
+void ctl_jobs_index_add(ctl_state *st, int pos);
+void ctl_jobs_index_move(ctl_state *st, const ctl_job *j, ctl_job_state from, ctl_job_state to);
+void ctl_jobs_index_fini(ctl_state *st);
 
 /* ---- desired documents: versions and long-poll waiters ----
  * A node's desired document (what the heartbeat and GET /v1/nodes/{node}/desired answer: its
@@ -547,6 +579,11 @@ void ctl_tenant_limits(const ctl_state *st, const ctl_tenant *t, gp_sched_tenant
 /* The cluster indexes of the registered nodes (what "every node of the pool" means when
  * judging whether a job could ever run), into out (st->nnodes entries); returns their number. */
 int ctl_pool_nodes(ctl_state *st, int *out);
+/* The same without a copy, with the GPU models the registered nodes have (bit m: model m of the
+ * cluster), both kept in the node index as nodes are added, replaced or removed: *nodes is
+ * borrowed, valid until the nodes change. Returns the number of nodes, or GP_ENOMEM when the
+ * index cannot be built (ctl_pool_nodes still answers). O(1) while the index is exact. */
+int ctl_pool_view(ctl_state *st, const int **nodes, uint64_t *models);
 
 /* A replica's assignment as stored: {"cpu_milli", "memory_mib", "shares": [{"gpu", "milli",
  * "memory_mib", "mig_start", "mig_memory_slices", "mig_compute_slices"}]}; node is the cluster

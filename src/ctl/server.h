@@ -60,8 +60,30 @@ int ctl_run_op(gpupoold *g, ctl_op *op);
  * it delays the next group. The committer runs the ops queued when it stops, so a queued op is
  * always done. */
 void ctl_run_op_async(gpupoold *g, ctl_op *op, void (*done)(ctl_op *op));
-/* Asks for a scheduling cycle soon. */
+/* Asks for a scheduling cycle soon. Kicks coalesce: one pending kick stands for every kick made
+ * before the cycle starts (ctl_cycle_due_ms says when that is). */
 void ctl_kick(gpupoold *g);
+
+/* When the committer runs its next cycle. */
+typedef struct ctl_cycle_clock {
+    int64_t last_ms;     /* when the last cycle ended (monotonic ms) */
+    int64_t interval_ms; /* scheduler.interval */
+    int64_t last_us;     /* how long the last cycle took */
+    int futile;          /* cycles in a row that placed and evicted nothing */
+    bool kicked;         /* a cycle was asked for since the last one started */
+} ctl_cycle_clock;
+
+/* The monotonic time the next cycle is due: the interval after the last one; when kicked, soon
+ * after it, but no sooner than CTL_KICK_GAP_MS nor CTL_KICK_GAP_CYCLES times the last cycle's
+ * duration (a cycle's cost grows with the pool: a stream of changes still gets most of the
+ * committer). Each cycle in a row that changed nothing doubles that gap, up to
+ * CTL_KICK_GAP_FUTILE_MS: kicks that keep finding nothing to place (nodes flapping on a starved
+ * machine, submits held by a quota) coalesce into fewer cycles, and the first cycle that places
+ * or evicts something brings the gap back. Pure. */
+int64_t ctl_cycle_due_ms(const ctl_cycle_clock *c);
+#define CTL_KICK_GAP_MS        50
+#define CTL_KICK_GAP_CYCLES    4
+#define CTL_KICK_GAP_FUTILE_MS 1000
 
 /* Rebuilds the authentication table when the tokens or tenants changed (under the state lock). */
 void ctl_auth_refresh(gpupoold *g);

@@ -165,7 +165,7 @@ int ctl_lead_load(gpupoold *g, gp_diag *d)
     }
     if (rc == 0) {
         ctl_auth_refresh(g);
-        rc = g->auth ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
+        rc = g->auth.e ? 0 : gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     if (rc < 0) {
         ctl_meter_stop(g);
@@ -230,7 +230,7 @@ int ctl_start_with(gpupoold *g, const gp_ctl_config *cfg, ctl_store_wrap_fn wrap
     if (rc == 0) {
         rc = ctl_notify_start(g, d);
     }
-    if (rc == 0 && (!g->auth || !(g->proxy = ctl_proxy_new()))) {
+    if (rc == 0 && (!g->auth.e || !(g->proxy = ctl_proxy_new()))) {
         rc = gp_diag_set(d, GP_ENOMEM, "out of memory");
     }
     if (rc == 0) {
@@ -273,8 +273,7 @@ void ctl_stop(gpupoold *g)
     gp_store_close(g->store);
     gp_store_close(g->reader);
     g->store = g->reader = NULL;
-    free(g->auth);
-    g->auth = NULL;
+    ctl_auth_table_fini(&g->auth);
     pthread_mutex_destroy(&g->auth_lock);
     pthread_mutex_destroy(&g->reader_lock);
     pthread_mutex_destroy(&g->st.lock);

@@ -93,6 +93,7 @@ void ctl_state_clear(ctl_state *st)
     }
     ctl_registry_clear(st);
     free(st->jobs);
+    ctl_jobs_index_fini(st);
     free(st->tenants);
     free(st->queues);
     free(st->pclasses);
@@ -104,6 +105,7 @@ void ctl_state_clear(ctl_state *st)
     free(st->tokens);
     free(st->token_name_slots);
     free(st->token_node_slots);
+    free(st->auth_revoked);
     free(st->held);
     gp_cluster_free(st->cluster);
     pthread_mutex_t lock = st->lock;
@@ -199,10 +201,12 @@ static void slot_put(int *slots, int cap, size_t h, int v)
     slots[k] = v;
 }
 
-/* Puts node i into both tables (they have room: at most half full) and its cluster index into
- * node_cls. */
+/* Puts node i into both tables (they have room: at most half full), its cluster index into
+ * node_cls and its GPU models into node_models. */
 static void index_node(ctl_state *st, int i)
 {
+    const gp_node *n = st->cluster ? gp_cluster_node(st->cluster, st->nodes[i].cl) : NULL;
+    st->node_models |= n ? n->models : 0;
     st->node_cls[i] = st->nodes[i].cl;
     slot_put(st->node_name_slots, st->node_slots_cap, name_hash(st->nodes[i].name), i + 1);
     slot_put(st->node_id_slots, st->node_slots_cap, id_hash(st->nodes[i].id), i + 1);
@@ -238,6 +242,7 @@ static bool nodes_index(ctl_state *st)
         memset(st->node_name_slots, 0, sizeof(int) * (size_t)cap);
         memset(st->node_id_slots, 0, sizeof(int) * (size_t)cap);
     }
+    st->node_models = 0;
     for (int i = 0; i < st->nnodes; i++) {
         index_node(st, i);
     }
@@ -254,6 +259,16 @@ int ctl_pool_nodes(ctl_state *st, int *out)
     } else if (st->nnodes > 0) {
         memcpy(out, st->node_cls, sizeof(*out) * (size_t)st->nnodes);
     }
+    return st->nnodes;
+}
+
+int ctl_pool_view(ctl_state *st, const int **nodes, uint64_t *models)
+{
+    if (!nodes_index(st)) {
+        return GP_ENOMEM;
+    }
+    *nodes = st->node_cls;
+    *models = st->node_models;
     return st->nnodes;
 }
 
@@ -455,6 +470,7 @@ int ctl_state_add_job(ctl_state *st, ctl_job *j)
     }
     st->jobs[st->njobs++] = j;
     st->npending += ctl_job_state_waits(j->state);
+    ctl_jobs_index_add(st, st->njobs - 1);
     return 0;
 }
 
@@ -466,6 +482,7 @@ bool ctl_job_state_waits(ctl_job_state s)
 void ctl_job_set_state(ctl_state *st, ctl_job *j, ctl_job_state s)
 {
     st->npending += ctl_job_state_waits(s) - ctl_job_state_waits(j->state);
+    ctl_jobs_index_move(st, j, j->state, s);
     j->state = s;
 }
 
