@@ -10,6 +10,10 @@
  *
  * Replica reports carry the allocation epoch of the placement they run; a report with another
  * epoch is from a superseded placement and is ignored.
+ *
+ * A heartbeat that changes nothing the store keeps (beat_needs_store) is applied on the request's
+ * thread under the state lock and answered at once (ctl_run_memory); one that does goes through
+ * the committer and is answered after its commit. Both apply it with the same beat_apply.
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"

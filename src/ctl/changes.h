@@ -46,7 +46,9 @@ int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
                    gp_diag *d);
 
 /* ---- image pulls reported by agents (pull.c); run in the committer ---- */
-/* Replica report w (decoded by net/wire.h) of j's replica (current: its placement and epoch):
+/* Replica report w (decoded by net/wire.h) of j's replica (current: its placement and epoch) at
+ * now (also on a heartbeat's own thread under the state lock when ctl_pull_report_writes is
+ * false: it then changes memory only):
  * when running and pulling ("phase": "Pulling"), records the pull's progress event when one is
  * due and returns 1 (the replica has not started); otherwise 0, after recording "Pulled REF in
  * S s" when a pull was under way (unless pull_failed). */

@@ -20,7 +20,9 @@
  * request to its proxy, or a proxy-session) puts it back to Pending (event Resumed, see
  * ctl_job_resume). Suspended is stored like every state, so a restart keeps it.
  *
- * Runs in the committer, inside its transaction (store first, then memory).
+ * Runs in the committer, inside its transaction (store first, then memory); a report that only
+ * moves the clocks (ctl_idle_report_writes false) also runs on the heartbeat's own thread under
+ * the state lock, with no transaction.
  */
 #ifndef GP_CTL_IDLE_H
 #define GP_CTL_IDLE_H

@@ -22,7 +22,10 @@
  * Hot spares. faults.spare_fraction of each GPU model's in-service GPUs (on Ready nodes, the
  * last ones in node order) take only jobs restarting after a fault.
  *
- * All run in the committer, inside its transaction (store first, then memory).
+ * All run in the committer, inside its transaction (store first, then memory), except that a
+ * heartbeat that changes nothing the store keeps (ctl_recovery_health_writes false, no XIDs) has
+ * its health result and fence applied on its own thread under the state lock, with no
+ * transaction.
  */
 #ifndef GP_CTL_RECOVERY_H
 #define GP_CTL_RECOVERY_H
