@@ -1253,7 +1253,18 @@ static void test_heartbeats_in_memory(void **state)
     assert_true(n->ready);
     assert_non_null(n->health); /* what a memory heartbeat carries is applied */
     int gpu = ctl_job_by_id(&P.g.st, id)->replicas[0].a.shares[0].gpu;
+    n->ready = false; /* silent past nodes.heartbeat_timeout */
     pthread_mutex_unlock(&P.g.st.lock);
+    pthread_mutex_lock(&P.g.qlock);
+    P.g.kicked = false;
+    pthread_mutex_unlock(&P.g.qlock);
+    beat_job(id, "Running", util(50), NULL, false); /* back: Ready, in memory, a cycle asked */
+    pthread_mutex_lock(&P.g.st.lock);
+    assert_true(n->ready);
+    pthread_mutex_unlock(&P.g.st.lock);
+    pthread_mutex_lock(&P.g.qlock);
+    assert_true(P.g.kicked);
+    pthread_mutex_unlock(&P.g.qlock);
     /* a health check's fatal finding drains another GPU: the store */
     int other = gpu == 0 ? 1 : 0;
     beat_job(id, "Running", util(50),
