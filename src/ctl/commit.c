@@ -294,15 +294,15 @@ int ctl_run_op(gpupoold *g, ctl_op *op)
 bool ctl_run_memory(gpupoold *g, int (*fn)(gpupoold *g, void *arg), void *arg)
 {
     pthread_mutex_lock(&g->qlock);
-    bool running = g->running, queued = g->head != NULL;
+    bool running = g->running;
     pthread_mutex_unlock(&g->qlock);
     char leader[CTL_HA_URL_MAX];
-    if (!running || queued || ctl_deposed(g) ||
-        ctl_ha_get(&g->ha, leader, sizeof(leader)) != CTL_HA_LEADER) {
+    if (!running || ctl_deposed(g) || ctl_ha_get(&g->ha, leader, sizeof(leader)) != CTL_HA_LEADER) {
         return false;
     }
     /* Never waits for the lock: a group holds it through its fsync, and a server thread waiting
-     * here would hold up every connection it serves (submits for the next group among them). */
+     * for it would hold up every connection it serves (submits for the next group among them);
+     * a waiter would also delay each group (let_waiters_in). */
     if (pthread_mutex_trylock(&g->st.lock) != 0) {
         return false;
     }

@@ -68,9 +68,8 @@ void ctl_run_op_async(gpupoold *g, ctl_op *op, void (*done)(ctl_op *op));
  * documents that moved are woken before the lock is released. Returns false, without running
  * fn or having it decline, unless this controller leads with its committer running and its
  * memory loaded (a follower, a deposed leader, a stopping one or a stale memory: the committer's
- * path answers as it does), and when the committer is busy: changes are queued for it (the
- * caller joins their group) or the state lock is held (a group, a cycle, a reader; it never
- * waits for the lock). True when fn applied. */
+ * path answers as it does), and when the state lock is held (a group, a cycle, a reader): it
+ * never waits for the lock. True when fn applied. */
 bool ctl_run_memory(gpupoold *g, int (*fn)(gpupoold *g, void *arg), void *arg);
 /* Asks for a scheduling cycle soon. */
 void ctl_kick(gpupoold *g);
