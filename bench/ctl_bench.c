@@ -31,6 +31,7 @@
  *   ctl_latency store=sqlite phase=backlog kind=heartbeat n=... failed=... p50_ms=... p99_ms=...
  *               max_ms=...
  *   ctl_beats store=sqlite nodes=... interval_ms=... sent=... per_s=... gap_max_ms=...
+ *             applied_memory=... applied_store=...  (gpupool_heartbeats_total{path}, all run)
  *   ctl_rss store=sqlite at=submitted|placed|peak pending=... running=... mib=...  (every job
  *           of the pool, from gpupoold's metrics; running: Scheduled or Running)
  * Usage: ctl_bench --gpupoold PATH [--nodes 1000] [--jobs 20000] [--clients 8]
@@ -731,25 +732,39 @@ static void loss(bench *b, gp_http_client *admin)
     fflush(stdout);
 }
 
-/* Every job in state, from the controller's metrics (gpupool_jobs{state=...}); -1 when they
+/* The sum of the samples of the controller's metric family (the line's start up to its labels,
+ * "gpupool_jobs{") whose labels hold needle: 0 when none (*found false), -1 when the metrics
  * cannot be read. */
-static long count_all(bench *b, gp_http_client *admin, const char *state)
+static long metric_sum(bench *b, gp_http_client *admin, const char *family, const char *needle,
+                       bool *found)
 {
-    char *resp = NULL, needle[64];
+    *found = false;
+    char *resp = NULL;
     if (call(b, admin, "GET", "/metrics", NULL, NULL, -1, &resp) != 200) {
         free(resp);
         return -1;
     }
-    snprintf(needle, sizeof(needle), "state=\"%s\"", state);
     long n = 0;
-    for (char *line = strtok(resp, "\n"); line; line = strtok(NULL, "\n")) {
+    char *save = NULL;
+    for (char *line = strtok_r(resp, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
         const char *sp = strrchr(line, ' ');
-        if (strncmp(line, "gpupool_jobs{", 13) == 0 && strstr(line, needle) && sp) {
+        if (strncmp(line, family, strlen(family)) == 0 && strstr(line, needle) && sp) {
             n += atol(sp + 1);
+            *found = true;
         }
     }
     free(resp);
     return n;
+}
+
+/* Every job in state, from the controller's metrics (gpupool_jobs{state=...}); -1 when they
+ * cannot be read. */
+static long count_all(bench *b, gp_http_client *admin, const char *state)
+{
+    char needle[64];
+    snprintf(needle, sizeof(needle), "state=\"%s\"", state);
+    bool found;
+    return metric_sum(b, admin, "gpupool_jobs{", needle, &found);
 }
 
 static void print_rss(bench *b, gp_http_client *admin, const char *at)
@@ -820,10 +835,17 @@ int main(int argc, char **argv)
         pthread_join(beaters[i].t, NULL);
     }
     free(beaters);
+    /* how the controller applied them, from its start (-1: it does not say) */
+    bool said;
+    long in_memory = metric_sum(&b, admin, "gpupool_heartbeats_total{", "path=\"memory\"", &said);
+    in_memory = said ? in_memory : -1;
+    long in_store = metric_sum(&b, admin, "gpupool_heartbeats_total{", "path=\"store\"", &said);
+    in_store = said ? in_store : -1;
     printf("ctl_beats store=%s nodes=%d interval_ms=%d beaters=%d sent=%ld per_s=%.0f "
-           "target_per_s=%.0f gap_max_ms=%ld\n",
+           "target_per_s=%.0f gap_max_ms=%ld applied_memory=%ld applied_store=%ld\n",
            b.store, b.nodes, b.heartbeat_ms, b.beaters, beats, beats / tb,
-           (b.nodes - b.lose) * 1000.0 / b.heartbeat_ms, atomic_load(&b.gap_max_ms));
+           (b.nodes - b.lose) * 1000.0 / b.heartbeat_ms, atomic_load(&b.gap_max_ms), in_memory,
+           in_store);
     print_rss(&b, admin, "peak");
     print_latencies(&b);
     fflush(stdout);

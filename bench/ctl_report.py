@@ -94,8 +94,13 @@ def live_section(ctl, ref_runs, quiet_runs, skipped, head):
         if not rs:
             return "n/a"
         r = rs[0]
-        return (f"{float(r['per_s']):,.0f}/s of {float(r['target_per_s']):,.0f}/s; longest gap "
+        cell = (f"{float(r['per_s']):,.0f}/s of {float(r['target_per_s']):,.0f}/s; longest gap "
                 f"{int(r['gap_max_ms']) / 1000:.1f} s")
+        mem, sto = int(r.get("applied_memory", -1)), int(r.get("applied_store", -1))
+        if mem >= 0 and sto >= 0 and mem + sto > 0:
+            cell += (f"; applied in memory {mem:,}, through the store {sto:,} "
+                     f"({mem / (mem + sto):.0%} in memory)")
+        return cell
     iv = next((r["interval_ms"] for r in ctl if r["kind"] == "ctl_beats"), "?")
     nb = next((r["beaters"] for r in ctl if r["kind"] == "ctl_beats"), "?")
     out.append(f"| heartbeats sent (each node every {iv} ms, from {nb} threads) and the longest a "

@@ -391,6 +391,9 @@ static void write_jobs(gp_prom *p, const snap *s, gpupoold *g)
     gp_prom_family(p, "gpupool_scheduler_cycles_total", "counter", "Scheduling cycles run.");
     gp_prom_sample(p, "gpupool_scheduler_cycles_total", NULL,
                    (double)atomic_load(&g->stats.cycles));
+    gp_prom_family(p, "gpupool_commit_groups_total", "counter",
+                   "Groups of changes the committer ran, each one store transaction.");
+    gp_prom_sample(p, "gpupool_commit_groups_total", NULL, (double)atomic_load(&g->stats.groups));
     gp_prom_family(p, "gpupool_placements_total", "counter", "Jobs placed by the scheduler.");
     gp_prom_sample(p, "gpupool_placements_total", NULL, (double)atomic_load(&g->stats.placed));
     gp_prom_family(p, "gpupool_evictions_total", "counter",

@@ -10,6 +10,10 @@
  *
  * Replica reports carry the allocation epoch of the placement they run; a report with another
  * epoch is from a superseded placement and is ignored.
+ *
+ * A heartbeat that changes nothing the store keeps (beat_needs_store) is applied on the request's
+ * thread under the state lock and answered at once (ctl_run_memory); one that does goes through
+ * the committer and is answered after its commit. Both apply it with the same beat_apply.
  */
 #include "ctl/api.h"
 #include "ctl/doc.h"
@@ -507,24 +511,63 @@ static int replica_failed(gpupoold *g, ctl_job *j, int replica, int exit_code, c
     return ctl_job_finish(g, j, false, replica, exit_code, why, d);
 }
 
-/* One replica report, decoded (w). */
-static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, bool *changed,
-                      int *stale_running, gp_diag *d)
+/* The replica report w is about (its job in *jp), or NULL when w is stale: a superseded
+ * placement, or a replica of another node. */
+static ctl_replica *report_target(ctl_state *st, const ctl_node *n, const gp_wire_replica *w,
+                                  ctl_job **jp)
 {
-    int64_t job = w->job, epoch = w->epoch, idle_ms = w->idle_ms;
+    ctl_job *j = ctl_job_by_id(st, w->job);
+    if (!j || !j->replicas || w->replica < 0 || w->replica >= j->spec.replicas ||
+        j->replicas[w->replica].epoch != w->epoch || j->replicas[w->replica].node_id != n->id) {
+        return NULL;
+    }
+    *jp = j;
+    return &j->replicas[w->replica];
+}
+
+/* Whether report w would change something the store keeps (report_one at now): a pull's event,
+ * a hung or idle replica acted on, a new state. Changes nothing. */
+static bool report_writes(gpupoold *g, const ctl_node *n, const gp_wire_replica *w, int64_t now)
+{
+    ctl_job *j = NULL;
+    const ctl_replica *r = report_target(&g->st, n, w, &j);
+    if (!r) {
+        return false; /* stale: counted for the fence only */
+    }
+    bool running = w->state == GP_WIRE_RUNNING, ok = w->state == GP_WIRE_SUCCEEDED;
+    bool pull_failed = !running && !ok && ctl_pull_failed(w->exit_code, w->reason);
+    if (ctl_pull_report_writes(j, w->replica, w, pull_failed, now)) {
+        return true;
+    }
+    if (running && w->pulling) {
+        return false; /* not started: nothing else of the report is read */
+    }
+    if (running && w->idle_ms >= 0 && ctl_recovery_idle_writes(j, w->replica, w->idle_ms)) {
+        return true;
+    }
+    if (running && ctl_idle_report_writes(g, j, w->replica, w->util, now)) {
+        return true;
+    }
+    return strcmp(r->state, gp_wire_state_name(w->state)) != 0;
+}
+
+/* One replica report, decoded (w), at now. */
+static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, int64_t now,
+                      bool *changed, int *stale_running, gp_diag *d)
+{
+    int64_t idle_ms = w->idle_ms;
     int replica = w->replica, exit_code = w->exit_code, util = w->util;
     const char *state = gp_wire_state_name(w->state);
     const char *reason = w->reason[0] ? w->reason : NULL;
     bool running = w->state == GP_WIRE_RUNNING, ok = w->state == GP_WIRE_SUCCEEDED;
-    ctl_job *j = ctl_job_by_id(&g->st, job);
-    if (!j || !j->replicas || replica < 0 || replica >= j->spec.replicas ||
-        j->replicas[replica].epoch != epoch || j->replicas[replica].node_id != n->id) {
+    ctl_job *j = NULL;
+    ctl_replica *r = report_target(&g->st, n, w, &j);
+    if (!r) {
         *stale_running += running; /* stale: a superseded placement */
         return 0;
     }
-    ctl_replica *r = &j->replicas[replica];
     bool pull_failed = !running && !ok && ctl_pull_failed(exit_code, reason);
-    int pull = ctl_pull_report(g, j, replica, w, pull_failed, d);
+    int pull = ctl_pull_report(g, j, replica, w, pull_failed, now, d);
     if (pull != 0) {
         return pull < 0 ? pull : 0; /* pulling its image: not started, not idle, not in use */
     }
@@ -541,9 +584,9 @@ static int report_one(gpupoold *g, ctl_node *n, const gp_wire_replica *w, bool *
         }
     }
     if (running) {
-        ctl_meter_report(g, j, replica, util, ctl_now_ms());
-        ctl_history_replica(g, j, replica, n, w, ctl_now_ms());
-        int rc = ctl_idle_report(g, j, replica, util, d);
+        ctl_meter_report(g, j, replica, util, now);
+        ctl_history_replica(g, j, replica, n, w, now);
+        int rc = ctl_idle_report(g, j, replica, util, now, d);
         if (rc < 0 || !j->replicas) {
             *changed |= !j->replicas;
             return rc; /* stopped for being idle */
@@ -610,18 +653,45 @@ static int check_beat(const ctl_node *n, const gp_wire_heartbeat *hb, gp_diag *d
     return gp_wire_heartbeat_check_node(hb, &node, d);
 }
 
-static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
+/* The node heartbeat a is from, when its caller may send it (an agent only its own node's) and
+ * it fits the node (check_beat); else NULL with d set. Changes nothing. */
+static ctl_node *beat_node(ctl_state *st, const beat_arg *a, gp_diag *d)
 {
-    beat_arg *a = op->arg;
-    ctl_state *st = &g->st;
     ctl_node *n = ctl_node_by_name(st, a->node);
     if (!n || (a->caller_node && n->id != a->caller_node)) {
-        return gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
+        gp_diag_set(d, GP_ENOENT, "node %s: not found", a->node);
+        return NULL;
     }
-    int bad = check_beat(n, &a->hb, d);
-    if (bad < 0) {
-        return bad;
+    return check_beat(n, &a->hb, d) < 0 ? NULL : n;
+}
+
+/* Whether heartbeat a of node n (beat_node's) at now changes something the store keeps, so that
+ * it must go through the committer: the agent's older token to retire, GPU instances, XIDs (all
+ * of them, though most are only counted: they are rare), a health check's drain or return, or a
+ * replica report that writes (report_writes). Otherwise beat_apply changes memory only: replica
+ * readiness, metering, history and idle clocks, GPU readings, the image cache, liveness, the
+ * fence and the node-wide health verdict. Changes nothing. */
+static bool beat_needs_store(gpupoold *g, const ctl_node *n, const beat_arg *a, int64_t now)
+{
+    if ((n->older_agent_tokens && a->caller_token == n->agent_token_id) || a->hb.nevents > 0 ||
+        ctl_mig_report_writes(n, &a->hb) ||
+        ctl_recovery_health_writes(n, a->hb.has_health ? &a->hb.health : NULL)) {
+        return true;
     }
+    for (size_t i = 0; i < a->hb.nreplicas; i++) {
+        if (report_writes(g, n, &a->hb.replicas[i], now)) {
+            return true;
+        }
+    }
+    return false;
+}
+
+/* Applies heartbeat a to n (beat_node's) at now; *kick: what may be placed changed (a cycle is
+ * due). In the committer's transaction; or under the state lock alone when beat_needs_store is
+ * false, where it changes memory only. */
+static int beat_apply(gpupoold *g, ctl_node *n, const beat_arg *a, int64_t now, bool *kick,
+                      gp_diag *d)
+{
     if (n->older_agent_tokens && a->caller_token == n->agent_token_id) {
         /* the agent holds its newest credential: the one it re-registered with dies */
         int rc = ctl_tokens_retire_agent(g, n->id, n->agent_token_id, 0, d);
@@ -634,11 +704,10 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (migs < 0) {
         return migs;
     }
-    op->kick |= migs > 0;
     bool changed = false;
     int stale_running = 0;
     for (size_t i = 0; i < a->hb.nreplicas; i++) {
-        int rc = report_one(g, n, &a->hb.replicas[i], &changed, &stale_running, d);
+        int rc = report_one(g, n, &a->hb.replicas[i], now, &changed, &stale_running, d);
         if (rc < 0) {
             return rc;
         }
@@ -657,16 +726,57 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     }
     if (!n->ready) {
         GP_LOG(GP_LOG_INFO, "nodes", "node=%s state=Ready", n->name);
-        op->kick = true;
+        *kick = true;
     }
     n->ready = true;
-    n->heartbeat_ms = ctl_now_ms();
+    n->heartbeat_ms = now;
     bool unfenced = ctl_recovery_fence(g, n, stale_running);
-    ctl_node_update_schedulable(st, n);
-    op->kick |= changed || xids || health || unfenced; /* what may be placed changed */
-    /* Secrets (registry credentials) go to the node's own agent only. */
-    int rc = api_desired_answer(st, n, a->caller_node != 0, &op->result);
+    ctl_node_update_schedulable(&g->st, n);
+    *kick |= migs > 0 || changed || xids || health || unfenced;
+    return 0;
+}
+
+/* The answer to a heartbeat of n: its desired document. Secrets (registry credentials) go to the
+ * node's own agent only. */
+static int beat_answer(ctl_state *st, ctl_node *n, const beat_arg *a, json_t **out, gp_diag *d)
+{
+    int rc = api_desired_answer(st, n, a->caller_node != 0, out);
     return rc < 0 ? gp_diag_set(d, rc, "out of memory") : 0;
+}
+
+static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
+{
+    beat_arg *a = op->arg;
+    ctl_node *n = beat_node(&g->st, a, d);
+    if (!n) {
+        return d->code < 0 ? d->code : GP_EINTERNAL;
+    }
+    int rc = beat_apply(g, n, a, ctl_now_ms(), &op->kick, d);
+    return rc < 0 ? rc : beat_answer(&g->st, n, a, &op->result, d);
+}
+
+/* A heartbeat applied without the committer (ctl_run_memory): the answer, or the error. */
+typedef struct beat_mem {
+    beat_arg *a;
+    json_t *answer;
+    int rc;
+    gp_diag d;
+} beat_mem;
+
+/* Applies the heartbeat when it changes memory only; -1 (nothing changed) when it must go
+ * through the committer, as must one beat_node refuses (its error is the committer's). */
+static int beat_memory(gpupoold *g, void *arg)
+{
+    beat_mem *m = arg;
+    int64_t now = ctl_now_ms();
+    ctl_node *n = beat_node(&g->st, m->a, &m->d);
+    if (!n || beat_needs_store(g, n, m->a, now)) {
+        return -1;
+    }
+    bool kick = false;
+    m->rc = beat_apply(g, n, m->a, now, &kick, &m->d);
+    m->rc = m->rc < 0 ? m->rc : beat_answer(&g->st, n, m->a, &m->answer, &m->d);
+    return kick;
 }
 
 void api_nodes_heartbeat(api_req *rq)
@@ -697,6 +807,21 @@ void api_nodes_heartbeat(api_req *rq)
         beat_arg_free(a);
         return;
     }
+    /* Most heartbeats change nothing the store keeps: applied here, answered at once. */
+    beat_mem m = {.a = a};
+    gp_diag_clear(&m.d);
+    if (ctl_run_memory(rq->g, beat_memory, &m)) {
+        atomic_fetch_add(&rq->g->metrics.heartbeats_memory, 1);
+        beat_arg_free(a);
+        if (m.rc < 0) {
+            json_decref(m.answer);
+            api_diag(rq, &m.d);
+        } else {
+            api_reply(rq, 200, m.answer);
+        }
+        return;
+    }
+    atomic_fetch_add(&rq->g->metrics.heartbeats_store, 1);
     /* the agent's thread is not held while the heartbeat waits for its commit */
     ctl_op op = {.run = beat_run};
     api_run_async(rq, &op, a, beat_arg_free);

@@ -46,12 +46,18 @@ int ctl_job_finish(gpupoold *g, ctl_job *j, bool ok, int replica, int exit_code,
                    gp_diag *d);
 
 /* ---- image pulls reported by agents (pull.c); run in the committer ---- */
-/* Replica report w (decoded by net/wire.h) of j's replica (current: its placement and epoch):
+/* Replica report w (decoded by net/wire.h) of j's replica (current: its placement and epoch) at
+ * now (also on a heartbeat's own thread under the state lock when ctl_pull_report_writes is
+ * false: it then changes memory only):
  * when running and pulling ("phase": "Pulling"), records the pull's progress event when one is
  * due and returns 1 (the replica has not started); otherwise 0, after recording "Pulled REF in
  * S s" when a pull was under way (unless pull_failed). */
 int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *w,
-                    bool pull_failed, gp_diag *d);
+                    bool pull_failed, int64_t now, gp_diag *d);
+/* Whether ctl_pull_report would record an event (store) for the same report at now; false when
+ * it would change memory only. Pure. */
+bool ctl_pull_report_writes(const ctl_job *j, int replica, const gp_wire_replica *w,
+                            bool pull_failed, int64_t now);
 /* Whether a failed replica could not get its image: exit code 125 and a reason starting
  * "ImagePullFailed: ". */
 bool ctl_pull_failed(int exit_code, const char *reason);
@@ -72,6 +78,9 @@ int ctl_node_store(gpupoold *g, ctl_node *n, gp_diag *d);
  * with the node and set on the model (node_mig.c). 1 when some changed (what may be placed
  * changed), 0 when none did. */
 int ctl_mig_report(gpupoold *g, ctl_node *n, const gp_wire_heartbeat *hb, gp_diag *d);
+/* Whether ctl_mig_report would store something (an instance list changed) or refuse hb; false
+ * when it would change nothing. Pure: reads n and hb only. */
+bool ctl_mig_report_writes(const ctl_node *n, const gp_wire_heartbeat *hb);
 
 /* How a job's placement ends when something else than the job failed (ctl_job_fault). */
 typedef enum ctl_fault_kind {

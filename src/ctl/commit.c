@@ -14,6 +14,7 @@
  */
 #include "ctl/audit.h"
 #include "base/clock.h"
+#include "ctl/leader.h"
 #include "ctl/notify.h"
 #include "ctl/proxy_pool.h"
 #include "ctl/proxy_state.h"
@@ -305,6 +306,32 @@ int ctl_run_op(gpupoold *g, ctl_op *op)
     pthread_mutex_unlock(&g->qlock);
     atomic_fetch_add(&g->stats.ops, 1);
     return op->rc;
+}
+
+bool ctl_run_memory(gpupoold *g, int (*fn)(gpupoold *g, void *arg), void *arg)
+{
+    pthread_mutex_lock(&g->qlock);
+    bool running = g->running;
+    pthread_mutex_unlock(&g->qlock);
+    char leader[CTL_HA_URL_MAX];
+    if (!running || ctl_deposed(g) || ctl_ha_get(&g->ha, leader, sizeof(leader)) != CTL_HA_LEADER) {
+        return false;
+    }
+    /* Never waits for the lock: a group holds it through its fsync, and a server thread waiting
+     * for it would hold up every connection it serves (submits for the next group among them);
+     * a waiter would also delay each group (let_waiters_in). */
+    if (pthread_mutex_trylock(&g->st.lock) != 0) {
+        return false;
+    }
+    int rc = g->stale ? -1 : fn(g, arg); /* stale: the committer answers (503) */
+    if (rc >= 0) {
+        ctl_desired_publish(&g->st);
+    }
+    ctl_state_unlock(&g->st);
+    if (rc > 0) {
+        ctl_kick(g);
+    }
+    return rc >= 0;
 }
 
 void ctl_kick(gpupoold *g)

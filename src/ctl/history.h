@@ -21,9 +21,10 @@
  * in memory only: a restart or a failover starts it empty. history.max_jobs 0 keeps none.
  *
  * Threads: every call takes the history's own lock for its duration (never the state lock), so
- * the committer records and request handlers read at the same time. Recording runs inside the
- * heartbeat's transaction but is not part of it: a heartbeat rolled back keeps its samples
- * (readings, not state).
+ * the committer records and request handlers read at the same time. Recording runs under the
+ * state lock, inside the heartbeat's transaction when it has one (not part of it: a heartbeat
+ * rolled back keeps its samples, readings, not state) or on the heartbeat's own thread when it
+ * changes nothing the store keeps (api_nodes.c).
  */
 #ifndef GP_CTL_HISTORY_H
 #define GP_CTL_HISTORY_H

@@ -58,38 +58,59 @@ static int suspend(gpupoold *g, ctl_job *j, const char *why, gp_diag *d)
     return rc;
 }
 
-int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, gp_diag *d)
+/* Whether j, its replicas' idle clocks as they are, has been idle long enough at now to be
+ * stopped or suspended (a notebook's proxy traffic included). */
+static bool idle_due(gpupoold *g, const ctl_job *j, int64_t now)
+{
+    int64_t idle_ms = INT64_MAX; /* the job's: its least idle replica's */
+    for (int i = 0; i < j->spec.replicas; i++) {
+        int64_t since = j->replicas[i].idle_since_ms;
+        if (!since) {
+            return false;
+        }
+        idle_ms = now - since < idle_ms ? now - since : idle_ms;
+    }
+    if (idle_ms < j->spec.idle_timeout_s * 1000) {
+        return false;
+    }
+    bool interactive = j->spec.job_kind == GP_JOB_NOTEBOOK;
+    /* someone uses a notebook through the proxy (a kernel's WebSocket included) */
+    return !(interactive && g->proxy &&
+             now - ctl_proxy_last_seen(g->proxy, j->id) < j->spec.idle_timeout_s * 1000);
+}
+
+/* Whether report util of replica r moves its idle clock to idle (true) or stops it (false). */
+static bool idle_reading(const ctl_job *j, int util)
+{
+    return util >= 0 && util < j->spec.idle_utilization;
+}
+
+bool ctl_idle_report_writes(gpupoold *g, const ctl_job *j, int r, int util, int64_t now)
+{
+    /* a clock not yet started starts at now: 0 < idle_timeout, so not due */
+    return j->spec.idle_timeout_s > 0 && idle_reading(j, util) && j->replicas[r].idle_since_ms &&
+           idle_due(g, j, now);
+}
+
+int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, int64_t now, gp_diag *d)
 {
     ctl_replica *rep = &j->replicas[r];
     if (j->spec.idle_timeout_s <= 0) {
         return 0;
     }
-    int64_t now = ctl_now_ms();
-    if (util < 0 || util >= j->spec.idle_utilization) {
+    if (!idle_reading(j, util)) {
         rep->idle_since_ms = 0; /* busy, or no evidence */
         return 0;
     }
     if (rep->idle_since_ms == 0) {
         rep->idle_since_ms = now;
     }
-    int64_t idle_ms = INT64_MAX; /* the job's: its least idle replica's */
-    for (int i = 0; i < j->spec.replicas; i++) {
-        int64_t since = j->replicas[i].idle_since_ms;
-        if (!since) {
-            return 0;
-        }
-        idle_ms = now - since < idle_ms ? now - since : idle_ms;
-    }
-    if (idle_ms < j->spec.idle_timeout_s * 1000) {
+    if (!idle_due(g, j, now)) {
         return 0;
     }
     char dur[32], why[200];
     duration_text(j->spec.idle_timeout_s, dur, sizeof(dur));
     bool interactive = j->spec.job_kind == GP_JOB_NOTEBOOK;
-    if (interactive && g->proxy &&
-        now - ctl_proxy_last_seen(g->proxy, j->id) < j->spec.idle_timeout_s * 1000) {
-        return 0; /* someone uses it through the proxy (a kernel's WebSocket included) */
-    }
     snprintf(why, sizeof(why), "idle: GPU utilisation below %g%%%s for %s",
              j->spec.idle_utilization, interactive ? " and no traffic through its proxy" : "", dur);
     if (interactive && j->spec.idle_action == GP_IDLE_SUSPEND) {

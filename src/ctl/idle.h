@@ -20,16 +20,22 @@
  * request to its proxy, or a proxy-session) puts it back to Pending (event Resumed, see
  * ctl_job_resume). Suspended is stored like every state, so a restart keeps it.
  *
- * Runs in the committer, inside its transaction (store first, then memory).
+ * Runs in the committer, inside its transaction (store first, then memory); a report that only
+ * moves the clocks (ctl_idle_report_writes false) also runs on the heartbeat's own thread under
+ * the state lock, with no transaction.
  */
 #ifndef GP_CTL_IDLE_H
 #define GP_CTL_IDLE_H
 
 #include "ctl/context.h"
 
-/* A Running replica r of job j reported util (percent; -1: none). Stops the job when it has
- * been idle long enough (j's replicas are then NULL). 0, or an error of the store with d set. */
-int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, gp_diag *d);
+/* A Running replica r of job j reported util (percent; -1: none) at now. Stops the job when it
+ * has been idle long enough (j's replicas are then NULL). 0, or an error of the store with d
+ * set. */
+int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, int64_t now, gp_diag *d);
+/* Whether ctl_idle_report(g, j, r, util, now) would stop or suspend j (store); false when it
+ * would only move the replica's idle clock (memory). Changes nothing. */
+bool ctl_idle_report_writes(gpupoold *g, const ctl_job *j, int r, int util, int64_t now);
 
 /* Puts the Suspended job j back to Pending (event Resumed with why). GP_ESTATE when j is not
  * Suspended; store errors with d set. In the committer's transaction. */

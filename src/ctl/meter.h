@@ -25,8 +25,9 @@
  * heartbeat. A crash loses at most that much of the utilisation evidence of open rows; it never
  * loses allocated time.
  *
- * Threads: everything runs in the committer under the state lock, except ctl_meter_prices (set
- * once at start, read-only after) and ctl_meter_used (under the state lock).
+ * Threads: everything runs under the state lock, in the committer except ctl_meter_report (also
+ * on a heartbeat's own thread when the heartbeat changes nothing the store keeps), ctl_meter_used
+ * (any thread holding the lock) and ctl_meter_prices (set once at start, read-only after).
  */
 #ifndef GP_CTL_METER_H
 #define GP_CTL_METER_H

@@ -49,6 +49,8 @@ void ctl_metrics_init(ctl_metrics *m)
 {
     memset(m, 0, sizeof(*m));
     atomic_init(&m->alerts_sent, 0);
+    atomic_init(&m->heartbeats_memory, 0);
+    atomic_init(&m->heartbeats_store, 0);
     atomic_init(&m->alerts_failed, 0);
     for (int i = 0; i < CTL_RESTART_NCAUSES; i++) {
         atomic_init(&m->restarts[i], 0);
@@ -295,6 +297,15 @@ void ctl_metrics_write(ctl_metrics *m, gp_prom *p, const char *(*route_pattern)(
         const char *labels[] = {"route", route, "method", methods[e->method], "code", code, NULL};
         gp_prom_hist_write(p, "gpupool_http_request_duration_seconds", labels, &e->h);
     }
+
+    gp_prom_family(p, "gpupool_heartbeats_total", "counter",
+                   "Agents' heartbeats by how they were applied: memory (nothing to store, "
+                   "answered at once) or store (through the committer and a transaction).");
+    const char *mem_labels[] = {"path", "memory", NULL}, *store_labels[] = {"path", "store", NULL};
+    gp_prom_sample(p, "gpupool_heartbeats_total", mem_labels,
+                   (double)atomic_load(&m->heartbeats_memory));
+    gp_prom_sample(p, "gpupool_heartbeats_total", store_labels,
+                   (double)atomic_load(&m->heartbeats_store));
 
     write_counter(p, "gpupool_alerts_sent_total", "Notifications delivered to Alertmanager.",
                   atomic_load(&m->alerts_sent));

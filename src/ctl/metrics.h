@@ -52,6 +52,10 @@ typedef struct ctl_metrics {
     atomic_llong alerts_sent;
     atomic_llong alerts_failed;
     atomic_llong restarts[CTL_RESTART_NCAUSES];
+    /* Agents' heartbeats accepted for processing: applied in memory under the state lock (they
+     * changed nothing the store keeps), or queued to the committer (api_nodes.c). */
+    atomic_llong heartbeats_memory;
+    atomic_llong heartbeats_store;
     gp_prom_hist cycle; /* scheduling cycle duration, seconds */
     /* the series tables */
     pthread_mutex_t lock;

@@ -111,9 +111,10 @@ static bool same_instances(const ctl_gpu_info *a, const ctl_gpu_info *b)
     return true;
 }
 
-int ctl_mig_report(gpupoold *g, ctl_node *n, const gp_wire_heartbeat *hb, gp_diag *d)
+/* The instances of hb's GPUs set on next (a copy of n): 1 when some differ from n's, 0 when
+ * none do, or GP_EINVAL naming the field. */
+static int mig_next(const ctl_node *n, const gp_wire_heartbeat *hb, ctl_node *next, gp_diag *d)
 {
-    ctl_node next = *n;
     bool changed = false;
     for (size_t i = 0; i < hb->ngpus; i++) {
         const gp_wire_gpu *w = &hb->gpus[i];
@@ -125,14 +126,36 @@ int ctl_mig_report(gpupoold *g, ctl_node *n, const gp_wire_heartbeat *hb, gp_dia
         }
         char path[32];
         snprintf(path, sizeof(path), "gpus[%zu]", i);
-        int rc = mig_set(w->mig, w->nmig, path, &next.gpus[w->index], d);
+        int rc = mig_set(w->mig, w->nmig, path, &next->gpus[w->index], d);
         if (rc < 0) {
             return rc;
         }
-        changed |= !same_instances(&next.gpus[w->index], &n->gpus[w->index]);
+        changed |= !same_instances(&next->gpus[w->index], &n->gpus[w->index]);
     }
-    if (!changed) {
-        return 0;
+    return changed;
+}
+
+bool ctl_mig_report_writes(const ctl_node *n, const gp_wire_heartbeat *hb)
+{
+    bool any = false;
+    for (size_t i = 0; i < hb->ngpus && !any; i++) {
+        any = hb->gpus[i].has_mig;
+    }
+    if (!any) {
+        return false;
+    }
+    ctl_node next = *n;
+    gp_diag d;
+    gp_diag_clear(&d);
+    return mig_next(n, hb, &next, &d) != 0; /* a change, or an error the committer reports */
+}
+
+int ctl_mig_report(gpupoold *g, ctl_node *n, const gp_wire_heartbeat *hb, gp_diag *d)
+{
+    ctl_node next = *n;
+    int changed = mig_next(n, hb, &next, d);
+    if (changed <= 0) {
+        return changed;
     }
     int rc = ctl_node_commit(g, n, &next, d);
     return rc < 0 ? rc : 1;

@@ -58,17 +58,25 @@ static void fmt_progress(char *buf, size_t cap, int64_t done, int64_t total)
     }
 }
 
+/* Whether the progress event of Pulling report w of replica r is due at now; *step: the tenth
+ * of the image pulled (-1: its size is unknown). */
+static bool progress_due(const ctl_replica *r, const gp_wire_replica *w, int64_t now, int *step)
+{
+    int64_t done = w->pull_done_bytes, total = w->pull_total_bytes;
+    *step = total > 0 ? (int)((done > total ? total : done) * 10 / total) : -1;
+    return r->pull_event_ms == 0 ||
+           (total > 0 ? *step > r->pull_step : now - r->pull_event_ms >= PULL_EVENT_GAP_MS);
+}
+
 /* The pull's progress of a Pulling report, decoded and checked by the wire codec (net/wire.h). */
-static int pulling(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *w, gp_diag *d)
+static int pulling(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *w, int64_t now,
+                   gp_diag *d)
 {
     const char *image = w->pull_image[0] ? w->pull_image : NULL;
     int64_t done = w->pull_done_bytes, total = w->pull_total_bytes;
     ctl_replica *r = &j->replicas[replica];
-    int64_t now = ctl_now_ms();
-    int step = total > 0 ? (int)((done > total ? total : done) * 10 / total) : -1;
-    bool due = r->pull_event_ms == 0 ||
-               (total > 0 ? step > r->pull_step : now - r->pull_event_ms >= PULL_EVENT_GAP_MS);
-    if (due) {
+    int step;
+    if (progress_due(r, w, now, &step)) {
         char progress[64], prefix[32] = "", msg[GP_IMAGE_REF_MAX + 128];
         if (j->spec.replicas > 1) {
             snprintf(prefix, sizeof(prefix), "replica %d: ", replica);
@@ -93,17 +101,16 @@ static int pulling(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *
 }
 
 int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica *w,
-                    bool pull_failed, gp_diag *d)
+                    bool pull_failed, int64_t now, gp_diag *d)
 {
     if (w->state == GP_WIRE_RUNNING && w->pulling) {
-        return pulling(g, j, replica, w, d);
+        return pulling(g, j, replica, w, now, d);
     }
     ctl_replica *r = &j->replicas[replica];
     if (r->pull_start_ms == 0) {
         return 0;
     }
     if (!pull_failed) {
-        int64_t now = ctl_now_ms();
         char prefix[32] = "", msg[GP_IMAGE_REF_MAX + 96];
         if (j->spec.replicas > 1) {
             snprintf(prefix, sizeof(prefix), "replica %d: ", replica);
@@ -118,4 +125,15 @@ int ctl_pull_report(gpupoold *g, ctl_job *j, int replica, const gp_wire_replica 
     }
     r->pull_start_ms = r->pull_event_ms = 0;
     return 0;
+}
+
+bool ctl_pull_report_writes(const ctl_job *j, int replica, const gp_wire_replica *w,
+                            bool pull_failed, int64_t now)
+{
+    const ctl_replica *r = &j->replicas[replica];
+    int step;
+    if (w->state == GP_WIRE_RUNNING && w->pulling) {
+        return progress_due(r, w, now, &step);
+    }
+    return r->pull_start_ms != 0 && !pull_failed;
 }

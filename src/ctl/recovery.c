@@ -314,25 +314,68 @@ int ctl_recovery_xids(gpupoold *g, ctl_node *n, const gp_wire_xid *events, size_
     return changed;
 }
 
-int ctl_recovery_health(gpupoold *g, ctl_node *n, const gp_wire_health *health, gp_diag *d)
+/* The fatal findings of health: node-wide into node_bad (cap 200; "" when none), a GPU's
+ * message into gpu_bad[gpu] (NULL when none). */
+static void fatal_findings(const ctl_node *n, const gp_wire_health *health, char *node_bad,
+                           const char **gpu_bad)
 {
-    if (!health) {
-        return 0;
+    node_bad[0] = 0;
+    for (int k = 0; k < GP_MAX_GPUS_PER_NODE; k++) {
+        gpu_bad[k] = NULL;
     }
-    int64_t seq = health->seq;
-    char node_bad[200] = "";
-    const char *gpu_bad[GP_MAX_GPUS_PER_NODE] = {0};
     for (size_t i = 0; i < health->nconditions; i++) {
         const gp_wire_condition *c = &health->conditions[i];
         if (c->severity != GP_WIRE_FATAL) {
             continue;
         }
         if (c->gpu < 0) {
-            snprintf(node_bad, sizeof(node_bad), "%.60s: %.130s", c->check, c->message);
+            snprintf(node_bad, 200, "%.60s: %.130s", c->check, c->message);
         } else if (c->gpu < n->ngpus) { /* gp_wire_heartbeat_check_node refused any other */
             gpu_bad[c->gpu] = c->message;
         }
     }
+}
+
+/* What health check seq does to GPU gi: drain it (bad: its fatal finding), return it, or ask
+ * again later (a drain waiting for this check that failed it). */
+typedef enum gpu_verdict { GPU_KEEP, GPU_DRAIN, GPU_RETURN, GPU_RECHECK } gpu_verdict;
+
+static gpu_verdict gpu_verdict_of(const ctl_gpu_info *gi, const char *bad, int64_t seq)
+{
+    if (bad && !gi->drained) {
+        return GPU_DRAIN;
+    }
+    if (gi->drained && gi->drain_auto && gi->check_seq > 0 && seq >= gi->check_seq) {
+        return bad ? GPU_RECHECK : GPU_RETURN;
+    }
+    return GPU_KEEP;
+}
+
+bool ctl_recovery_health_writes(const ctl_node *n, const gp_wire_health *health)
+{
+    if (!health) {
+        return false;
+    }
+    char node_bad[200];
+    const char *gpu_bad[GP_MAX_GPUS_PER_NODE];
+    fatal_findings(n, health, node_bad, gpu_bad);
+    for (int k = 0; k < n->ngpus; k++) {
+        if (gpu_verdict_of(&n->gpus[k], gpu_bad[k], health->seq) != GPU_KEEP) {
+            return true;
+        }
+    }
+    return false;
+}
+
+int ctl_recovery_health(gpupoold *g, ctl_node *n, const gp_wire_health *health, gp_diag *d)
+{
+    if (!health) {
+        return 0;
+    }
+    int64_t seq = health->seq;
+    char node_bad[200];
+    const char *gpu_bad[GP_MAX_GPUS_PER_NODE];
+    fatal_findings(n, health, node_bad, gpu_bad);
     json_t *shown = gp_wire_health_encode(health);
     if (!shown) {
         return gp_diag_set(d, GP_ENOMEM, "out of memory");
@@ -349,23 +392,20 @@ int ctl_recovery_health(gpupoold *g, ctl_node *n, const gp_wire_health *health, 
     }
     int rc = 0;
     for (int k = 0; rc == 0 && k < n->ngpus; k++) {
-        ctl_gpu_info *gi = &n->gpus[k];
-        if (gpu_bad[k] && !gi->drained) {
+        gpu_verdict v = gpu_verdict_of(&n->gpus[k], gpu_bad[k], seq);
+        if (v == GPU_DRAIN) {
             char reason[200];
             snprintf(reason, sizeof(reason), "health check: %.180s", gpu_bad[k]);
             rc = ctl_gpu_drain(g, n, k, reason, true, false, true, d);
-            changed = 1;
-        } else if (gi->drained && gi->drain_auto && gi->check_seq > 0 && seq >= gi->check_seq) {
-            if (!gpu_bad[k]) {
-                rc = ctl_gpu_undrain(g, n, k, "health check", d);
-            } else { /* failed: ask again after faults.recheck_after */
-                ctl_node next = *n;
-                next.gpus[k].check_seq = 0;
-                next.gpus[k].drained_ms = ctl_now_ms();
-                rc = ctl_node_commit(g, n, &next, d);
-            }
-            changed = 1;
+        } else if (v == GPU_RETURN) {
+            rc = ctl_gpu_undrain(g, n, k, "health check", d);
+        } else if (v == GPU_RECHECK) { /* failed: ask again after faults.recheck_after */
+            ctl_node next = *n;
+            next.gpus[k].check_seq = 0;
+            next.gpus[k].drained_ms = ctl_now_ms();
+            rc = ctl_node_commit(g, n, &next, d);
         }
+        changed |= v != GPU_KEEP;
     }
     return rc < 0 ? rc : changed;
 }
@@ -381,10 +421,16 @@ bool ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running)
     return true;
 }
 
+bool ctl_recovery_idle_writes(const ctl_job *j, int r, int64_t idle_ms)
+{
+    return j->spec.hang_timeout_s > 0 && !j->replicas[r].hung &&
+           idle_ms >= j->spec.hang_timeout_s * 1000;
+}
+
 int ctl_recovery_idle(gpupoold *g, ctl_job *j, int r, int64_t idle_ms, gp_diag *d)
 {
     ctl_replica *rep = &j->replicas[r];
-    if (j->spec.hang_timeout_s <= 0 || rep->hung || idle_ms < j->spec.hang_timeout_s * 1000) {
+    if (!ctl_recovery_idle_writes(j, r, idle_ms)) {
         return 0;
     }
     char cause[160];

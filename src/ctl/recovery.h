@@ -22,7 +22,10 @@
  * Hot spares. faults.spare_fraction of each GPU model's in-service GPUs (on Ready nodes, the
  * last ones in node order) take only jobs restarting after a fault.
  *
- * All run in the committer, inside its transaction (store first, then memory).
+ * All run in the committer, inside its transaction (store first, then memory), except that a
+ * heartbeat that changes nothing the store keeps (ctl_recovery_health_writes false, no XIDs) has
+ * its health result and fence applied on its own thread under the state lock, with no
+ * transaction.
  */
 #ifndef GP_CTL_RECOVERY_H
 #define GP_CTL_RECOVERY_H
@@ -62,6 +65,10 @@ int ctl_recovery_xids(gpupoold *g, ctl_node *n, const gp_wire_xid *events, size_
  * drain it (restarting its jobs elsewhere), and drained GPUs waiting for this check return.
  * Returns 1 when that changed what may be placed, else 0, or an error. */
 int ctl_recovery_health(gpupoold *g, ctl_node *n, const gp_wire_health *health, gp_diag *d);
+/* Whether ctl_recovery_health(n, health) would store something (drain a GPU, return one, or
+ * ask again for a failed one); false when it changes memory only (the result shown, the
+ * node-wide verdict). Pure. */
+bool ctl_recovery_health_writes(const ctl_node *n, const gp_wire_health *health);
 /* What a heartbeat's replica reports say about fencing: stale_running is the number of reports
  * of superseded replicas still Running. Returns whether the fence was lifted. */
 bool ctl_recovery_fence(gpupoold *g, ctl_node *n, int stale_running);
@@ -83,5 +90,7 @@ int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d);
 /* A replica report's idle_ms for job j's replica r: past the job's hang_timeout, the job is
  * reported hung (once per placement) and restarted unless its policy is Never. */
 int ctl_recovery_idle(gpupoold *g, ctl_job *j, int r, int64_t idle_ms, gp_diag *d);
+/* Whether ctl_recovery_idle(j, r, idle_ms) would act (an event, a restart: store). Pure. */
+bool ctl_recovery_idle_writes(const ctl_job *j, int r, int64_t idle_ms);
 
 #endif

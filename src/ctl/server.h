@@ -60,6 +60,17 @@ int ctl_run_op(gpupoold *g, ctl_op *op);
  * it delays the next group. The committer runs the ops queued when it stops, so a queued op is
  * always done. */
 void ctl_run_op_async(gpupoold *g, ctl_op *op, void (*done)(ctl_op *op));
+/* Runs fn(g, arg) on the caller's thread under the state lock, beside the committer: no store
+ * transaction, no queue. For a change of memory only (nothing the store keeps), so that memory
+ * still equals what the store has committed once the lock is released. fn returns -1 when it
+ * declined, having changed nothing (the caller then goes through the committer), 0 when it
+ * applied, 1 when it applied and a scheduling cycle is due. Long-poll waiters of desired
+ * documents that moved are woken before the lock is released. Returns false, without running
+ * fn or having it decline, unless this controller leads with its committer running and its
+ * memory loaded (a follower, a deposed leader, a stopping one or a stale memory: the committer's
+ * path answers as it does), and when the state lock is held (a group, a cycle, a reader): it
+ * never waits for the lock. True when fn applied. */
+bool ctl_run_memory(gpupoold *g, int (*fn)(gpupoold *g, void *arg), void *arg);
 /* Asks for a scheduling cycle soon. Kicks coalesce: one pending kick stands for every kick made
  * before the cycle starts (ctl_cycle_due_ms says when that is). */
 void ctl_kick(gpupoold *g);

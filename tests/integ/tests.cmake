@@ -545,3 +545,11 @@ add_test(NAME integ_ctl_sched_batches
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_sched_batches.py
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_sched_batches PROPERTIES LABELS integ TIMEOUT 300)
+# Heartbeats that change nothing the store keeps are applied in memory (no transaction, no
+# committer group: gpupool_heartbeats_total{path}, gpupool_commit_groups_total); a replica state
+# change, a drain or a job's end go through the store and survive kill -9; a node's agent
+# reporting another node's replicas changes nothing.
+add_test(NAME integ_ctl_heartbeat_memory
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_heartbeat_memory.py
+                 $<TARGET_FILE:gpupoold>)
+set_tests_properties(integ_ctl_heartbeat_memory PROPERTIES LABELS integ TIMEOUT 120)

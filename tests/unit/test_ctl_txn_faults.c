@@ -6,7 +6,9 @@
  * first start — the Nth store call fails, for every N until the transaction runs with no call
  * left to fail. After each run: memory equals a fresh load from the store (jobs and their states,
  * placements, the cluster model's allocations, nodes, objects, tokens, open usage rows); a failed
- * API change answered 5xx; and the next transaction of the same kind works.
+ * API change answered 5xx; and the next transaction of the same kind works. With the wrapper
+ * counting every call, heartbeats that change nothing the store keeps make none (applied in
+ * memory), while each kind that writes goes through a committer group.
  *
  * test_ctl_txn_faults runs on SQLite, test_ctl_txn_faults_pg with the store on PostgreSQL (the pg
  * fixture's server, a database of its own created again for each start: tests/unit/testdb.h).
@@ -1153,12 +1155,175 @@ static void test_first_start(void **state)
                   (unsigned long long)(n - 1), (unsigned long long)failed);
 }
 
+/* ---- heartbeats applied in memory ---- */
+
+/* Submits a one-GPU job with extra spec members (stolen), places it; its id. */
+static int64_t submit_placed(json_t *extra)
+{
+    static int seq;
+    char name[32];
+    snprintf(name, sizeof(name), "hb%d", ++seq);
+    json_t *spec = json_pack("{s:s, s:s, s:[s], s:{s:i}}", "name", name, "tenant", "t1", "command",
+                             "true", "resources", "gpus", 1);
+    json_object_update(spec, extra);
+    json_decref(extra);
+    json_t *res = NULL;
+    assert_int_equal(call(NULL, "POST", "/v1/jobs", spec, &res), 201);
+    int64_t id = json_integer_value(json_object_get(res, "id"));
+    json_decref(res);
+    assert_int_equal(schedule(), 0);
+    assert_int_equal(job_state(id), CTL_SCHEDULED);
+    return id;
+}
+
+/* The heartbeat path of job id's node (replica 0), and the replica's epoch. */
+static void placed_on(int64_t id, char *path, size_t cap, int64_t *epoch)
+{
+    pthread_mutex_lock(&P.g.st.lock);
+    ctl_job *j = ctl_job_by_id(&P.g.st, id);
+    assert_non_null(j->replicas);
+    *epoch = j->replicas[0].epoch;
+    snprintf(path, cap, "/v1/nodes/%s/heartbeat",
+             ctl_node_by_id(&P.g.st, j->replicas[0].node_id)->name);
+    pthread_mutex_unlock(&P.g.st.lock);
+}
+
+/* A heartbeat reporting job id's replica 0 in state with more members (stolen; NULL: none) and
+ * the heartbeat's own (stolen; NULL: none): answered 200, and through the store (stored: a
+ * committer group, store calls, counted path="store") or in memory (no store call of any kind,
+ * no group, counted path="memory"). */
+static void beat_job(int64_t id, const char *state, json_t *rep, json_t *top, bool stored)
+{
+    char path[128];
+    int64_t epoch;
+    placed_on(id, path, sizeof(path), &epoch);
+    json_t *r = json_pack("{s:I, s:i, s:I, s:s}", "job", (json_int_t)id, "replica", 0, "epoch",
+                          (json_int_t)epoch, "state", state);
+    if (rep) {
+        json_object_update(r, rep);
+        json_decref(rep);
+    }
+    json_t *body = top ? top : json_object();
+    json_object_set_new(body, "replicas", json_pack("[o]", r));
+    long long mem = atomic_load(&P.g.metrics.heartbeats_memory);
+    long long sto = atomic_load(&P.g.metrics.heartbeats_store);
+    long long groups = atomic_load(&P.g.stats.groups);
+    arm(0); /* counts every store call from here on, reads included */
+    assert_int_equal(call(NULL, "POST", path, body, NULL), 200);
+    uint64_t calls = gp_store_fault_calls(P.g.store);
+    if (stored) {
+        assert_true(calls > 0);
+        assert_int_equal(atomic_load(&P.g.stats.groups), groups + 1);
+        assert_int_equal(atomic_load(&P.g.metrics.heartbeats_store), sto + 1);
+        assert_int_equal(atomic_load(&P.g.metrics.heartbeats_memory), mem);
+    } else {
+        assert_int_equal(calls, 0);
+        assert_int_equal(atomic_load(&P.g.stats.groups), groups);
+        assert_int_equal(atomic_load(&P.g.metrics.heartbeats_memory), mem + 1);
+        assert_int_equal(atomic_load(&P.g.metrics.heartbeats_store), sto);
+    }
+}
+
+static json_t *util(int u)
+{
+    return json_pack("{s:i}", "util", u);
+}
+
+/* Heartbeats that change nothing the store keeps make no store call and run no committer group;
+ * each kind of heartbeat that writes still goes through the committer (and so into the store). */
+static void test_heartbeats_in_memory(void **state)
+{
+    (void)state;
+    make_dir();
+    uint64_t injected;
+    assert_int_equal(start(0, &injected), 0);
+    setup_pool();
+    nodes_report();
+    int64_t id = submit_placed(json_object());
+    beat_job(id, "Running", util(50), NULL, true); /* Scheduled -> Running */
+    for (int i = 0; i < 20; i++) {                 /* the same state, new readings */
+        beat_job(id, "Running", util(40 + i),
+                 json_pack("{s:[{s:i, s:i}], s:{s:i, s:[{s:s, s:i, s:s, s:s}]}}", "gpus", "index",
+                           0, "utilization", 40 + i, "health", "seq", 0, "conditions", "check",
+                           "ecc_mode", "gpu", -1, "severity", "warning", "message", "pending"),
+                 false);
+    }
+    pthread_mutex_lock(&P.g.st.lock);
+    ctl_node *n = ctl_node_by_id(&P.g.st, ctl_job_by_id(&P.g.st, id)->replicas[0].node_id);
+    assert_true(n->ready);
+    assert_non_null(n->health); /* what a memory heartbeat carries is applied */
+    int gpu = ctl_job_by_id(&P.g.st, id)->replicas[0].a.shares[0].gpu;
+    n->ready = false; /* silent past nodes.heartbeat_timeout */
+    pthread_mutex_unlock(&P.g.st.lock);
+    pthread_mutex_lock(&P.g.qlock);
+    P.g.kicked = false;
+    pthread_mutex_unlock(&P.g.qlock);
+    beat_job(id, "Running", util(50), NULL, false); /* back: Ready, in memory, a cycle asked */
+    pthread_mutex_lock(&P.g.st.lock);
+    assert_true(n->ready);
+    pthread_mutex_unlock(&P.g.st.lock);
+    pthread_mutex_lock(&P.g.qlock);
+    assert_true(P.g.kicked);
+    pthread_mutex_unlock(&P.g.qlock);
+    /* a health check's fatal finding drains another GPU: the store */
+    int other = gpu == 0 ? 1 : 0;
+    beat_job(id, "Running", util(50),
+             json_pack("{s:{s:i, s:[{s:s, s:i, s:s, s:s}]}}", "health", "seq", 0, "conditions",
+                       "check", "remapped_rows", "gpu", other, "severity", "fatal", "message",
+                       "row remap failed"),
+             true);
+    /* the same finding again: already drained, memory */
+    beat_job(id, "Running", util(50),
+             json_pack("{s:{s:i, s:[{s:s, s:i, s:s, s:s}]}}", "health", "seq", 0, "conditions",
+                       "check", "remapped_rows", "gpu", other, "severity", "fatal", "message",
+                       "row remap failed"),
+             false);
+    /* XIDs, even one only counted (unknown): always the committer's */
+    beat_job(id, "Running", util(50),
+             json_pack("{s:[{s:i, s:i}]}", "events", "gpu", gpu, "xid", 999), true);
+    /* the job ends: the store */
+    beat_job(id, "Succeeded", json_pack("{s:i}", "exit_code", 0), NULL, true);
+    assert_int_equal(job_state(id), CTL_SUCCEEDED);
+
+    /* a hung replica: its report past hang_timeout is acted on through the store, once */
+    id = submit_placed(json_pack("{s:s, s:s}", "hang_timeout", "1m", "restart_policy", "never"));
+    beat_job(id, "Running", json_pack("{s:i}", "idle_ms", 1000), NULL, true); /* Running */
+    beat_job(id, "Running", json_pack("{s:i}", "idle_ms", 2000), NULL, false);
+    beat_job(id, "Running", json_pack("{s:i}", "idle_ms", 61000), NULL, true);  /* Hung */
+    beat_job(id, "Running", json_pack("{s:i}", "idle_ms", 62000), NULL, false); /* once */
+    assert_int_equal(cancel(id), 200);
+
+    /* an idle job: its clock runs in memory; stopped through the store */
+    id = submit_placed(json_pack("{s:s}", "idle_timeout", "1s"));
+    beat_job(id, "Running", util(0), NULL, true); /* Running; the clock starts */
+    beat_job(id, "Running", util(1), NULL, false);
+    struct timespec ts = {1, 100000000};
+    nanosleep(&ts, NULL);
+    beat_job(id, "Running", util(0), NULL, true); /* idle for 1 s: stopped */
+    assert_int_equal(job_state(id), CTL_CANCELLED);
+
+    /* an image pull: the first progress event is stored, the same step again is not, and the
+     * end of the pull is */
+    id = submit_placed(json_object());
+    json_t *pull = json_pack("{s:s, s:{s:s, s:i, s:i}}", "phase", "Pulling", "pull", "image",
+                             "registry.example/app:1", "done_bytes", 10, "total_bytes", 1000);
+    beat_job(id, "Running", json_deep_copy(pull), NULL, true);
+    beat_job(id, "Running", pull, NULL, false);
+    beat_job(id, "Running", util(50), NULL, true); /* Pulled, Running */
+    beat_job(id, "Running", util(50), NULL, false);
+    assert_int_equal(job_state(id), CTL_RUNNING);
+    check_consistent("after the heartbeats");
+    stop();
+    remove_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_transactions),
         cmocka_unit_test(test_store_outage),
         cmocka_unit_test(test_first_start),
+        cmocka_unit_test(test_heartbeats_in_memory),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
