@@ -15,12 +15,22 @@
  * tying nodes. With a tie rank set, the tying node of lowest rank wins instead (each class
  * remembers its lowest-ranked member).
  *
+ * Many request shapes: each live class carries a summary of what it offers (placer_fit, kept
+ * in the live list with its member count and a member, so a decision reads one array in order
+ * and touches a class or a node only to score it), and a class that cannot
+ * hold the request is passed over without a look at the cache or the node. Scores are cached
+ * per shape in a table of their own (placer_scores), so a decision probes one small table.
+ * Neither changes a decision: the summary is a necessary condition of gp_node_fits, and the
+ * classes are still visited in the live order, so ties draw from the rng exactly as a scan of
+ * every class would (gp_placer_set_plain runs that scan; the tests compare the two).
+ *
  * Memory: classes that lose all members stay (the state often recurs) until there are four
  * times as many classes as nodes; then all classes and caches are rebuilt. The score cache is
- * dropped when it exceeds SCORE_CACHE_MAX entries.
+ * dropped when it exceeds its limit (PLACER_SCORES_MAX entries, under 100 MiB).
  */
 #include "core/cluster_impl.h"
 #include "core/grow.h"
+#include "core/placer.h"
 #include "core/policy_impl.h"
 #include "core/u64map.h"
 
@@ -28,10 +38,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEADER_WORDS    8
-#define GPU_WORDS       5
-#define MAX_KEY_WORDS   (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
-#define SCORE_CACHE_MAX (8u << 20)
+#define HEADER_WORDS  8
+#define GPU_WORDS     5
+#define MAX_KEY_WORDS (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
+
+/* An entry of the live list: a class with members, and copies of what a decision reads. */
+typedef struct live_class {
+    int id;
+    int nmembers; /* classes[id].nmembers */
+    int rep;      /* classes[id].members[0]: the member scored */
+    placer_fit fit;
+} live_class;
 
 typedef struct node_class {
     uint64_t hash;
@@ -42,6 +59,7 @@ typedef struct node_class {
     int nmembers, cap;
     int live_pos;   /* index in placer.live, or -1 */
     int min_member; /* member of lowest tie rank, or -1 when not known */
+    placer_fit fit; /* what the class offers (same for every member) */
 } node_class;
 
 struct gp_placer {
@@ -54,13 +72,14 @@ struct gp_placer {
     node_class *classes;
     int nclasses, cap_classes;
     gp_u64map class_index; /* key hash -> first class */
-    int *live;
+    live_class *live;
     int nlive;
     gp_request *requests;
     int nrequests, cap_requests;
     gp_u64map request_index; /* request hash -> request id + 1, chained by linear search */
-    gp_u64map scores;        /* (class << 32 | request) -> double bits */
-    const uint32_t *rank;    /* tie-break by lowest rank instead of at random (borrowed) */
+    placer_scores scores;
+    const uint32_t *rank; /* tie-break by lowest rank instead of at random (borrowed) */
+    bool plain;           /* no summaries, no cache: the reference scan (tests) */
 };
 
 void gp_placer_set_tie_rank(gp_placer *pl, const uint32_t *rank)
@@ -165,7 +184,7 @@ static uint64_t key_hash(const uint64_t *key, int len)
 
 /* ---- classes ---- */
 
-static int find_or_add_class(gp_placer *pl, const uint64_t *key, int len)
+static int find_or_add_class(gp_placer *pl, int node, const uint64_t *key, int len)
 {
     uint64_t h = key_hash(key, len), first;
     int head = gp_u64map_get(&pl->class_index, h, &first) ? (int)first : -1;
@@ -192,6 +211,7 @@ static int find_or_add_class(gp_placer *pl, const uint64_t *key, int len)
     k->next = head;
     k->live_pos = -1;
     k->min_member = -1;
+    placer_fit_of(pl->c, node, &k->fit);
     return pl->nclasses++;
 }
 
@@ -211,10 +231,13 @@ static void class_remove(gp_placer *pl, int node)
         k->min_member = -1;
     }
     if (k->nmembers == 0) {
-        int moved = pl->live[--pl->nlive];
+        live_class moved = pl->live[--pl->nlive];
         pl->live[k->live_pos] = moved;
-        pl->classes[moved].live_pos = k->live_pos;
+        pl->classes[moved.id].live_pos = k->live_pos;
         k->live_pos = -1;
+    } else {
+        pl->live[k->live_pos].nmembers = k->nmembers;
+        pl->live[k->live_pos].rep = k->members[0];
     }
 }
 
@@ -232,8 +255,10 @@ static int class_add(gp_placer *pl, int id, int node)
     pl->node_class[node] = id;
     if (k->nmembers == 1) {
         k->live_pos = pl->nlive;
-        pl->live[pl->nlive++] = id;
+        pl->live[pl->nlive++] = (live_class){.id = id, .fit = k->fit};
     }
+    pl->live[k->live_pos].nmembers = k->nmembers;
+    pl->live[k->live_pos].rep = k->members[0];
     return 0;
 }
 
@@ -241,7 +266,7 @@ static int classify(gp_placer *pl, int node)
 {
     uint64_t key[MAX_KEY_WORDS];
     int len = build_key(pl, node, key);
-    int id = find_or_add_class(pl, key, len);
+    int id = find_or_add_class(pl, node, key, len);
     if (id < 0) {
         return id;
     }
@@ -261,7 +286,7 @@ static void drop_classes(gp_placer *pl)
     pl->nclasses = 0;
     pl->nlive = 0;
     gp_u64map_clear(&pl->class_index);
-    gp_u64map_clear(&pl->scores);
+    placer_scores_clear(&pl->scores);
     for (int i = 0; i < pl->nnodes; i++) {
         pl->node_class[i] = -1;
     }
@@ -282,7 +307,7 @@ static int sync(gp_placer *pl)
             return GP_ENOMEM;
         }
         pl->node_pos = np;
-        int *live = realloc(pl->live, sizeof(int) * (size_t)c->nnodes);
+        live_class *live = realloc(pl->live, sizeof(live_class) * (size_t)c->nnodes);
         if (!live) {
             return GP_ENOMEM;
         }
@@ -291,11 +316,11 @@ static int sync(gp_placer *pl)
             pl->node_class[i] = -1;
         }
         pl->nnodes = c->nnodes;
-        gp_u64map_clear(&pl->scores); /* normalisation by the largest node may have changed */
+        placer_scores_clear(&pl->scores); /* normalisation by the largest node may change */
     }
     if (c->dynamic_mig != pl->dynamic_mig) {
         pl->dynamic_mig = c->dynamic_mig;
-        gp_u64map_clear(&pl->scores);
+        placer_scores_clear(&pl->scores);
     }
     if (pl->nclasses > 4 * pl->nnodes + 1024) {
         drop_classes(pl);
@@ -402,7 +427,7 @@ int gp_placer_new(gp_cluster *c, const gp_policy *p, gp_placer **out)
     pl->dynamic_mig = c->dynamic_mig;
     gp_u64map_init(&pl->class_index);
     gp_u64map_init(&pl->request_index);
-    gp_u64map_init(&pl->scores);
+    placer_scores_init(&pl->scores, PLACER_SCORES_MAX);
     /* Every existing node is new to this placer. */
     for (int i = 0; i < c->nnodes; i++) {
         if (!c->changed_flag[i]) {
@@ -427,7 +452,7 @@ void gp_placer_free(gp_placer *pl)
     free(pl->requests);
     gp_u64map_fini(&pl->class_index);
     gp_u64map_fini(&pl->request_index);
-    gp_u64map_fini(&pl->scores);
+    placer_scores_fini(&pl->scores);
     free(pl);
 }
 
@@ -442,22 +467,25 @@ static double node_score(const gp_placer *pl, int node, const gp_request *r)
     return r->kind == GP_REQ_MIG ? s - MIG_COST_STEP * gp_mig_node_cost(pl->c, node, r) : s;
 }
 
-static double class_score(gp_placer *pl, int id, int rid, const gp_request *r, int *computed)
+/* The score of live class i for r (request id rid); -HUGE_VAL when it cannot hold r. */
+static double class_score(gp_placer *pl, int i, int rid, const gp_request *r, int *computed)
 {
-    uint64_t key = (uint64_t)id << 32 | (uint32_t)rid, bits;
+    const live_class *lc = &pl->live[i];
+    int rep = lc->rep;
     double s;
-    if (gp_u64map_get(&pl->scores, key, &bits)) {
-        memcpy(&s, &bits, sizeof(s));
+    if (pl->plain) {
+        (*computed)++;
+        return gp_node_fits(pl->c, rep, r) ? node_score(pl, rep, r) : -HUGE_VAL;
+    }
+    if (!placer_fit_may(&lc->fit, r)) {
+        return -HUGE_VAL;
+    }
+    if (placer_scores_get(&pl->scores, rid, lc->id, &s)) {
         return s;
     }
-    int rep = pl->classes[id].members[0];
     s = gp_node_fits(pl->c, rep, r) ? node_score(pl, rep, r) : -HUGE_VAL;
     (*computed)++;
-    if (pl->scores.count >= SCORE_CACHE_MAX) {
-        gp_u64map_clear(&pl->scores);
-    }
-    memcpy(&bits, &s, sizeof(s));
-    gp_u64map_put(&pl->scores, key, bits); /* a failed insert only costs a later recompute */
+    placer_scores_put(&pl->scores, rid, lc->id, s);
     return s;
 }
 
@@ -482,12 +510,12 @@ int gp_placer_place(gp_placer *pl, const gp_request *r, gp_rng *rng, gp_assignme
     int chosen = -1, ranked = -1;
     uint64_t weight = 0;
     for (int i = 0; i < pl->nlive; i++) {
-        int id = pl->live[i];
-        double s = class_score(pl, id, rid, r, &info->classes_scored);
+        double s = class_score(pl, i, rid, r, &info->classes_scored);
         if (s == -HUGE_VAL) {
             continue;
         }
-        uint64_t n = (uint64_t)pl->classes[id].nmembers;
+        int id = pl->live[i].id;
+        uint64_t n = (uint64_t)pl->live[i].nmembers;
         info->feasible_nodes += (int)n;
         if (pl->rank && !gp_policy_uniform(pl->p)) {
             int m = min_member(pl, id);
@@ -516,4 +544,21 @@ int gp_placer_place(gp_placer *pl, const gp_request *r, gp_rng *rng, gp_assignme
                    ? ranked
                    : k->members[k->nmembers == 1 ? 0 : gp_rng_below(rng, (uint64_t)k->nmembers)];
     return gp_policy_choose(pl->p, pl->c, node, r, rng, out);
+}
+
+void gp_placer_set_plain(gp_placer *pl, bool plain)
+{
+    pl->plain = plain;
+}
+
+void gp_placer_set_cache_limit(gp_placer *pl, size_t entries)
+{
+    placer_scores_clear(&pl->scores);
+    pl->scores.limit = entries;
+}
+
+void gp_placer_cache_usage(const gp_placer *pl, size_t *entries, size_t *bytes)
+{
+    *entries = pl->scores.total;
+    *bytes = placer_scores_bytes(&pl->scores);
 }
