@@ -80,6 +80,8 @@ struct gp_placer {
     placer_scores scores;
     const uint32_t *rank; /* tie-break by lowest rank instead of at random (borrowed) */
     bool plain;           /* no summaries, no cache: the reference scan (tests) */
+    int spare_classes;    /* classes kept beyond four per node before a rebuild */
+    long rebuilds;
 };
 
 void gp_placer_set_tie_rank(gp_placer *pl, const uint32_t *rank)
@@ -286,10 +288,49 @@ static void drop_classes(gp_placer *pl)
     pl->nclasses = 0;
     pl->nlive = 0;
     gp_u64map_clear(&pl->class_index);
-    placer_scores_clear(&pl->scores);
     for (int i = 0; i < pl->nnodes; i++) {
         pl->node_class[i] = -1;
     }
+}
+
+static int class_renumbered(void *ctx, int id)
+{
+    return ((const int *)ctx)[id];
+}
+
+/* Builds the classes afresh from the nodes, in node order (dropping those without members).
+ * Cached scores follow their class to its new number: a node off the change list is in the
+ * state its old class describes, so its old and new classes have one key. */
+static int rebuild(gp_placer *pl)
+{
+    gp_cluster *c = pl->c;
+    int *old = malloc(sizeof(int) * (size_t)(pl->nnodes + 1));
+    int *to = malloc(sizeof(int) * (size_t)(pl->nclasses + 1));
+    if (old) {
+        memcpy(old, pl->node_class, sizeof(int) * (size_t)pl->nnodes);
+    }
+    for (int i = 0; to && i < pl->nclasses; i++) {
+        to[i] = -1;
+    }
+    drop_classes(pl);
+    pl->rebuilds++;
+    int rc = 0;
+    for (int i = 0; i < pl->nnodes && rc == 0; i++) {
+        rc = classify(pl, i);
+    }
+    if (rc == 0 && old && to) {
+        for (int i = 0; i < pl->nnodes; i++) {
+            if (!c->changed_flag[i] && old[i] >= 0) {
+                to[old[i]] = pl->node_class[i];
+            }
+        }
+        placer_scores_prune(&pl->scores, class_renumbered, to);
+    } else {
+        placer_scores_clear(&pl->scores);
+    }
+    free(old);
+    free(to);
+    return rc;
 }
 
 /* Brings the classes up to date with the cluster's change list. */
@@ -322,13 +363,10 @@ static int sync(gp_placer *pl)
         pl->dynamic_mig = c->dynamic_mig;
         placer_scores_clear(&pl->scores);
     }
-    if (pl->nclasses > 4 * pl->nnodes + 1024) {
-        drop_classes(pl);
-        for (int i = 0; i < pl->nnodes; i++) {
-            int rc = classify(pl, i);
-            if (rc < 0) {
-                return rc;
-            }
+    if (pl->nclasses > 4 * pl->nnodes + pl->spare_classes) {
+        int rc = rebuild(pl);
+        if (rc < 0) {
+            return rc;
         }
         gp_cluster_clear_changed(c);
         return 0;
@@ -428,6 +466,7 @@ int gp_placer_new(gp_cluster *c, const gp_policy *p, gp_placer **out)
     gp_u64map_init(&pl->class_index);
     gp_u64map_init(&pl->request_index);
     placer_scores_init(&pl->scores, PLACER_SCORES_MAX);
+    pl->spare_classes = 1024;
     /* Every existing node is new to this placer. */
     for (int i = 0; i < c->nnodes; i++) {
         if (!c->changed_flag[i]) {
@@ -467,6 +506,23 @@ static double node_score(const gp_placer *pl, int node, const gp_request *r)
     return r->kind == GP_REQ_MIG ? s - MIG_COST_STEP * gp_mig_node_cost(pl->c, node, r) : s;
 }
 
+static int class_if_members(void *ctx, int id)
+{
+    const gp_placer *pl = ctx;
+    return id < pl->nclasses && pl->classes[id].nmembers > 0 ? id : -1;
+}
+
+/* Makes room in the score cache: the scores of classes without members go first, and if live
+ * classes alone fill more than three quarters of it, all of it (so a prune, O(limit), comes at
+ * most once per limit / 4 puts). */
+static void make_room(gp_placer *pl)
+{
+    placer_scores_prune(&pl->scores, class_if_members, pl);
+    if (pl->scores.total > pl->scores.limit / 4 * 3) {
+        placer_scores_clear(&pl->scores);
+    }
+}
+
 /* The score of live class i for r (request id rid); -HUGE_VAL when it cannot hold r. */
 static double class_score(gp_placer *pl, int i, int rid, const gp_request *r, int *computed)
 {
@@ -485,6 +541,9 @@ static double class_score(gp_placer *pl, int i, int rid, const gp_request *r, in
     }
     s = gp_node_fits(pl->c, rep, r) ? node_score(pl, rep, r) : -HUGE_VAL;
     (*computed)++;
+    if (pl->scores.total >= pl->scores.limit) {
+        make_room(pl);
+    }
     placer_scores_put(&pl->scores, rid, lc->id, s);
     return s;
 }
@@ -561,4 +620,14 @@ void gp_placer_cache_usage(const gp_placer *pl, size_t *entries, size_t *bytes)
 {
     *entries = pl->scores.total;
     *bytes = placer_scores_bytes(&pl->scores);
+}
+
+void gp_placer_set_spare_classes(gp_placer *pl, int spare)
+{
+    pl->spare_classes = spare;
+}
+
+long gp_placer_rebuilds(const gp_placer *pl)
+{
+    return pl->rebuilds;
 }

@@ -8,8 +8,10 @@
  *
  * placer_scores: the score cache, one small open-addressing table per request shape (keyed by
  * class id), so a decision probes one table that stays warm instead of a map over every
- * (class, shape) pair. Its entries are bounded in number (placer_scores_init's limit): past it,
- * every table is dropped and scores are computed again as needed.
+ * (class, shape) pair. Its entries are bounded in number (placer_scores_init's limit): the
+ * placer prunes it to the classes that have members when it reaches the limit, and carries the
+ * scores of surviving classes over when it renumbers its classes (placer_scores_prune); should a
+ * put find it full all the same, every table is dropped and scores are computed again.
  *
  * Pure: no I/O, no clock, no globals.
  */
@@ -84,6 +86,9 @@ bool placer_scores_get(const placer_scores *s, int shape, int cls, double *out);
 /* Caches it. A failure to allocate only costs a later recompute; past the limit, every table is
  * dropped first. */
 void placer_scores_put(placer_scores *s, int shape, int cls, double val);
+/* Keeps the entry of class cls as the entry of class map(ctx, cls), or drops it when that is
+ * negative; each table is shrunk to fit what it keeps. map must be one-to-one on what it keeps. */
+void placer_scores_prune(placer_scores *s, int (*map)(void *ctx, int cls), void *ctx);
 /* Bytes held by the tables. */
 size_t placer_scores_bytes(const placer_scores *s);
 
@@ -95,6 +100,10 @@ void gp_placer_set_plain(gp_placer *pl, bool plain);
 void gp_placer_set_cache_limit(gp_placer *pl, size_t entries);
 /* Entries and bytes the score cache holds now. */
 void gp_placer_cache_usage(const gp_placer *pl, size_t *entries, size_t *bytes);
+/* Classes kept beyond four per node before all are rebuilt (default 1024), and how many times
+ * they were rebuilt. */
+void gp_placer_set_spare_classes(gp_placer *pl, int spare);
+long gp_placer_rebuilds(const gp_placer *pl);
 
 /* The default limit: 2^21 entries, at most 48 bytes each (12 bytes per slot, tables between a
  * quarter and half full): under 100 MiB. */

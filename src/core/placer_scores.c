@@ -125,6 +125,38 @@ void placer_scores_put(placer_scores *s, int shape, int cls, double val)
     s->total += t->count - before;
 }
 
+void placer_scores_prune(placer_scores *s, int (*map)(void *ctx, int cls), void *ctx)
+{
+    s->total = 0;
+    for (int i = 0; i < s->nshapes; i++) {
+        placer_shape_scores *t = &s->shapes[i], n = {NULL, NULL, 64, 0};
+        uint32_t kept = 0;
+        for (uint32_t k = 0; k < t->cap; k++) {
+            kept += t->ids[k] != 0 && map(ctx, (int)t->ids[k] - 1) >= 0;
+        }
+        while (n.cap < kept * 2) {
+            n.cap *= 2;
+        }
+        n.ids = kept ? calloc(n.cap, sizeof(uint32_t)) : NULL;
+        n.vals = kept ? malloc(n.cap * sizeof(double)) : NULL;
+        if (!n.ids || !n.vals) { /* nothing kept, or out of memory: the shape starts afresh */
+            free(n.ids);
+            free(n.vals);
+            n = (placer_shape_scores){NULL, NULL, 0, 0};
+        }
+        for (uint32_t k = 0; n.cap && k < t->cap; k++) {
+            int to = t->ids[k] != 0 ? map(ctx, (int)t->ids[k] - 1) : -1;
+            if (to >= 0) {
+                insert(&n, (uint32_t)to + 1, t->vals[k]);
+            }
+        }
+        free(t->ids);
+        free(t->vals);
+        *t = n;
+        s->total += n.count;
+    }
+}
+
 size_t placer_scores_bytes(const placer_scores *s)
 {
     size_t b = sizeof(placer_shape_scores) * (size_t)s->nshapes;

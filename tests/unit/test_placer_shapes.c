@@ -195,6 +195,10 @@ static void one_run(uint64_t seed, const char *policy, bool ranked, size_t limit
     assert_int_equal(gp_placer_new(u->plain_c, p, &u->plain), 0);
     gp_placer_set_plain(u->plain, true);
     gp_placer_set_cache_limit(u->fast, limit);
+    if (seed % 2 == 1) { /* rebuilt every few hundred changes: scores follow their classes */
+        gp_placer_set_spare_classes(u->fast, 8);
+        gp_placer_set_spare_classes(u->plain, 8);
+    }
     uint32_t rank[NODES];
     for (int i = 0; i < NODES; i++) {
         rank[i] = (uint32_t)((i * 17 + seed) % NODES);
@@ -223,6 +227,8 @@ static void one_run(uint64_t seed, const char *policy, bool ranked, size_t limit
     gp_placer_cache_usage(u->fast, &entries, &bytes);
     assert_true(entries <= limit);
     assert_true(u->placed > OPS / 10 && u->refused > 0); /* both outcomes were compared */
+    assert_true(seed % 2 == 0 || gp_placer_rebuilds(u->fast) > 0);
+    assert_int_equal(gp_placer_rebuilds(u->fast), gp_placer_rebuilds(u->plain));
     gp_placer_free(u->fast);
     gp_placer_free(u->plain);
     gp_policy_free(p);
@@ -320,6 +326,15 @@ static void test_summary_and_cache_spare_scoring(void **state)
     gp_placer_cache_usage(pl, &entries, &bytes);
     assert_int_equal(entries, 5);
     assert_true(bytes > 0);
+    gp_placer_set_spare_classes(pl, -1000); /* every decision rebuilds the classes */
+    long before = gp_placer_rebuilds(pl);
+    assert_int_equal(gp_placer_place(pl, &some, &rng, &a, &info), 0);
+    assert_true(gp_placer_rebuilds(pl) > before);
+    assert_int_equal(info.classes_scored, 0); /* the scores followed their classes */
+    gp_assignment small = {.node = 15, .cpu_milli = 1000}; /* n15 still fits `some` */
+    assert_int_equal(gp_cluster_assign(c, &small), 0);
+    assert_int_equal(gp_placer_place(pl, &some, &rng, &a, &info), 0);
+    assert_int_equal(info.classes_scored, 1); /* only the node that changed */
     gp_placer_free(pl);
     gp_policy_free(p);
     gp_cluster_free(c);
@@ -351,6 +366,38 @@ static void test_cache_bounded(void **state)
     placer_scores_fini(&s);
 }
 
+static int odd_dropped_halved(void *ctx, int cls)
+{
+    (void)ctx;
+    return cls % 2 ? -1 : cls / 2;
+}
+
+/* Pruning keeps what the map keeps, under its new number, and frees the rest. */
+static void test_cache_prune(void **state)
+{
+    (void)state;
+    placer_scores s;
+    placer_scores_init(&s, 1 << 20);
+    for (int shape = 0; shape < 5; shape++) {
+        for (int cls = 0; cls < 300; cls++) {
+            placer_scores_put(&s, shape, cls, shape * 1000.0 + cls);
+        }
+    }
+    size_t bytes = placer_scores_bytes(&s);
+    placer_scores_prune(&s, odd_dropped_halved, NULL);
+    assert_int_equal(s.total, 5 * 150);
+    assert_true(placer_scores_bytes(&s) < bytes);
+    for (int shape = 0; shape < 5; shape++) {
+        for (int cls = 0; cls < 300; cls++) {
+            double v;
+            bool hit = placer_scores_get(&s, shape, cls, &v);
+            assert_int_equal(hit, cls < 150);
+            assert_true(!hit || v == shape * 1000.0 + cls * 2);
+        }
+    }
+    placer_scores_fini(&s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -358,6 +405,7 @@ int main(void)
         cmocka_unit_test(test_summary_is_necessary),
         cmocka_unit_test(test_summary_and_cache_spare_scoring),
         cmocka_unit_test(test_cache_bounded),
+        cmocka_unit_test(test_cache_prune),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
