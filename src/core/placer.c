@@ -25,8 +25,10 @@
  * every class would (gp_placer_set_plain runs that scan; the tests compare the two).
  *
  * Memory: classes that lose all members stay (the state often recurs) until there are four
- * times as many classes as nodes; then all classes and caches are rebuilt. The score cache is
- * dropped when it exceeds its limit (PLACER_SCORES_MAX entries, under 100 MiB).
+ * times as many classes as nodes; then the classes are rebuilt from the nodes, and the cached
+ * scores of those that survive follow them to their new numbers. The score cache holds at most
+ * PLACER_SCORES_MAX entries (at most 192 MiB): when full, the scores of classes without members
+ * go, and if the live ones alone fill three quarters of it, all of it.
  */
 #include "core/cluster_impl.h"
 #include "core/grow.h"
