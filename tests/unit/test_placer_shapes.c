@@ -330,7 +330,7 @@ static void test_summary_and_cache_spare_scoring(void **state)
     long before = gp_placer_rebuilds(pl);
     assert_int_equal(gp_placer_place(pl, &some, &rng, &a, &info), 0);
     assert_true(gp_placer_rebuilds(pl) > before);
-    assert_int_equal(info.classes_scored, 0); /* the scores followed their classes */
+    assert_int_equal(info.classes_scored, 0);              /* the scores followed their classes */
     gp_assignment small = {.node = 15, .cpu_milli = 1000}; /* n15 still fits `some` */
     assert_int_equal(gp_cluster_assign(c, &small), 0);
     assert_int_equal(gp_placer_place(pl, &some, &rng, &a, &info), 0);
