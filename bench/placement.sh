@@ -7,7 +7,8 @@
 #   2. placement_bench with its defaults (one mix of 10 shapes: fill and steady placements/s);
 #   3. sched_bench: one scheduling cycle, 100,000 pending jobs on 10,000 nodes.
 # With BASE=<git ref> the same benchmarks of that commit run interleaved with these (built in
-# OUT/placement-base, a detached worktree), for a before/after on one machine under one load.
+# OUT/placement-base, a detached worktree, with this placement_bench.c built -DGP_BENCH_BASELINE),
+# for a before/after on one machine under one load; the worktree is removed at the end.
 # Each placement_bench run prints a digest of its decisions: equal digests, equal decisions.
 # Environment: RUNS (3), BASE (none), OUT (out/bench), BIN (build/bin).
 set -euo pipefail
@@ -22,7 +23,9 @@ if [ -n "$BASE" ]; then
     wt="$OUT/placement-base"
     git worktree remove --force "$wt" 2>/dev/null || rm -rf "$wt"
     git worktree add --detach "$wt" "$BASE" >&2
-    cmake -S "$wt" -B "$wt/build" -DGP_UI=OFF >/dev/null
+    # This placement_bench against that libgpcore, so both print the digest of their decisions.
+    cp bench/placement_bench.c "$wt/bench/placement_bench.c"
+    cmake -S "$wt" -B "$wt/build" -DGP_UI=OFF -DCMAKE_C_FLAGS=-DGP_BENCH_BASELINE >/dev/null
     cmake --build "$wt/build" -j2 --target placement_bench sched_bench >&2
     builds=("before:$wt/build/bin" "${builds[@]}")
     echo "base ref=$BASE commit=$(git -C "$wt" rev-parse --short HEAD)" >>"$raw"
@@ -45,5 +48,6 @@ for run in $(seq 1 "$RUNS"); do
     done
 done
 echo "load at=end avg1=$(cut -d' ' -f1 /proc/loadavg)" >>"$raw"
+[ -n "$BASE" ] && git worktree remove --force "$OUT/placement-base"
 python3 bench/placement_report.py --raw "$raw" --out docs/results/placement.md
 echo "bench: wrote docs/results/placement.md" >&2

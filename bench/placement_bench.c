@@ -13,9 +13,13 @@
  *   placement_bench phase=shapes ... shapes=1000 us_per_decision=... new_shape_us=...
  *                   seen_shape_us=... scored_per_decision=... cache_mib=...
  * and a digest of every decision taken (digest=, hex): two builds that decide alike print the
- * same digest, whatever their speed.
+ * same digest, whatever their speed. Built with -DGP_BENCH_BASELINE it compiles against a
+ * libgpcore older than the placer's score cache interface (bench/placement.sh measures a
+ * baseline commit that way) and prints no cache_ fields.
  */
+#ifndef GP_BENCH_BASELINE
 #include "core/placer.h"
+#endif
 #include "gpupool/placement.h"
 #include "gpupool/rng.h"
 
@@ -277,20 +281,24 @@ static void shapes_phase(bench *b)
         }
         decisions++;
     }
+    char cache[64] = "";
+#ifndef GP_BENCH_BASELINE
     size_t entries, bytes;
     gp_placer_cache_usage(b->pl, &entries, &bytes);
+    snprintf(cache, sizeof(cache), " cache_entries=%zu cache_mib=%.1f", entries,
+             (double)bytes / 1048576.0);
+#endif
     double n = decisions ? (double)decisions : 1;
     printf("placement_bench phase=shapes policy=%s nodes=%d gpus=%d shapes=%d placements=%ld "
            "new_shapes=%ld us_per_decision=%.1f new_shape_us=%.1f seen_shape_us=%.1f "
-           "allocated_pct=%.1f classes_per_decision=%.1f scored_per_decision=%.1f "
-           "cache_entries=%zu cache_mib=%.1f\n",
+           "allocated_pct=%.1f classes_per_decision=%.1f scored_per_decision=%.1f%s\n",
            b->policy, b->nodes, b->gpus, b->shapes, decisions, fresh,
            decisions ? t_all * 1e6 / (double)decisions : 0,
            fresh ? t_fresh * 1e6 / (double)fresh : 0,
            decisions > fresh ? (t_all - t_fresh) * 1e6 / (double)(decisions - fresh) : 0,
            100.0 * (double)gp_cluster_gpu_milli_allocated(b->c) /
                (double)gp_cluster_gpu_milli_capacity(b->c),
-           (double)seen / n, (double)scored / n, entries, (double)bytes / 1048576.0);
+           (double)seen / n, (double)scored / n, cache);
     free(seen_shape);
 }
 
