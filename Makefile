@@ -12,7 +12,7 @@ endif
 DATA ?= ../shared/data/alibaba-gpu-v2023
 SEEDS ?= 42-51
 
-.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-containers bench-services bench-release bench-slurm chaos chaos-ha docs grid format clean
+.PHONY: all deps build test test-asan test-tsan sim demo bench bench-ctl bench-placement bench-containers bench-services bench-release bench-slurm chaos chaos-ha docs grid format clean
 
 all: build
 
@@ -64,6 +64,11 @@ bench: build
 
 bench-ctl: build
 	bench/ctl.sh
+
+# libgpcore's placement alone: many request shapes, one mix, a scheduling cycle; BASE=<ref> adds
+# a before column (docs/results/placement.md).
+bench-placement: build
+	BASE=$(BASE) bench/placement.sh
 
 # Containers (root and podman): start overhead against a host process, image pulls from a local
 # registry, the memory watch's reaction; writes docs/results/containers.md.

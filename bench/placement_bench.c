@@ -11,8 +11,15 @@
  * Prints one machine-readable line per phase:
  *   placement_bench phase=fill policy=fgd nodes=10000 gpus=8 placements=... seconds=... per_sec=...
  *   placement_bench phase=shapes ... shapes=1000 us_per_decision=... new_shape_us=...
- *                   seen_shape_us=...
+ *                   seen_shape_us=... scored_per_decision=... cache_mib=...
+ * and a digest of every decision taken (digest=, hex): two builds that decide alike print the
+ * same digest, whatever their speed. Built with -DGP_BENCH_BASELINE it compiles against a
+ * libgpcore older than the placer's score cache interface (bench/placement.sh measures a
+ * baseline commit that way) and prints no cache_ fields.
  */
+#ifndef GP_BENCH_BASELINE
+#include "core/placer.h"
+#endif
 #include "gpupool/placement.h"
 #include "gpupool/rng.h"
 
@@ -83,7 +90,21 @@ typedef struct bench {
     gp_rng rng;
     gp_assignment *live;
     size_t nlive, cap;
+    uint64_t digest; /* of every decision, in order */
 } bench;
+
+/* Folds one decision (its result and, when placed, the node and shares) into b->digest. */
+static void note(bench *b, int rc, const gp_assignment *a)
+{
+    uint64_t h = (uint64_t)(uint32_t)rc;
+    if (rc == 0) {
+        h = h * 31 + (uint64_t)a->node;
+        for (int i = 0; i < a->nshares; i++) {
+            h = h * 31 + (uint64_t)a->shares[i].gpu * 4096 + (uint64_t)a->shares[i].milli;
+        }
+    }
+    b->digest = (b->digest ^ h) * 0x100000001b3ull;
+}
 
 static int parse(bench *b, int argc, char **argv)
 {
@@ -150,6 +171,7 @@ static int place_one(bench *b, long *seen, long *scored)
     gp_assignment a;
     gp_place_info info;
     int rc = gp_placer_place(b->pl, &r, &b->rng, &a, &info);
+    note(b, rc, &a);
     *seen += info.classes_seen;
     *scored += info.classes_scored;
     if (rc == 0 && b->nlive < b->cap && gp_cluster_assign(b->c, &a) == 0) {
@@ -232,7 +254,7 @@ static gp_request shape_of(int i)
 static void shapes_phase(bench *b)
 {
     char *seen_shape = calloc((size_t)b->shapes, 1);
-    long decisions = 0, fresh = 0;
+    long decisions = 0, fresh = 0, seen = 0, scored = 0;
     double t_all = 0, t_fresh = 0;
     for (int i = 0; i < b->steady && b->nlive > 0; i++) {
         size_t k = (size_t)gp_rng_below(&b->rng, b->nlive);
@@ -241,9 +263,13 @@ static void shapes_phase(bench *b)
         int sh = (int)gp_rng_below(&b->rng, (uint64_t)b->shapes);
         gp_request r = shape_of(sh);
         gp_assignment a;
+        gp_place_info info;
         double t0 = now();
-        int rc = gp_placer_place(b->pl, &r, &b->rng, &a, NULL);
+        int rc = gp_placer_place(b->pl, &r, &b->rng, &a, &info);
         double dt = now() - t0;
+        note(b, rc, &a);
+        seen += info.classes_seen;
+        scored += info.classes_scored;
         t_all += dt;
         if (!seen_shape[sh]) {
             seen_shape[sh] = 1;
@@ -255,15 +281,24 @@ static void shapes_phase(bench *b)
         }
         decisions++;
     }
+    char cache[64] = "";
+#ifndef GP_BENCH_BASELINE
+    size_t entries, bytes;
+    gp_placer_cache_usage(b->pl, &entries, &bytes);
+    snprintf(cache, sizeof(cache), " cache_entries=%zu cache_mib=%.1f", entries,
+             (double)bytes / 1048576.0);
+#endif
+    double n = decisions ? (double)decisions : 1;
     printf("placement_bench phase=shapes policy=%s nodes=%d gpus=%d shapes=%d placements=%ld "
            "new_shapes=%ld us_per_decision=%.1f new_shape_us=%.1f seen_shape_us=%.1f "
-           "allocated_pct=%.1f\n",
+           "allocated_pct=%.1f classes_per_decision=%.1f scored_per_decision=%.1f%s\n",
            b->policy, b->nodes, b->gpus, b->shapes, decisions, fresh,
            decisions ? t_all * 1e6 / (double)decisions : 0,
            fresh ? t_fresh * 1e6 / (double)fresh : 0,
            decisions > fresh ? (t_all - t_fresh) * 1e6 / (double)(decisions - fresh) : 0,
            100.0 * (double)gp_cluster_gpu_milli_allocated(b->c) /
-               (double)gp_cluster_gpu_milli_capacity(b->c));
+               (double)gp_cluster_gpu_milli_capacity(b->c),
+           (double)seen / n, (double)scored / n, cache);
     free(seen_shape);
 }
 
@@ -302,6 +337,8 @@ int main(int argc, char **argv)
     if (b.shapes > 0) {
         shapes_phase(&b);
     }
+    printf("placement_bench phase=end policy=%s digest=%016llx\n", b.policy,
+           (unsigned long long)b.digest);
     free(b.live);
     gp_placer_free(b.pl);
     gp_policy_free(p);

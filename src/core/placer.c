@@ -15,12 +15,24 @@
  * tying nodes. With a tie rank set, the tying node of lowest rank wins instead (each class
  * remembers its lowest-ranked member).
  *
+ * Many request shapes: each live class carries a summary of what it offers (placer_fit, kept
+ * in the live list with its member count and a member, so a decision reads one array in order
+ * and touches a class or a node only to score it), and a class that cannot
+ * hold the request is passed over without a look at the cache or the node. Scores are cached
+ * per shape in a table of their own (placer_scores), so a decision probes one small table.
+ * Neither changes a decision: the summary is a necessary condition of gp_node_fits, and the
+ * classes are still visited in the live order, so ties draw from the rng exactly as a scan of
+ * every class would (gp_placer_set_plain runs that scan; the tests compare the two).
+ *
  * Memory: classes that lose all members stay (the state often recurs) until there are four
- * times as many classes as nodes; then all classes and caches are rebuilt. The score cache is
- * dropped when it exceeds SCORE_CACHE_MAX entries.
+ * times as many classes as nodes; then the classes are rebuilt from the nodes, and the cached
+ * scores of those that survive follow them to their new numbers. The score cache holds at most
+ * PLACER_SCORES_MAX entries (at most 192 MiB): when full, the scores of classes without members
+ * go, and if the live ones alone fill three quarters of it, all of it.
  */
 #include "core/cluster_impl.h"
 #include "core/grow.h"
+#include "core/placer.h"
 #include "core/policy_impl.h"
 #include "core/u64map.h"
 
@@ -28,10 +40,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define HEADER_WORDS    8
-#define GPU_WORDS       5
-#define MAX_KEY_WORDS   (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
-#define SCORE_CACHE_MAX (8u << 20)
+#define HEADER_WORDS  8
+#define GPU_WORDS     5
+#define MAX_KEY_WORDS (HEADER_WORDS + GPU_WORDS * GP_MAX_GPUS_PER_NODE)
+
+/* An entry of the live list: a class with members, and copies of what a decision reads. */
+typedef struct live_class {
+    int id;
+    int nmembers; /* classes[id].nmembers */
+    int rep;      /* classes[id].members[0]: the member scored */
+    placer_fit fit;
+} live_class;
 
 typedef struct node_class {
     uint64_t hash;
@@ -42,6 +61,7 @@ typedef struct node_class {
     int nmembers, cap;
     int live_pos;   /* index in placer.live, or -1 */
     int min_member; /* member of lowest tie rank, or -1 when not known */
+    placer_fit fit; /* what the class offers (same for every member) */
 } node_class;
 
 struct gp_placer {
@@ -54,13 +74,16 @@ struct gp_placer {
     node_class *classes;
     int nclasses, cap_classes;
     gp_u64map class_index; /* key hash -> first class */
-    int *live;
+    live_class *live;
     int nlive;
     gp_request *requests;
     int nrequests, cap_requests;
     gp_u64map request_index; /* request hash -> request id + 1, chained by linear search */
-    gp_u64map scores;        /* (class << 32 | request) -> double bits */
-    const uint32_t *rank;    /* tie-break by lowest rank instead of at random (borrowed) */
+    placer_scores scores;
+    const uint32_t *rank; /* tie-break by lowest rank instead of at random (borrowed) */
+    bool plain;           /* no summaries, no cache: the reference scan (tests) */
+    int spare_classes;    /* classes kept beyond four per node before a rebuild */
+    long rebuilds;
 };
 
 void gp_placer_set_tie_rank(gp_placer *pl, const uint32_t *rank)
@@ -165,7 +188,7 @@ static uint64_t key_hash(const uint64_t *key, int len)
 
 /* ---- classes ---- */
 
-static int find_or_add_class(gp_placer *pl, const uint64_t *key, int len)
+static int find_or_add_class(gp_placer *pl, int node, const uint64_t *key, int len)
 {
     uint64_t h = key_hash(key, len), first;
     int head = gp_u64map_get(&pl->class_index, h, &first) ? (int)first : -1;
@@ -192,6 +215,7 @@ static int find_or_add_class(gp_placer *pl, const uint64_t *key, int len)
     k->next = head;
     k->live_pos = -1;
     k->min_member = -1;
+    placer_fit_of(pl->c, node, &k->fit);
     return pl->nclasses++;
 }
 
@@ -211,10 +235,13 @@ static void class_remove(gp_placer *pl, int node)
         k->min_member = -1;
     }
     if (k->nmembers == 0) {
-        int moved = pl->live[--pl->nlive];
+        live_class moved = pl->live[--pl->nlive];
         pl->live[k->live_pos] = moved;
-        pl->classes[moved].live_pos = k->live_pos;
+        pl->classes[moved.id].live_pos = k->live_pos;
         k->live_pos = -1;
+    } else {
+        pl->live[k->live_pos].nmembers = k->nmembers;
+        pl->live[k->live_pos].rep = k->members[0];
     }
 }
 
@@ -232,8 +259,10 @@ static int class_add(gp_placer *pl, int id, int node)
     pl->node_class[node] = id;
     if (k->nmembers == 1) {
         k->live_pos = pl->nlive;
-        pl->live[pl->nlive++] = id;
+        pl->live[pl->nlive++] = (live_class){.id = id, .fit = k->fit};
     }
+    pl->live[k->live_pos].nmembers = k->nmembers;
+    pl->live[k->live_pos].rep = k->members[0];
     return 0;
 }
 
@@ -241,7 +270,7 @@ static int classify(gp_placer *pl, int node)
 {
     uint64_t key[MAX_KEY_WORDS];
     int len = build_key(pl, node, key);
-    int id = find_or_add_class(pl, key, len);
+    int id = find_or_add_class(pl, node, key, len);
     if (id < 0) {
         return id;
     }
@@ -261,10 +290,49 @@ static void drop_classes(gp_placer *pl)
     pl->nclasses = 0;
     pl->nlive = 0;
     gp_u64map_clear(&pl->class_index);
-    gp_u64map_clear(&pl->scores);
     for (int i = 0; i < pl->nnodes; i++) {
         pl->node_class[i] = -1;
     }
+}
+
+static int class_renumbered(void *ctx, int id)
+{
+    return ((const int *)ctx)[id];
+}
+
+/* Builds the classes afresh from the nodes, in node order (dropping those without members).
+ * Cached scores follow their class to its new number: a node off the change list is in the
+ * state its old class describes, so its old and new classes have one key. */
+static int rebuild(gp_placer *pl)
+{
+    gp_cluster *c = pl->c;
+    int *old = malloc(sizeof(int) * (size_t)(pl->nnodes + 1));
+    int *to = malloc(sizeof(int) * (size_t)(pl->nclasses + 1));
+    if (old) {
+        memcpy(old, pl->node_class, sizeof(int) * (size_t)pl->nnodes);
+    }
+    for (int i = 0; to && i < pl->nclasses; i++) {
+        to[i] = -1;
+    }
+    drop_classes(pl);
+    pl->rebuilds++;
+    int rc = 0;
+    for (int i = 0; i < pl->nnodes && rc == 0; i++) {
+        rc = classify(pl, i);
+    }
+    if (rc == 0 && old && to) {
+        for (int i = 0; i < pl->nnodes; i++) {
+            if (!c->changed_flag[i] && old[i] >= 0) {
+                to[old[i]] = pl->node_class[i];
+            }
+        }
+        placer_scores_prune(&pl->scores, class_renumbered, to);
+    } else {
+        placer_scores_clear(&pl->scores);
+    }
+    free(old);
+    free(to);
+    return rc;
 }
 
 /* Brings the classes up to date with the cluster's change list. */
@@ -282,7 +350,7 @@ static int sync(gp_placer *pl)
             return GP_ENOMEM;
         }
         pl->node_pos = np;
-        int *live = realloc(pl->live, sizeof(int) * (size_t)c->nnodes);
+        live_class *live = realloc(pl->live, sizeof(live_class) * (size_t)c->nnodes);
         if (!live) {
             return GP_ENOMEM;
         }
@@ -291,19 +359,16 @@ static int sync(gp_placer *pl)
             pl->node_class[i] = -1;
         }
         pl->nnodes = c->nnodes;
-        gp_u64map_clear(&pl->scores); /* normalisation by the largest node may have changed */
+        placer_scores_clear(&pl->scores); /* normalisation by the largest node may change */
     }
     if (c->dynamic_mig != pl->dynamic_mig) {
         pl->dynamic_mig = c->dynamic_mig;
-        gp_u64map_clear(&pl->scores);
+        placer_scores_clear(&pl->scores);
     }
-    if (pl->nclasses > 4 * pl->nnodes + 1024) {
-        drop_classes(pl);
-        for (int i = 0; i < pl->nnodes; i++) {
-            int rc = classify(pl, i);
-            if (rc < 0) {
-                return rc;
-            }
+    if (pl->nclasses > 4 * pl->nnodes + pl->spare_classes) {
+        int rc = rebuild(pl);
+        if (rc < 0) {
+            return rc;
         }
         gp_cluster_clear_changed(c);
         return 0;
@@ -402,7 +467,8 @@ int gp_placer_new(gp_cluster *c, const gp_policy *p, gp_placer **out)
     pl->dynamic_mig = c->dynamic_mig;
     gp_u64map_init(&pl->class_index);
     gp_u64map_init(&pl->request_index);
-    gp_u64map_init(&pl->scores);
+    placer_scores_init(&pl->scores, PLACER_SCORES_MAX);
+    pl->spare_classes = 1024;
     /* Every existing node is new to this placer. */
     for (int i = 0; i < c->nnodes; i++) {
         if (!c->changed_flag[i]) {
@@ -427,7 +493,7 @@ void gp_placer_free(gp_placer *pl)
     free(pl->requests);
     gp_u64map_fini(&pl->class_index);
     gp_u64map_fini(&pl->request_index);
-    gp_u64map_fini(&pl->scores);
+    placer_scores_fini(&pl->scores);
     free(pl);
 }
 
@@ -442,22 +508,45 @@ static double node_score(const gp_placer *pl, int node, const gp_request *r)
     return r->kind == GP_REQ_MIG ? s - MIG_COST_STEP * gp_mig_node_cost(pl->c, node, r) : s;
 }
 
-static double class_score(gp_placer *pl, int id, int rid, const gp_request *r, int *computed)
+static int class_if_members(void *ctx, int id)
 {
-    uint64_t key = (uint64_t)id << 32 | (uint32_t)rid, bits;
+    const gp_placer *pl = ctx;
+    return id < pl->nclasses && pl->classes[id].nmembers > 0 ? id : -1;
+}
+
+/* Makes room in the score cache: the scores of classes without members go first, and if live
+ * classes alone fill more than three quarters of it, all of it (so a prune, O(limit), comes at
+ * most once per limit / 4 puts). */
+static void make_room(gp_placer *pl)
+{
+    placer_scores_prune(&pl->scores, class_if_members, pl);
+    if (pl->scores.total > pl->scores.limit / 4 * 3) {
+        placer_scores_clear(&pl->scores);
+    }
+}
+
+/* The score of live class i for r (request id rid); -HUGE_VAL when it cannot hold r. */
+static double class_score(gp_placer *pl, int i, int rid, const gp_request *r, int *computed)
+{
+    const live_class *lc = &pl->live[i];
+    int rep = lc->rep;
     double s;
-    if (gp_u64map_get(&pl->scores, key, &bits)) {
-        memcpy(&s, &bits, sizeof(s));
+    if (pl->plain) {
+        (*computed)++;
+        return gp_node_fits(pl->c, rep, r) ? node_score(pl, rep, r) : -HUGE_VAL;
+    }
+    if (!placer_fit_may(&lc->fit, r)) {
+        return -HUGE_VAL;
+    }
+    if (placer_scores_get(&pl->scores, rid, lc->id, &s)) {
         return s;
     }
-    int rep = pl->classes[id].members[0];
     s = gp_node_fits(pl->c, rep, r) ? node_score(pl, rep, r) : -HUGE_VAL;
     (*computed)++;
-    if (pl->scores.count >= SCORE_CACHE_MAX) {
-        gp_u64map_clear(&pl->scores);
+    if (pl->scores.total >= pl->scores.limit) {
+        make_room(pl);
     }
-    memcpy(&bits, &s, sizeof(s));
-    gp_u64map_put(&pl->scores, key, bits); /* a failed insert only costs a later recompute */
+    placer_scores_put(&pl->scores, rid, lc->id, s);
     return s;
 }
 
@@ -482,12 +571,12 @@ int gp_placer_place(gp_placer *pl, const gp_request *r, gp_rng *rng, gp_assignme
     int chosen = -1, ranked = -1;
     uint64_t weight = 0;
     for (int i = 0; i < pl->nlive; i++) {
-        int id = pl->live[i];
-        double s = class_score(pl, id, rid, r, &info->classes_scored);
+        double s = class_score(pl, i, rid, r, &info->classes_scored);
         if (s == -HUGE_VAL) {
             continue;
         }
-        uint64_t n = (uint64_t)pl->classes[id].nmembers;
+        int id = pl->live[i].id;
+        uint64_t n = (uint64_t)pl->live[i].nmembers;
         info->feasible_nodes += (int)n;
         if (pl->rank && !gp_policy_uniform(pl->p)) {
             int m = min_member(pl, id);
@@ -516,4 +605,31 @@ int gp_placer_place(gp_placer *pl, const gp_request *r, gp_rng *rng, gp_assignme
                    ? ranked
                    : k->members[k->nmembers == 1 ? 0 : gp_rng_below(rng, (uint64_t)k->nmembers)];
     return gp_policy_choose(pl->p, pl->c, node, r, rng, out);
+}
+
+void gp_placer_set_plain(gp_placer *pl, bool plain)
+{
+    pl->plain = plain;
+}
+
+void gp_placer_set_cache_limit(gp_placer *pl, size_t entries)
+{
+    placer_scores_clear(&pl->scores);
+    pl->scores.limit = entries;
+}
+
+void gp_placer_cache_usage(const gp_placer *pl, size_t *entries, size_t *bytes)
+{
+    *entries = pl->scores.total;
+    *bytes = placer_scores_bytes(&pl->scores);
+}
+
+void gp_placer_set_spare_classes(gp_placer *pl, int spare)
+{
+    pl->spare_classes = spare;
+}
+
+long gp_placer_rebuilds(const gp_placer *pl)
+{
+    return pl->rebuilds;
 }
