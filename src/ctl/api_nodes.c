@@ -429,7 +429,7 @@ static int register_run(gpupoold *g, ctl_op *op, gp_diag *d)
         n->older_agent_tokens = a->caller_token != 0;
         ctl_node_update_schedulable(st, n);
         op->status = old ? 200 : 201;
-        op->kick = true;
+        op->kick = op->node_kick = true; /* a node's own report (ctl_cycle_due_ms) */
         op->result = json_pack("{s:o, s:s, s:s}", "node", api_node_doc(st, n, 0), "token", a->token,
                                "control_token", control);
     }
@@ -687,10 +687,11 @@ static bool beat_needs_store(gpupoold *g, const ctl_node *n, const beat_arg *a, 
 }
 
 /* Applies heartbeat a to n (beat_node's) at now; *kick: what may be placed changed (a cycle is
- * due). In the committer's transaction; or under the state lock alone when beat_needs_store is
- * false, where it changes memory only. */
+ * due); *replicas: a replica's state changed (a job ended, failed or restarts: a cycle that may
+ * not wait, ctl_cycle_due_ms). In the committer's transaction; or under the state lock alone when
+ * beat_needs_store is false, where it changes memory only. */
 static int beat_apply(gpupoold *g, ctl_node *n, const beat_arg *a, int64_t now, bool *kick,
-                      gp_diag *d)
+                      bool *replicas, gp_diag *d)
 {
     if (n->older_agent_tokens && a->caller_token == n->agent_token_id) {
         /* the agent holds its newest credential: the one it re-registered with dies */
@@ -733,6 +734,7 @@ static int beat_apply(gpupoold *g, ctl_node *n, const beat_arg *a, int64_t now, 
     bool unfenced = ctl_recovery_fence(g, n, stale_running);
     ctl_node_update_schedulable(&g->st, n);
     *kick |= migs > 0 || changed || xids || health || unfenced;
+    *replicas = changed;
     return 0;
 }
 
@@ -751,7 +753,9 @@ static int beat_run(gpupoold *g, ctl_op *op, gp_diag *d)
     if (!n) {
         return d->code < 0 ? d->code : GP_EINTERNAL;
     }
-    int rc = beat_apply(g, n, a, ctl_now_ms(), &op->kick, d);
+    bool replicas = false;
+    int rc = beat_apply(g, n, a, ctl_now_ms(), &op->kick, &replicas, d);
+    op->node_kick = !replicas; /* the node's own news only: it may wait (ctl_cycle_due_ms) */
     return rc < 0 ? rc : beat_answer(&g->st, n, a, &op->result, d);
 }
 
@@ -773,8 +777,8 @@ static int beat_memory(gpupoold *g, void *arg)
     if (!n || beat_needs_store(g, n, m->a, now)) {
         return -1;
     }
-    bool kick = false;
-    m->rc = beat_apply(g, n, m->a, now, &kick, &m->d);
+    bool kick = false, replicas = false; /* no replica changes here: beat_needs_store */
+    m->rc = beat_apply(g, n, m->a, now, &kick, &replicas, &m->d);
     m->rc = m->rc < 0 ? m->rc : beat_answer(&g->st, n, m->a, &m->answer, &m->d);
     return kick;
 }

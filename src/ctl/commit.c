@@ -88,7 +88,7 @@ static int op_step(ctl_txn *tx, void *arg, gp_diag *d)
 
 typedef struct group {
     ctl_op *ops;
-    bool kick;
+    bool kick, by_change; /* by_change: a kick not by a node's own report */
 } group;
 
 /* The body of a group: each op in its own step; an op that fails fails alone. */
@@ -108,6 +108,7 @@ static int group_body(ctl_txn *tx, void *arg, gp_diag *d)
             op->result = NULL;
         }
         gr->kick |= op->rc == 0 && op->kick;
+        gr->by_change |= op->rc == 0 && op->kick && !op->node_kick;
     }
     return 0;
 }
@@ -134,6 +135,7 @@ static void run_group(gpupoold *g, ctl_op *ops)
         }
     }
     bool kick = rc == 0 ? gr.kick : ran;
+    bool by_change = rc == 0 ? gr.by_change : ran;
     ctl_auth_refresh(g);
     ctl_desired_publish(&g->st);
     pthread_mutex_unlock(&g->st.lock);
@@ -151,6 +153,7 @@ static void run_group(gpupoold *g, ctl_op *ops)
     }
     *at = NULL;
     g->kicked |= kick;
+    g->kicked_by_change |= by_change;
     pthread_cond_broadcast(&g->donecond);
     pthread_mutex_unlock(&g->qlock);
     for (ctl_op *op = async, *next; op; op = next) {
@@ -201,7 +204,7 @@ int64_t ctl_cycle_due_ms(const ctl_cycle_clock *c)
     int64_t gap = c->last_us / 1000 * CTL_KICK_GAP_CYCLES;
     gap = gap > CTL_KICK_GAP_MS ? gap : CTL_KICK_GAP_MS;
     int64_t most = gap > CTL_KICK_GAP_FUTILE_MS ? gap : CTL_KICK_GAP_FUTILE_MS;
-    for (int i = 0; i < c->futile && gap < most; i++) {
+    for (int i = 0; !c->by_change && i < c->futile && gap < most; i++) {
         gap = gap * 2 < most ? gap * 2 : most;
     }
     int64_t soon = c->last_ms + gap;
@@ -215,7 +218,8 @@ static int64_t cycle_due_ms(gpupoold *g)
                          .interval_ms = g->cfg->scheduler.interval_ms,
                          .last_us = atomic_load(&g->stats.cycle_us_last),
                          .futile = g->futile_cycles,
-                         .kicked = g->kicked};
+                         .kicked = g->kicked,
+                         .by_change = g->kicked_by_change};
     return ctl_cycle_due_ms(&c);
 }
 
@@ -252,7 +256,7 @@ static void *committer_main(void *arg)
             pthread_mutex_lock(&g->qlock);
         }
         if (gp_mono_ms() >= cycle_due_ms(g)) {
-            g->kicked = false;
+            g->kicked = g->kicked_by_change = false;
             pthread_mutex_unlock(&g->qlock);
             cycle(g);
             pthread_mutex_lock(&g->qlock);
@@ -329,19 +333,31 @@ bool ctl_run_memory(gpupoold *g, int (*fn)(gpupoold *g, void *arg), void *arg)
     }
     ctl_state_unlock(&g->st);
     if (rc > 0) {
-        ctl_kick(g);
+        ctl_kick_node(g);
     }
     return rc >= 0;
 }
 
-void ctl_kick(gpupoold *g)
+static void kick(gpupoold *g, bool by_change)
 {
     pthread_mutex_lock(&g->qlock);
-    if (!g->kicked) { /* a pending kick covers this one: the committer already knows */
+    /* a pending kick covers this one, unless this one may not wait: the committer is told */
+    if (!g->kicked || (by_change && !g->kicked_by_change)) {
         g->kicked = true;
+        g->kicked_by_change |= by_change;
         pthread_cond_signal(&g->qcond);
     }
     pthread_mutex_unlock(&g->qlock);
+}
+
+void ctl_kick(gpupoold *g)
+{
+    kick(g, true);
+}
+
+void ctl_kick_node(gpupoold *g)
+{
+    kick(g, false);
 }
 
 int ctl_committer_start(gpupoold *g, gp_diag *d)

@@ -61,6 +61,9 @@ struct ctl_op {
     json_t *result; /* set by run: the answer's document (a new reference) */
     int status;     /* set by run: the HTTP status of success (default 200) */
     bool kick;      /* set by run: the change may let the scheduler place something */
+    bool node_kick; /* set by run with kick: the change is a node's own report (a heartbeat, a
+                       registration), whose kick may wait out cycles that found nothing to do
+                       (ctl_cycle_due_ms); any other kick is answered at the kick gap */
     bool dirty;     /* set by run before it changes memory in a way a later failure of the same
                        run cannot undo: when run fails, the committer reloads memory */
     ctl_op_audit audit;
@@ -112,7 +115,8 @@ struct gpupoold {
     ctl_op *op_now; /* the op being run, NULL between ops: who acts, for the audit log */
     bool stop, kicked, running;
     int64_t last_cycle_ms;
-    int futile_cycles; /* cycles in a row that placed and evicted nothing (ctl_cycle_due_ms) */
+    int futile_cycles;     /* cycles in a row that placed and evicted nothing (ctl_cycle_due_ms) */
+    bool kicked_by_change; /* a kick since the last cycle started was not a node's own report */
     ctl_stats stats;
     ctl_metrics metrics;     /* for /metrics (metrics.h); set up by ctl_start */
     ctl_notifier *notify;    /* alerts: the active list and the Alertmanager sender (notify.h) */

@@ -64,16 +64,19 @@ void ctl_run_op_async(gpupoold *g, ctl_op *op, void (*done)(ctl_op *op));
  * transaction, no queue. For a change of memory only (nothing the store keeps), so that memory
  * still equals what the store has committed once the lock is released. fn returns -1 when it
  * declined, having changed nothing (the caller then goes through the committer), 0 when it
- * applied, 1 when it applied and a scheduling cycle is due. Long-poll waiters of desired
- * documents that moved are woken before the lock is released. Returns false, without running
- * fn or having it decline, unless this controller leads with its committer running and its
- * memory loaded (a follower, a deposed leader, a stopping one or a stale memory: the committer's
- * path answers as it does), and when the state lock is held (a group, a cycle, a reader): it
- * never waits for the lock. True when fn applied. */
+ * applied, 1 when it applied and a scheduling cycle is due (ctl_kick_node: the node's news).
+ * Long-poll waiters of desired documents that moved are woken before the lock is released. Returns
+ * false, without running fn or having it decline, unless this controller leads with its committer
+ * running and its memory loaded (a follower, a deposed leader, a stopping one or a stale memory:
+ * the committer's path answers as it does), and when the state lock is held (a group, a cycle, a
+ * reader): it never waits for the lock. True when fn applied. */
 bool ctl_run_memory(gpupoold *g, int (*fn)(gpupoold *g, void *arg), void *arg);
 /* Asks for a scheduling cycle soon. Kicks coalesce: one pending kick stands for every kick made
  * before the cycle starts (ctl_cycle_due_ms says when that is). */
 void ctl_kick(gpupoold *g);
+/* The same for a node's own report (a heartbeat applied in memory): it may wait out a run of
+ * cycles that found nothing to do. */
+void ctl_kick_node(gpupoold *g);
 
 /* When the committer runs its next cycle. */
 typedef struct ctl_cycle_clock {
@@ -82,6 +85,7 @@ typedef struct ctl_cycle_clock {
     int64_t last_us;     /* how long the last cycle took */
     int futile;          /* cycles in a row that placed and evicted nothing */
     bool kicked;         /* a cycle was asked for since the last one started */
+    bool by_change;      /* ... by a change other than a node's own report (ctl_kick) */
 } ctl_cycle_clock;
 
 /* The monotonic time the next cycle is due: the interval after the last one; when kicked, soon
@@ -89,8 +93,10 @@ typedef struct ctl_cycle_clock {
  * duration (a cycle's cost grows with the pool: a stream of changes still gets most of the
  * committer). Each cycle in a row that changed nothing doubles that gap, up to
  * CTL_KICK_GAP_FUTILE_MS: kicks that keep finding nothing to place (nodes flapping on a starved
- * machine, submits held by a quota) coalesce into fewer cycles, and the first cycle that places
- * or evicts something brings the gap back. Pure. */
+ * machine) coalesce into fewer cycles, and the first cycle that places or evicts something
+ * brings the gap back. Only nodes' own reports wait so: a kick by any other change (a submit, a
+ * quota raised, a node uncordoned, a job ended: by_change) is due at the kick gap whatever came
+ * before, since it may be what lets the held work run. Pure. */
 int64_t ctl_cycle_due_ms(const ctl_cycle_clock *c);
 #define CTL_KICK_GAP_MS        50
 #define CTL_KICK_GAP_CYCLES    4

@@ -87,11 +87,29 @@ static void test_flapping_nodes_coalesce(void **state)
     assert_true(placing > now + 80); /* about 5 s / (50 ms + 2 ms) more */
 }
 
+/* A change other than a node's own report (a quota raised, a node uncordoned, a submit, a job's
+ * end) is answered at the kick gap however many cycles before found nothing: it may be what lets
+ * the held work run. A node's report after the same run of futile cycles waits. */
+static void test_change_does_not_wait(void **state)
+{
+    (void)state;
+    ctl_cycle_clock c = {
+        .last_ms = 10000, .interval_ms = 3600000, .last_us = 1000, .futile = 30, .kicked = true};
+    assert_int_equal(ctl_cycle_due_ms(&c) - 10000, CTL_KICK_GAP_FUTILE_MS);
+    c.by_change = true;
+    assert_int_equal(ctl_cycle_due_ms(&c) - 10000, CTL_KICK_GAP_MS);
+    c.last_us = 100000; /* a long cycle keeps its share of the committer */
+    assert_int_equal(ctl_cycle_due_ms(&c) - 10000, 400);
+    c.kicked = c.by_change = false;
+    assert_int_equal(ctl_cycle_due_ms(&c) - 10000, 3600000);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_due),
         cmocka_unit_test(test_flapping_nodes_coalesce),
+        cmocka_unit_test(test_change_does_not_wait),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
