@@ -309,10 +309,11 @@ def main():
         "nodes register) back off to one a second. Lists by state visit only the jobs in those "
         "states, and a submit judges the pool from the node index (its nodes and GPU models) "
         "without a pass over every node.\n",
-        "Many shapes: a class's score is cached per (class, request shape), so a decision scores "
-        "every live class this shape has not met yet; with many shapes that is most of the "
-        "classes created since the shape was last placed, and the cost is the score cache's "
-        "lookups and inserts and the feasibility checks, more than the policy's scoring.\n",
+        "Many shapes: each live class carries a summary of what it offers, so a class that cannot "
+        "hold the request is passed over unscored, and each request shape has a score table of "
+        "its own; a decision still scores every feasible class this shape has not met yet, and "
+        "with many shapes that is most of the classes created since the shape was last placed: "
+        "the policy's scoring is most of what is left (docs/results/placement.md).\n",
         "On PostgreSQL each write of a transaction is a round trip to the server (prepared "
         "statements; a write that may be refused carries its own savepoint in the same round "
         "trip), so a cycle that places many jobs costs about a round trip per row; SQLite writes "
