@@ -23,6 +23,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     }
     gp_diag d;
     gp_diag_clear(&d);
+    /* the parser empties only the fields in use (gp_cli_config_clear): start both from zero so
+     * that the bytes compared below are what each parse wrote, not an earlier input's */
+    memset(&cfg, 0, sizeof(cfg));
+    memset(&again, 0, sizeof(again));
     if (gp_cli_config_parse(text, &cfg, &d) == 0) {
         int n1 = gp_cli_config_format(&cfg, text1, sizeof(text1));
         if (n1 < 0 || gp_cli_config_parse(text1, &again, &d) != 0 ||
