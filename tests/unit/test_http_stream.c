@@ -38,6 +38,7 @@ typedef struct feed {
 
 static atomic_int g_frees;
 static atomic_int g_upgrade_gone;
+static atomic_int g_echoes; /* echo takers still running */
 
 static long feed_read(void *ctx, gp_http_stream *stream, char *buf, size_t max)
 {
@@ -114,12 +115,25 @@ static void *echo_main(void *arg)
     }
     char buf[256];
     ssize_t n;
-    while ((n = recv(e->fd, buf, sizeof(buf), 0)) > 0) {
+    while ((n = recv(e->fd, buf, sizeof(buf), 0)) > 0 &&
+           !(n >= 4 && memcmp(buf + n - 4, "bye!", 4) == 0)) {
         send(e->fd, buf, (size_t)n, MSG_NOSIGNAL);
     }
     gp_http_upgraded_close(e->h);
     free(e);
+    atomic_fetch_sub(&g_echoes, 1);
     return NULL;
+}
+
+/* Waits until every echo taker has seen its client's end (or "bye!") and closed its upgrade: a
+ * server stopped before that closes the sockets under the taker's feet (stopping with open
+ * upgrades is test_stop_with_open_streams's case, not these tests'). */
+static void wait_echoes_done(void)
+{
+    for (int i = 0; i < 2000 && atomic_load(&g_echoes) > 0; i++) {
+        usleep(10000);
+    }
+    assert_int_equal(atomic_load(&g_echoes), 0);
 }
 
 static void on_upgraded(void *ctx, int fd, const char *extra, size_t extra_len, gp_http_upgraded *h)
@@ -135,6 +149,7 @@ static void on_upgraded(void *ctx, int fd, const char *extra, size_t extra_len, 
     e->extra_len = extra_len < sizeof(e->extra) ? extra_len : sizeof(e->extra);
     memcpy(e->extra, extra, e->extra_len);
     pthread_t t;
+    atomic_fetch_add(&g_echoes, 1);
     pthread_create(&t, NULL, echo_main, e);
     pthread_detach(t);
 }
@@ -331,6 +346,7 @@ static void test_upgrade_echo(void **state)
     close(fd);
     assert_non_null(strstr(got, "HTTP/1.1 400"));
     assert_int_equal(atomic_load(&g_upgrade_gone), 1);
+    wait_echoes_done();
     gp_http_server_stop(srv);
     finish(&sc);
 }
@@ -445,10 +461,15 @@ static void test_upgrade_tls(void **state)
     assert_non_null(strstr(got, "HTTP/1.1 101"));
     got = tls_exchange(ssl, "over-tls", "over-tls");
     assert_string_equal(got, "over-tls");
+    /* over TLS the taker is not told of the client's end until the server stops: it ends on a
+     * word of its own */
+    assert_int_equal(SSL_write(ssl, "bye!", 4), 4);
+    wait_echoes_done();
     SSL_shutdown(ssl);
     SSL_free(ssl);
     SSL_CTX_free(ctx);
     close(fd);
+    wait_echoes_done();
     gp_http_server_stop(srv);
     finish(&sc);
     snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
