@@ -324,6 +324,26 @@ static double proc_mib(const bench *b, const char *key)
     return kib / 1024;
 }
 
+/* CPU time gpupoold has used so far (user + system, all its threads), in seconds; -1 when its
+ * /proc stat cannot be read. */
+static double proc_cpu_s(const bench *b)
+{
+    char path[64], line[1024];
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)b->pid);
+    FILE *f = fopen(path, "r");
+    bool got = f && fgets(line, sizeof(line), f);
+    if (f) {
+        fclose(f);
+    }
+    const char *p = got ? strrchr(line, ')') : NULL; /* the name may hold spaces */
+    unsigned long long utime = 0, stime = 0;
+    if (!p || sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %llu %llu", &utime,
+                     &stime) != 2) {
+        return -1;
+    }
+    return (double)(utime + stime) / (double)sysconf(_SC_CLK_TCK);
+}
+
 typedef struct worker {
     bench *b;
     int id;
@@ -809,10 +829,21 @@ int main(int argc, char **argv)
     long beats0 = atomic_load(&b.beats_sent);
     double tb0 = now_s();
     atomic_store(&b.phase, PH_SUBMIT);
+    bool said;
+    long groups0 = metric_sum(&b, admin, "gpupool_commit_groups_total", "", &said);
+    long cycles0 = metric_sum(&b, admin, "gpupool_scheduler_cycles_total", "", &said);
+    double cpu0 = proc_cpu_s(&b);
     pthread_create(&prober.t, NULL, probe, &prober);
     double sub = run_workers(&b, submit_jobs);
     printf("ctl_submit store=%s jobs=%d clients=%d nodes=%d seconds=%.3f jobs_per_s=%.0f\n",
            b.store, b.jobs, b.clients, b.nodes, sub, b.jobs / sub);
+    long groups = metric_sum(&b, admin, "gpupool_commit_groups_total", "", &said) - groups0;
+    long cycles = metric_sum(&b, admin, "gpupool_scheduler_cycles_total", "", &said) - cycles0;
+    double cpu = proc_cpu_s(&b) - cpu0;
+    printf("ctl_commit store=%s phase=submit groups=%ld jobs_per_group=%.2f cycles=%ld "
+           "server_cpu_us_per_job=%.0f\n",
+           b.store, groups, groups > 0 ? b.jobs / (double)groups : 0.0, cycles,
+           cpu0 >= 0 ? cpu * 1e6 / b.jobs : -1.0);
     fflush(stdout);
     print_rss(&b, admin, "submitted");
     if (!b.cycle && !b.submit_only) {
@@ -836,7 +867,6 @@ int main(int argc, char **argv)
     }
     free(beaters);
     /* how the controller applied them, from its start (-1: it does not say) */
-    bool said;
     long in_memory = metric_sum(&b, admin, "gpupool_heartbeats_total{", "path=\"memory\"", &said);
     in_memory = said ? in_memory : -1;
     long in_store = metric_sum(&b, admin, "gpupool_heartbeats_total{", "path=\"store\"", &said);

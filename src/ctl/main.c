@@ -23,6 +23,10 @@ static int listen_on(gpupoold *g, const gp_ctl_addr *addr, const char *cert, con
                                 .port = addr->port,
                                 .threads = g->cfg->http.threads,
                                 .max_body = (size_t)g->cfg->http.max_body,
+                                /* each connection's buffer is max_header + 16 KiB, zeroed
+                                 * after each request: the configured limit, not 64 KiB */
+                                .max_header = (size_t)g->cfg->http.max_header_bytes,
+                                .max_header_setting = "http.max_header_bytes",
                                 .body_limit = ctl_http_body_limit,
                                 .max_large_bodies = (size_t)g->cfg->proxy.max_body_total,
                                 .timeout_s = (unsigned)(g->cfg->http.timeout_ms / 1000),

@@ -463,13 +463,6 @@ static void dispatch(void *ctx, const gp_http_request *req, gp_http_response *re
     rq.g = ctx;
     rq.http = req;
     rq.resp = resp;
-    if (req->header_bytes > (size_t)rq.g->cfg->http.max_header_bytes) {
-        api_error(&rq, GP_ETOOBIG,
-                  "request headers: %zu bytes, more than http.max_header_bytes (%lld)",
-                  req->header_bytes, (long long)rq.g->cfg->http.max_header_bytes);
-        resp->status = 431;
-        return;
-    }
     if (px_path_match(req->path, rq.param_buf[0], sizeof(rq.param_buf[0]))) {
         rq.params[0] = rq.param_buf[0]; /* any method, its own authentication (proxy.c) */
         char lead[CTL_HA_URL_MAX];

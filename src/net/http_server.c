@@ -487,9 +487,14 @@ static enum MHD_Result answer_head_too_big(gp_http_server *srv, struct MHD_Conne
                                            conn_state *st, size_t size)
 {
     gp_http_response resp = {.content_type = "application/json"};
-    gp_http_respond_error(&resp, GP_ETOOBIG,
-                          "request headers: %zu bytes, more than the %zu accepted", size,
-                          srv->max_header);
+    if (srv->max_header_setting[0]) {
+        gp_http_respond_error(&resp, GP_ETOOBIG, "request headers: %zu bytes, more than %s (%zu)",
+                              size, srv->max_header_setting, srv->max_header);
+    } else {
+        gp_http_respond_error(&resp, GP_ETOOBIG,
+                              "request headers: %zu bytes, more than the %zu accepted", size,
+                              srv->max_header);
+    }
     resp.status = 431;
     st->answered = 1;
     return send_response(srv, conn, st, &resp);
@@ -1252,6 +1257,8 @@ int gp_http_server_start(const gp_http_server_config *cfg, gp_http_handler handl
     srv->body_limit = cfg->body_limit;
     srv->max_large_bodies = cfg->max_large_bodies;
     srv->max_header = cfg->max_header ? cfg->max_header : GP_HTTP_MAX_HEADER;
+    snprintf(srv->max_header_setting, sizeof(srv->max_header_setting), "%s",
+             cfg->max_header_setting ? cfg->max_header_setting : "");
     srv->timeout_ms = (int64_t)cfg->timeout_s * 1000;
     if (cfg->tls_cert_file && ((rc = read_pem(cfg->tls_cert_file, &srv->tls_cert, d)) != 0 ||
                                (rc = read_pem(cfg->tls_key_file, &srv->tls_key, d)) != 0)) {

@@ -69,11 +69,13 @@
 typedef struct gp_http_server gp_http_server;
 
 typedef struct gp_http_server_config {
-    const char *host;          /* numeric address or name to bind; NULL means "127.0.0.1" */
-    int port;                  /* 0 picks a free port: see gp_http_server_port() */
-    int threads;               /* pool size; <= 0 means 4 */
-    size_t max_body;           /* largest request body accepted, in bytes */
-    size_t max_header;         /* largest request head accepted, in bytes; 0: GP_HTTP_MAX_HEADER */
+    const char *host;  /* numeric address or name to bind; NULL means "127.0.0.1" */
+    int port;          /* 0 picks a free port: see gp_http_server_port() */
+    int threads;       /* pool size; <= 0 means 4 */
+    size_t max_body;   /* largest request body accepted, in bytes */
+    size_t max_header; /* largest request head accepted, in bytes; 0: GP_HTTP_MAX_HEADER */
+    const char *max_header_setting; /* what sets max_header, named in the 431's message
+                                       ("http.max_header_bytes"); NULL: none named */
     unsigned timeout_s;        /* time to send a request, and idle timeout, in s; 0 means none */
     const char *tls_cert_file; /* PEM certificate chain; with tls_key_file, enables HTTPS */
     const char *tls_key_file;  /* PEM private key (unencrypted) */

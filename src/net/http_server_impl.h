@@ -35,7 +35,8 @@ struct gp_http_server {
     size_t max_large_bodies; /* 0: no bound */
     size_t large_bodies;     /* declared bytes of the large bodies in progress (atomic) */
     size_t max_header;
-    int64_t timeout_ms; /* time for a whole request; 0: none */
+    char max_header_setting[64]; /* "" when the config names none */
+    int64_t timeout_ms;          /* time for a whole request; 0: none */
     int port;
     char *tls_cert; /* PEM text, kept for the daemon's lifetime */
     char *tls_key;

@@ -358,7 +358,12 @@ int gp__sqlite_open(const char *path, gp_store **out, gp_diag *d)
                          SQ(s)->db ? sqlite3_errmsg(SQ(s)->db) : "cannot open");
     } else if (sqlite3_exec(SQ(s)->db,
                             "PRAGMA journal_mode=WAL; PRAGMA synchronous=FULL; "
-                            "PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000;",
+                            "PRAGMA foreign_keys=ON; PRAGMA busy_timeout=5000; "
+                            /* savepoints' journals in memory: a group of changes, each in
+                             * its savepoint, journals a few pages per change, which past 64
+                             * KiB would otherwise go to a new temporary file on disk (created
+                             * and removed in one group commit in three under load) */
+                            "PRAGMA temp_store=MEMORY;",
                             NULL, NULL, NULL) != SQLITE_OK) {
         rc = gp_sqlite_error(s, d, GP_EIO, path);
     } else {

@@ -14,6 +14,7 @@
 #include "store/store.h"
 #include "tests/unit/harness.h"
 
+#include <dirent.h>
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <sqlite3.h>
@@ -1000,6 +1001,68 @@ static const struct {
 };
 #define NAUDIT_FIXTURE ((int)(sizeof(audit_fixture) / sizeof(audit_fixture[0])))
 
+/* Open file descriptors of this process. */
+static int open_fds(void)
+{
+    int n = 0;
+    DIR *dir = opendir("/proc/self/fd");
+    assert_non_null(dir);
+    for (struct dirent *e = readdir(dir); e; e = readdir(dir)) {
+        n += e->d_name[0] != '.';
+    }
+    closedir(dir);
+    return n;
+}
+
+/* A group commit's changes, each in its savepoint, over rows already stored: a change that
+ * touches many pages (here every job of 400, with 2 KiB of status each) journals them for its
+ * savepoint, hundreds of KiB, in memory: no temporary file is opened for it; and the savepoint
+ * rolled back still undoes only its own change. */
+static void test_savepoints_journal_in_memory(void **state)
+{
+    fixture *f = *state;
+    gp_diag d;
+    gp_store *s = open_store(f);
+    int64_t tenant = put_obj(s, GP_OBJ_TENANT, "t", "{}");
+    enum { NJOBS = 400 };
+    int64_t ids[NJOBS];
+    char status[2048];
+    memset(status, 'x', sizeof(status));
+    memcpy(status, "{\"pad\":\"", 8);
+    memcpy(status + sizeof(status) - 3, "\"}", 3);
+    OK(gp_store_begin(s, &d));
+    for (int i = 0; i < NJOBS; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "job-%d", i);
+        ids[i] = insert_job(s, tenant, name, NULL);
+        OK(gp_store_job_update(s, ids[i], "Pending", status, &d));
+    }
+    OK(gp_store_commit(s, &d));
+    int fds = open_fds();
+    OK(gp_store_begin(s, &d));
+    for (int round = 0; round < 2; round++) {
+        OK(gp_store_savepoint(s, &d));
+        for (int i = 0; i < NJOBS; i++) {
+            OK(gp_store_job_update(s, ids[i], round ? "Failed" : "Running", status, &d));
+        }
+        assert_int_equal(open_fds(), fds);
+        if (round) {
+            gp_store_savepoint_rollback(s);
+        } else {
+            OK(gp_store_savepoint_release(s, &d));
+        }
+    }
+    OK(gp_store_commit(s, &d));
+    gp_store_close(s);
+    s = open_store(f);
+    for (int i = 0; i < NJOBS; i += 57) {
+        gp_job_rec rec;
+        OK(gp_store_job_get(s, ids[i], &rec, NULL, NULL, &d));
+        assert_string_equal(rec.state, "Running");
+    }
+    gp_store_close(s);
+}
+
 static void test_audit_log(void **state)
 {
     fixture *f = *state;
@@ -1386,6 +1449,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_meta, setup, teardown),
         cmocka_unit_test_setup_teardown(test_registry_creds, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_log, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_savepoints_journal_in_memory, setup, teardown),
         cmocka_unit_test_setup_teardown(test_audit_append_only, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lease_one_leader, setup, teardown),
         cmocka_unit_test_setup_teardown(test_lease_takeover_fences, setup, teardown),
