@@ -95,17 +95,12 @@ bool ctl_idle_report_writes(gpupoold *g, const ctl_job *j, int r, int util, int6
 int ctl_idle_report(gpupoold *g, ctl_job *j, int r, int util, int64_t now, gp_diag *d)
 {
     ctl_replica *rep = &j->replicas[r];
-    if (j->spec.idle_timeout_s <= 0) {
-        return 0;
-    }
-    if (!idle_reading(j, util)) {
+    if (j->spec.idle_timeout_s > 0 && !idle_reading(j, util)) {
         rep->idle_since_ms = 0; /* busy, or no evidence */
-        return 0;
+    } else if (j->spec.idle_timeout_s > 0 && rep->idle_since_ms == 0) {
+        rep->idle_since_ms = now; /* not due yet: ctl_idle_report_writes says so below */
     }
-    if (rep->idle_since_ms == 0) {
-        rep->idle_since_ms = now;
-    }
-    if (!idle_due(g, j, now)) {
+    if (!ctl_idle_report_writes(g, j, r, util, now)) {
         return 0;
     }
     char dur[32], why[200];
