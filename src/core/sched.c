@@ -358,7 +358,7 @@ static int add_wait(cycle *cy, int64_t id, const char *reason)
     }
     gp_sched_wait *w = &cy->wait[cy->nwait++];
     w->job_id = id;
-    reasonf(w->reason, "%s", reason);
+    reason_copy(w->reason, reason);
     return 0;
 }
 

@@ -169,7 +169,7 @@ bool constraints_reason(cycle *cy, const job_ctx *jc, char *reason)
         cy->plain_known = reason_of(cy, jc, cy->plain_reason) ? 1 : 0;
     }
     if (cy->plain_known == 1) {
-        reasonf(reason, "%s", cy->plain_reason);
+        reason_copy(reason, cy->plain_reason);
     }
     return cy->plain_known == 1;
 }

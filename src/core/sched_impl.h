@@ -85,6 +85,11 @@ struct gp_scheduler {
 typedef struct tenant_use {
     int64_t gpu_milli, gpu_mem_mib;
     int64_t model_milli[GP_MAX_MODELS];
+    /* The last GPU quota refusal's text and what it said (its use and the job's need): the jobs
+     * a full quota holds back get it without formatting it again (the quota is the cycle's). */
+    bool refused_set;
+    int64_t refused_used, refused_need;
+    char refused[SCHED_REASON];
 } tenant_use;
 
 typedef struct run_job {
@@ -197,6 +202,9 @@ typedef struct cycle {
 
 /* Formats a reason into reason[SCHED_REASON], cut short when longer. */
 void reasonf(char *reason, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Copies a reason (NUL-terminated, any length) into reason[SCHED_REASON], cut short when longer:
+ * what reasonf(reason, "%s", from) does, without formatting. */
+void reason_copy(char *reason, const char *from);
 
 int limits_init(cycle *cy);
 void limits_fini(cycle *cy);

@@ -32,6 +32,13 @@ void reasonf(char *reason, const char *fmt, ...)
     va_end(ap);
 }
 
+void reason_copy(char *reason, const char *from)
+{
+    size_t n = strnlen(from, SCHED_REASON - 1);
+    memcpy(reason, from, n);
+    reason[n] = '\0';
+}
+
 void fmt_gpus(char *buf, size_t size, int64_t milli)
 {
     int64_t a = milli < 0 ? -milli : milli;
@@ -410,12 +417,17 @@ static void model_reason(const cycle *cy, const job_ctx *jc, int block, int m, c
     }
 }
 
-static bool tenant_milli_ok(const cycle *cy, const gp_sched_job *j, int64_t need, char *reason)
+static bool tenant_milli_ok(cycle *cy, const gp_sched_job *j, int64_t need, char *reason)
 {
     const gp_sched_tenant *t = &cy->in->tenants[j->tenant];
-    int64_t used = cy->tu[j->tenant].gpu_milli;
+    tenant_use *tu = &cy->tu[j->tenant];
+    int64_t used = tu->gpu_milli;
     if (t->quota_gpu_milli < 0 || used + need <= t->quota_gpu_milli) {
         return true;
+    }
+    if (tu->refused_set && tu->refused_used == used && tu->refused_need == need) {
+        reason_copy(reason, tu->refused);
+        return false;
     }
     char u[32], q[32], n[32];
     fmt_gpus(u, sizeof(u), used);
@@ -427,6 +439,10 @@ static bool tenant_milli_ok(const cycle *cy, const gp_sched_job *j, int64_t need
     } else {
         reasonf(reason, "quota: tenant %s uses %s of %s GPUs; the job needs %s", t->name, u, q, n);
     }
+    tu->refused_set = true;
+    tu->refused_used = used;
+    tu->refused_need = need;
+    reason_copy(tu->refused, reason);
     return false;
 }
 

@@ -660,6 +660,6 @@ int place_gang(cycle *cy, job_ctx *jc, char *reason)
     }
     jc->req.allowed_models = all;
     jc->constrained = constraints_said(why);
-    reasonf(reason, "%s", why);
+    reason_copy(reason, why);
     return GP_ENOSPC;
 }

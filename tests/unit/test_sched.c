@@ -409,6 +409,35 @@ static void test_quota(void **state)
 
 /* A job allowing several models moves to another model when one's quota is used up; the
  * exact usage of the chosen GPUs (here larger than the model's nominal memory) is checked too. */
+/* Each job a quota holds back is told the tenant's use at its turn and its own need, whatever
+ * the jobs before it were told: jobs of two tenants in turn, needs that repeat, a use that grows
+ * between two refusals of the same need. */
+static void test_quota_reasons_each_job(void **state)
+{
+    (void)state;
+    world w;
+    w_init(&w);
+    nodes_a100(&w, 4, 8);
+    int q = add_queue(&w, "q", 1, -1, -1);
+    int ta = add_tenant(&w, "team-a", 4000), tb = add_tenant(&w, "team-b", 4000);
+    w_start(&w);
+    static const int gpus[] = {3, 2, 2, 1, 2, 2};
+    for (int i = 0; i < 6; i++) {
+        submit(&w, mkjob(10 + i, ta, q, 0, fx_whole(0, gpus[i]), 1));
+        submit(&w, mkjob(20 + i, tb, q, 0, fx_whole(0, gpus[i]), 1));
+    }
+    gp_sched_result r;
+    cycle(&w, &r);
+    assert_reason(&r, 11, "quota: tenant team-a uses 3 of 4 GPUs; the job needs 2");
+    assert_reason(&r, 12, "quota: tenant team-a uses 3 of 4 GPUs; the job needs 2");
+    assert_reason(&r, 21, "quota: tenant team-b uses 3 of 4 GPUs; the job needs 2");
+    assert_reason(&r, 14, "quota: tenant team-a uses 4 of 4 GPUs; the job needs 2");
+    assert_reason(&r, 15, "quota: tenant team-a uses 4 of 4 GPUs; the job needs 2");
+    assert_reason(&r, 25, "quota: tenant team-b uses 4 of 4 GPUs; the job needs 2");
+    gp_sched_result_fini(&r);
+    w_fini(&w);
+}
+
 static void test_quota_models_exact(void **state)
 {
     (void)state;
@@ -1359,6 +1388,7 @@ int main(void)
         cmocka_unit_test(test_priority_order),
         cmocka_unit_test(test_drf_order),
         cmocka_unit_test(test_quota),
+        cmocka_unit_test(test_quota_reasons_each_job),
         cmocka_unit_test(test_quota_models_exact),
         cmocka_unit_test(test_quota_units),
         cmocka_unit_test(test_maintenance_reason),
