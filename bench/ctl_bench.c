@@ -680,6 +680,12 @@ static void make_user(bench *b, gp_http_client *admin, const char *name, const c
  * so its submits count against no limit of the jobs'. */
 static void setup_tenant(bench *b, gp_http_client *admin)
 {
+    /* On PostgreSQL the controller takes the leader's lease after it listens; until then the API
+     * answers 503 (no leader yet). */
+    for (int i = 0; i < 1200 && call(b, admin, "GET", "/v1/tenants", NULL, NULL, -1, NULL) == 503;
+         i++) {
+        sleep_ms(50);
+    }
     make_user(b, admin, "bench", b->cycle ? "{\"gpus\":1}" : NULL, b->user, sizeof(b->user));
     make_user(b, admin, "probe", NULL, b->prober, sizeof(b->prober));
 }

@@ -194,7 +194,8 @@ static const opt options[] = {
      .min = KIB,
      .max = 64 * KIB,
      .def = "16KiB",
-     .help = "largest request head (request line and headers) accepted; larger: 431"},
+     .help = "largest request head (request line and headers) accepted; larger: 431 (each "
+             "connection holds a buffer of this plus 16 KiB)"},
     {.key = "api.rate_limit",
      .type = T_DOUBLE,
      AT(api.rate_limit),
