@@ -676,15 +676,37 @@ static void make_user(bench *b, gp_http_client *admin, const char *name, const c
     free(tok);
 }
 
+/* A wait loop's pause of ms; ends the benchmark when gpupoold has exited meanwhile (a leader
+ * that lost its lease, a crash), naming how and keeping its log. */
+static void wait_tick(bench *b, int ms)
+{
+    sleep_ms(ms);
+    int st;
+    if (waitpid(b->pid, &st, WNOHANG) == b->pid) {
+        gpupoold_pid = 0;
+        char why[400];
+        snprintf(why, sizeof(why), "%s %d; its log: %s/gpupoold.log",
+                 WIFEXITED(st) ? "exit status" : "signal",
+                 WIFEXITED(st) ? WEXITSTATUS(st) : WTERMSIG(st), b->dir);
+        die("gpupoold exited", why);
+    }
+}
+
 /* The tenant "bench" of the jobs (with --cycle a quota of one GPU) and the prober's own tenant,
  * so its submits count against no limit of the jobs'. */
 static void setup_tenant(bench *b, gp_http_client *admin)
 {
-    /* On PostgreSQL the controller takes the leader's lease after it listens; until then the API
-     * answers 503 (no leader yet). */
-    for (int i = 0; i < 1200 && call(b, admin, "GET", "/v1/tenants", NULL, NULL, -1, NULL) == 503;
-         i++) {
-        sleep_ms(50);
+    /* On PostgreSQL the controller takes the leader's lease after it listens; until then it is a
+     * follower (reads answered, writes 503 "no leader yet"): /readyz says its role. */
+    for (int i = 0; i < 1200; i++) {
+        char *resp = NULL;
+        int status = call(b, admin, "GET", "/readyz", NULL, NULL, -1, &resp);
+        bool leads = status == 200 && resp && strstr(resp, "\"role\":\"leader\"");
+        free(resp);
+        if (leads) {
+            break;
+        }
+        wait_tick(b, 50);
     }
     make_user(b, admin, "bench", b->cycle ? "{\"gpus\":1}" : NULL, b->user, sizeof(b->user));
     make_user(b, admin, "probe", NULL, b->prober, sizeof(b->prober));
@@ -695,7 +717,7 @@ static int wait_placed(bench *b, gp_http_client *admin, double t0)
 {
     int left = -1;
     while (now_s() - t0 < 900 && (left = count_state(b, admin, "Pending")) != 0) {
-        sleep_ms(50);
+        wait_tick(b, 50);
     }
     return left;
 }
@@ -710,7 +732,7 @@ static void backlog(bench *b, gp_http_client *admin)
     double t0 = now_s(), cyc = 0;
     int placed = 0;
     while (now_s() - t0 < 1800 && !logged_cycle(b, from, &placed, &cyc)) {
-        sleep_ms(50);
+        wait_tick(b, 50);
     }
     int left = wait_placed(b, admin, t0);
     printf("ctl_schedule store=%s pending_left=%d seconds=%.3f\n", b->store, left, now_s() - t0);
@@ -750,7 +772,7 @@ static void loss(bench *b, gp_http_client *admin)
     int seen = 0;
     while (now_s() - t0 < 900 &&
            !(seen = node_empty(b, admin, 0) && node_empty(b, admin, b->lose - 1))) {
-        sleep_ms(500);
+        wait_tick(b, 500);
     }
     int left = seen ? wait_placed(b, admin, t0) : -1;
     printf("ctl_loss store=%s nodes=%d of=%d lost_seen=%d pending_left=%d seconds=%.3f\n", b->store,
@@ -886,6 +908,7 @@ int main(int argc, char **argv)
     print_latencies(&b);
     fflush(stdout);
     gp_http_client_free(admin);
+    wait_tick(&b, 0); /* it ran to the end */
     kill(b.pid, SIGTERM);
     waitpid(b.pid, NULL, 0);
     gp_http_client_global_cleanup();

@@ -4,7 +4,9 @@
  *
  * Runs on the committer thread with the state lock held (see commit.c). The decisions are
  * committed in transactions of at most CYCLE_BATCH writes (the evictions all in the first, then
- * placements in decision order, then changed reasons), each applied to memory once committed;
+ * placements in decision order, then changed reasons) and, on a shared store, of at most
+ * ctl_cycle_txn_budget_ms of writing (the lease's renewal waits for the transaction in
+ * progress), each applied to memory once committed;
  * between two of them the state lock is released for a moment, so reads are answered while a
  * large backlog is placed. When changes are queued for the committer meanwhile (heartbeats,
  * submits), the cycle stops after the transaction in progress and asks for the next cycle: what
@@ -26,6 +28,7 @@
 #include "ctl/service.h"
 #include "ctl/server.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "gpupool/modelname.h"
 
@@ -376,19 +379,48 @@ typedef struct result_span {
     int ev0, ev1, pl0, pl1, wt0, wt1;
 } result_span;
 
-/* Writes the decisions of the span; replicas[i] gets placement i's memory form. */
-static int write_result(gpupoold *g, cycle_in *c, const gp_sched_result *r, const result_span *sp,
-                        ctl_replica **replicas, int64_t now, gp_diag *d)
+int64_t ctl_cycle_txn_budget_ms(int64_t lease_ttl_ms, int64_t renew_interval_ms, bool leased)
+{
+    if (!leased) {
+        return 0;
+    }
+    int64_t budget = (lease_ttl_ms - renew_interval_ms) / 4;
+    return budget > 0 ? budget : 1;
+}
+
+/* Whether the transaction's time is spent: a deadline (gp_mono_ms; 0: none) passed. */
+static bool time_spent(int64_t deadline)
+{
+    return deadline > 0 && gp_mono_ms() >= deadline;
+}
+
+/* Writes the decisions of the span; replicas[i] gets placement i's memory form. The evictions
+ * are written whatever the time; past the deadline the span is cut after the last decision
+ * written (at least one), so that the rest goes to the next transaction. */
+static int write_result(gpupoold *g, cycle_in *c, const gp_sched_result *r, result_span *sp,
+                        ctl_replica **replicas, int64_t now, int64_t deadline, gp_diag *d)
 {
     int rc = 0;
     for (int i = sp->ev0; rc == 0 && i < sp->ev1; i++) {
         rc = write_evicted(g, &r->evicted[i], now, d);
     }
+    bool some = sp->ev1 > sp->ev0;
     for (int i = sp->pl0; rc == 0 && i < sp->pl1; i++) {
+        if (some && time_spent(deadline)) {
+            sp->pl1 = i;
+            sp->wt1 = sp->wt0;
+            return 0;
+        }
         rc = write_placed(g, c, &r->placed[i], replicas[i], now, d);
+        some = true;
     }
     for (int i = sp->wt0; rc == 0 && i < sp->wt1; i++) {
+        if (some && time_spent(deadline)) {
+            sp->wt1 = i;
+            return 0;
+        }
         rc = write_waiting(g, &r->waiting[i], d);
+        some = true;
     }
     return rc;
 }
@@ -441,12 +473,13 @@ typedef struct result_txn {
     result_span sp;
     ctl_replica **replicas;
     int64_t now;
+    int64_t deadline; /* gp_mono_ms past which the span is cut; 0: none */
 } result_txn;
 
 static int result_body(ctl_txn *tx, void *arg, gp_diag *d)
 {
     result_txn *x = arg;
-    return write_result(tx->g, x->c, x->r, &x->sp, x->replicas, x->now, d);
+    return write_result(tx->g, x->c, x->r, &x->sp, x->replicas, x->now, x->deadline, d);
 }
 
 /* The next transaction's span after *done (all evictions first, then up to CYCLE_BATCH writes
@@ -509,8 +542,11 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
     }
     result_span done = {0, 0, 0, 0, 0, 0};
     result_txn x = {.c = c, .r = r, .replicas = replicas, .now = now};
+    int64_t budget = ctl_cycle_txn_budget_ms(g->cfg->ha.lease_ttl_ms, g->cfg->ha.renew_interval_ms,
+                                             atomic_load(&g->elect.leading));
     bool stopped = false;
     while (rc == 0 && !stopped && next_span(r, &done, &x.sp)) {
+        x.deadline = budget > 0 ? gp_mono_ms() + budget : 0;
         rc = ctl_txn_run(g, "scheduling cycle", CTL_TXN_STORE, result_body, &x, NULL, d);
         if (rc == 0) {
             apply_result(g, r, &x.sp, replicas, now);

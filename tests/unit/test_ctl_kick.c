@@ -4,7 +4,8 @@
  * to place coalesce into fewer cycles (the gap doubles per cycle in a row that changed nothing,
  * up to a second), and a cycle that placed something brings the gap back. A simulated second of
  * flapping nodes (a kick every 5 ms, no job that can be placed) runs a handful of cycles, not
- * one per gap.
+ * one per gap. How long a cycle's transaction may write on a shared store
+ * (ctl_cycle_txn_budget_ms): the lease's renewal, waiting for it, still comes in time.
  */
 #include "ctl/server.h"
 
@@ -104,12 +105,32 @@ static void test_change_does_not_wait(void **state)
     assert_int_equal(ctl_cycle_due_ms(&c) - 10000, 3600000);
 }
 
+/* A cycle's transaction on a shared store leaves the lease's renewal room: a quarter of what
+ * the lease gives beyond one renewal interval; no bound on a store of its own. */
+static void test_txn_budget(void **state)
+{
+    (void)state;
+    assert_int_equal(ctl_cycle_txn_budget_ms(3000, 1000, true), 500); /* the defaults */
+    assert_int_equal(ctl_cycle_txn_budget_ms(800, 200, true), 150);
+    assert_int_equal(ctl_cycle_txn_budget_ms(3000, 1000, false), 0);
+    assert_int_equal(ctl_cycle_txn_budget_ms(103, 100, true), 1); /* never "no bound" */
+    /* the renewal that waits for a whole transaction still comes within the lease */
+    for (int64_t ttl = 100; ttl <= 600000; ttl = ttl * 3 / 2) {
+        for (int64_t renew = 10; renew < ttl; renew = renew * 2 + 7) {
+            int64_t b = ctl_cycle_txn_budget_ms(ttl, renew, true);
+            assert_true(b >= 1);
+            assert_true(renew + 2 * b <= ttl || b == 1);
+        }
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_due),
         cmocka_unit_test(test_flapping_nodes_coalesce),
         cmocka_unit_test(test_change_does_not_wait),
+        cmocka_unit_test(test_txn_budget),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
