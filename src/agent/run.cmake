@@ -4,7 +4,6 @@
 # gpupool-agent links to re-attach), the spec and environment, cgroups, capped logs, supervision,
 # the podman sandbox (its command line, the runtime's detection, image pulls).
 find_package(PkgConfig REQUIRED)
-pkg_check_modules(GPRUN_JANSSON REQUIRED IMPORTED_TARGET jansson)
 add_library(gprun STATIC
     ${CMAKE_CURRENT_LIST_DIR}/replica_dir.c
     ${CMAKE_CURRENT_LIST_DIR}/run_spec.c
@@ -22,7 +21,7 @@ add_library(gprun STATIC
     ${CMAKE_CURRENT_LIST_DIR}/pull.c
     ${CMAKE_CURRENT_LIST_DIR}/sup_podman.c
 )
-target_link_libraries(gprun PUBLIC gpbase gpshareregion PkgConfig::GPRUN_JANSSON)
+target_link_libraries(gprun PUBLIC gpbase gpshareregion gp_jansson)
 
 add_executable(gpupool-run ${CMAKE_CURRENT_LIST_DIR}/run_main.c)
 target_compile_definitions(gpupool-run PRIVATE GP_VERSION="${PROJECT_VERSION}")
