@@ -27,6 +27,7 @@ struct gp_cli_conn {
     char refusal[1024]; /* the last call's refusal message; "" none */
     int status;         /* the last call's HTTP status; 0: no answer */
     int quiet;          /* a refusal with this status is not printed (0: none) */
+    bool minimal;       /* POSTs send Prefer: return=minimal */
     char raw[512];      /* the last refusal without a message: "SERVER answered HTTP N: BODY" */
 };
 
@@ -332,8 +333,11 @@ int gp_cli_call_raw(gp_cli_conn *c, const char *method, const char *path, const 
                     json_t **resp)
 {
     char ctype[128], key[300];
-    const char *headers[3] = {NULL, NULL, NULL};
+    const char *headers[4] = {NULL, NULL, NULL, NULL};
     int nh = 0;
+    if (c->minimal && strcmp(method, "POST") == 0) {
+        headers[nh++] = "Prefer: return=minimal";
+    }
     if (content_type) {
         snprintf(ctype, sizeof(ctype), "Content-Type: %s", content_type);
         headers[nh++] = ctype;
@@ -383,6 +387,11 @@ const char *gp_cli_last_refusal(const gp_cli_conn *c)
 int gp_cli_last_status(const gp_cli_conn *c)
 {
     return c->status;
+}
+
+void gp_cli_prefer_minimal(gp_cli_conn *c, bool minimal)
+{
+    c->minimal = minimal;
 }
 
 void gp_cli_quiet_status(gp_cli_conn *c, int status)

@@ -28,6 +28,7 @@
 #include "gpupool/error.h"
 
 #include <jansson.h>
+#include <stdbool.h>
 #include <stddef.h>
 
 #define GP_CLI_DEFAULT_SERVER "http://127.0.0.1:7070"
@@ -68,6 +69,10 @@ int gp_cli_last_status(const gp_cli_conn *c);
  * on c (0: every refusal is printed): the caller reads it with gp_cli_last_status and
  * gp_cli_last_refusal, and prints it with gp_cli_print_refusal if it does not handle it. */
 void gp_cli_quiet_status(gp_cli_conn *c, int status);
+/* Whether the POSTs on c ask for a minimal answer (Prefer: return=minimal, RFC 7240): a submit
+ * is then answered with the job's id, name and state only, not its whole document, for a command
+ * that prints no more (less for the server to build and for the CLI to parse). */
+void gp_cli_prefer_minimal(gp_cli_conn *c, bool minimal);
 /* Prints the last call's refusal as the call would have ("gpupool: MESSAGE"). */
 void gp_cli_print_refusal(const gp_cli_conn *c);
 /* GETs the list at path+query (query "" or "?a=b&..."), appending its "items" to items; with

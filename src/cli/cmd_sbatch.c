@@ -107,6 +107,9 @@ static int submit(const gp_cli_args *a, gp_sbatch_in *in)
     gp_cli_conn *c = NULL;
     json_t *job = NULL;
     int rc = gp_cli_connect(a, &c);
+    if (rc == 0) {
+        gp_cli_prefer_minimal(c, true); /* only the name is printed */
+    }
     rc = rc ? rc : gp_cli_call(c, "POST", "/v1/jobs", spec, &job);
     if (rc == 0) {
         printf("Submitted batch job %s\n", gp_out_str(job, "name"));

@@ -619,6 +619,9 @@ static int run(const gp_cli_args *a)
     if (rc == 0) {
         rc = gp_cli_connect(a, &c);
     }
+    if (rc == 0) { /* the id is all that is printed unless the document is asked for */
+        gp_cli_prefer_minimal(c, format != GP_OUT_JSON && format != GP_OUT_YAML);
+    }
     json_t *job = NULL;
     if (rc == 0 && spec) {
         rc = post_spec(c, a, spec, &job);

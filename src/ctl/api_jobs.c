@@ -152,6 +152,7 @@ typedef struct submit_arg {
     bool update;     /* a service: a new spec for the active one of that name (else created) */
     bool must_exist; /* PUT /v1/services/{name}: only an update (404 without one) */
     bool dry_run;    /* ?dry_run=true: every check, nothing stored */
+    bool minimal;    /* Prefer: return=minimal: the answer identifies the job only */
 } submit_arg;
 
 /* Frees what a holds, and a itself when heap. */
@@ -167,6 +168,15 @@ static void submit_arg_fini(submit_arg *a, bool heap)
 static void submit_arg_free(void *arg)
 {
     submit_arg_fini(arg, true);
+}
+
+/* The answer to a submit: the job's document; with Prefer: return=minimal (RFC 7240) only what
+ * identifies the job and its state, which costs the committer and the client next to nothing. */
+static json_t *submit_answer(ctl_state *st, const ctl_job *j, bool minimal)
+{
+    return minimal ? json_pack("{s:I, s:s, s:s}", "id", (json_int_t)j->id, "name", j->name, "state",
+                               ctl_job_state_name(j->state))
+                   : api_job_doc(st, j);
 }
 
 /* Judges j against every node of the pool; gp_feasible_pool stops at the first nodes that can
@@ -321,7 +331,7 @@ static int update_run(gpupoold *g, ctl_op *op, ctl_job *svc, gp_diag *d)
     }
     op->kick = changed;
     op->status = 200;
-    op->result = api_job_doc(&g->st, svc);
+    op->result = submit_answer(&g->st, svc, a->minimal);
     return 0;
 }
 
@@ -351,7 +361,7 @@ static int retry_answer(gpupoold *g, ctl_op *op, const ctl_tenant *t, gp_diag *d
                                (long long)existing);
         }
         op->status = 200;
-        op->result = api_job_doc(&g->st, job);
+        op->result = submit_answer(&g->st, job, a->minimal);
         return 1;
     }
     if (rc == GP_ENOENT) {
@@ -466,7 +476,7 @@ static int submit_run(gpupoold *g, ctl_op *op, gp_diag *d)
     }
     if (rc == 0) {
         ctl_job *job = ctl_job_by_id(st, rec.id);
-        op->result = job ? api_job_doc(st, job) : NULL;
+        op->result = job ? submit_answer(st, job, a->minimal) : NULL;
         if (!job) {
             rc = gp_diag_set(d, GP_EINTERNAL, "job %lld: stored but not in memory",
                              (long long)rec.id);
@@ -615,6 +625,7 @@ static void submit(api_req *rq, const char *put_service)
     }
     a.dry_run = dry && strcmp(dry, "true") == 0;
     a.must_exist = put_service != NULL;
+    a.minimal = gp_http_prefers(gp_http_request_header(rq->http, "Prefer"), "return", "minimal");
     a.doc = api_body(rq);
     if (a.doc && put_service && put_name(rq, a.doc, put_service) < 0) {
         json_decref(a.doc);

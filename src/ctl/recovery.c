@@ -8,6 +8,7 @@
 #include "ctl/changes.h"
 #include "ctl/txn.h"
 #include "ctl/notify.h"
+#include "ctl/server.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -550,15 +551,28 @@ static void windows(gpupoold *g, int64_t now)
     }
 }
 
-/* The body of the tick's transaction: every node with something due. */
+typedef struct tick_arg {
+    int64_t now;
+    int64_t deadline; /* ctl_cycle_txn_deadline */
+    bool more;        /* nodes left due when the time was spent */
+} tick_arg;
+
+/* The body of the tick's transaction: every node with something due; on a shared store only
+ * as many as its time allows (at least one): the rest stay due for the next tick. */
 static int tick_body(ctl_txn *tx, void *arg, gp_diag *d)
 {
-    int64_t now = *(const int64_t *)arg;
+    tick_arg *t = arg;
     int rc = 0;
+    bool some = false;
     for (int i = 0; rc == 0 && i < tx->st->nnodes; i++) {
         ctl_node *n = &tx->st->nodes[i];
-        int what = due(tx->g, n, now);
-        rc = what ? handle(tx->g, n, what, now, d) : 0;
+        int what = due(tx->g, n, t->now);
+        if (what && some && ctl_cycle_txn_spent(t->deadline)) {
+            t->more = true;
+            break;
+        }
+        rc = what ? handle(tx->g, n, what, t->now, d) : 0;
+        some |= what != 0;
     }
     return rc;
 }
@@ -572,7 +586,12 @@ int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
     }
     int rc = 0;
     if (any) {
-        rc = ctl_txn_run(g, "recovery", CTL_TXN_MEMORY, tick_body, &now, NULL, d);
+        tick_arg t = {.now = now, .deadline = ctl_cycle_txn_deadline(g)};
+        rc = ctl_txn_run(g, "recovery", CTL_TXN_MEMORY, tick_body, &t, NULL, d);
+        if (rc == 0 && t.more) {
+            ctl_kick(g); /* the nodes left are handled by the next cycle's tick */
+            rc = 1;
+        }
     }
     spares(g);
     windows(g, now);

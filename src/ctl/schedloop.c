@@ -388,8 +388,14 @@ int64_t ctl_cycle_txn_budget_ms(int64_t lease_ttl_ms, int64_t renew_interval_ms,
     return budget > 0 ? budget : 1;
 }
 
-/* Whether the transaction's time is spent: a deadline (gp_mono_ms; 0: none) passed. */
-static bool time_spent(int64_t deadline)
+int64_t ctl_cycle_txn_deadline(gpupoold *g)
+{
+    int64_t budget = ctl_cycle_txn_budget_ms(g->cfg->ha.lease_ttl_ms, g->cfg->ha.renew_interval_ms,
+                                             atomic_load(&g->elect.leading));
+    return budget > 0 ? gp_mono_ms() + budget : 0;
+}
+
+bool ctl_cycle_txn_spent(int64_t deadline)
 {
     return deadline > 0 && gp_mono_ms() >= deadline;
 }
@@ -406,7 +412,7 @@ static int write_result(gpupoold *g, cycle_in *c, const gp_sched_result *r, resu
     }
     bool some = sp->ev1 > sp->ev0;
     for (int i = sp->pl0; rc == 0 && i < sp->pl1; i++) {
-        if (some && time_spent(deadline)) {
+        if (some && ctl_cycle_txn_spent(deadline)) {
             sp->pl1 = i;
             sp->wt1 = sp->wt0;
             return 0;
@@ -415,7 +421,7 @@ static int write_result(gpupoold *g, cycle_in *c, const gp_sched_result *r, resu
         some = true;
     }
     for (int i = sp->wt0; rc == 0 && i < sp->wt1; i++) {
-        if (some && time_spent(deadline)) {
+        if (some && ctl_cycle_txn_spent(deadline)) {
             sp->wt1 = i;
             return 0;
         }
@@ -542,11 +548,9 @@ static int commit_result(gpupoold *g, cycle_in *c, gp_sched_result *r, int64_t n
     }
     result_span done = {0, 0, 0, 0, 0, 0};
     result_txn x = {.c = c, .r = r, .replicas = replicas, .now = now};
-    int64_t budget = ctl_cycle_txn_budget_ms(g->cfg->ha.lease_ttl_ms, g->cfg->ha.renew_interval_ms,
-                                             atomic_load(&g->elect.leading));
     bool stopped = false;
     while (rc == 0 && !stopped && next_span(r, &done, &x.sp)) {
-        x.deadline = budget > 0 ? gp_mono_ms() + budget : 0;
+        x.deadline = ctl_cycle_txn_deadline(g);
         rc = ctl_txn_run(g, "scheduling cycle", CTL_TXN_STORE, result_body, &x, NULL, d);
         if (rc == 0) {
             apply_result(g, r, &x.sp, replicas, now);
@@ -618,6 +622,9 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
         return gp_diag_set(d, GP_EUNAVAIL, "the state is not loaded from the store");
     }
     int rc0 = ctl_recovery_tick(g, ctl_now_ms(), d);
+    if (rc0 > 0) {
+        return 0; /* nodes left for the next cycle (kicked); what waits for the lock goes first */
+    }
     if (rc0 == 0) {
         rc0 = expire(g, ctl_now_ms(), d);
     }

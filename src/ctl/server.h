@@ -110,6 +110,11 @@ int64_t ctl_cycle_due_ms(const ctl_cycle_clock *c);
  * a large backlog; past it the transaction commits what it wrote and the next one goes on.
  * Pure (src/ctl/schedloop.c). */
 int64_t ctl_cycle_txn_budget_ms(int64_t lease_ttl_ms, int64_t renew_interval_ms, bool leased);
+/* The deadline (gp_mono_ms) of a transaction of g's cycle starting now: now plus that budget, or
+ * 0 for none. */
+int64_t ctl_cycle_txn_deadline(gpupoold *g);
+/* Whether a deadline of ctl_cycle_txn_deadline has passed (never for 0). */
+bool ctl_cycle_txn_spent(int64_t deadline);
 
 /* Rebuilds the authentication table when the tokens or tenants changed (under the state lock). */
 void ctl_auth_refresh(gpupoold *g);

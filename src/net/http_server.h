@@ -153,6 +153,11 @@ typedef void (*gp_http_handler)(void *ctx, const gp_http_request *req, gp_http_r
 const char *gp_http_request_query(const gp_http_request *req, const char *name);
 /* Value of header `name` (name compared case-insensitively), NULL if absent. Borrowed. */
 const char *gp_http_request_header(const gp_http_request *req, const char *name);
+/* Whether a Prefer header's value (RFC 7240; NULL: none) asks for the preference name with the
+ * value (NULL: any value, or none): gp_http_prefers(h, "return", "minimal"). The first
+ * preference of that name decides; names and the value compare case-insensitively; a quoted
+ * value is unquoted; parameters after ';' are ignored. Pure (src/net/http_prefer.c). */
+bool gp_http_prefers(const char *prefer, const char *name, const char *value);
 /* Takes the request's body buffer: the caller owns it (free() it), and *len is its length (a
  * NUL follows it). NULL with *len 0 when the request has no body (or it was taken already).
  * Afterwards req->body must not be read (it pointed into the buffer). Saves a copy when the

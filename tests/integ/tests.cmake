@@ -553,7 +553,8 @@ add_test(NAME integ_ctl_heartbeat_memory
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_heartbeat_memory.py
                  $<TARGET_FILE:gpupoold>)
 set_tests_properties(integ_ctl_heartbeat_memory PROPERTIES LABELS integ TIMEOUT 120)
-# A leader on PostgreSQL places a 2,000-job backlog under a short lease (800 ms) without losing it:
+# A leader on PostgreSQL places a 2,000-job backlog and moves the jobs of 100 lost nodes under a
+# short lease (800 ms) without losing it:
 # a cycle's transaction commits what it wrote once its time is spent (ctl_cycle_txn_budget_ms).
 add_test(NAME integ_ctl_pg_backlog
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ctl/ctl_pg_backlog.py

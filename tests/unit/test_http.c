@@ -1270,12 +1270,33 @@ static void test_sniff(void **state)
     assert_int_equal(gp_http_sniff(u, 4, true), GP_SNIFF_BAD);
 }
 
+/* The Prefer header (RFC 7240): the preference named, with the value asked for, wherever it is
+ * in the list; case, spaces, quotes and parameters do not matter; a near miss is no. */
+static void test_prefer(void **state)
+{
+    (void)state;
+    assert_true(gp_http_prefers("return=minimal", "return", "minimal"));
+    assert_true(gp_http_prefers("respond-async, RETURN = \"Minimal\" ; x=1", "return", "minimal"));
+    assert_true(gp_http_prefers("wait=10,return=minimal", "return", "minimal"));
+    assert_true(gp_http_prefers("respond-async", "respond-async", NULL));
+    assert_false(gp_http_prefers("return=representation", "return", "minimal"));
+    assert_false(gp_http_prefers("return=minimalist", "return", "minimal"));
+    assert_false(gp_http_prefers("areturn=minimal", "return", "minimal"));
+    assert_false(gp_http_prefers("x; return=minimal", "return", "minimal")); /* a parameter */
+    assert_false(gp_http_prefers("return", "return", "minimal"));
+    assert_false(gp_http_prefers("", "return", "minimal"));
+    assert_false(gp_http_prefers(NULL, "return", "minimal"));
+    /* the first of the name decides */
+    assert_false(gp_http_prefers("return=representation, return=minimal", "return", "minimal"));
+}
+
 int main(void)
 {
     if (gp_http_client_global_init() != 0) {
         return 1;
     }
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_prefer),
         cmocka_unit_test(test_methods),
         cmocka_unit_test(test_query_and_headers),
         cmocka_unit_test(test_response_shapes),

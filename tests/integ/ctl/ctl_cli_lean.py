@@ -92,6 +92,7 @@ class FakeServer(BaseHTTPRequestHandler):
     """Records (method, path, body) of every request; refuses the next `clashes` submits as a
     name clash (or with `other`, a 409 of another kind), then accepts one as job 7."""
     seen = []
+    prefer = []  # the Prefer header of each POST ("" without one)
     clashes = 0
     other = None
 
@@ -113,6 +114,7 @@ class FakeServer(BaseHTTPRequestHandler):
     def do_POST(self):
         body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))) or b"{}")
         FakeServer.seen.append(("POST", self.path, body))
+        FakeServer.prefer.append(self.headers.get("Prefer", ""))
         if FakeServer.other:
             return self.answer(409, {"error": {"message": FakeServer.other}})
         if FakeServer.clashes > 0:
@@ -124,6 +126,7 @@ class FakeServer(BaseHTTPRequestHandler):
 
 def fake_submit(base, *args, clashes=0, other=None):
     FakeServer.seen, FakeServer.clashes, FakeServer.other = [], clashes, other
+    FakeServer.prefer = []
     env = {k: v for k, v in os.environ.items() if not k.startswith("GPUPOOL_")}
     env.update(HOME=tmp, GPUPOOL_SERVER=base, GPUPOOL_TOKEN="user-secret")
     r = subprocess.run([GPUPOOL, "submit"] + list(args), capture_output=True, text=True,
@@ -145,6 +148,11 @@ def one_request_submits():
               "a submit without --name makes one request, the POST", seen)
         check(re.fullmatch(r"sleep-[b-z2-9]{5}", seen[0][2]["name"]), "a generated name",
               seen[0][2])
+        check(FakeServer.prefer == ["return=minimal"],
+              "a submit that prints the id asks for a minimal answer", FakeServer.prefer)
+        r, seen = fake_submit(base, "-o", "json", *cmd)
+        check(r.returncode == 0 and json.loads(r.stdout)["id"] == 7 and FakeServer.prefer == [""],
+              "submit -o json asks for the whole document", r.stdout, FakeServer.prefer)
 
         r, seen = fake_submit(base, *cmd, clashes=2)
         names = [b["name"] for _, _, b in seen]
@@ -247,6 +255,21 @@ try:
         check("from-json" in listing, "get jobs lists the job", listing)
         lean(p, user, "describe", "job", job)
         lean(p, user, "cancel", job)
+
+        # Prefer: return=minimal (RFC 7240) on the real server: the job's id, name and state only,
+        # for a new job and for a retry of its key; without it, the whole document.
+        alice = p.user("alice2", "team-a")
+        doc = {"name": "minimal", "resources": {"gpus": 1}, "command": ["sleep", "600"],
+               "allow_unschedulable": True}
+        want = {"Prefer": "return=minimal", "Idempotency-Key": "k-minimal"}
+        s, d = alice.post("/v1/jobs", doc, headers=want)
+        check(s == 201 and sorted(d) == ["id", "name", "state"] and d["name"] == "minimal" and
+              d["state"] == "Pending", "a minimal answer to a submit", s, d)
+        s2, d2 = alice.post("/v1/jobs", doc, headers=want)
+        check(s2 == 200 and d2 == d, "a retry of its key: the same minimal answer", s2, d2)
+        s3, d3 = alice.post("/v1/jobs", doc, headers={"Idempotency-Key": "k-minimal"})
+        check(s3 == 200 and d3["id"] == d["id"] and d3["spec"]["name"] == "minimal",
+              "the same retry without the preference: the whole document", s3, d3)
 
         # The commands that need them load them, and work.
         out = uses(p, user, "libyaml", "get", "jobs", "-o", "yaml").decode()
