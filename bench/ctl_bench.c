@@ -36,7 +36,9 @@
  *           of the pool, from gpupoold's metrics; running: Scheduled or Running)
  * Usage: ctl_bench --gpupoold PATH [--nodes 1000] [--jobs 20000] [--clients 8]
  *                  [--store-url URL] [--cycle] [--lose L] [--heartbeat-ms 1000]
- *                  [--beaters 32] [--submit-only]
+ *                  [--beaters 32] [--submit-only] [--minimal]
+ * --minimal: the submits ask for the minimal answer (Prefer: return=minimal: the job's id, name
+ * and state), as gpupool submit does; without it, the whole job document as any client gets.
  */
 #include "net/http_client.h"
 #include "net/wire.h"
@@ -81,6 +83,7 @@ typedef struct bench {
     const char *store_url; /* NULL: SQLite in the data directory */
     const char *store;     /* "sqlite" or "postgresql", for the output */
     int nodes, jobs, clients, cycle, lose, heartbeat_ms, beaters, submit_only;
+    int minimal; /* submits send Prefer: return=minimal (--minimal) */
     char dir[256];
     char url[64];
     char admin[128], join[128], user[128], prober[128];
@@ -200,11 +203,14 @@ static int call_as(bench *b, gp_http_client *c, const char *token, const char *m
                    const char *path, const char *body, const char *key, int kind, char **resp)
 {
     char hdr[160], auth[200];
-    const char *headers[3] = {NULL, NULL, NULL};
+    const char *headers[4] = {NULL, NULL, NULL, NULL};
     int nh = 0;
     if (key) {
         snprintf(hdr, sizeof(hdr), "Idempotency-Key: %s", key);
         headers[nh++] = hdr;
+    }
+    if (b->minimal && !strcmp(method, "POST") && !strcmp(path, "/v1/jobs")) {
+        headers[nh++] = "Prefer: return=minimal";
     }
     if (token) {
         snprintf(auth, sizeof(auth), "Authorization: Bearer %s", token);
@@ -621,6 +627,10 @@ static void parse(bench *b, int argc, char **argv)
             b->cycle = 1;
             continue;
         }
+        if (!strcmp(argv[i], "--minimal")) {
+            b->minimal = 1;
+            continue;
+        }
         if (!strcmp(argv[i], "--submit-only")) {
             b->submit_only = 1;
             continue;
@@ -863,8 +873,9 @@ int main(int argc, char **argv)
     double cpu0 = proc_cpu_s(&b);
     pthread_create(&prober.t, NULL, probe, &prober);
     double sub = run_workers(&b, submit_jobs);
-    printf("ctl_submit store=%s jobs=%d clients=%d nodes=%d seconds=%.3f jobs_per_s=%.0f\n",
-           b.store, b.jobs, b.clients, b.nodes, sub, b.jobs / sub);
+    printf("ctl_submit store=%s jobs=%d clients=%d nodes=%d seconds=%.3f jobs_per_s=%.0f "
+           "answer=%s\n",
+           b.store, b.jobs, b.clients, b.nodes, sub, b.jobs / sub, b.minimal ? "minimal" : "full");
     long groups = metric_sum(&b, admin, "gpupool_commit_groups_total", "", &said) - groups0;
     long cycles = metric_sum(&b, admin, "gpupool_scheduler_cycles_total", "", &said) - cycles0;
     double cpu = proc_cpu_s(&b) - cpu0;
