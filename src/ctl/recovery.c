@@ -8,7 +8,6 @@
 #include "ctl/changes.h"
 #include "ctl/txn.h"
 #include "ctl/notify.h"
-#include "ctl/server.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -588,10 +587,7 @@ int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
     if (any) {
         tick_arg t = {.now = now, .deadline = ctl_cycle_txn_deadline(g)};
         rc = ctl_txn_run(g, "recovery", CTL_TXN_MEMORY, tick_body, &t, NULL, d);
-        if (rc == 0 && t.more) {
-            ctl_kick(g); /* the nodes left are handled by the next cycle's tick */
-            rc = 1;
-        }
+        rc = rc == 0 && t.more ? 1 : rc; /* the nodes left: the next cycle's tick */
     }
     spares(g);
     windows(g, now);

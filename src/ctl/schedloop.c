@@ -28,7 +28,6 @@
 #include "ctl/service.h"
 #include "ctl/server.h"
 
-#include "base/clock.h"
 #include "base/log.h"
 #include "gpupool/modelname.h"
 
@@ -379,27 +378,6 @@ typedef struct result_span {
     int ev0, ev1, pl0, pl1, wt0, wt1;
 } result_span;
 
-int64_t ctl_cycle_txn_budget_ms(int64_t lease_ttl_ms, int64_t renew_interval_ms, bool leased)
-{
-    if (!leased) {
-        return 0;
-    }
-    int64_t budget = (lease_ttl_ms - renew_interval_ms) / 4;
-    return budget > 0 ? budget : 1;
-}
-
-int64_t ctl_cycle_txn_deadline(gpupoold *g)
-{
-    int64_t budget = ctl_cycle_txn_budget_ms(g->cfg->ha.lease_ttl_ms, g->cfg->ha.renew_interval_ms,
-                                             atomic_load(&g->elect.leading));
-    return budget > 0 ? gp_mono_ms() + budget : 0;
-}
-
-bool ctl_cycle_txn_spent(int64_t deadline)
-{
-    return deadline > 0 && gp_mono_ms() >= deadline;
-}
-
 /* Writes the decisions of the span; replicas[i] gets placement i's memory form. The evictions
  * are written whatever the time; past the deadline the span is cut after the last decision
  * written (at least one), so that the rest goes to the next transaction. */
@@ -623,7 +601,8 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     }
     int rc0 = ctl_recovery_tick(g, ctl_now_ms(), d);
     if (rc0 > 0) {
-        return 0; /* nodes left for the next cycle (kicked); what waits for the lock goes first */
+        ctl_kick(g); /* nodes left for the next cycle; what waits for the lock goes first */
+        return 0;
     }
     if (rc0 == 0) {
         rc0 = expire(g, ctl_now_ms(), d);

@@ -102,20 +102,6 @@ int64_t ctl_cycle_due_ms(const ctl_cycle_clock *c);
 #define CTL_KICK_GAP_CYCLES    4
 #define CTL_KICK_GAP_FUTILE_MS 1000
 
-/* How long one transaction of a scheduling cycle may spend writing its decisions, in ms; 0: no
- * bound (a store of its own: nothing but readers waits for it). A leader on a shared store
- * (leased) renews its lease under the state lock that the transaction holds, so a renewal can
- * wait for a whole transaction: it gets a quarter of what the lease leaves beyond one renewal
- * interval (3 s and 1 s: 500 ms), so that the renewal still comes in time on a slow store with
- * a large backlog; past it the transaction commits what it wrote and the next one goes on.
- * Pure (src/ctl/schedloop.c). */
-int64_t ctl_cycle_txn_budget_ms(int64_t lease_ttl_ms, int64_t renew_interval_ms, bool leased);
-/* The deadline (gp_mono_ms) of a transaction of g's cycle starting now: now plus that budget, or
- * 0 for none. */
-int64_t ctl_cycle_txn_deadline(gpupoold *g);
-/* Whether a deadline of ctl_cycle_txn_deadline has passed (never for 0). */
-bool ctl_cycle_txn_spent(int64_t deadline);
-
 /* Rebuilds the authentication table when the tokens or tenants changed (under the state lock). */
 void ctl_auth_refresh(gpupoold *g);
 /* The principal of a token hash: 0, or GP_EAUTH (unknown, expired or revoked). */

@@ -7,6 +7,7 @@
  */
 #include "ctl/txn.h"
 
+#include "base/clock.h"
 #include "base/log.h"
 #include "ctl/notify.h"
 
@@ -170,4 +171,25 @@ int ctl_txn_each_job(gpupoold *g, const char *what,
     int rc = e.n ? ctl_txn_run(g, what, CTL_TXN_MEMORY, each_body, &e, NULL, d) : 0;
     free(e.ticks);
     return rc;
+}
+
+int64_t ctl_cycle_txn_budget_ms(int64_t lease_ttl_ms, int64_t renew_interval_ms, bool leased)
+{
+    if (!leased) {
+        return 0;
+    }
+    int64_t budget = (lease_ttl_ms - renew_interval_ms) / 4;
+    return budget > 0 ? budget : 1;
+}
+
+int64_t ctl_cycle_txn_deadline(gpupoold *g)
+{
+    int64_t budget = ctl_cycle_txn_budget_ms(g->cfg->ha.lease_ttl_ms, g->cfg->ha.renew_interval_ms,
+                                             atomic_load(&g->elect.leading));
+    return budget > 0 ? gp_mono_ms() + budget : 0;
+}
+
+bool ctl_cycle_txn_spent(int64_t deadline)
+{
+    return deadline > 0 && gp_mono_ms() >= deadline;
 }

@@ -82,4 +82,18 @@ void ctl_reload(gpupoold *g);
  * the cluster model the load freed). */
 int ctl_sched_reset(gpupoold *g, gp_diag *d);
 
+/* How long one transaction of a scheduling cycle may spend writing its decisions, in ms; 0: no
+ * bound (a store of its own: nothing but readers waits for it). A leader on a shared store
+ * (leased) renews its lease under the state lock that the transaction holds, so a renewal can
+ * wait for a whole transaction: it gets a quarter of what the lease leaves beyond one renewal
+ * interval (3 s and 1 s: 500 ms), so that the renewal still comes in time on a slow store with
+ * a large backlog; past it the transaction commits what it wrote and the next one goes on.
+ * Pure. */
+int64_t ctl_cycle_txn_budget_ms(int64_t lease_ttl_ms, int64_t renew_interval_ms, bool leased);
+/* The deadline (gp_mono_ms) of a transaction of g's cycle starting now: now plus that budget, or
+ * 0 for none. */
+int64_t ctl_cycle_txn_deadline(gpupoold *g);
+/* Whether a deadline of ctl_cycle_txn_deadline has passed (never for 0). */
+bool ctl_cycle_txn_spent(int64_t deadline);
+
 #endif

@@ -8,6 +8,7 @@
  * (ctl_cycle_txn_budget_ms): the lease's renewal, waiting for it, still comes in time.
  */
 #include "ctl/server.h"
+#include "ctl/txn.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
