@@ -556,8 +556,8 @@ typedef struct tick_arg {
     bool more;        /* nodes left due when the time was spent */
 } tick_arg;
 
-/* The body of the tick's transaction: every node with something due; on a shared store only
- * as many as its time allows (at least one): the rest stay due for the next tick. */
+/* The body of the tick's transaction: every node with something due, or as many as the time
+ * allows (at least one): the rest stay due for the next tick. */
 static int tick_body(ctl_txn *tx, void *arg, gp_diag *d)
 {
     tick_arg *t = arg;
@@ -576,7 +576,7 @@ static int tick_body(ctl_txn *tx, void *arg, gp_diag *d)
     return rc;
 }
 
-int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
+int ctl_recovery_tick(gpupoold *g, int64_t now, int64_t deadline, gp_diag *d)
 {
     ctl_state *st = &g->st;
     bool any = false;
@@ -585,7 +585,7 @@ int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d)
     }
     int rc = 0;
     if (any) {
-        tick_arg t = {.now = now, .deadline = ctl_cycle_txn_deadline(g)};
+        tick_arg t = {.now = now, .deadline = deadline};
         rc = ctl_txn_run(g, "recovery", CTL_TXN_MEMORY, tick_body, &t, NULL, d);
         rc = rc == 0 && t.more ? 1 : rc; /* the nodes left: the next cycle's tick */
     }

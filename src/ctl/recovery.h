@@ -84,11 +84,12 @@ int ctl_gpu_undrain(gpupoold *g, ctl_node *n, int gpu, const char *by, gp_diag *
 int ctl_node_check(gpupoold *g, ctl_node *n, gp_diag *d);
 
 /* Once per scheduling cycle, in its own transaction: lost nodes, maintenance deadlines, health
- * checks due; and (memory only) hot spares and maintenance windows on the cluster model. On a
- * shared store the transaction handles nodes for at most ctl_cycle_txn_budget_ms (at least one):
- * 1 when nodes are left due then (the caller asks for the next cycle and ends this one, so that
- * the lease's renewal and the queued changes come first), else 0; or a negative GP_E*. */
-int ctl_recovery_tick(gpupoold *g, int64_t now, gp_diag *d);
+ * checks due; and (memory only) hot spares and maintenance windows on the cluster model. Past
+ * deadline (ctl_cycle_txn_deadline; 0: none) the transaction handles no further node (it handles
+ * at least one): 1 when nodes are left due then (the caller asks for the next cycle and ends
+ * this one, so that the lease's renewal and the queued changes come first), else 0; or a
+ * negative GP_E*. */
+int ctl_recovery_tick(gpupoold *g, int64_t now, int64_t deadline, gp_diag *d);
 
 /* A replica report's idle_ms for job j's replica r: past the job's hang_timeout, the job is
  * reported hung (once per placement) and restarted unless its policy is Never. */

@@ -599,7 +599,7 @@ int ctl_schedule(gpupoold *g, gp_diag *d)
     if (g->stale) {
         return gp_diag_set(d, GP_EUNAVAIL, "the state is not loaded from the store");
     }
-    int rc0 = ctl_recovery_tick(g, ctl_now_ms(), d);
+    int rc0 = ctl_recovery_tick(g, ctl_now_ms(), ctl_cycle_txn_deadline(g), d);
     if (rc0 > 0) {
         ctl_kick(g); /* nodes left for the next cycle; what waits for the lock goes first */
         return 0;

@@ -19,10 +19,11 @@ static void trim(const char **p, const char **end)
     }
 }
 
-static bool equal(const char *p, const char *end, const char *s, bool fold)
+/* Whether [p, end) is s, case-insensitively. */
+static bool equal(const char *p, const char *end, const char *s)
 {
     size_t n = strlen(s);
-    return (size_t)(end - p) == n && (fold ? strncasecmp(p, s, n) == 0 : memcmp(p, s, n) == 0);
+    return (size_t)(end - p) == n && strncasecmp(p, s, n) == 0;
 }
 
 bool gp_http_prefers(const char *prefer, const char *name, const char *value)
@@ -35,14 +36,14 @@ bool gp_http_prefers(const char *prefer, const char *name, const char *value)
         const char *eq = memchr(p, '=', (size_t)(pref_end - p));
         const char *n0 = p, *n1 = eq ? eq : pref_end;
         trim(&n0, &n1);
-        if (equal(n0, n1, name, true)) {
+        if (equal(n0, n1, name)) {
             const char *v0 = eq ? eq + 1 : pref_end, *v1 = pref_end;
             trim(&v0, &v1);
             if (v1 - v0 >= 2 && *v0 == '"' && v1[-1] == '"') {
                 v0++;
                 v1--;
             }
-            return value ? equal(v0, v1, value, true) : true;
+            return value ? equal(v0, v1, value) : true;
         }
         p = comma ? comma + 1 : end;
     }

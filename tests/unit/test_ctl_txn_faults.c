@@ -729,7 +729,7 @@ static void lose(int64_t id, bool *ended)
     n->heartbeat_ms = now - P.cfg.nodes.lost_timeout_ms - 1000;
     gp_diag d;
     gp_diag_clear(&d);
-    int rc = ctl_recovery_tick(&P.g, now, &d);
+    int rc = ctl_recovery_tick(&P.g, now, 0, &d);
     pthread_mutex_unlock(&P.g.st.lock);
     *ended = rc == 0;
 }
@@ -1317,13 +1317,50 @@ static void test_heartbeats_in_memory(void **state)
     remove_dir();
 }
 
+/* The recovery tick past its deadline (a leader on a shared store gets one: the lease's renewal
+ * waits for the tick's transaction): it handles one lost node, says nodes are left, and the next
+ * tick handles the rest; memory equals the store after each. */
+static void test_recovery_deadline(void **state)
+{
+    (void)state;
+    make_dir();
+    uint64_t injected;
+    assert_int_equal(start(0, &injected), 0);
+    setup_pool();
+    nodes_report();
+    int64_t a = submit_placed(json_pack("{s:{s:i}}", "resources", "gpus", 4)); /* a node each */
+    int64_t b = submit_placed(json_pack("{s:{s:i}}", "resources", "gpus", 4));
+    pthread_mutex_lock(&P.g.st.lock);
+    int64_t now = ctl_now_ms();
+    for (int i = 0; i < P.g.st.nnodes; i++) {
+        P.g.st.nodes[i].ready = false;
+        P.g.st.nodes[i].heartbeat_ms = now - P.cfg.nodes.lost_timeout_ms - 1000;
+    }
+    gp_diag d;
+    gp_diag_clear(&d);
+    int rc = ctl_recovery_tick(&P.g, now, gp_mono_ms() - 1, &d); /* its time already spent */
+    pthread_mutex_unlock(&P.g.st.lock);
+    assert_int_equal(rc, 1);
+    int held = ctl_job_state_holds(job_state(a)) + ctl_job_state_holds(job_state(b));
+    assert_int_equal(held, 1); /* one node handled, the other left due */
+    check_consistent("a tick cut at its deadline");
+    pthread_mutex_lock(&P.g.st.lock);
+    rc = ctl_recovery_tick(&P.g, now, gp_mono_ms() - 1, &d);
+    pthread_mutex_unlock(&P.g.st.lock);
+    assert_int_equal(rc, 0); /* the last one: nothing left */
+    assert_false(ctl_job_state_holds(job_state(a)));
+    assert_false(ctl_job_state_holds(job_state(b)));
+    check_consistent("the next tick");
+    stop();
+    remove_dir();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_transactions),
-        cmocka_unit_test(test_store_outage),
-        cmocka_unit_test(test_first_start),
-        cmocka_unit_test(test_heartbeats_in_memory),
+        cmocka_unit_test(test_transactions),      cmocka_unit_test(test_store_outage),
+        cmocka_unit_test(test_first_start),       cmocka_unit_test(test_heartbeats_in_memory),
+        cmocka_unit_test(test_recovery_deadline),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
