@@ -251,6 +251,15 @@ static void setup_pool(void)
                      201);
 }
 
+/* A fresh data directory, gpupoold started on it with no fault, its two nodes and tenant. */
+static void open_pool(void)
+{
+    make_dir();
+    uint64_t injected;
+    assert_int_equal(start(0, &injected), 0);
+    setup_pool();
+}
+
 /* Submits a one-GPU job; its id, or -1 when the answer was not 201 (*status). */
 static int64_t submit(int *status)
 {
@@ -1059,10 +1068,7 @@ static const sweep sweeps[] = {
 static void test_transactions(void **state)
 {
     (void)state;
-    make_dir();
-    uint64_t injected;
-    assert_int_equal(start(0, &injected), 0);
-    setup_pool();
+    open_pool();
     flush_ms = ctl_now_ms();
     check_consistent("the start");
     for (size_t i = 0; i < sizeof(sweeps) / sizeof(sweeps[0]); i++) {
@@ -1079,10 +1085,7 @@ static void test_transactions(void **state)
 static void test_store_outage(void **state)
 {
     (void)state;
-    make_dir();
-    uint64_t injected;
-    assert_int_equal(start(0, &injected), 0);
-    setup_pool();
+    open_pool();
     int64_t before = submit_ok();
     /* A submit makes 7 store calls, its commit the 7th (the sweep above): from there on every
      * call fails, the reload after the failed commit too. */
@@ -1234,10 +1237,7 @@ static json_t *util(int u)
 static void test_heartbeats_in_memory(void **state)
 {
     (void)state;
-    make_dir();
-    uint64_t injected;
-    assert_int_equal(start(0, &injected), 0);
-    setup_pool();
+    open_pool();
     nodes_report();
     int64_t id = submit_placed(json_object());
     beat_job(id, "Running", util(50), NULL, true); /* Scheduled -> Running */
@@ -1323,10 +1323,7 @@ static void test_heartbeats_in_memory(void **state)
 static void test_recovery_deadline(void **state)
 {
     (void)state;
-    make_dir();
-    uint64_t injected;
-    assert_int_equal(start(0, &injected), 0);
-    setup_pool();
+    open_pool();
     nodes_report();
     int64_t a = submit_placed(json_pack("{s:{s:i}}", "resources", "gpus", 4)); /* a node each */
     int64_t b = submit_placed(json_pack("{s:{s:i}}", "resources", "gpus", 4));
